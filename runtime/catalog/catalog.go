@@ -1,0 +1,250 @@
+// Package catalog merges the tools of every bundle under one namespace and routes names back
+// to the bundle that serves them.
+//
+// A tool named <seat>.<verb> by a bundle that declares the seat keeps its name; any other tool
+// is exposed as <bundle>.<tool>. When names collide, the outcome depends only on the set of
+// bundles, never on the order they started in: a seat implementation beats a prefixed name,
+// then the bundle whose name sorts first wins. A seat implementation that loses falls back to
+// its prefixed name, so it stays reachable; every collision is reported.
+package catalog
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+)
+
+// Source is the tool list of one bundle.
+type Source struct {
+	Bundle string
+	Seats  []string
+	Tools  []json.RawMessage
+}
+
+// Entry is one exposed tool.
+type Entry struct {
+	// Name is the name clients see.
+	Name string
+	// Bundle serves the tool, under its own name Tool.
+	Bundle string
+	Tool   string
+	// JSON is the bundle's tool object with only "name" changed to Name.
+	JSON json.RawMessage
+}
+
+// Notice reports a tool that was refused or renamed while merging.
+type Notice struct {
+	Bundle string
+	Tool   string
+	// Exposed is the name the tool got instead, or "" when it was left out.
+	Exposed string
+	Reason  string
+}
+
+func (n Notice) String() string {
+	if n.Exposed == "" {
+		return fmt.Sprintf("tool %q of bundle %q left out: %s", n.Tool, n.Bundle, n.Reason)
+	}
+	return fmt.Sprintf("tool %q of bundle %q exposed as %q: %s", n.Tool, n.Bundle, n.Exposed, n.Reason)
+}
+
+// Catalog is an immutable merged tool list, sorted by name.
+type Catalog struct {
+	entries []Entry
+	byName  map[string]int
+}
+
+type candidate struct {
+	name, bundle, tool string
+	seat               bool
+	raw                json.RawMessage
+}
+
+// Build merges sources and returns the catalog with what it refused or renamed.
+func Build(sources []Source) (*Catalog, []Notice) {
+	var cands []candidate
+	var notices []Notice
+	for _, s := range sources {
+		seats := map[string]bool{}
+		for _, seat := range s.Seats {
+			seats[seat] = true
+		}
+		for _, raw := range s.Tools {
+			var t struct {
+				Name string `json:"name"`
+			}
+			if err := json.Unmarshal(raw, &t); err != nil {
+				notices = append(notices, Notice{Bundle: s.Bundle, Reason: fmt.Sprintf("not a tool object: %v", err)})
+				continue
+			}
+			if !mcp.ValidToolName(t.Name) {
+				notices = append(notices, Notice{Bundle: s.Bundle, Tool: t.Name,
+					Reason: "name breaks the spec's rule (1 to 128 of A-Z a-z 0-9 _ - .)"})
+				continue
+			}
+			seat, _, isSeat := strings.Cut(t.Name, ".")
+			isSeat = isSeat && seats[seat]
+			c := candidate{name: t.Name, bundle: s.Bundle, tool: t.Name, seat: isSeat, raw: raw}
+			if !isSeat {
+				c.name = s.Bundle + "." + t.Name
+			}
+			cands = append(cands, c)
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		a, b := cands[i], cands[j]
+		if a.name != b.name {
+			return a.name < b.name
+		}
+		if a.seat != b.seat {
+			return a.seat
+		}
+		return a.bundle < b.bundle
+	})
+
+	cat := &Catalog{byName: map[string]int{}}
+	var fallbacks []candidate
+	add := func(c candidate) bool {
+		if len(c.name) > mcp.MaxToolNameLen {
+			notices = append(notices, Notice{Bundle: c.bundle, Tool: c.tool,
+				Reason: fmt.Sprintf("exposed name %q is longer than %d characters", c.name, mcp.MaxToolNameLen)})
+			return true
+		}
+		if _, taken := cat.byName[c.name]; taken {
+			return false
+		}
+		cat.byName[c.name] = len(cat.entries)
+		cat.entries = append(cat.entries, Entry{Name: c.name, Bundle: c.bundle, Tool: c.tool, JSON: rename(c.raw, c.name, c.tool)})
+		return true
+	}
+	for _, c := range cands {
+		if add(c) {
+			continue
+		}
+		winner := cat.owner(c.name)
+		if c.seat {
+			c.seat, c.name = false, c.bundle+"."+c.tool
+			fallbacks = append(fallbacks, c)
+			continue
+		}
+		notices = append(notices, Notice{Bundle: c.bundle, Tool: c.tool,
+			Reason: fmt.Sprintf("name %q is already served by bundle %q", c.name, winner)})
+	}
+	sort.SliceStable(fallbacks, func(i, j int) bool { return fallbacks[i].bundle < fallbacks[j].bundle })
+	for _, c := range fallbacks {
+		if add(c) {
+			notices = append(notices, Notice{Bundle: c.bundle, Tool: c.tool, Exposed: c.name,
+				Reason: fmt.Sprintf("seat verb %q is served by bundle %q, which sorts first", c.tool, cat.owner(c.tool))})
+			continue
+		}
+		notices = append(notices, Notice{Bundle: c.bundle, Tool: c.tool,
+			Reason: fmt.Sprintf("seat verb %q is served by bundle %q and %q is taken too", c.tool, cat.owner(c.tool), c.name)})
+	}
+	sort.Slice(cat.entries, func(i, j int) bool { return cat.entries[i].Name < cat.entries[j].Name })
+	for i, e := range cat.entries {
+		cat.byName[e.Name] = i
+	}
+	return cat, notices
+}
+
+func (c *Catalog) owner(name string) string {
+	if e, ok := c.Lookup(name); ok {
+		return e.Bundle
+	}
+	return ""
+}
+
+// rename returns the tool object with its "name" set to name, leaving every other member,
+// schemas included, byte for byte as the bundle sent it.
+func rename(raw json.RawMessage, name, orig string) json.RawMessage {
+	if name == orig {
+		return raw
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return raw
+	}
+	obj["name"], _ = json.Marshal(name)
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+// Len is the number of tools.
+func (c *Catalog) Len() int { return len(c.entries) }
+
+// Lookup finds the entry for an exposed name.
+func (c *Catalog) Lookup(name string) (Entry, bool) {
+	i, ok := c.byName[name]
+	if !ok {
+		return Entry{}, false
+	}
+	return c.entries[i], true
+}
+
+// Entries returns all entries sorted by name. The slice must not be modified.
+func (c *Catalog) Entries() []Entry { return c.entries }
+
+// Equal reports whether two catalogs expose the same tools, byte for byte.
+func (c *Catalog) Equal(o *Catalog) bool {
+	if c == nil || o == nil {
+		return c == o
+	}
+	if len(c.entries) != len(o.entries) {
+		return false
+	}
+	for i := range c.entries {
+		a, b := c.entries[i], o.entries[i]
+		if a.Name != b.Name || a.Bundle != b.Bundle || string(a.JSON) != string(b.JSON) {
+			return false
+		}
+	}
+	return true
+}
+
+// Page returns up to size tools after cursor, and the cursor of the next page ("" at the
+// end). size <= 0 means all. A cursor holds the last name returned, so pages stay consistent
+// while tools come and go between requests.
+func (c *Catalog) Page(cursor string, size int) ([]json.RawMessage, string, error) {
+	start := 0
+	if cursor != "" {
+		after, err := decodeCursor(cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		start = sort.Search(len(c.entries), func(i int) bool { return c.entries[i].Name > after })
+	}
+	end := len(c.entries)
+	if size > 0 && start+size < end {
+		end = start + size
+	}
+	tools := make([]json.RawMessage, 0, end-start)
+	for _, e := range c.entries[start:end] {
+		tools = append(tools, e.JSON)
+	}
+	next := ""
+	if end < len(c.entries) {
+		next = encodeCursor(c.entries[end-1].Name)
+	}
+	return tools, next, nil
+}
+
+const cursorPrefix = "after:"
+
+func encodeCursor(name string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + name))
+}
+
+func decodeCursor(cursor string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || !strings.HasPrefix(string(b), cursorPrefix) {
+		return "", fmt.Errorf("invalid cursor %q", cursor)
+	}
+	return strings.TrimPrefix(string(b), cursorPrefix), nil
+}

@@ -1,0 +1,186 @@
+// Package cli is toolnode's command line: it parses flags and runs the node.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/toolnode/toolnode/runtime/front"
+	"github.com/toolnode/toolnode/runtime/manifest"
+	"github.com/toolnode/toolnode/runtime/node"
+)
+
+// Version is toolnode's version.
+const Version = "0.1.0"
+
+// Exit codes.
+const (
+	ExitOK    = 0
+	ExitError = 1
+	ExitUsage = 2
+)
+
+const usage = `toolnode runs MCP tool bundles and fronts all their tools as one MCP endpoint.
+
+Usage:
+  toolnode serve [flags]     run the node (see toolnode serve --help)
+  toolnode version           print the version
+  toolnode help              print this help
+
+A bundle is a directory holding a bundle.json, for example:
+
+  {"name": "weather", "command": ["./weather"], "seats": ["node-lamp"]}
+
+Its tools appear as <bundle>.<tool>, or as <seat>.<verb> for seats it declares.
+`
+
+// Main runs toolnode with args (without the program name) and returns the exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return ExitUsage
+	}
+	switch args[0] {
+	case "serve":
+		return serve(args[1:], stdin, stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintf(stdout, "toolnode %s\n", Version)
+		return ExitOK
+	case "help", "--help", "-help", "-h":
+		fmt.Fprint(stdout, usage)
+		return ExitOK
+	}
+	fmt.Fprintf(stderr, "toolnode: unknown command %q\n\n%s", args[0], usage)
+	return ExitUsage
+}
+
+// listFlag is a flag that may be given many times.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+type serveFlags struct {
+	bundles  listFlag
+	config   string
+	stdio    bool
+	http     string
+	logLevel string
+	logJSON  bool
+	pageSize int
+}
+
+func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
+	f := &serveFlags{}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Var(&f.bundles, "bundles", "`DIR` whose subdirectories holding a bundle.json are bundles (may be repeated)")
+	fs.StringVar(&f.config, "config", "", "`FILE` in the mcpServers JSON of Claude Desktop, Cursor or VS Code (servers); each entry becomes a bundle")
+	fs.BoolVar(&f.stdio, "stdio", false, "serve MCP on stdin/stdout (the default when no --http is given)")
+	fs.StringVar(&f.http, "http", "", "serve MCP Streamable HTTP at `ADDR`/mcp, e.g. 127.0.0.1:7777")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: trace, debug, info, warn or error")
+	fs.BoolVar(&f.logJSON, "log-json", false, "write logs as JSON lines")
+	fs.IntVar(&f.pageSize, "page-size", 500, "tools per tools/list page (`N`); 0 lists all at once")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `Usage: toolnode serve [--bundles DIR]... [--config FILE] [--stdio] [--http ADDR] [flags]
+
+Starts every bundle found, merges their tools and serves them as one MCP endpoint.
+Logs go to stderr, never to stdout.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (bundle folders go after --bundles)", fs.Arg(0))
+	}
+	if len(f.bundles) == 0 && f.config == "" {
+		return nil, errors.New("nothing to serve: give --bundles DIR or --config FILE")
+	}
+	if hclog.LevelFromString(f.logLevel) == hclog.NoLevel {
+		return nil, fmt.Errorf("unknown --log-level %q: use trace, debug, info, warn or error", f.logLevel)
+	}
+	if f.http != "" {
+		return nil, errors.New("--http: the Streamable HTTP front is not available in this build; use --stdio")
+	}
+	return f, nil
+}
+
+func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	f, err := parseServe(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "toolnode serve: %v\n", err)
+		return ExitUsage
+	}
+	log := hclog.New(&hclog.LoggerOptions{
+		Name:       "toolnode",
+		Level:      hclog.LevelFromString(f.logLevel),
+		JSONFormat: f.logJSON,
+		Output:     stderr,
+	})
+	manifests, problems := manifest.Discover(f.bundles...)
+	if f.config != "" {
+		ms, err := manifest.LoadConfig(f.config)
+		if err != nil {
+			problems = append(problems, manifest.Problem{Path: f.config, Err: err})
+		}
+		manifests = append(manifests, ms...)
+	}
+	for _, p := range problems {
+		log.Error("bundle not loaded", "file", p.Path, "error", p.Err)
+	}
+	if len(manifests) == 0 {
+		log.Warn("no bundles found; the node serves no tools until some are added", "bundles", f.bundles.String())
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	n := node.New(node.Config{Logger: log, Manifests: manifests, Version: Version})
+	n.Start(ctx)
+	srv := front.NewServer(n, front.Options{Version: Version, PageSize: f.pageSize, Logger: log.Named("front")})
+	err = srv.ServeStdio(ctx, stdin, stdout)
+	stop()
+	shutdown(n, log)
+	if err != nil {
+		log.Error("front failed", "error", err)
+		return ExitError
+	}
+	return ExitOK
+}
+
+// shutdown stops the bundles gracefully; a second SIGINT or SIGTERM hurries them to SIGKILL.
+func shutdown(n *node.Node, log hclog.Logger) {
+	log.Info("stopping bundles")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	go func() {
+		select {
+		case <-sig:
+			log.Warn("second signal: killing bundles now")
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	start := time.Now()
+	n.Close(ctx)
+	log.Info("stopped", "took", time.Since(start).Round(time.Millisecond))
+}

@@ -1,0 +1,120 @@
+package cli_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// fakeBundle is a small MCP server run by re-executing the test binary, so that the node's
+// tests supervise real processes over real pipes. Its behaviour comes from its environment,
+// which the test sets through the bundle's manifest:
+//
+//	FAKE_NAME         the name it reports in its answers
+//	FAKE_JUNK=1       print a non-MCP line on stdout before every answer
+//	FAKE_DELAY_MS     wait this long before answering initialize
+//	FAKE_SECRET_CHECK the variable whose presence the "env" tool reports
+func fakeBundle() {
+	name := os.Getenv("FAKE_NAME")
+	junk := os.Getenv("FAKE_JUNK") == "1"
+	delay, _ := time.ParseDuration(os.Getenv("FAKE_DELAY_MS") + "ms")
+	fmt.Fprintf(os.Stderr, "[INFO] fake bundle %s starting\n", name)
+
+	var wmu sync.Mutex
+	out := bufio.NewWriter(os.Stdout)
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		wmu.Lock()
+		defer wmu.Unlock()
+		if junk {
+			out.WriteString("this is not JSON-RPC, a stray print\n")
+		}
+		out.Write(append(b, '\n'))
+		out.Flush()
+	}
+	reply := func(id json.RawMessage, result any) {
+		send(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+	}
+	text := func(s string) map[string]any {
+		return map[string]any{"content": []any{map[string]any{"type": "text", "text": s}}}
+	}
+	tool := func(n string, props string) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"name":%q,"description":"test tool","inputSchema":{"type":"object","properties":{%s}},"annotations":{"readOnlyHint":true},"title":"T %s"}`, n, props, n))
+	}
+	tools := []json.RawMessage{
+		tool("echo", `"text":{"type":"string"}`),
+		tool("big", `"bytes":{"type":"integer"}`),
+		tool("sleep", `"ms":{"type":"integer"}`),
+		tool("pid", ``),
+		tool("env", ``),
+		tool("node-lamp.on", ``),
+		tool("bad name!", ``),
+	}
+
+	in := bufio.NewReaderSize(os.Stdin, 1<<20)
+	for {
+		line, err := in.ReadBytes('\n')
+		if len(line) == 0 && err != nil {
+			return
+		}
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+				Meta      struct {
+					ProgressToken json.RawMessage `json:"progressToken"`
+				} `json:"_meta"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(line, &req) != nil || req.ID == nil {
+			continue
+		}
+		switch req.Method {
+		case "initialize":
+			time.Sleep(delay)
+			reply(req.ID, map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"tools": map[string]any{}},
+				"serverInfo": map[string]any{"name": "fake-" + name, "version": "1"}})
+		case "tools/list":
+			reply(req.ID, map[string]any{"tools": tools})
+		case "tools/call":
+			go func() {
+				var args struct {
+					Text  string `json:"text"`
+					Bytes int    `json:"bytes"`
+					MS    int    `json:"ms"`
+				}
+				json.Unmarshal(req.Params.Arguments, &args)
+				switch req.Params.Name {
+				case "echo":
+					reply(req.ID, text(name+":"+args.Text))
+				case "big":
+					reply(req.ID, text(strings.Repeat("x", args.Bytes)))
+				case "sleep":
+					if req.Params.Meta.ProgressToken != nil {
+						send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress",
+							"params": map[string]any{"progressToken": req.Params.Meta.ProgressToken, "progress": 1, "total": 2}})
+					}
+					time.Sleep(time.Duration(args.MS) * time.Millisecond)
+					reply(req.ID, text("slept"))
+				case "pid":
+					reply(req.ID, text(fmt.Sprint(os.Getpid())))
+				case "env":
+					_, ok := os.LookupEnv(os.Getenv("FAKE_SECRET_CHECK"))
+					reply(req.ID, text(fmt.Sprint(ok)))
+				case "node-lamp.on":
+					reply(req.ID, text("lamp on by "+name))
+				default:
+					send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": -32602, "message": "unknown tool " + req.Params.Name}})
+				}
+			}()
+		default:
+			reply(req.ID, map[string]any{})
+		}
+	}
+}

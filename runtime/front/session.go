@@ -1,0 +1,275 @@
+// Package front is the node's MCP server side: the methods a client calls, shared by every
+// transport, and the stdio transport itself.
+package front
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/toolnode/toolnode/runtime/node"
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+)
+
+// Options configures a Server.
+type Options struct {
+	// Version is the node's version in serverInfo. Default "dev".
+	Version string
+	// PageSize is the number of tools per tools/list page; 0 or less lists all at once.
+	PageSize int
+	// Logger logs sessions. Default: discard.
+	Logger hclog.Logger
+}
+
+// Server answers MCP clients from a node. One Server serves any number of sessions.
+type Server struct {
+	node *node.Node
+	opts Options
+}
+
+// NewServer returns a server fronting n.
+func NewServer(n *node.Node, opts Options) *Server {
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	return &Server{node: n, opts: opts}
+}
+
+// Outbound sends to one client. Implementations are safe for concurrent use.
+type Outbound interface {
+	Notify(ctx context.Context, method string, params any) error
+}
+
+// Session is one client's state: the negotiated version, its log level and its calls in
+// flight. It is registered with the node for broadcasts until Close.
+type Session struct {
+	srv *Server
+	out Outbound
+
+	mu          sync.Mutex
+	version     string
+	initialized bool
+	minLevel    int
+	inflight    map[string]*Call
+}
+
+// NewSession starts a session that sends through out.
+func (s *Server) NewSession(out Outbound) *Session {
+	sess := &Session{srv: s, out: out, inflight: map[string]*Call{}}
+	s.node.Attach(sess)
+	return sess
+}
+
+// Close detaches the session and cancels its calls in flight.
+func (sess *Session) Close() {
+	sess.srv.node.Detach(sess)
+	sess.mu.Lock()
+	for _, c := range sess.inflight {
+		c.cancelByClient(errors.New("client session closed"))
+	}
+	sess.mu.Unlock()
+}
+
+// Notify sends a notification to the client, dropping log messages below the level the
+// client set. It implements node.Session.
+func (sess *Session) Notify(ctx context.Context, method string, params any) error {
+	sess.mu.Lock()
+	initialized := sess.initialized
+	sess.mu.Unlock()
+	if method == mcp.NotifyToolsListChanged && !initialized {
+		// The client lists tools after initialized anyway; telling it earlier breaks the
+		// lifecycle.
+		return nil
+	}
+	if method == mcp.NotifyMessage {
+		if m, ok := params.(mcp.LoggingMessageParams); ok {
+			rank, _ := mcp.LogLevelRank(m.Level)
+			sess.mu.Lock()
+			drop := rank < sess.minLevel
+			sess.mu.Unlock()
+			if drop {
+				return nil
+			}
+		}
+	}
+	return sess.out.Notify(ctx, method, params)
+}
+
+// Call is one client request being served.
+type Call struct {
+	sess      *Session
+	id        string
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+	cancelled atomic.Bool // by the client, as opposed to the end of Handle
+}
+
+// Begin registers the request id for cancellation. It must be called in the order requests
+// arrive, before a later notifications/cancelled can be handled; Handle may then run on
+// its own goroutine.
+func (sess *Session) Begin(ctx context.Context, id jsonrpc2.ID) *Call {
+	ctx, cancel := context.WithCancelCause(ctx)
+	c := &Call{sess: sess, id: id.String(), ctx: ctx, cancel: cancel}
+	sess.mu.Lock()
+	sess.inflight[c.id] = c
+	sess.mu.Unlock()
+	return c
+}
+
+// Cancelled reports whether the client cancelled the call, in which case no answer is sent.
+func (c *Call) Cancelled() bool { return c.cancelled.Load() }
+
+func (c *Call) cancelByClient(reason error) {
+	c.cancelled.Store(true)
+	c.cancel(reason)
+}
+
+// Handle serves the request and ends the call. Errors are *jsonrpc2.Error.
+func (c *Call) Handle(method string, params json.RawMessage) (any, *jsonrpc2.Error) {
+	defer func() {
+		c.sess.mu.Lock()
+		delete(c.sess.inflight, c.id)
+		c.sess.mu.Unlock()
+		c.cancel(nil)
+	}()
+	res, err := c.sess.dispatch(c.ctx, method, params)
+	if err == nil {
+		return res, nil
+	}
+	var rpcErr *jsonrpc2.Error
+	if errors.As(err, &rpcErr) {
+		return nil, rpcErr
+	}
+	return nil, &jsonrpc2.Error{Code: mcp.CodeInternalError, Message: err.Error()}
+}
+
+func (sess *Session) dispatch(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	switch method {
+	case mcp.MethodInitialize:
+		return sess.initialize(params)
+	case mcp.MethodPing:
+		return struct{}{}, nil
+	case mcp.MethodToolsList:
+		return sess.listTools(ctx, params)
+	case mcp.MethodToolsCall:
+		if err := sess.waitReady(ctx); err != nil {
+			return nil, err
+		}
+		return sess.srv.node.CallTool(ctx, sess, params)
+	case mcp.MethodLoggingSetLevel:
+		return sess.setLevel(ctx, params)
+	}
+	return nil, &jsonrpc2.Error{Code: mcp.CodeMethodNotFound, Message: fmt.Sprintf("method %q not found", method)}
+}
+
+func (sess *Session) initialize(params json.RawMessage) (any, error) {
+	var p mcp.InitializeParams
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, invalidParams("initialize params: %v", err)
+	}
+	v := mcp.NegotiateVersion(p.ProtocolVersion)
+	sess.mu.Lock()
+	sess.version = v
+	sess.mu.Unlock()
+	sess.srv.opts.Logger.Debug("client initialized", "client", p.ClientInfo.Name, "client_version", p.ClientInfo.Version,
+		"requested", p.ProtocolVersion, "protocol", v)
+	return mcp.InitializeResult{
+		ProtocolVersion: v,
+		Capabilities: mcp.ServerCapabilities{
+			Tools:   &mcp.ListChangedCapability{ListChanged: true},
+			Logging: &struct{}{},
+		},
+		ServerInfo: mcp.Implementation{Name: "toolnode", Version: sess.srv.opts.Version},
+	}, nil
+}
+
+// Version is the protocol revision negotiated with the client, or "" before initialize.
+func (sess *Session) Version() string {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.version
+}
+
+// waitReady holds requests that need the merged catalog until the first start of the
+// bundles is over, so that a client never sees a list missing bundles still starting.
+func (sess *Session) waitReady(ctx context.Context) error {
+	select {
+	case <-sess.srv.node.Ready():
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+func (sess *Session) listTools(ctx context.Context, params json.RawMessage) (any, error) {
+	var p mcp.PaginatedParams
+	if len(params) > 0 && string(params) != "null" {
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, invalidParams("tools/list params: %v", err)
+		}
+	}
+	if err := sess.waitReady(ctx); err != nil {
+		return nil, err
+	}
+	tools, next, err := sess.srv.node.Catalog().Page(p.Cursor, sess.srv.opts.PageSize)
+	if err != nil {
+		return nil, invalidParams("%v", err)
+	}
+	return mcp.ListToolsResult{Tools: tools, NextCursor: next}, nil
+}
+
+func (sess *Session) setLevel(ctx context.Context, params json.RawMessage) (any, error) {
+	var p mcp.SetLevelParams
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, invalidParams("logging/setLevel params: %v", err)
+	}
+	rank, ok := mcp.LogLevelRank(p.Level)
+	if !ok {
+		return nil, invalidParams("unknown log level %q; use one of %v", p.Level, mcp.LogLevels())
+	}
+	sess.mu.Lock()
+	sess.minLevel = rank
+	sess.mu.Unlock()
+	sess.srv.node.SetLogLevel(context.WithoutCancel(ctx), p.Level)
+	return struct{}{}, nil
+}
+
+// HandleNotification acts on a notification from the client.
+func (sess *Session) HandleNotification(method string, params json.RawMessage) {
+	switch method {
+	case mcp.NotifyInitialized:
+		sess.mu.Lock()
+		sess.initialized = true
+		sess.mu.Unlock()
+	case mcp.NotifyCancelled:
+		var p mcp.CancelledParams
+		var id jsonrpc2.ID
+		if json.Unmarshal(params, &p) != nil || json.Unmarshal(p.RequestID, &id) != nil {
+			sess.srv.opts.Logger.Debug("bad notifications/cancelled", "params", string(params))
+			return
+		}
+		sess.mu.Lock()
+		c := sess.inflight[id.String()]
+		sess.mu.Unlock()
+		if c != nil {
+			reason := p.Reason
+			if reason == "" {
+				reason = "cancelled by the client"
+			}
+			c.cancelByClient(errors.New(reason))
+		}
+	}
+}
+
+func invalidParams(format string, args ...any) *jsonrpc2.Error {
+	return &jsonrpc2.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,106 @@
+package front
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/toolnode/toolnode/runtime/jsonl"
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+)
+
+// ServeStdio serves one client over newline-delimited JSON-RPC on in and out until in ends
+// or ctx is cancelled. Lines that are not JSON-RPC requests are answered with a parse or
+// invalid-request error and the session goes on.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	var stream *jsonl.Stream
+	stream = jsonl.New(in, out, nil, jsonl.Options{
+		OnJunk: func(line []byte, err error) {
+			s.opts.Logger.Warn("client sent a line that is not a JSON-RPC message", "error", err)
+			if b, encErr := json.Marshal(junkAnswer(line, err)); encErr == nil {
+				_ = stream.WriteLine(b)
+			}
+		},
+	})
+	h := &stdioHandler{srv: s, ready: make(chan struct{})}
+	conn := jsonrpc2.NewConn(ctx, stream, h,
+		jsonrpc2.SetLogger(s.opts.Logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})))
+	h.sess = s.NewSession(connOutbound{conn})
+	close(h.ready)
+	defer h.sess.Close()
+	select {
+	case <-conn.DisconnectNotify():
+	case <-ctx.Done():
+		conn.Close()
+	}
+	return nil
+}
+
+// junkAnswer is the error response to a line that could not be taken as a message: -32700
+// when it is not JSON, -32600 when it is JSON but not a request, with the id when one can
+// be found.
+func junkAnswer(line []byte, err error) map[string]any {
+	resp := map[string]any{"jsonrpc": "2.0", "id": nil}
+	var probe struct {
+		ID json.RawMessage `json:"id"`
+	}
+	switch {
+	case jsonl.IsLineTooLong(err):
+		resp["error"] = map[string]any{"code": mcp.CodeInvalidRequest, "message": fmt.Sprintf("message too large: %v", err)}
+	case !json.Valid(line):
+		resp["error"] = map[string]any{"code": mcp.CodeParseError, "message": "parse error: not valid JSON"}
+	default:
+		if len(line) > 0 && line[0] == '[' {
+			resp["error"] = map[string]any{"code": mcp.CodeInvalidRequest, "message": "JSON-RPC batches are not supported over stdio"}
+			break
+		}
+		if json.Unmarshal(line, &probe) == nil && len(probe.ID) > 0 {
+			resp["id"] = probe.ID
+		}
+		resp["error"] = map[string]any{"code": mcp.CodeInvalidRequest, "message": fmt.Sprintf("invalid request: %v", err)}
+	}
+	return resp
+}
+
+type connOutbound struct{ conn *jsonrpc2.Conn }
+
+func (o connOutbound) Notify(ctx context.Context, method string, params any) error {
+	return o.conn.Notify(ctx, method, params)
+}
+
+// stdioHandler runs on jsonrpc2's reading goroutine: it registers each request before
+// reading the next message (so a cancellation that follows finds it) and serves it on a
+// goroutine of its own (so calls run concurrently).
+type stdioHandler struct {
+	srv   *Server
+	sess  *Session
+	ready chan struct{} // closed once sess is set
+}
+
+func (h *stdioHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	<-h.ready
+	var params json.RawMessage
+	if req.Params != nil {
+		params = *req.Params
+	}
+	if req.Notif {
+		h.sess.HandleNotification(req.Method, params)
+		return
+	}
+	call := h.sess.Begin(ctx, req.ID)
+	go func() {
+		res, rpcErr := call.Handle(req.Method, params)
+		switch {
+		case call.Cancelled() && req.Method != mcp.MethodInitialize:
+			// The spec asks receivers not to answer a cancelled request.
+		case rpcErr != nil:
+			_ = conn.ReplyWithError(context.Background(), req.ID, rpcErr)
+		default:
+			_ = conn.Reply(context.Background(), req.ID, res)
+		}
+	}()
+}

@@ -1,0 +1,222 @@
+// Package manifest reads and checks bundle manifests (bundle.json) and finds the bundles in a
+// folder.
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// FileName is the name of a bundle's manifest inside its directory.
+const FileName = "bundle.json"
+
+// Defaults for the timeouts a manifest may leave out.
+const (
+	DefaultStartTimeout    = 30 * time.Second
+	DefaultCallTimeout     = 5 * time.Minute
+	DefaultShutdownTimeout = 3 * time.Second
+)
+
+// Manifest is a bundle's bundle.json, checked, with the fields the file leaves out filled in.
+type Manifest struct {
+	// Name names the bundle: it prefixes the bundle's own tools and its log lines.
+	Name string `json:"name"`
+	// Command is the program and its arguments. Command[0] is taken relative to the bundle
+	// directory when it starts with "./", else looked up on PATH.
+	Command []string `json:"command"`
+	// Env is added to the bundle's minimal environment.
+	Env map[string]string `json:"env,omitempty"`
+	// InheritEnv names variables of the node's own environment the bundle may see.
+	InheritEnv []string `json:"inherit_env,omitempty"`
+	// Seats are the capability slots the bundle implements; its tools named <seat>.<verb>
+	// keep their names.
+	Seats []string `json:"seats,omitempty"`
+	// Timeouts bound start-up, each call and shutdown.
+	Timeouts Timeouts `json:"timeouts"`
+
+	// Dir is the bundle directory (absolute); Path the manifest file. Neither is read from
+	// the file.
+	Dir  string `json:"-"`
+	Path string `json:"-"`
+}
+
+// Timeouts bound the phases of a bundle's life. Zero means the default.
+type Timeouts struct {
+	// Start bounds process start, initialize and the first tools/list. Default 30s.
+	Start Duration `json:"start"`
+	// Call bounds one tools/call. Default 5m.
+	Call Duration `json:"call"`
+	// Shutdown is the grace given at each step of stopping (stdin closed, then SIGTERM)
+	// before the next, harsher one. Default 3s.
+	Shutdown Duration `json:"shutdown"`
+}
+
+// Duration is a time.Duration written in JSON as a Go duration string ("10s", "1m30s").
+type Duration time.Duration
+
+// UnmarshalJSON reads a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("a duration must be a string such as \"10s\"")
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v < 0 {
+		return fmt.Errorf("%q is not a duration such as \"10s\"", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalJSON writes a duration string.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// Std returns d as a time.Duration, or def when d is zero.
+func (d Duration) Std(def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return time.Duration(d)
+}
+
+// namePattern keeps bundle and seat names usable inside tool names, where '.' separates the
+// parts, and short enough to leave room for the tool's own name.
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// ValidName reports whether s may name a bundle or a seat.
+func ValidName(s string) bool { return namePattern.MatchString(s) }
+
+// Load reads and checks the manifest at path.
+func Load(path string) (*Manifest, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("manifest path %s: %w", path, err)
+	}
+	m, err := Parse(data, filepath.Dir(abs))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	m.Path = abs
+	return m, nil
+}
+
+// Parse decodes a manifest strictly (an unknown key is an error naming it) and checks it;
+// dir is the bundle directory that "./" commands are relative to.
+func Parse(data []byte, dir string) (*Manifest, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var m Manifest
+	if err := dec.Decode(&m); err != nil {
+		return nil, explainDecodeError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("unexpected data after the manifest's JSON object")
+	}
+	m.Dir = dir
+	if err := m.check(); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// explainDecodeError turns encoding/json's messages into ones that say what to fix.
+func explainDecodeError(err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Errorf("not valid JSON at byte %d: %w", syn.Offset, err)
+	case errors.As(err, &typ):
+		return fmt.Errorf("key %q must be %s, not JSON %s", typ.Field, typeName(typ.Type.String()), typ.Value)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		key := strings.TrimPrefix(err.Error(), "json: unknown field ")
+		return fmt.Errorf("unknown key %s (known keys: name, command, env, inherit_env, seats, timeouts)", key)
+	case errors.Is(err, io.EOF):
+		return errors.New("empty file: a manifest is a JSON object with at least \"name\" and \"command\"")
+	}
+	return err
+}
+
+func typeName(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "[]"):
+		return "an array"
+	case strings.HasPrefix(goType, "map["), strings.HasSuffix(goType, "Timeouts"):
+		return "an object"
+	}
+	return "a " + goType
+}
+
+func (m *Manifest) check() error {
+	if m.Name == "" {
+		return errors.New(`missing "name"`)
+	}
+	if !ValidName(m.Name) {
+		return fmt.Errorf("bad name %q: use 1 to 64 of A-Z a-z 0-9 _ - (no dots: a dot separates a bundle from its tool)", m.Name)
+	}
+	if len(m.Command) == 0 || m.Command[0] == "" {
+		return errors.New(`missing "command": give the program and its arguments, e.g. ["./server"]`)
+	}
+	if _, err := m.Program(); err != nil {
+		return err
+	}
+	for _, s := range m.Seats {
+		if !ValidName(s) {
+			return fmt.Errorf("bad seat %q: use 1 to 64 of A-Z a-z 0-9 _ -", s)
+		}
+	}
+	for k := range m.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return fmt.Errorf("bad env name %q", k)
+		}
+	}
+	for _, k := range m.InheritEnv {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return fmt.Errorf("bad inherit_env name %q", k)
+		}
+	}
+	return nil
+}
+
+// Program resolves Command[0]: a "./" path inside the bundle directory (it may not escape
+// it, also not through a symbolic link), an absolute path, or a bare name left for a PATH
+// lookup at start.
+func (m *Manifest) Program() (string, error) {
+	prog := m.Command[0]
+	switch {
+	case strings.HasPrefix(prog, "./"):
+		p := filepath.Join(m.Dir, prog)
+		if !within(m.Dir, p) {
+			return "", fmt.Errorf("command %q escapes the bundle directory", prog)
+		}
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			realDir, derr := filepath.EvalSymlinks(m.Dir)
+			if derr == nil && !within(realDir, real) {
+				return "", fmt.Errorf("command %q links outside the bundle directory (to %s)", prog, real)
+			}
+		}
+		return p, nil
+	case filepath.IsAbs(prog), !strings.ContainsRune(prog, '/'):
+		return prog, nil
+	}
+	return "", fmt.Errorf("command %q: start it with ./ for a file in the bundle directory, or give a name found on PATH", prog)
+}
+
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && rel != "."
+}

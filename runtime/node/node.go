@@ -1,0 +1,308 @@
+// Package node runs the bundles, keeps the merged catalog of their tools, and routes the
+// calls and notifications of client sessions to and from them.
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/toolnode/toolnode/runtime/catalog"
+	"github.com/toolnode/toolnode/runtime/manifest"
+	"github.com/toolnode/toolnode/runtime/proc"
+	"github.com/toolnode/toolnode/runtime/upstream"
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+)
+
+// Session is a client connection of a front, as the node sees it. Implementations must be
+// safe for concurrent use and must not block for long in Notify.
+type Session interface {
+	// Notify sends a notification to the client.
+	Notify(ctx context.Context, method string, params any) error
+}
+
+// Config configures a Node.
+type Config struct {
+	// Logger is the node's logger; each bundle logs to a sub-logger named after it.
+	// Default: discard.
+	Logger hclog.Logger
+	// Manifests are the bundles to run.
+	Manifests []*manifest.Manifest
+	// Version is reported to bundles in clientInfo. Default "dev".
+	Version string
+	// LookupEnv reads the node's environment for the bundles' base and inherited
+	// variables. Default os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+}
+
+// Node runs bundles and routes between them and the sessions of the fronts.
+type Node struct {
+	cfg Config
+	log hclog.Logger
+
+	mu       sync.Mutex
+	bundles  map[string]*bundle
+	sessions map[Session]struct{}
+	closed   bool
+
+	catalog     atomic.Pointer[catalog.Catalog]
+	ready       chan struct{}
+	settled     atomic.Bool // the first start is over: report collisions and changes
+	cancelStart context.CancelFunc
+
+	progress sync.Map // bundle-side token (string) -> progressRoute
+	tokens   atomic.Uint64
+	wg       sync.WaitGroup
+}
+
+// State is where a bundle is in its life.
+type State string
+
+// Bundle states.
+const (
+	StateStarting State = "starting"
+	StateReady    State = "ready"
+	StateFailed   State = "failed"
+	StateStopped  State = "stopped"
+)
+
+type bundle struct {
+	m      *manifest.Manifest
+	log    hclog.Logger
+	client *upstream.Client
+	state  State
+	err    error
+	tools  []json.RawMessage
+}
+
+type progressRoute struct {
+	sess  Session
+	token json.RawMessage
+}
+
+// New returns a node for cfg; Start launches its bundles.
+func New(cfg Config) *Node {
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	n := &Node{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		bundles:  map[string]*bundle{},
+		sessions: map[Session]struct{}{},
+		ready:    make(chan struct{}),
+	}
+	n.catalog.Store(&catalog.Catalog{})
+	return n
+}
+
+// Start launches every bundle in parallel and returns at once. Ready is closed when each
+// has answered its handshake and tool list or failed.
+func (n *Node) Start(ctx context.Context) {
+	ctx, n.cancelStart = context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, m := range n.cfg.Manifests {
+		b := &bundle{m: m, log: n.log.Named(m.Name), state: StateStarting}
+		n.mu.Lock()
+		n.bundles[m.Name] = b
+		n.mu.Unlock()
+		wg.Add(1)
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			n.startBundle(ctx, b, wg.Done)
+		}()
+	}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		wg.Wait()
+		n.settled.Store(true)
+		n.rebuild()
+		close(n.ready)
+		n.log.Info("node ready", "bundles", len(n.cfg.Manifests), "tools", n.Catalog().Len())
+	}()
+}
+
+// Ready is closed once every bundle given at Start has started or failed.
+func (n *Node) Ready() <-chan struct{} { return n.ready }
+
+// startBundle starts one bundle and calls settled once it is ready or has failed; a
+// failed bundle is then stopped without holding up the others.
+func (n *Node) startBundle(ctx context.Context, b *bundle, settled func()) {
+	m := b.m
+	timeout := m.Timeouts.Start.Std(manifest.DefaultStartTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("no answer within the start timeout of %s", timeout))
+	defer cancel()
+	c, tools, err := n.launch(ctx, b)
+	n.mu.Lock()
+	if err != nil {
+		b.state, b.err = StateFailed, err
+	} else {
+		b.state, b.client, b.tools = StateReady, c, tools
+	}
+	n.mu.Unlock()
+	if err != nil {
+		b.log.Error("bundle failed to start", "manifest", m.Path, "error", err)
+		settled()
+		if c != nil {
+			c.Close(context.Background())
+		}
+		return
+	}
+	b.log.Info("bundle ready", "pid", c.Pid(), "tools", len(tools))
+	n.rebuild()
+	settled()
+	n.watchExit(b)
+}
+
+// launch starts the process, runs the handshake and lists the tools. On failure the client
+// is returned too when the process runs, for the caller to stop.
+func (n *Node) launch(ctx context.Context, b *bundle) (*upstream.Client, []json.RawMessage, error) {
+	m := b.m
+	prog, err := m.Program()
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := upstream.Start(upstream.Config{
+		Name: m.Name,
+		Process: proc.Config{
+			Path:   prog,
+			Args:   m.Command[1:],
+			Dir:    m.Dir,
+			Env:    m.Environ(n.cfg.LookupEnv),
+			Logger: b.log,
+			Grace:  m.Timeouts.Shutdown.Std(manifest.DefaultShutdownTimeout),
+		},
+		Logger:     b.log,
+		Handler:    bundleHandler{n: n, b: b},
+		ClientInfo: mcp.Implementation{Name: "toolnode", Version: n.cfg.Version},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.Initialize(ctx); err != nil {
+		return c, nil, err
+	}
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		return c, nil, err
+	}
+	return c, tools, nil
+}
+
+// watchExit withdraws the tools of a bundle whose process ended while the node runs.
+func (n *Node) watchExit(b *bundle) {
+	<-b.client.Done()
+	n.mu.Lock()
+	stopping := n.closed || b.state == StateStopped
+	if !stopping {
+		b.state = StateFailed
+		b.err = fmt.Errorf("exited (%s)", b.client.ExitStatus())
+	}
+	n.mu.Unlock()
+	if stopping {
+		return
+	}
+	b.log.Error("bundle exited; its tools are withdrawn", "status", b.client.ExitStatus())
+	n.rebuild()
+}
+
+// rebuild merges the tools of the ready bundles and tells sessions when the list changed.
+func (n *Node) rebuild() {
+	n.mu.Lock()
+	names := make([]string, 0, len(n.bundles))
+	for name, b := range n.bundles {
+		if b.state == StateReady {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	sources := make([]catalog.Source, 0, len(names))
+	for _, name := range names {
+		b := n.bundles[name]
+		sources = append(sources, catalog.Source{Bundle: name, Seats: b.m.Seats, Tools: b.tools})
+	}
+	cat, notices := catalog.Build(sources)
+	old := n.catalog.Swap(cat)
+	n.mu.Unlock()
+
+	if !n.settled.Load() {
+		// Collisions among half the bundles mean nothing yet; report the settled outcome.
+		return
+	}
+	for _, no := range notices {
+		n.log.Warn(no.String())
+	}
+	if !cat.Equal(old) {
+		n.broadcast(mcp.NotifyToolsListChanged, nil)
+	}
+}
+
+// Catalog returns the current merged tool list.
+func (n *Node) Catalog() *catalog.Catalog { return n.catalog.Load() }
+
+// Attach registers a session for broadcasts; Detach removes it.
+func (n *Node) Attach(s Session) {
+	n.mu.Lock()
+	n.sessions[s] = struct{}{}
+	n.mu.Unlock()
+}
+
+// Detach removes a session registered with Attach.
+func (n *Node) Detach(s Session) {
+	n.mu.Lock()
+	delete(n.sessions, s)
+	n.mu.Unlock()
+}
+
+func (n *Node) broadcast(method string, params any) {
+	n.mu.Lock()
+	sessions := make([]Session, 0, len(n.sessions))
+	for s := range n.sessions {
+		sessions = append(sessions, s)
+	}
+	n.mu.Unlock()
+	for _, s := range sessions {
+		if err := s.Notify(context.Background(), method, params); err != nil {
+			n.log.Debug("notify session", "method", method, "error", err)
+		}
+	}
+}
+
+// Close stops every bundle in parallel, each as the stdio transport says (stdin closed,
+// then SIGTERM, then SIGKILL after its shutdown grace). Cancelling ctx hurries them.
+func (n *Node) Close(ctx context.Context) {
+	if n.cancelStart != nil {
+		n.cancelStart()
+		<-n.ready
+	}
+	n.mu.Lock()
+	n.closed = true
+	var clients []*upstream.Client
+	for _, b := range n.bundles {
+		if b.client != nil {
+			clients = append(clients, b.client)
+			b.state = StateStopped
+		}
+	}
+	n.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.Close(ctx)
+		}()
+	}
+	wg.Wait()
+	n.wg.Wait()
+}
