@@ -99,8 +99,11 @@ func (s *Stream) junk(line []byte, err error) {
 // returned before io.EOF.
 func (s *Stream) ReadLine() ([]byte, error) {
 	frag, err := s.r.ReadSlice('\n')
-	if err == nil {
+	if err == nil && len(frag) <= s.opts.MaxLine+1 {
 		return frag[:len(frag)-1], nil
+	}
+	if err == nil {
+		return frag[:min(len(frag), 200)], s.tooLong()
 	}
 	var buf []byte
 	for errors.Is(err, bufio.ErrBufferFull) {
@@ -109,7 +112,7 @@ func (s *Stream) ReadLine() ([]byte, error) {
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = s.r.ReadSlice('\n')
 			}
-			return head, fmt.Errorf("%w: over %d bytes", errLineTooLong, s.opts.MaxLine)
+			return head, s.tooLong()
 		}
 		buf = append(buf, frag...)
 		frag, err = s.r.ReadSlice('\n')
@@ -122,6 +125,10 @@ func (s *Stream) ReadLine() ([]byte, error) {
 		return buf, nil
 	}
 	return nil, err
+}
+
+func (s *Stream) tooLong() error {
+	return fmt.Errorf("%w: over %d bytes", errLineTooLong, s.opts.MaxLine)
 }
 
 // WriteObject writes v as one line.

@@ -145,6 +145,8 @@ func explainDecodeError(err error) error {
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		key := strings.TrimPrefix(err.Error(), "json: unknown field ")
 		return fmt.Errorf("unknown key %s (known keys: name, command, env, inherit_env, seats, timeouts)", key)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("not valid JSON: the file ends inside the object")
 	case errors.Is(err, io.EOF):
 		return errors.New("empty file: a manifest is a JSON object with at least \"name\" and \"command\"")
 	}

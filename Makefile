@@ -1,0 +1,81 @@
+# toolnode: `make` builds everything (installing missing system packages first),
+# `make run` starts the node over ./examples and ./bundles, `make test` runs every test,
+# `make bench` prints the benchmark table.
+
+GO      ?= go
+PYTHON3 ?= python3
+VENV    := build/venv
+HTTP    ?= 127.0.0.1:7777
+
+# Debian packages the build and the tests need.
+DEB_PACKAGES := libjansson-dev valgrind tzdata unzip
+# The official MCP Python client and pytest, for the Python tests.
+PY_TEST_PACKAGES := pytest==9.2.0 mcp==2.3.0
+
+.PHONY: all deps toolnode examples bundles run test test-go test-c test-python test-meos bench clean
+
+all: deps toolnode examples bundles
+
+deps: build/.deps $(VENV)/.ok
+
+# Installs only what is missing, so a machine that has everything needs no root.
+build/.deps: Makefile
+	@mkdir -p build
+	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian packages:$$missing"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $$missing; \
+	fi
+	@touch $@
+
+$(VENV)/.ok: Makefile
+	@echo "preparing $(VENV) (pytest, official MCP Python client)"
+	@$(PYTHON3) -m venv $(VENV)
+	@$(VENV)/bin/pip install -q --disable-pip-version-check $(PY_TEST_PACKAGES)
+	@touch $@
+
+toolnode:
+	$(GO) build -o bin/toolnode ./runtime/cmd/toolnode
+
+examples: deps
+	$(GO) build -o examples/go/build/example-go ./examples/go
+	$(MAKE) -C examples/c
+	$(MAKE) -C examples/python
+
+bundles: deps
+	$(MAKE) -C bundles/meos
+
+run: all
+	@echo
+	@echo "toolnode is serving ./examples and ./bundles over Streamable HTTP at http://$(HTTP)/mcp"
+	@echo "Connect a client, e.g.:"
+	@echo "  npx @modelcontextprotocol/inspector --cli http://$(HTTP)/mcp --transport http --method tools/list"
+	@echo "or in Claude Desktop / Cursor, over stdio:"
+	@echo '  {"mcpServers": {"toolnode": {"command": "$(CURDIR)/bin/toolnode", "args": ["serve", "--bundles", "$(CURDIR)/examples", "--bundles", "$(CURDIR)/bundles"]}}}'
+	@echo
+	bin/toolnode serve --bundles examples --bundles bundles --http $(HTTP)
+
+test: all test-go test-c test-python test-meos
+
+test-go:
+	$(GO) vet ./...
+	$(GO) test ./...
+
+test-c:
+	$(MAKE) -C sdk-c test
+
+test-python:
+	$(MAKE) -C sdk-python test PYTHON=$(CURDIR)/$(VENV)/bin/python
+
+test-meos:
+	$(MAKE) -C bundles/meos test
+
+bench: all
+	$(GO) run ./runtime/bench
+
+clean:
+	rm -rf bin build examples/*/build
+	$(MAKE) -C sdk-c clean
+	$(MAKE) -C examples/c clean
+	$(MAKE) -C bundles/meos clean

@@ -1,0 +1,168 @@
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func tools(names ...string) []json.RawMessage {
+	var out []json.RawMessage
+	for _, n := range names {
+		out = append(out, json.RawMessage(fmt.Sprintf(`{"name":%q,"inputSchema":{"type":"object","$defs":{"x":{}}},"title":"t"}`, n)))
+	}
+	return out
+}
+
+func TestBuild(t *testing.T) {
+	long := strings.Repeat("x", 127)
+	tests := []struct {
+		name        string
+		sources     []Source
+		want        map[string]string // exposed name -> bundle
+		wantNotices []string
+	}{
+		{
+			name:    "seat verbs keep their names, others are prefixed",
+			sources: []Source{{Bundle: "go", Seats: []string{"node-lamp"}, Tools: tools("greet", "node-lamp.on", "other.verb")}},
+			want:    map[string]string{"go.greet": "go", "node-lamp.on": "go", "go.other.verb": "go"},
+		},
+		{
+			name: "first bundle by name wins a seat verb; the others fall back to prefixed names",
+			sources: []Source{
+				{Bundle: "python", Seats: []string{"node-lamp"}, Tools: tools("node-lamp.on")},
+				{Bundle: "c", Seats: []string{"node-lamp"}, Tools: tools("node-lamp.on")},
+				{Bundle: "go", Seats: []string{"node-lamp"}, Tools: tools("node-lamp.on")},
+			},
+			want: map[string]string{"node-lamp.on": "c", "go.node-lamp.on": "go", "python.node-lamp.on": "python"},
+			wantNotices: []string{
+				`tool "node-lamp.on" of bundle "go" exposed as "go.node-lamp.on": seat verb "node-lamp.on" is served by bundle "c", which sorts first`,
+				`tool "node-lamp.on" of bundle "python" exposed as "python.node-lamp.on": seat verb "node-lamp.on" is served by bundle "c", which sorts first`,
+			},
+		},
+		{
+			name: "a seat implementation beats a bundle whose prefixed name looks like it",
+			sources: []Source{
+				{Bundle: "node-lamp", Tools: tools("on")},
+				{Bundle: "z", Seats: []string{"node-lamp"}, Tools: tools("node-lamp.on")},
+			},
+			want:        map[string]string{"node-lamp.on": "z"},
+			wantNotices: []string{`tool "on" of bundle "node-lamp" left out: name "node-lamp.on" is already served by bundle "z"`},
+		},
+		{
+			name:    "names breaking the rule and names grown too long are refused",
+			sources: []Source{{Bundle: "b", Tools: tools("ok", "bad name", "", long)}},
+			want:    map[string]string{"b.ok": "b"},
+			wantNotices: []string{
+				`tool "bad name" of bundle "b" left out: name breaks the spec's rule (1 to 128 of A-Z a-z 0-9 _ - .)`,
+				`tool "" of bundle "b" left out: name breaks the spec's rule (1 to 128 of A-Z a-z 0-9 _ - .)`,
+				fmt.Sprintf(`tool %q of bundle "b" left out: exposed name "b.%s" is longer than 128 characters`, long, long),
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// The outcome must not depend on the order of the sources.
+			for _, order := range [][]Source{tt.sources, reversed(tt.sources)} {
+				cat, notices := Build(order)
+				got := map[string]string{}
+				for _, e := range cat.Entries() {
+					got[e.Name] = e.Bundle
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("entries (-want +got):\n%s", diff)
+				}
+				var texts []string
+				for _, n := range notices {
+					texts = append(texts, n.String())
+				}
+				if diff := cmp.Diff(tt.wantNotices, texts); diff != "" {
+					t.Errorf("notices (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+func reversed(s []Source) []Source {
+	out := make([]Source, len(s))
+	for i, v := range s {
+		out[len(s)-1-i] = v
+	}
+	return out
+}
+
+func TestRenameKeepsEverythingElse(t *testing.T) {
+	raw := json.RawMessage(`{"name":"greet","inputSchema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","additionalProperties":false},"icons":[{"src":"x"}],"annotations":{"readOnlyHint":true}}`)
+	cat, _ := Build([]Source{{Bundle: "b", Tools: []json.RawMessage{raw}}})
+	e, ok := cat.Lookup("b.greet")
+	if !ok {
+		t.Fatal("b.greet missing")
+	}
+	var got, want map[string]any
+	json.Unmarshal(e.JSON, &got)
+	json.Unmarshal(raw, &want)
+	want["name"] = "b.greet"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tool (-want +got):\n%s", diff)
+	}
+	if e.Tool != "greet" {
+		t.Errorf("routes to %q, want greet", e.Tool)
+	}
+}
+
+func TestPage(t *testing.T) {
+	var names []string
+	for i := range 25 {
+		names = append(names, fmt.Sprintf("t%02d", i))
+	}
+	cat, _ := Build([]Source{{Bundle: "b", Tools: tools(names...)}})
+	var all []string
+	cursor, pages := "", 0
+	for {
+		page, next, err := cat.Page(cursor, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		for _, raw := range page {
+			var tl struct{ Name string }
+			json.Unmarshal(raw, &tl)
+			all = append(all, tl.Name)
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if pages != 3 || len(all) != 25 || all[0] != "b.t00" || all[24] != "b.t24" {
+		t.Errorf("got %d pages with %v", pages, all)
+	}
+	if _, _, err := cat.Page("garbage!", 10); err == nil {
+		t.Error("a malformed cursor was accepted")
+	}
+	if full, next, _ := cat.Page("", 0); len(full) != 25 || next != "" {
+		t.Errorf("unpaginated: %d tools, next %q", len(full), next)
+	}
+}
+
+func BenchmarkLookup(b *testing.B) {
+	var srcs []Source
+	for i := range 20 {
+		var names []string
+		for j := range 100 {
+			names = append(names, fmt.Sprintf("tool%d", j))
+		}
+		srcs = append(srcs, Source{Bundle: fmt.Sprintf("bundle%d", i), Tools: tools(names...)})
+	}
+	cat, _ := Build(srcs)
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, ok := cat.Lookup("bundle7.tool42"); !ok {
+			b.Fatal("missing")
+		}
+	}
+}

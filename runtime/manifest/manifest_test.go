@@ -1,0 +1,138 @@
+package manifest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParse(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name    string
+		json    string
+		wantErr string // substring; "" means valid
+	}{
+		{"minimal", `{"name": "x", "command": ["./run"]}`, ""},
+		{"full", `{"name": "x-1_b", "command": ["python3", "s.py"], "env": {"K": "V"}, "inherit_env": ["HOME"],
+			"seats": ["node-lamp"], "timeouts": {"start": "2s", "call": "1m", "shutdown": "500ms"}}`, ""},
+		{"absolute command", `{"name": "x", "command": ["/bin/cat"]}`, ""},
+		{"unknown key", `{"name": "x", "command": ["./run"], "comand": 1}`, `unknown key "comand"`},
+		{"missing name", `{"command": ["./run"]}`, `missing "name"`},
+		{"dotted name", `{"name": "a.b", "command": ["./run"]}`, `bad name "a.b"`},
+		{"missing command", `{"name": "x"}`, `missing "command"`},
+		{"empty command", `{"name": "x", "command": []}`, `missing "command"`},
+		{"escaping command", `{"name": "x", "command": ["./../x"]}`, "escapes the bundle directory"},
+		{"relative without ./", `{"name": "x", "command": ["bin/x"]}`, "start it with ./"},
+		{"bad seat", `{"name": "x", "command": ["./run"], "seats": ["a b"]}`, `bad seat "a b"`},
+		{"bad duration", `{"name": "x", "command": ["./run"], "timeouts": {"start": "soon"}}`, `"soon" is not a duration`},
+		{"wrong type", `{"name": "x", "command": "./run"}`, `key "command" must be an array`},
+		{"not JSON", `{"name": `, "not valid JSON"},
+		{"trailing data", `{"name": "x", "command": ["./run"]} {}`, "unexpected data"},
+		{"empty", ``, "empty file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.json), dir)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestTimeoutDefaults(t *testing.T) {
+	m, err := Parse([]byte(`{"name": "x", "command": ["./run"], "timeouts": {"call": "7s"}}`), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Timeouts.Call.Std(DefaultCallTimeout); got != 7*time.Second {
+		t.Errorf("call timeout %v, want 7s", got)
+	}
+	if got := m.Timeouts.Start.Std(DefaultStartTimeout); got != DefaultStartTimeout {
+		t.Errorf("start timeout %v, want the default", got)
+	}
+}
+
+func TestCommandSymlinkOutsideIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Symlink("/bin/sh", filepath.Join(dir, "run")); err != nil {
+		t.Skipf("cannot make a symbolic link here: %v", err)
+	}
+	_, err := Parse([]byte(`{"name": "x", "command": ["./run"]}`), dir)
+	if err == nil || !strings.Contains(err.Error(), "links outside the bundle directory") {
+		t.Fatalf("got %v, want a refusal of the link", err)
+	}
+}
+
+func TestEnviron(t *testing.T) {
+	m := &Manifest{Env: map[string]string{"MINE": "1", "LANG": "C"}, InheritEnv: []string{"WANTED"}}
+	node := map[string]string{"PATH": "/p", "HOME": "/h", "LANG": "en", "SECRET": "s", "WANTED": "w"}
+	got := strings.Join(m.Environ(func(k string) (string, bool) { v, ok := node[k]; return v, ok }), " ")
+	want := "HOME=/h LANG=C MINE=1 PATH=/p WANTED=w"
+	if got != want {
+		t.Errorf("environment %q, want %q", got, want)
+	}
+}
+
+func TestDiscover(t *testing.T) {
+	root := t.TempDir()
+	write := func(sub, body string) {
+		t.Helper()
+		os.MkdirAll(filepath.Join(root, sub), 0o755)
+		os.WriteFile(filepath.Join(root, sub, FileName), []byte(body), 0o644)
+	}
+	write("a", `{"name": "one", "command": ["./x"]}`)
+	write("b", `{"name": "one", "command": ["./x"]}`)
+	write("c", `{"name": "two", "command": ["./x"], "oops": true}`)
+	write("d", `{"name": "three", "command": ["./x"]}`)
+	os.MkdirAll(filepath.Join(root, "not-a-bundle"), 0o755)
+
+	found, problems := Discover(root, filepath.Join(root, "missing"))
+	var names []string
+	for _, m := range found {
+		names = append(names, m.Name)
+	}
+	if got := strings.Join(names, ","); got != "one,three" {
+		t.Errorf("found %s, want one,three", got)
+	}
+	if len(problems) != 3 {
+		t.Fatalf("got %d problems, want 3: %v", len(problems), problems)
+	}
+	for i, want := range []string{"read bundles folder", `"one" is already taken`, `unknown key "oops"`} {
+		if !strings.Contains(problems[i].Error(), want) && !strings.Contains(problemsText(problems), want) {
+			t.Errorf("problems lack %q: %v", want, problems)
+		}
+	}
+}
+
+func problemsText(ps []Problem) string {
+	var sb strings.Builder
+	for _, p := range ps {
+		sb.WriteString(p.Error() + "\n")
+	}
+	return sb.String()
+}
+
+func TestLoadConfig(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "claude_desktop_config.json")
+	os.WriteFile(p, []byte(`{"mcpServers": {
+		"everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]},
+		"files": {"command": "npx", "args": ["x"], "env": {"A": "1"}, "cwd": "sub"}}}`), 0o644)
+	ms, err := LoadConfig(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 2 || ms[0].Name != "everything" || ms[1].Dir != filepath.Join(dir, "sub") || ms[1].Env["A"] != "1" {
+		t.Errorf("unexpected manifests: %+v %+v", ms[0], ms[1])
+	}
+	if got := strings.Join(ms[0].Command, " "); got != "npx -y @modelcontextprotocol/server-everything" {
+		t.Errorf("command %q", got)
+	}
+}
