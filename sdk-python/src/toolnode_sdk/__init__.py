@@ -1,0 +1,19 @@
+"""Write MCP tool bundles for toolnode in Python, with the standard library only."""
+
+from ._context import Context
+from ._errors import ToolError, ToolnodeError
+from ._protocol import LATEST_VERSION, SUPPORTED_VERSIONS
+from ._server import Server
+from ._tool import Result, Tool
+
+__all__ = [
+    "LATEST_VERSION",
+    "SUPPORTED_VERSIONS",
+    "Context",
+    "Result",
+    "Server",
+    "Tool",
+    "ToolError",
+    "ToolnodeError",
+]
+__version__ = "0.1.0"
