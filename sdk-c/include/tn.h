@@ -1,0 +1,281 @@
+/*
+ * tn.h - write toolnode bundles (MCP servers over stdio) in C.
+ *
+ * A bundle builds a server, adds its tools and calls tn_server_run(), which
+ * speaks newline-delimited JSON-RPC 2.0 MCP on stdin/stdout until stdin
+ * closes. JSON values are jansson's json_t.
+ *
+ * Threading model
+ *   The thread that calls tn_server_run() reads stdin line by line (lines of
+ *   any length). It answers initialize, ping, tools/list and logging/setLevel
+ *   itself, checks tools/call arguments against the tool's input schema, and
+ *   handles notifications/cancelled at once by flagging the call. Valid
+ *   tools/call requests go, in order of arrival, to a pool of worker threads
+ *   that run the handlers. The pool has ONE worker unless
+ *   tn_server_set_workers() says otherwise, because native libraries (libmeos
+ *   among them) are rarely thread-safe: with one worker, handlers never run
+ *   concurrently. With more, handlers must guard shared state themselves.
+ *   Every message is written whole under a mutex and flushed, one per line.
+ *   When stdin closes, calls already queued or running finish and are
+ *   answered, then tn_server_run() returns 0.
+ *
+ * Ownership, in the manner of jansson
+ *   "borrowed": the function does not keep or free the argument.
+ *   "stolen":   the function takes over the caller's reference, even when
+ *               it fails; the caller must not decref it afterwards.
+ *   "new":      the caller owns the returned reference and must
+ *               json_decref() / free it, or hand it on to a stealing call.
+ *   Strings passed in are copied unless said otherwise.
+ *
+ * Errors
+ *   Functions return NULL or -1 on failure. Where the reason matters, they
+ *   fill a caller-owned tn_error_t (which may be NULL), so reporting an
+ *   error never allocates.
+ */
+#ifndef TN_H
+#define TN_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+ * Version
+ * ------------------------------------------------------------------------ */
+
+#define TN_VERSION_MAJOR 0
+#define TN_VERSION_MINOR 1
+#define TN_VERSION_PATCH 0
+#define TN_VERSION "0.1.0"
+
+/* ------------------------------------------------------------------------
+ * Errors
+ * ------------------------------------------------------------------------ */
+
+#define TN_ERROR_TEXT_LENGTH 200
+
+typedef struct tn_error_t {
+    char text[TN_ERROR_TEXT_LENGTH]; /* NUL-terminated, truncated to fit */
+} tn_error_t;
+
+/* ------------------------------------------------------------------------
+ * Types
+ * ------------------------------------------------------------------------ */
+
+/* A server: its identity, its tools and, while running, its session. */
+typedef struct tn_server_t tn_server_t;
+
+/* One tools/call in flight. Valid only inside the handler it is given to. */
+typedef struct tn_call_t tn_call_t;
+
+/*
+ * A tool handler. Runs on a worker thread.
+ *   call: borrowed; valid until the handler returns.
+ *   args: borrowed; always a JSON object (empty when the client sent none),
+ *         already checked against the tool's input schema.
+ *   user: the tool's user pointer, as given.
+ * Returns a new reference to a CallToolResult, normally from one of the
+ * tn_result_* builders. Returning NULL answers the call with JSON-RPC
+ * error -32603 (internal error). Failures the model should see, bad input
+ * included, belong in tn_result_error().
+ */
+typedef json_t *(*tn_handler_fn)(tn_call_t *call, json_t *args, void *user);
+
+/*
+ * A tool to add with tn_server_add_tool(). The server copies every string;
+ * user is kept as is and never freed.
+ */
+typedef struct tn_tool_t {
+    const char *name;          /* required; 1-128 chars of A-Z a-z 0-9 _ - . */
+    const char *title;         /* nullable */
+    const char *description;   /* nullable */
+    const char *input_schema;  /* JSON object text; NULL means any object */
+    const char *output_schema; /* JSON object text, nullable */
+    const char *annotations;   /* JSON object text, nullable */
+    tn_handler_fn handler;     /* required */
+    void *user;                /* handed to the handler, nullable */
+} tn_tool_t;
+
+/* ------------------------------------------------------------------------
+ * Server
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Creates a server that reports itself as name/version in serverInfo.
+ *   name, version: borrowed (copied).
+ * Returns a new server, to be released with tn_server_free(); NULL when an
+ * argument is NULL or empty, or memory runs out.
+ */
+tn_server_t *tn_server_new(const char *name, const char *version);
+
+/*
+ * Releases a server and everything it owns; the tools' user pointers are
+ * left alone. NULL is accepted. Not while tn_server_run() runs on it.
+ */
+void tn_server_free(tn_server_t *server);
+
+/*
+ * Adds a tool; tools are listed in the order they were added. Only before
+ * tn_server_run().
+ *   server: borrowed.  tool: borrowed (its strings are copied).
+ *   error: caller-owned, nullable; filled on failure.
+ * Returns 0, or -1 when an argument is NULL, the name is invalid or already
+ * taken, a schema is not a JSON object, the handler is missing, the server
+ * is running, or memory runs out.
+ */
+int tn_server_add_tool(tn_server_t *server, const tn_tool_t *tool,
+                       tn_error_t *error);
+
+/*
+ * Sets how many worker threads run handlers (default 1, at most 256).
+ * Only before tn_server_run().
+ *   server: borrowed.
+ * Returns 0, or -1 when server is NULL, n is out of range or the server
+ * is running.
+ */
+int tn_server_set_workers(tn_server_t *server, int n);
+
+/*
+ * Sets how many tools one tools/list page holds (default 100); more tools
+ * than that are paginated with an opaque nextCursor. Only before
+ * tn_server_run().
+ *   server: borrowed.
+ * Returns 0, or -1 when server is NULL, n < 1 or the server is running.
+ */
+int tn_server_set_page_size(tn_server_t *server, int n);
+
+/*
+ * Serves MCP on stdin/stdout until stdin closes.
+ * First it protects the protocol stream: stdout's file descriptor moves to
+ * a private descriptor and fd 1 becomes a copy of fd 2, so anything printed
+ * to stdout afterwards, by the bundle or a library it links, lands on
+ * stderr. fd 1 stays that way after the call returns. SIGPIPE is ignored if
+ * it still has its default action, so a vanished client cannot kill the
+ * process mid-write.
+ *   server: borrowed.
+ * Returns 0 on a clean end (stdin closed, in-flight calls answered), -1
+ * when the server cannot start or stdin fails; the reason goes to stderr.
+ * A server runs at most once.
+ */
+int tn_server_run(tn_server_t *server);
+
+/*
+ * Same as tn_server_run() but reads requests from in_fd and writes
+ * messages to out_fd, with no stdout protection and no signal changes.
+ * Useful to embed a server or test one over pipes.
+ *   in_fd, out_fd: borrowed; both are duplicated, the caller still closes
+ *   its own descriptors.
+ */
+int tn_server_serve_fd(tn_server_t *server, int in_fd, int out_fd);
+
+/* ------------------------------------------------------------------------
+ * Calls
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Returns 1 once the client has cancelled the call (notifications/cancelled),
+ * else 0; 0 for NULL. Long handlers should poll it and return early: the
+ * result of a cancelled call is dropped, no answer is sent.
+ *   call: borrowed.
+ */
+int tn_cancelled(const tn_call_t *call);
+
+/*
+ * Sends notifications/progress for the call when the client asked for it
+ * (params._meta.progressToken); does nothing otherwise, or once the call is
+ * cancelled. progress should grow from one notification to the next.
+ *   call: borrowed.  message: borrowed, nullable (omitted when NULL).
+ *   total: omitted when not positive.
+ * Returns 0, or -1 when call is NULL or the message cannot be written.
+ */
+int tn_progress(tn_call_t *call, double progress, double total,
+                const char *message);
+
+/*
+ * Returns the server running the call (borrowed, do not free), or NULL for
+ * NULL; for tn_log() from a handler.
+ *   call: borrowed.
+ */
+tn_server_t *tn_call_server(const tn_call_t *call);
+
+/* ------------------------------------------------------------------------
+ * Logging
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Sends a log message to the client as notifications/message with
+ * logger = the server name and data = the formatted text, unless the client
+ * set a higher level with logging/setLevel (until then every level is
+ * sent). Before the server runs, the line goes to stderr instead.
+ * Safe from any thread.
+ *   server: borrowed.  level: one of debug info notice warning error
+ *   critical alert emergency.  fmt: printf format, borrowed.
+ * Returns 0 (also when filtered out), or -1 when an argument is NULL, the
+ * level is unknown or the message cannot be written.
+ */
+int tn_log(tn_server_t *server, const char *level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ------------------------------------------------------------------------
+ * Results
+ *
+ * Each builder returns a new reference to a CallToolResult, ready to be
+ * returned from a handler, or NULL when an argument is NULL or memory
+ * runs out.
+ * ------------------------------------------------------------------------ */
+
+/*
+ * {"content":[{"type":"text","text":text}]}
+ *   text: borrowed (copied). Must be UTF-8.
+ */
+json_t *tn_result_text(const char *text);
+
+/*
+ * tn_result_text() of printf-formatted text.
+ *   fmt: printf format, borrowed.
+ */
+json_t *tn_result_textf(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/*
+ * {"content":[{"type":"text","text":<structured as compact JSON>}],
+ *  "structuredContent":structured}, the form MCP asks of tools that declare
+ * an outputSchema (the text block serves older clients).
+ *   structured: stolen, even on failure. Should be a JSON object.
+ */
+json_t *tn_result_structured(json_t *structured);
+
+/*
+ * {"content":[{"type":"text","text":<formatted>}],"isError":true}, for
+ * failures the model should read and may correct.
+ *   fmt: printf format, borrowed.
+ */
+json_t *tn_result_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/*
+ * {"content":content}, for content blocks built by hand (images, audio,
+ * resources, several blocks).
+ *   content: stolen, even on failure. Must be a JSON array.
+ */
+json_t *tn_result_content(json_t *content);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TN_H */

@@ -1,0 +1,133 @@
+/* Line framing on the way in, whole flushed messages on the way out, and the
+ * notifications a handler may send (progress, log). */
+#include "tn_private.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const tn__levels[] = {"debug", "info", "notice", "warning",
+                                  "error", "critical", "alert", "emergency",
+                                  NULL};
+
+int tn__level_index(const char *level)
+{
+    for (int i = 0; level && tn__levels[i]; i++)
+        if (strcmp(level, tn__levels[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* getline() grows the buffer as needed, so a line has no length limit. The
+ * terminator (LF or CRLF) is cut off. Returns the length or -1 at EOF. */
+ssize_t tn__read_line(FILE *in, char **line, size_t *capacity)
+{
+    ssize_t n = getline(line, capacity, in);
+    if (n < 0)
+        return -1;
+    while (n > 0 && ((*line)[n - 1] == '\n' || (*line)[n - 1] == '\r'))
+        (*line)[--n] = '\0';
+    return n;
+}
+
+/* JSON_COMPACT never emits a raw newline: those inside strings are escaped,
+ * so one message is exactly one line. */
+int tn__send(tn_server_t *server, json_t *message)
+{
+    int rc = -1;
+    if (!message)
+        return -1;
+    pthread_mutex_lock(&server->out_lock);
+    if (server->out &&
+        json_dumpf(message, server->out, JSON_COMPACT) == 0 &&
+        fputc('\n', server->out) != EOF && fflush(server->out) == 0)
+        rc = 0;
+    pthread_mutex_unlock(&server->out_lock);
+    json_decref(message);
+    return rc;
+}
+
+int tn__reply(tn_server_t *server, json_t *id, json_t *result)
+{
+    if (!result)
+        return -1;
+    return tn__send(server, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0",
+                                      "id", id, "result", result));
+}
+
+int tn__reply_error(tn_server_t *server, json_t *id, int code,
+                    const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *text = tn__vformat(fmt, ap);
+    va_end(ap);
+    json_t *message = json_pack(
+        "{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
+        id ? id : json_null(), "error", "code", code, "message",
+        text ? text : "out of memory");
+    free(text);
+    return tn__send(server, message);
+}
+
+/* Whole numbers go out as JSON integers: progress counts read "3", not
+ * "3.0", as clients in other languages write them. */
+json_t *tn__number(double value)
+{
+    if (fabs(value) < 9e15 && value == (double)(long long)value)
+        return json_integer((json_int_t)value);
+    return json_real(value);
+}
+
+static int notify(tn_server_t *server, const char *method, json_t *params)
+{
+    return tn__send(server, json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0",
+                                      "method", method, "params", params));
+}
+
+int tn_progress(tn_call_t *call, double progress, double total,
+                const char *message)
+{
+    if (!call)
+        return -1;
+    if (!call->progress_token || tn_cancelled(call))
+        return 0;
+    json_t *params = json_pack("{s:O, s:o}", "progressToken",
+                               call->progress_token, "progress",
+                               tn__number(progress));
+    if (!params)
+        return -1;
+    if (total > 0)
+        json_object_set_new(params, "total", tn__number(total));
+    if (message)
+        json_object_set_new(params, "message", json_string(message));
+    return notify(call->server, "notifications/progress", params);
+}
+
+int tn_log(tn_server_t *server, const char *level, const char *fmt, ...)
+{
+    int index = tn__level_index(level);
+    if (!server || !fmt || index < 0)
+        return -1;
+    if (index < atomic_load(&server->log_min))
+        return 0;
+
+    va_list ap;
+    va_start(ap, fmt);
+    char *text = tn__vformat(fmt, ap);
+    va_end(ap);
+    if (!text)
+        return -1;
+
+    pthread_mutex_lock(&server->out_lock);
+    int running = server->out != NULL;
+    pthread_mutex_unlock(&server->out_lock);
+    int rc = running
+        ? notify(server, "notifications/message",
+                 json_pack("{s:s, s:s, s:s}", "level", level, "logger",
+                           server->name, "data", text))
+        : (fprintf(stderr, "%s: %s: %s\n", server->name, level, text) < 0
+               ? -1 : 0);
+    free(text);
+    return rc;
+}

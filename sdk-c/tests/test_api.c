@@ -1,0 +1,131 @@
+/* Every entry point given NULL, and the configuration rules of a server. */
+#include "check.h"
+#include "tn.h"
+
+static json_t *handler(tn_call_t *call, json_t *args, void *user)
+{
+    (void)call, (void)args, (void)user;
+    return tn_result_text("ok");
+}
+
+static void null_arguments(void)
+{
+    /* Through a volatile so the compiler cannot see the NULL formats. */
+    const char *volatile none = NULL;
+    tn_tool_t tool = {.name = "t", .handler = handler};
+    tn_server_t *server = tn_server_new("s", "1");
+    CHECK(server != NULL);
+
+    CHECK(tn_server_new(NULL, "1") == NULL);
+    CHECK(tn_server_new("s", NULL) == NULL);
+    CHECK(tn_server_new("", "1") == NULL);
+    tn_server_free(NULL);
+
+    tn_error_t error = {{0}};
+    CHECK_INT(tn_server_add_tool(NULL, &tool, &error), -1);
+    CHECK(error.text[0] != '\0');
+    CHECK_INT(tn_server_add_tool(server, NULL, &error), -1);
+    CHECK_INT(tn_server_add_tool(server, NULL, NULL), -1);
+    tool.name = NULL;
+    CHECK_INT(tn_server_add_tool(server, &tool, &error), -1);
+    tool.name = "t";
+    tool.handler = NULL;
+    CHECK_INT(tn_server_add_tool(server, &tool, &error), -1);
+
+    CHECK_INT(tn_server_set_workers(NULL, 2), -1);
+    CHECK_INT(tn_server_set_page_size(NULL, 2), -1);
+    CHECK_INT(tn_server_run(NULL), -1);
+    CHECK_INT(tn_server_serve_fd(NULL, 0, 1), -1);
+
+    CHECK_INT(tn_cancelled(NULL), 0);
+    CHECK_INT(tn_progress(NULL, 1, 2, "x"), -1);
+    CHECK(tn_call_server(NULL) == NULL);
+
+    CHECK_INT(tn_log(NULL, "info", "x"), -1);
+    CHECK_INT(tn_log(server, NULL, "x"), -1);
+    CHECK_INT(tn_log(server, "info", none), -1);
+
+    CHECK(tn_result_text(NULL) == NULL);
+    CHECK(tn_result_textf(none) == NULL);
+    CHECK(tn_result_error(none) == NULL);
+    CHECK(tn_result_structured(NULL) == NULL);
+    CHECK(tn_result_content(NULL) == NULL);
+
+    tn_server_free(server);
+}
+
+static void add_tool_rules(void)
+{
+    static const struct {
+        tn_tool_t tool;
+        const char *error; /* NULL: accepted */
+    } cases[] = {
+        {{.name = "ok.name-1_x", .handler = handler}, NULL},
+        {{.name = "", .handler = handler},
+         "tool name \"\" must be 1-128 characters of A-Z a-z 0-9 _ - ."},
+        {{.name = "has space", .handler = handler},
+         "tool name \"has space\" must be 1-128 characters of A-Z a-z 0-9 "
+         "_ - ."},
+        {{.name = "ok.name-1_x", .handler = handler},
+         "tool \"ok.name-1_x\" is already added"},
+        {{.name = "bad_json", .input_schema = "{", .handler = handler},
+         "tool \"bad_json\": input schema: string or '}' expected near end "
+         "of file at line 1 column 1"},
+        {{.name = "array", .input_schema = "[]", .handler = handler},
+         "tool \"array\": input schema must be a JSON object"},
+        {{.name = "untyped", .input_schema = "{}", .handler = handler},
+         "tool \"untyped\": input schema must have \"type\": \"object\""},
+        {{.name = "out", .output_schema = "{\"type\":\"string\"}",
+          .handler = handler},
+         "tool \"out\": output schema must have \"type\": \"object\""},
+        {{.name = "notes", .annotations = "[1]", .handler = handler},
+         "tool \"notes\": annotations must be a JSON object"},
+        {{.name = "full", .title = "Full", .description = "d",
+          .input_schema = "{\"type\":\"object\"}",
+          .output_schema = "{\"type\":\"object\"}",
+          .annotations = "{\"readOnlyHint\":true}", .handler = handler},
+         NULL},
+    };
+    tn_server_t *server = tn_server_new("s", "1");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tn_error_t error = {{0}};
+        int rc = tn_server_add_tool(server, &cases[i].tool, &error);
+        CHECK_INT(rc, cases[i].error ? -1 : 0);
+        CHECK_STR(error.text, cases[i].error ? cases[i].error : "");
+    }
+
+    char long_name[130];
+    memset(long_name, 'a', 129);
+    long_name[129] = '\0';
+    tn_tool_t tool = {.name = long_name, .handler = handler};
+    CHECK_INT(tn_server_add_tool(server, &tool, NULL), -1);
+    long_name[128] = '\0';
+    CHECK_INT(tn_server_add_tool(server, &tool, NULL), 0);
+    tn_server_free(server);
+}
+
+static void limits(void)
+{
+    tn_server_t *server = tn_server_new("s", "1");
+    CHECK_INT(tn_server_set_workers(server, 0), -1);
+    CHECK_INT(tn_server_set_workers(server, 257), -1);
+    CHECK_INT(tn_server_set_workers(server, 256), 0);
+    CHECK_INT(tn_server_set_page_size(server, 0), -1);
+    CHECK_INT(tn_server_set_page_size(server, 1), 0);
+    CHECK_INT(tn_log(server, "loud", "x"), -1);
+    /* Not running: the line goes to stderr. */
+    CHECK_INT(tn_log(server, "info", "logged before running %d", 1), 0);
+    tn_server_free(server);
+}
+
+int main(void)
+{
+    CHECK_STR(TN_VERSION, "0.1.0");
+    CHECK_INT(TN_VERSION_MAJOR * 10000 + TN_VERSION_MINOR * 100 +
+                  TN_VERSION_PATCH,
+              100);
+    null_arguments();
+    add_tool_rules();
+    limits();
+    return CHECK_DONE();
+}
