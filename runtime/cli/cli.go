@@ -7,9 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -71,13 +74,16 @@ func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 type serveFlags struct {
-	bundles  listFlag
-	config   string
-	stdio    bool
-	http     string
-	logLevel string
-	logJSON  bool
-	pageSize int
+	bundles     listFlag
+	config      string
+	stdio       bool
+	http        string
+	allowOrigin listFlag
+	tokenFile   string
+	maxBody     int64
+	logLevel    string
+	logJSON     bool
+	pageSize    int
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
@@ -87,7 +93,10 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Var(&f.bundles, "bundles", "`DIR` whose subdirectories holding a bundle.json are bundles (may be repeated)")
 	fs.StringVar(&f.config, "config", "", "`FILE` in the mcpServers JSON of Claude Desktop, Cursor or VS Code (servers); each entry becomes a bundle")
 	fs.BoolVar(&f.stdio, "stdio", false, "serve MCP on stdin/stdout (the default when no --http is given)")
-	fs.StringVar(&f.http, "http", "", "serve MCP Streamable HTTP at `ADDR`/mcp, e.g. 127.0.0.1:7777")
+	fs.StringVar(&f.http, "http", "", "serve MCP Streamable HTTP at http://`ADDR`/mcp, e.g. 127.0.0.1:7777 (keep it on loopback unless a --token-file guards it)")
+	fs.Var(&f.allowOrigin, "allow-origin", "accept browser requests from `ORIGIN` besides loopback ones, e.g. https://app.example.com; * for any (may be repeated)")
+	fs.StringVar(&f.tokenFile, "token-file", "", "require \"Authorization: Bearer <token>\" on HTTP, the token read from `FILE`")
+	fs.Int64Var(&f.maxBody, "max-body", 16<<20, "largest HTTP request body in `BYTES`; larger ones get 413")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: trace, debug, info, warn or error")
 	fs.BoolVar(&f.logJSON, "log-json", false, "write logs as JSON lines")
 	fs.IntVar(&f.pageSize, "page-size", 500, "tools per tools/list page (`N`); 0 lists all at once")
@@ -114,7 +123,14 @@ Flags:
 		return nil, fmt.Errorf("unknown --log-level %q: use trace, debug, info, warn or error", f.logLevel)
 	}
 	if f.http != "" {
-		return nil, errors.New("--http: the Streamable HTTP front is not available in this build; use --stdio")
+		if _, _, err := net.SplitHostPort(f.http); err != nil {
+			return nil, fmt.Errorf("--http %q: want HOST:PORT, e.g. 127.0.0.1:7777", f.http)
+		}
+	} else {
+		f.stdio = true
+	}
+	if f.tokenFile != "" && f.http == "" {
+		return nil, errors.New("--token-file guards the HTTP front: give --http too")
 	}
 	return f, nil
 }
@@ -149,19 +165,97 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		log.Warn("no bundles found; the node serves no tools until some are added", "bundles", f.bundles.String())
 	}
 
+	token := ""
+	if f.tokenFile != "" {
+		b, err := os.ReadFile(f.tokenFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolnode serve: --token-file: %v\n", err)
+			return ExitUsage
+		}
+		if token = strings.TrimSpace(string(b)); token == "" {
+			fmt.Fprintf(stderr, "toolnode serve: --token-file %s is empty\n", f.tokenFile)
+			return ExitUsage
+		}
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	n := node.New(node.Config{Logger: log, Manifests: manifests, Version: Version})
 	n.Start(ctx)
 	srv := front.NewServer(n, front.Options{Version: Version, PageSize: f.pageSize, Logger: log.Named("front")})
-	err = srv.ServeStdio(ctx, stdin, stdout)
+
+	// Either front ending (stdin closed, the listener failing) or a signal stops the node.
+	ctx, cancel := context.WithCancelCause(ctx)
+	var wg sync.WaitGroup
+	if f.http != "" {
+		h := srv.NewHTTPHandler(front.HTTPOptions{AllowOrigins: f.allowOrigin, Token: token, MaxBody: f.maxBody})
+		ln, err := net.Listen("tcp", f.http)
+		if err != nil {
+			log.Error("cannot listen", "addr", f.http, "error", err)
+			cancel(err)
+			shutdown(n, log)
+			return ExitError
+		}
+		if host, _, _ := net.SplitHostPort(f.http); !isLoopback(host) && token == "" {
+			log.Warn("the HTTP front listens beyond loopback without a --token-file: anyone who reaches it can call every tool", "addr", f.http)
+		}
+		log.Info("HTTP front listening", "url", "http://"+ln.Addr().String()+"/mcp")
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cancel(serveHTTP(ctx, ln, h, log))
+		}()
+	}
+	if f.stdio {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cancel(srv.ServeStdio(ctx, stdin, stdout))
+		}()
+	}
+	<-ctx.Done()
+	cancel(nil)
+	wg.Wait()
 	stop()
 	shutdown(n, log)
-	if err != nil {
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		log.Error("front failed", "error", err)
 		return ExitError
 	}
 	return ExitOK
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// serveHTTP serves h on ln until ctx ends, then closes the sessions and the server.
+func serveHTTP(ctx context.Context, ln net.Listener, h *front.HTTPHandler, log hclog.Logger) error {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	hs := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		h.Close()
+		return fmt.Errorf("HTTP front: %w", err)
+	case <-ctx.Done():
+	}
+	h.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(sctx)
+	<-errc
+	return nil
 }
 
 // shutdown stops the bundles gracefully; a second SIGINT or SIGTERM hurries them to SIGKILL.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/sourcegraph/jsonrpc2"
@@ -44,9 +45,11 @@ func NewServer(n *node.Node, opts Options) *Server {
 	return &Server{node: n, opts: opts}
 }
 
-// Outbound sends to one client. Implementations are safe for concurrent use.
+// Outbound sends to one client. Implementations are safe for concurrent use. ctx is that of
+// the client's call a message relates to, when there is one.
 type Outbound interface {
 	Notify(ctx context.Context, method string, params any) error
+	Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 }
 
 // Session is one client's state: the negotiated version, its log level and its calls in
@@ -57,6 +60,7 @@ type Session struct {
 
 	mu          sync.Mutex
 	version     string
+	clientCaps  map[string]json.RawMessage
 	initialized bool
 	minLevel    int
 	inflight    map[string]*Call
@@ -102,6 +106,20 @@ func (sess *Session) Notify(ctx context.Context, method string, params any) erro
 		}
 	}
 	return sess.out.Notify(ctx, method, params)
+}
+
+// Request sends a bundle's request to the client, when the client declared the capability
+// it needs. It implements node.Session.
+func (sess *Session) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	need := map[string]string{mcp.MethodSampling: "sampling", mcp.MethodElicitation: "elicitation", mcp.MethodRootsList: "roots"}[method]
+	sess.mu.Lock()
+	_, has := sess.clientCaps[need]
+	sess.mu.Unlock()
+	if need != "" && !has {
+		return nil, &jsonrpc2.Error{Code: mcp.CodeMethodNotFound,
+			Message: fmt.Sprintf("the client did not declare the %q capability that %s needs", need, method)}
+	}
+	return sess.out.Request(ctx, method, params)
 }
 
 // Call is one client request being served.
@@ -177,8 +195,10 @@ func (sess *Session) initialize(params json.RawMessage) (any, error) {
 		return nil, invalidParams("initialize params: %v", err)
 	}
 	v := mcp.NegotiateVersion(p.ProtocolVersion)
+	var caps map[string]json.RawMessage
+	_ = json.Unmarshal(p.Capabilities, &caps)
 	sess.mu.Lock()
-	sess.version = v
+	sess.version, sess.clientCaps = v, caps
 	sess.mu.Unlock()
 	sess.srv.opts.Logger.Debug("client initialized", "client", p.ClientInfo.Name, "client_version", p.ClientInfo.Version,
 		"requested", p.ProtocolVersion, "protocol", v)
@@ -239,7 +259,12 @@ func (sess *Session) setLevel(ctx context.Context, params json.RawMessage) (any,
 	sess.mu.Lock()
 	sess.minLevel = rank
 	sess.mu.Unlock()
-	sess.srv.node.SetLogLevel(context.WithoutCancel(ctx), p.Level)
+	// Bundles that are slow to take the level must not hold up the client.
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		sess.srv.node.SetLogLevel(ctx, p.Level)
+	}()
 	return struct{}{}, nil
 }
 

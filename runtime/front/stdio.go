@@ -72,6 +72,14 @@ func (o connOutbound) Notify(ctx context.Context, method string, params any) err
 	return o.conn.Notify(ctx, method, params)
 }
 
+func (o connOutbound) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	var res json.RawMessage
+	if err := o.conn.Call(ctx, method, params, &res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
 // stdioHandler runs on jsonrpc2's reading goroutine: it registers each request before
 // reading the next message (so a cancellation that follows finds it) and serves it on a
 // goroutine of its own (so calls run concurrently).

@@ -21,9 +21,15 @@ import (
 
 // Session is a client connection of a front, as the node sees it. Implementations must be
 // safe for concurrent use and must not block for long in Notify.
+//
+// The ctx given to Notify and Request is the ctx of the client's call the message relates
+// to, when there is one, so that a transport can send it on that call's stream.
 type Session interface {
 	// Notify sends a notification to the client.
 	Notify(ctx context.Context, method string, params any) error
+	// Request sends a request to the client (sampling, elicitation, roots) and waits for
+	// its answer.
+	Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 }
 
 // Config configures a Node.
@@ -78,11 +84,19 @@ type bundle struct {
 	state  State
 	err    error
 	tools  []json.RawMessage
+
+	flights map[uint64]*flight // calls in flight by bundle-side request id; guarded by Node.mu
+}
+
+// flight is a client's call being served by a bundle.
+type flight struct {
+	sess Session
+	ctx  context.Context
 }
 
 type progressRoute struct {
-	sess  Session
-	token json.RawMessage
+	flight *flight
+	token  json.RawMessage
 }
 
 // New returns a node for cfg; Start launches its bundles.
@@ -110,7 +124,7 @@ func (n *Node) Start(ctx context.Context) {
 	ctx, n.cancelStart = context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	for _, m := range n.cfg.Manifests {
-		b := &bundle{m: m, log: n.log.Named(m.Name), state: StateStarting}
+		b := &bundle{m: m, log: n.log.Named(m.Name), state: StateStarting, flights: map[uint64]*flight{}}
 		n.mu.Lock()
 		n.bundles[m.Name] = b
 		n.mu.Unlock()

@@ -14,12 +14,16 @@ import (
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
+// RelatedRequestKey is the _meta member by which a bundle relates a notification or a
+// request of its own to the call it is serving: the JSON-RPC id of that call as the bundle
+// received it. toolnode's SDKs set it; for other bundles the node falls back to the calls it
+// knows are in flight.
+const RelatedRequestKey = "io.toolnode/request"
+
 // CallTool routes a tools/call from sess to the bundle serving the named tool and returns
-// the bundle's result as it sent it. The tool's name is mapped back to the bundle's own and
-// a progress token to one unique across sessions; the bundle's progress comes back to sess
-// under the client's token. Unknown tools and bad params are *jsonrpc2.Error; a bundle that
-// fails or times out gives a result with isError set, naming the bundle, so that the model
-// on the other side can act on it.
+// the bundle's result as it sent it. Unknown tools and bad params are *jsonrpc2.Error; a
+// bundle that fails or times out gives a result with isError set, naming the bundle, so that
+// the model on the other side can act on it.
 func (n *Node) CallTool(ctx context.Context, sess Session, params json.RawMessage) (json.RawMessage, error) {
 	var p map[string]json.RawMessage
 	if err := json.Unmarshal(params, &p); err != nil {
@@ -33,30 +37,10 @@ func (n *Node) CallTool(ctx context.Context, sess Session, params json.RawMessag
 	if !ok {
 		return nil, invalidParams(fmt.Sprintf("unknown tool %q", name))
 	}
-	n.mu.Lock()
-	b := n.bundles[e.Bundle]
-	client, m := b.client, b.m
-	n.mu.Unlock()
-
 	if e.Tool != name {
 		p["name"], _ = json.Marshal(e.Tool)
 	}
-	if token, ok := progressToken(p); ok {
-		ours := "tn-" + strconv.FormatUint(n.tokens.Add(1), 10)
-		n.progress.Store(ours, progressRoute{sess: sess, token: token})
-		defer n.progress.Delete(ours)
-		setProgressToken(p, ours)
-	}
-	out, err := json.Marshal(p)
-	if err != nil {
-		return nil, fmt.Errorf("encode tools/call: %w", err)
-	}
-
-	timeout := m.Timeouts.Call.Std(manifest.DefaultCallTimeout)
-	callCtx, cancel := context.WithTimeoutCause(ctx, timeout,
-		fmt.Errorf("tool %q of bundle %q did not answer within %s; the bundle was told to cancel", name, e.Bundle, timeout))
-	defer cancel()
-	res, err := client.Call(callCtx, mcp.MethodToolsCall, json.RawMessage(out))
+	res, err := n.forward(ctx, sess, e.Bundle, mcp.MethodToolsCall, p, fmt.Sprintf("tool %q", name))
 	var rpcErr *jsonrpc2.Error
 	switch {
 	case err == nil:
@@ -66,11 +50,50 @@ func (n *Node) CallTool(ctx context.Context, sess Session, params json.RawMessag
 	case errors.As(err, &rpcErr):
 		return nil, rpcErr
 	}
-	return toolError(err.Error())
+	return json.Marshal(mcp.ErrorResult(err.Error()))
 }
 
-func toolError(msg string) (json.RawMessage, error) {
-	return json.Marshal(mcp.ErrorResult(msg))
+// forward sends a request of sess to a bundle and returns its answer. The request's
+// progress token is replaced by one unique across sessions and the bundle's progress comes
+// back to sess under the client's token; the call is bounded by the bundle's call timeout,
+// at which the bundle is told to cancel.
+func (n *Node) forward(ctx context.Context, sess Session, bundleName, method string, p map[string]json.RawMessage, what string) (json.RawMessage, error) {
+	n.mu.Lock()
+	b := n.bundles[bundleName]
+	var client *upstream.Client
+	if b != nil && b.state == StateReady {
+		client = b.client
+	}
+	n.mu.Unlock()
+	if client == nil {
+		return nil, fmt.Errorf("bundle %q is not running", bundleName)
+	}
+	timeout := b.m.Timeouts.Call.Std(manifest.DefaultCallTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout,
+		fmt.Errorf("%s of bundle %q did not answer within %s; the bundle was told to cancel", what, bundleName, timeout))
+	defer cancel()
+
+	f := &flight{sess: sess, ctx: ctx}
+	id := client.ReserveID()
+	n.mu.Lock()
+	b.flights[id] = f
+	n.mu.Unlock()
+	defer func() {
+		n.mu.Lock()
+		delete(b.flights, id)
+		n.mu.Unlock()
+	}()
+	if token, ok := progressToken(p); ok {
+		ours := "tn-" + strconv.FormatUint(n.tokens.Add(1), 10)
+		n.progress.Store(ours, progressRoute{flight: f, token: token})
+		defer n.progress.Delete(ours)
+		setProgressToken(p, ours)
+	}
+	out, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", method, err)
+	}
+	return client.CallAs(ctx, id, method, json.RawMessage(out))
 }
 
 func invalidParams(msg string) *jsonrpc2.Error {
@@ -105,12 +128,41 @@ func (n *Node) SetLogLevel(ctx context.Context, level string) {
 	}
 	n.mu.Unlock()
 	for _, c := range clients {
-		go func() {
-			if _, err := c.Call(ctx, mcp.MethodLoggingSetLevel, mcp.SetLevelParams{Level: level}); err != nil {
-				n.log.Named(c.Name()).Debug("logging/setLevel", "error", err)
-			}
-		}()
+		if _, err := c.Call(ctx, mcp.MethodLoggingSetLevel, mcp.SetLevelParams{Level: level}); err != nil {
+			n.log.Named(c.Name()).Debug("logging/setLevel", "error", err)
+		}
 	}
+}
+
+// related finds the client call a bundle's message is about: the one it names in
+// _meta["io.toolnode/request"], else the latest of its calls in flight when they all come
+// from one session. nil when there is none or it cannot be told.
+func (n *Node) related(b *bundle, params json.RawMessage) *flight {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	_ = json.Unmarshal(params, &p)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if raw, ok := p.Meta[RelatedRequestKey]; ok {
+		var id uint64
+		if json.Unmarshal(raw, &id) == nil {
+			if f := b.flights[id]; f != nil {
+				return f
+			}
+		}
+	}
+	var found *flight
+	var latest uint64
+	for id, f := range b.flights {
+		if found != nil && f.sess != found.sess {
+			return nil
+		}
+		if found == nil || id > latest {
+			found, latest = f, id
+		}
+	}
+	return found
 }
 
 // bundleHandler receives what one bundle sends on its own.
@@ -130,6 +182,10 @@ func (h bundleHandler) Notify(c *upstream.Client, method string, params json.Raw
 			return
 		}
 		msg.Logger = qualify(c.Name(), msg.Logger)
+		if f := h.n.related(h.b, params); f != nil {
+			_ = f.sess.Notify(f.ctx, mcp.NotifyMessage, msg)
+			return
+		}
 		h.n.broadcast(mcp.NotifyMessage, msg)
 	case mcp.NotifyToolsListChanged:
 		h.n.wg.Add(1)
@@ -142,8 +198,14 @@ func (h bundleHandler) Notify(c *upstream.Client, method string, params json.Raw
 	}
 }
 
-func (h bundleHandler) Request(_ context.Context, _ *upstream.Client, method string, _ json.RawMessage) (any, error) {
-	return nil, &jsonrpc2.Error{Code: mcp.CodeMethodNotFound, Message: fmt.Sprintf("toolnode does not forward %s yet", method)}
+// Request passes a bundle's request to the client whose call it relates to.
+func (h bundleHandler) Request(ctx context.Context, _ *upstream.Client, method string, params json.RawMessage) (any, error) {
+	f := h.n.related(h.b, params)
+	if f == nil {
+		return nil, &jsonrpc2.Error{Code: mcp.CodeInternalError,
+			Message: fmt.Sprintf("%s can only be sent while serving a client's call (toolnode relays it to that client)", method)}
+	}
+	return f.sess.Request(f.ctx, method, params)
 }
 
 // qualify names the bundle as the logger of its messages, keeping the bundle's own logger.
@@ -170,7 +232,7 @@ func (n *Node) forwardProgress(params json.RawMessage) {
 	}
 	route := v.(progressRoute)
 	p["progressToken"] = route.token
-	_ = route.sess.Notify(context.Background(), mcp.NotifyProgress, p)
+	_ = route.flight.sess.Notify(route.flight.ctx, mcp.NotifyProgress, p)
 }
 
 // refresh re-reads a bundle's tools after it said they changed.

@@ -141,7 +141,16 @@ func (c *Client) ExitStatus() string { return c.proc.ExitStatus() }
 // returned. When the bundle goes away, the error names it and how it exited. A JSON-RPC
 // error from the bundle is returned as a *jsonrpc2.Error.
 func (c *Client) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	id := jsonrpc2.ID{Num: c.ids.Add(1)}
+	return c.CallAs(ctx, c.ReserveID(), method, params)
+}
+
+// ReserveID returns a request id no other call of this session uses, for CallAs.
+func (c *Client) ReserveID() uint64 { return c.ids.Add(1) }
+
+// CallAs is Call with an id from ReserveID, so that the caller can relate to the call what the
+// bundle sends about it.
+func (c *Client) CallAs(ctx context.Context, num uint64, method string, params any) (json.RawMessage, error) {
+	id := jsonrpc2.ID{Num: num}
 	w, err := c.conn.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
 	if err != nil {
 		if errors.Is(err, jsonrpc2.ErrClosed) {
