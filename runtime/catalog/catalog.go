@@ -1,11 +1,12 @@
 // Package catalog merges the tools of every bundle under one namespace and routes names back
 // to the bundle that serves them.
 //
-// A tool named <seat>.<verb> by a bundle that declares the seat keeps its name; any other tool
-// is exposed as <bundle>.<tool>. When names collide, the outcome depends only on the set of
-// bundles, never on the order they started in: a seat implementation beats a prefixed name,
-// then the bundle whose name sorts first wins. A seat implementation that loses falls back to
-// its prefixed name, so it stays reachable; every collision is reported.
+// A tool named <seat>.<verb> by a bundle that declares the seat keeps its name, as do all the
+// tools of a bundle exposed without prefix; any other tool is exposed as <bundle>.<tool>.
+// When names collide, the outcome depends only on the set of bundles, never on the order
+// they started in: a name a bundle claims as is beats a prefixed one, then the bundle whose
+// name sorts first wins. A claimed name that loses falls back to its prefixed form, so the
+// tool stays reachable; every collision is reported. Prompts follow the same rules.
 package catalog
 
 import (
@@ -18,11 +19,13 @@ import (
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
-// Source is the tool list of one bundle.
+// Source is the tool (or prompt) list of one bundle.
 type Source struct {
 	Bundle string
 	Seats  []string
-	Tools  []json.RawMessage
+	// NoPrefix exposes every tool under its own name, as long as it collides with nothing.
+	NoPrefix bool
+	Tools    []json.RawMessage
 }
 
 // Entry is one exposed tool.
@@ -60,7 +63,7 @@ type Catalog struct {
 
 type candidate struct {
 	name, bundle, tool string
-	seat               bool
+	claim              bool // keeps its own name: a seat verb, or a bundle without prefix
 	raw                json.RawMessage
 }
 
@@ -87,9 +90,9 @@ func Build(sources []Source) (*Catalog, []Notice) {
 				continue
 			}
 			seat, _, isSeat := strings.Cut(t.Name, ".")
-			isSeat = isSeat && seats[seat]
-			c := candidate{name: t.Name, bundle: s.Bundle, tool: t.Name, seat: isSeat, raw: raw}
-			if !isSeat {
+			claim := isSeat && seats[seat] || s.NoPrefix
+			c := candidate{name: t.Name, bundle: s.Bundle, tool: t.Name, claim: claim, raw: raw}
+			if !claim {
 				c.name = s.Bundle + "." + t.Name
 			}
 			cands = append(cands, c)
@@ -100,8 +103,8 @@ func Build(sources []Source) (*Catalog, []Notice) {
 		if a.name != b.name {
 			return a.name < b.name
 		}
-		if a.seat != b.seat {
-			return a.seat
+		if a.claim != b.claim {
+			return a.claim
 		}
 		return a.bundle < b.bundle
 	})
@@ -126,8 +129,8 @@ func Build(sources []Source) (*Catalog, []Notice) {
 			continue
 		}
 		winner := cat.owner(c.name)
-		if c.seat {
-			c.seat, c.name = false, c.bundle+"."+c.tool
+		if c.claim {
+			c.claim, c.name = false, c.bundle+"."+c.tool
 			fallbacks = append(fallbacks, c)
 			continue
 		}
@@ -138,11 +141,11 @@ func Build(sources []Source) (*Catalog, []Notice) {
 	for _, c := range fallbacks {
 		if add(c) {
 			notices = append(notices, Notice{Bundle: c.bundle, Tool: c.tool, Exposed: c.name,
-				Reason: fmt.Sprintf("seat verb %q is served by bundle %q, which sorts first", c.tool, cat.owner(c.tool))})
+				Reason: fmt.Sprintf("name %q is served by bundle %q, which sorts first", c.tool, cat.owner(c.tool))})
 			continue
 		}
 		notices = append(notices, Notice{Bundle: c.bundle, Tool: c.tool,
-			Reason: fmt.Sprintf("seat verb %q is served by bundle %q and %q is taken too", c.tool, cat.owner(c.tool), c.name)})
+			Reason: fmt.Sprintf("name %q is served by bundle %q and %q is taken too", c.tool, cat.owner(c.tool), c.name)})
 	}
 	sort.Slice(cat.entries, func(i, j int) bool { return cat.entries[i].Name < cat.entries[j].Name })
 	for i, e := range cat.entries {

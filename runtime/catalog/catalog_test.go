@@ -39,8 +39,8 @@ func TestBuild(t *testing.T) {
 			},
 			want: map[string]string{"node-lamp.on": "c", "go.node-lamp.on": "go", "python.node-lamp.on": "python"},
 			wantNotices: []string{
-				`tool "node-lamp.on" of bundle "go" exposed as "go.node-lamp.on": seat verb "node-lamp.on" is served by bundle "c", which sorts first`,
-				`tool "node-lamp.on" of bundle "python" exposed as "python.node-lamp.on": seat verb "node-lamp.on" is served by bundle "c", which sorts first`,
+				`tool "node-lamp.on" of bundle "go" exposed as "go.node-lamp.on": name "node-lamp.on" is served by bundle "c", which sorts first`,
+				`tool "node-lamp.on" of bundle "python" exposed as "python.node-lamp.on": name "node-lamp.on" is served by bundle "c", which sorts first`,
 			},
 		},
 		{
@@ -51,6 +51,17 @@ func TestBuild(t *testing.T) {
 			},
 			want:        map[string]string{"node-lamp.on": "z"},
 			wantNotices: []string{`tool "on" of bundle "node-lamp" left out: name "node-lamp.on" is already served by bundle "z"`},
+		},
+		{
+			name: "a bundle without prefix keeps its names unless they collide",
+			sources: []Source{
+				{Bundle: "conf", NoPrefix: true, Tools: tools("test_simple_text", "greet")},
+				{Bundle: "b", NoPrefix: true, Tools: tools("greet")},
+			},
+			want: map[string]string{"test_simple_text": "conf", "greet": "b", "conf.greet": "conf"},
+			wantNotices: []string{
+				`tool "greet" of bundle "conf" exposed as "conf.greet": name "greet" is served by bundle "b", which sorts first`,
+			},
 		},
 		{
 			name:    "names breaking the rule and names grown too long are refused",

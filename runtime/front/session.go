@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -89,7 +90,7 @@ func (sess *Session) Notify(ctx context.Context, method string, params any) erro
 	sess.mu.Lock()
 	initialized := sess.initialized
 	sess.mu.Unlock()
-	if method == mcp.NotifyToolsListChanged && !initialized {
+	if strings.HasSuffix(method, "/list_changed") && !initialized {
 		// The client lists tools after initialized anyway; telling it earlier breaks the
 		// lifecycle.
 		return nil
@@ -171,22 +172,69 @@ func (c *Call) Handle(method string, params json.RawMessage) (any, *jsonrpc2.Err
 }
 
 func (sess *Session) dispatch(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if method == mcp.MethodPing {
+		return struct{}{}, nil
+	}
+	// Everything else needs the bundles: hold it until their first start is over, so that
+	// a client never sees capabilities or lists missing bundles still starting.
+	if err := sess.waitReady(ctx); err != nil {
+		return nil, err
+	}
+	n := sess.srv.node
 	switch method {
 	case mcp.MethodInitialize:
 		return sess.initialize(params)
-	case mcp.MethodPing:
-		return struct{}{}, nil
 	case mcp.MethodToolsList:
-		return sess.listTools(ctx, params)
+		return listPage(params, func(cursor string) ([]json.RawMessage, string, error) {
+			return n.Catalog().Page(cursor, sess.srv.opts.PageSize)
+		}, "tools")
 	case mcp.MethodToolsCall:
-		if err := sess.waitReady(ctx); err != nil {
-			return nil, err
-		}
-		return sess.srv.node.CallTool(ctx, sess, params)
+		return n.CallTool(ctx, sess, params)
+	case mcp.MethodPromptsList:
+		return listPage(params, func(cursor string) ([]json.RawMessage, string, error) {
+			return n.Prompts().Page(cursor, sess.srv.opts.PageSize)
+		}, "prompts")
+	case mcp.MethodPromptsGet:
+		return n.GetPrompt(ctx, sess, params)
+	case mcp.MethodResourcesList:
+		return listPage(params, func(cursor string) ([]json.RawMessage, string, error) {
+			return n.Resources().Resources(cursor, sess.srv.opts.PageSize)
+		}, "resources")
+	case mcp.MethodResourceTemplates:
+		return listPage(params, func(cursor string) ([]json.RawMessage, string, error) {
+			return n.Resources().Templates(cursor, sess.srv.opts.PageSize)
+		}, "resourceTemplates")
+	case mcp.MethodResourcesRead:
+		return n.ReadResource(ctx, sess, params)
+	case mcp.MethodResourcesSub:
+		return n.Subscribe(ctx, sess, params)
+	case mcp.MethodResourcesUnsub:
+		return n.Unsubscribe(ctx, sess, params)
+	case mcp.MethodComplete:
+		return n.Complete(ctx, sess, params)
 	case mcp.MethodLoggingSetLevel:
 		return sess.setLevel(ctx, params)
 	}
 	return nil, &jsonrpc2.Error{Code: mcp.CodeMethodNotFound, Message: fmt.Sprintf("method %q not found", method)}
+}
+
+// listPage answers a */list request with one page of items under field.
+func listPage(params json.RawMessage, page func(cursor string) ([]json.RawMessage, string, error), field string) (any, error) {
+	var p mcp.PaginatedParams
+	if len(params) > 0 && string(params) != "null" {
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, invalidParams("list params: %v", err)
+		}
+	}
+	items, next, err := page(p.Cursor)
+	if err != nil {
+		return nil, invalidParams("%v", err)
+	}
+	res := map[string]any{field: items}
+	if next != "" {
+		res["nextCursor"] = next
+	}
+	return res, nil
 }
 
 func (sess *Session) initialize(params json.RawMessage) (any, error) {
@@ -204,12 +252,29 @@ func (sess *Session) initialize(params json.RawMessage) (any, error) {
 		"requested", p.ProtocolVersion, "protocol", v)
 	return mcp.InitializeResult{
 		ProtocolVersion: v,
-		Capabilities: mcp.ServerCapabilities{
-			Tools:   &mcp.ListChangedCapability{ListChanged: true},
-			Logging: &struct{}{},
-		},
-		ServerInfo: mcp.Implementation{Name: "toolnode", Version: sess.srv.opts.Version},
+		Capabilities:    sess.capabilities(),
+		ServerInfo:      mcp.Implementation{Name: "toolnode", Version: sess.srv.opts.Version},
 	}, nil
+}
+
+// capabilities advertises tools and logging, which the node always serves, and the rest
+// only when some bundle offers it.
+func (sess *Session) capabilities() mcp.ServerCapabilities {
+	o := sess.srv.node.Offers()
+	caps := mcp.ServerCapabilities{
+		Tools:   &mcp.ListChangedCapability{ListChanged: true},
+		Logging: &struct{}{},
+	}
+	if o.Prompts {
+		caps.Prompts = &mcp.ListChangedCapability{ListChanged: true}
+	}
+	if o.Resources {
+		caps.Resources = &mcp.ResourcesCapability{ListChanged: true, Subscribe: o.Subscribe}
+	}
+	if o.Completions {
+		caps.Completions = &struct{}{}
+	}
+	return caps
 }
 
 // Version is the protocol revision negotiated with the client, or "" before initialize.
@@ -228,23 +293,6 @@ func (sess *Session) waitReady(ctx context.Context) error {
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
-}
-
-func (sess *Session) listTools(ctx context.Context, params json.RawMessage) (any, error) {
-	var p mcp.PaginatedParams
-	if len(params) > 0 && string(params) != "null" {
-		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, invalidParams("tools/list params: %v", err)
-		}
-	}
-	if err := sess.waitReady(ctx); err != nil {
-		return nil, err
-	}
-	tools, next, err := sess.srv.node.Catalog().Page(p.Cursor, sess.srv.opts.PageSize)
-	if err != nil {
-		return nil, invalidParams("%v", err)
-	}
-	return mcp.ListToolsResult{Tools: tools, NextCursor: next}, nil
 }
 
 func (sess *Session) setLevel(ctx context.Context, params json.RawMessage) (any, error) {

@@ -41,6 +41,9 @@ type Manifest struct {
 	Seats []string `json:"seats,omitempty"`
 	// Timeouts bound start-up, each call and shutdown.
 	Timeouts Timeouts `json:"timeouts"`
+	// Prefix, when false, exposes the bundle's tools and prompts under their own names
+	// instead of <bundle>.<name>, as long as they collide with nothing. Default true.
+	Prefix *bool `json:"prefix,omitempty"`
 
 	// Dir is the bundle directory (absolute); Path the manifest file. Neither is read from
 	// the file.
@@ -144,7 +147,7 @@ func explainDecodeError(err error) error {
 		return fmt.Errorf("key %q must be %s, not JSON %s", typ.Field, typeName(typ.Type.String()), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		key := strings.TrimPrefix(err.Error(), "json: unknown field ")
-		return fmt.Errorf("unknown key %s (known keys: name, command, env, inherit_env, seats, timeouts)", key)
+		return fmt.Errorf("unknown key %s (known keys: name, command, env, inherit_env, seats, timeouts, prefix)", key)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return errors.New("not valid JSON: the file ends inside the object")
 	case errors.Is(err, io.EOF):
@@ -193,6 +196,9 @@ func (m *Manifest) check() error {
 	}
 	return nil
 }
+
+// Prefixed reports whether the bundle's names get its name as prefix.
+func (m *Manifest) Prefixed() bool { return m.Prefix == nil || *m.Prefix }
 
 // Program resolves Command[0]: a "./" path inside the bundle directory (it may not escape
 // it, also not through a symbolic link), an absolute path, or a bare name left for a PATH

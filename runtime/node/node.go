@@ -57,6 +57,9 @@ type Node struct {
 	closed   bool
 
 	catalog     atomic.Pointer[catalog.Catalog]
+	prompts     atomic.Pointer[catalog.Catalog]
+	resources   atomic.Pointer[catalog.Resources]
+	subs        subscriptions
 	ready       chan struct{}
 	settled     atomic.Bool // the first start is over: report collisions and changes
 	cancelStart context.CancelFunc
@@ -83,7 +86,7 @@ type bundle struct {
 	client *upstream.Client
 	state  State
 	err    error
-	tools  []json.RawMessage
+	lists  lists
 
 	flights map[uint64]*flight // calls in flight by bundle-side request id; guarded by Node.mu
 }
@@ -115,6 +118,9 @@ func New(cfg Config) *Node {
 		ready:    make(chan struct{}),
 	}
 	n.catalog.Store(&catalog.Catalog{})
+	n.prompts.Store(&catalog.Catalog{})
+	n.resources.Store(&catalog.Resources{})
+	n.subs = subscriptions{byURI: map[string]map[Session]bool{}}
 	return n
 }
 
@@ -156,12 +162,12 @@ func (n *Node) startBundle(ctx context.Context, b *bundle, settled func()) {
 	timeout := m.Timeouts.Start.Std(manifest.DefaultStartTimeout)
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("no answer within the start timeout of %s", timeout))
 	defer cancel()
-	c, tools, err := n.launch(ctx, b)
+	c, l, err := n.launch(ctx, b)
 	n.mu.Lock()
 	if err != nil {
 		b.state, b.err = StateFailed, err
 	} else {
-		b.state, b.client, b.tools = StateReady, c, tools
+		b.state, b.client, b.lists = StateReady, c, l
 	}
 	n.mu.Unlock()
 	if err != nil {
@@ -172,19 +178,19 @@ func (n *Node) startBundle(ctx context.Context, b *bundle, settled func()) {
 		}
 		return
 	}
-	b.log.Info("bundle ready", "pid", c.Pid(), "tools", len(tools))
+	b.log.Info("bundle ready", "pid", c.Pid(), "tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))
 	n.rebuild()
 	settled()
 	n.watchExit(b)
 }
 
-// launch starts the process, runs the handshake and lists the tools. On failure the client
-// is returned too when the process runs, for the caller to stop.
-func (n *Node) launch(ctx context.Context, b *bundle) (*upstream.Client, []json.RawMessage, error) {
+// launch starts the process, runs the handshake and lists what the bundle offers. On failure
+// the client is returned too when the process runs, for the caller to stop.
+func (n *Node) launch(ctx context.Context, b *bundle) (*upstream.Client, lists, error) {
 	m := b.m
 	prog, err := m.Program()
 	if err != nil {
-		return nil, nil, err
+		return nil, lists{}, err
 	}
 	c, err := upstream.Start(upstream.Config{
 		Name: m.Name,
@@ -199,18 +205,18 @@ func (n *Node) launch(ctx context.Context, b *bundle) (*upstream.Client, []json.
 		Logger:     b.log,
 		Handler:    bundleHandler{n: n, b: b},
 		ClientInfo: mcp.Implementation{Name: "toolnode", Version: n.cfg.Version},
+		// Offered so that bundles may ask; the node relays each request to the client
+		// whose call caused it, which answers or refuses.
+		Capabilities: json.RawMessage(`{"roots":{"listChanged":true},"sampling":{},"elicitation":{}}`),
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, lists{}, err
 	}
 	if err := c.Initialize(ctx); err != nil {
-		return c, nil, err
+		return c, lists{}, err
 	}
-	tools, err := c.ListTools(ctx)
-	if err != nil {
-		return c, nil, err
-	}
-	return c, tools, nil
+	l, err := fetchLists(ctx, c)
+	return c, l, err
 }
 
 // watchExit withdraws the tools of a bundle whose process ended while the node runs.
@@ -230,7 +236,7 @@ func (n *Node) watchExit(b *bundle) {
 	n.rebuild()
 }
 
-// rebuild merges the tools of the ready bundles and tells sessions when the list changed.
+// rebuild merges what the ready bundles offer and tells sessions what changed.
 func (n *Node) rebuild() {
 	n.mu.Lock()
 	names := make([]string, 0, len(n.bundles))
@@ -240,24 +246,43 @@ func (n *Node) rebuild() {
 		}
 	}
 	sort.Strings(names)
-	sources := make([]catalog.Source, 0, len(names))
+	var tools, prompts []catalog.Source
+	var resources []catalog.ResourceSource
 	for _, name := range names {
 		b := n.bundles[name]
-		sources = append(sources, catalog.Source{Bundle: name, Seats: b.m.Seats, Tools: b.tools})
+		tools = append(tools, catalog.Source{Bundle: name, Seats: b.m.Seats, NoPrefix: !b.m.Prefixed(), Tools: b.lists.tools})
+		prompts = append(prompts, catalog.Source{Bundle: name, NoPrefix: !b.m.Prefixed(), Tools: b.lists.prompts})
+		resources = append(resources, catalog.ResourceSource{Bundle: name, Resources: b.lists.resources, Templates: b.lists.templates})
 	}
-	cat, notices := catalog.Build(sources)
-	old := n.catalog.Swap(cat)
+	toolCat, toolNotices := catalog.Build(tools)
+	promptCat, promptNotices := catalog.Build(prompts)
+	resCat, resNotices := catalog.BuildResources(resources)
+	oldTools := n.catalog.Swap(toolCat)
+	oldPrompts := n.prompts.Swap(promptCat)
+	oldRes := n.resources.Swap(resCat)
 	n.mu.Unlock()
 
 	if !n.settled.Load() {
 		// Collisions among half the bundles mean nothing yet; report the settled outcome.
 		return
 	}
-	for _, no := range notices {
+	for _, no := range toolNotices {
 		n.log.Warn(no.String())
 	}
-	if !cat.Equal(old) {
+	for _, no := range promptNotices {
+		n.log.Warn("prompt: " + no.String())
+	}
+	for _, no := range resNotices {
+		n.log.Warn(no.String())
+	}
+	if !toolCat.Equal(oldTools) {
 		n.broadcast(mcp.NotifyToolsListChanged, nil)
+	}
+	if !promptCat.Equal(oldPrompts) {
+		n.broadcast(mcp.NotifyPromptsListChanged, nil)
+	}
+	if !resCat.Equal(oldRes) {
+		n.broadcast(mcp.NotifyResourcesChanged, nil)
 	}
 }
 
@@ -276,6 +301,7 @@ func (n *Node) Detach(s Session) {
 	n.mu.Lock()
 	delete(n.sessions, s)
 	n.mu.Unlock()
+	n.dropSubscriptions(s)
 }
 
 func (n *Node) broadcast(method string, params any) {

@@ -187,7 +187,9 @@ func (h bundleHandler) Notify(c *upstream.Client, method string, params json.Raw
 			return
 		}
 		h.n.broadcast(mcp.NotifyMessage, msg)
-	case mcp.NotifyToolsListChanged:
+	case mcp.NotifyResourceUpdated:
+		h.n.resourceUpdated(params)
+	case mcp.NotifyToolsListChanged, mcp.NotifyPromptsListChanged, mcp.NotifyResourcesChanged:
 		h.n.wg.Add(1)
 		go func() {
 			defer h.n.wg.Done()
@@ -235,7 +237,7 @@ func (n *Node) forwardProgress(params json.RawMessage) {
 	_ = route.flight.sess.Notify(route.flight.ctx, mcp.NotifyProgress, p)
 }
 
-// refresh re-reads a bundle's tools after it said they changed.
+// refresh re-reads what a bundle offers after it said a list changed.
 func (n *Node) refresh(b *bundle) {
 	n.mu.Lock()
 	c, ready := b.client, b.state == StateReady
@@ -245,13 +247,13 @@ func (n *Node) refresh(b *bundle) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), b.m.Timeouts.Start.Std(manifest.DefaultStartTimeout))
 	defer cancel()
-	tools, err := c.ListTools(ctx)
+	l, err := fetchLists(ctx, c)
 	if err != nil {
-		b.log.Warn("re-list tools after list_changed", "error", err)
+		b.log.Warn("re-list after list_changed", "error", err)
 		return
 	}
 	n.mu.Lock()
-	b.tools = tools
+	b.lists = l
 	n.mu.Unlock()
 	n.rebuild()
 }

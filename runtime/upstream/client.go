@@ -199,6 +199,12 @@ func (c *Client) goneError() error {
 
 // ListTools fetches every tool of the bundle, following nextCursor to the end.
 func (c *Client) ListTools(ctx context.Context) ([]json.RawMessage, error) {
+	return c.ListAll(ctx, mcp.MethodToolsList, "tools")
+}
+
+// ListAll calls a */list method and follows nextCursor to the end, returning the items of
+// the answers' field member (e.g. "tools", "prompts", "resourceTemplates").
+func (c *Client) ListAll(ctx context.Context, method, field string) ([]json.RawMessage, error) {
 	var all []json.RawMessage
 	seen := map[string]bool{}
 	cursor := ""
@@ -207,23 +213,29 @@ func (c *Client) ListTools(ctx context.Context) ([]json.RawMessage, error) {
 		if cursor != "" {
 			params = mcp.PaginatedParams{Cursor: cursor}
 		}
-		raw, err := c.Call(ctx, mcp.MethodToolsList, params)
+		raw, err := c.Call(ctx, method, params)
 		if err != nil {
-			return nil, fmt.Errorf("tools/list: %w", err)
+			return nil, fmt.Errorf("%s: %w", method, err)
 		}
-		var page mcp.ListToolsResult
+		var page map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &page); err != nil {
-			return nil, fmt.Errorf("tools/list: bad answer: %w", err)
+			return nil, fmt.Errorf("%s: bad answer: %w", method, err)
 		}
-		all = append(all, page.Tools...)
-		if page.NextCursor == "" {
+		var items []json.RawMessage
+		if err := json.Unmarshal(page[field], &items); err != nil && page[field] != nil {
+			return nil, fmt.Errorf("%s: bad %q: %w", method, field, err)
+		}
+		all = append(all, items...)
+		var next string
+		_ = json.Unmarshal(page["nextCursor"], &next)
+		if next == "" {
 			return all, nil
 		}
-		if seen[page.NextCursor] {
-			return nil, fmt.Errorf("tools/list: cursor %q came back twice; the bundle's pagination loops", page.NextCursor)
+		if seen[next] {
+			return nil, fmt.Errorf("%s: cursor %q came back twice; the bundle's pagination loops", method, next)
 		}
-		seen[page.NextCursor] = true
-		cursor = page.NextCursor
+		seen[next] = true
+		cursor = next
 	}
 }
 

@@ -1,0 +1,186 @@
+package catalog
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// ResourceSource is the resources and resource templates of one bundle.
+type ResourceSource struct {
+	Bundle    string
+	Resources []json.RawMessage
+	Templates []json.RawMessage
+}
+
+// Resources merges resources by URI. URIs name things outside the node (files, rows,
+// test://...), so they are never rewritten; when two bundles list the same URI, the bundle
+// whose name sorts first serves it.
+type Resources struct {
+	resources []json.RawMessage
+	templates []json.RawMessage
+	byURI     map[string]string
+	patterns  []templateRoute
+	bundles   []string
+}
+
+type templateRoute struct {
+	re     *regexp.Regexp
+	bundle string
+	uri    string
+}
+
+// BuildResources merges sources, which must be sorted by bundle name, and reports URIs
+// listed by more than one bundle.
+func BuildResources(sources []ResourceSource) (*Resources, []Notice) {
+	r := &Resources{byURI: map[string]string{}}
+	var notices []Notice
+	for _, s := range sources {
+		if len(s.Resources) > 0 || len(s.Templates) > 0 {
+			r.bundles = append(r.bundles, s.Bundle)
+		}
+		for _, raw := range s.Resources {
+			var res struct {
+				URI string `json:"uri"`
+			}
+			if json.Unmarshal(raw, &res) != nil || res.URI == "" {
+				notices = append(notices, Notice{Bundle: s.Bundle, Reason: "a resource without a uri was left out"})
+				continue
+			}
+			if owner, taken := r.byURI[res.URI]; taken {
+				notices = append(notices, Notice{Bundle: s.Bundle, Tool: res.URI,
+					Reason: fmt.Sprintf("resource %q is already served by bundle %q", res.URI, owner)})
+				continue
+			}
+			r.byURI[res.URI] = s.Bundle
+			r.resources = append(r.resources, raw)
+		}
+		for _, raw := range s.Templates {
+			var t struct {
+				URITemplate string `json:"uriTemplate"`
+			}
+			if json.Unmarshal(raw, &t) != nil || t.URITemplate == "" {
+				notices = append(notices, Notice{Bundle: s.Bundle, Reason: "a resource template without a uriTemplate was left out"})
+				continue
+			}
+			r.templates = append(r.templates, raw)
+			r.patterns = append(r.patterns, templateRoute{re: templateRegexp(t.URITemplate), bundle: s.Bundle, uri: t.URITemplate})
+		}
+	}
+	return r, notices
+}
+
+// templateRegexp matches the URIs an RFC 6570 template expands to: each {expression} stands
+// for any run of characters that is not a '/' ({+x} and {#x} may hold '/' too).
+func templateRegexp(tmpl string) *regexp.Regexp {
+	var sb strings.Builder
+	sb.WriteString("^")
+	for {
+		i := strings.IndexByte(tmpl, '{')
+		j := strings.IndexByte(tmpl, '}')
+		if i < 0 || j < i {
+			sb.WriteString(regexp.QuoteMeta(tmpl))
+			break
+		}
+		sb.WriteString(regexp.QuoteMeta(tmpl[:i]))
+		expr := tmpl[i+1 : j]
+		switch {
+		case strings.HasPrefix(expr, "+"), strings.HasPrefix(expr, "#"):
+			sb.WriteString(".*")
+		case strings.HasPrefix(expr, "?"), strings.HasPrefix(expr, "&"):
+			sb.WriteString(`(?:[?&].*)?`)
+		default:
+			sb.WriteString(`[^/?#]*`)
+		}
+		tmpl = tmpl[j+1:]
+	}
+	sb.WriteString("$")
+	return regexp.MustCompile(sb.String())
+}
+
+// Route finds the bundle serving uri: the one listing it, else the first whose template
+// matches it, else the only bundle offering resources at all.
+func (r *Resources) Route(uri string) (string, bool) {
+	if b, ok := r.byURI[uri]; ok {
+		return b, true
+	}
+	for _, p := range r.patterns {
+		if p.re.MatchString(uri) {
+			return p.bundle, true
+		}
+	}
+	if len(r.bundles) == 1 {
+		return r.bundles[0], true
+	}
+	return "", false
+}
+
+// RouteTemplate finds the bundle that lists the template uriTemplate, for completion.
+func (r *Resources) RouteTemplate(uriTemplate string) (string, bool) {
+	for _, p := range r.patterns {
+		if p.uri == uriTemplate {
+			return p.bundle, true
+		}
+	}
+	return r.Route(uriTemplate)
+}
+
+// Equal reports whether both list the same resources and templates.
+func (r *Resources) Equal(o *Resources) bool {
+	if r == nil || o == nil {
+		return r == o
+	}
+	return rawEqual(r.resources, o.resources) && rawEqual(r.templates, o.templates)
+}
+
+func rawEqual(a, b []json.RawMessage) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if string(a[i]) != string(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Resources pages through the merged resources.
+func (r *Resources) Resources(cursor string, size int) ([]json.RawMessage, string, error) {
+	return pageByOffset(r.resources, cursor, size)
+}
+
+// Templates pages through the merged resource templates.
+func (r *Resources) Templates(cursor string, size int) ([]json.RawMessage, string, error) {
+	return pageByOffset(r.templates, cursor, size)
+}
+
+const offsetPrefix = "offset:"
+
+func pageByOffset(items []json.RawMessage, cursor string, size int) ([]json.RawMessage, string, error) {
+	start := 0
+	if cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(cursor)
+		n, convErr := strconv.Atoi(strings.TrimPrefix(string(b), offsetPrefix))
+		if err != nil || convErr != nil || !strings.HasPrefix(string(b), offsetPrefix) || n < 0 {
+			return nil, "", fmt.Errorf("invalid cursor %q", cursor)
+		}
+		start = min(n, len(items))
+	}
+	end := len(items)
+	if size > 0 && start+size < end {
+		end = start + size
+	}
+	next := ""
+	if end < len(items) {
+		next = base64.RawURLEncoding.EncodeToString([]byte(offsetPrefix + strconv.Itoa(end)))
+	}
+	page := items[start:end]
+	if page == nil {
+		page = []json.RawMessage{}
+	}
+	return page, next, nil
+}
