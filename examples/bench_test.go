@@ -1,0 +1,97 @@
+package examples_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+)
+
+// BenchmarkGreet measures calls per second of each example bundle as a real process over
+// pipes, with one greet call in flight and with eight pipelined.
+//
+//	go test ./examples -run '^$' -bench Greet
+func BenchmarkGreet(b *testing.B) {
+	for _, lang := range langs {
+		for _, inflight := range []int{1, 8} {
+			b.Run(fmt.Sprintf("%s/inflight=%d", lang, inflight), func(b *testing.B) {
+				benchGreet(b, lang, inflight)
+			})
+		}
+	}
+}
+
+func benchGreet(b *testing.B, lang string, inflight int) {
+	cmd, err := exampleCommand(lang)
+	if err != nil {
+		b.Skip(err)
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		io.Copy(io.Discard, stdout)
+		if err := cmd.Wait(); err != nil {
+			b.Errorf("%s example: %v", lang, err)
+		}
+	}()
+	out := bufio.NewReader(stdout)
+	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}`+"\n"+
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := out.ReadSlice('\n'); err != nil {
+		b.Fatal(err)
+	}
+
+	// The writer keeps at most inflight calls unanswered: it takes a token per call and
+	// the reader gives one back per answer.
+	tokens := make(chan struct{}, inflight)
+	writeErr := make(chan error, 1)
+	stop := make(chan struct{})
+	defer close(stop)
+	b.ResetTimer()
+	go func() {
+		for i := range b.N {
+			select {
+			case tokens <- struct{}{}:
+			case <-stop:
+				writeErr <- nil
+				return
+			}
+			req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ada"}}}`+"\n", i+1)
+			if _, err := io.WriteString(stdin, req); err != nil {
+				writeErr <- err
+				return
+			}
+		}
+		writeErr <- nil
+	}()
+	for range b.N {
+		line, err := out.ReadSlice('\n')
+		if err != nil {
+			b.Fatalf("reading answers: %v", err)
+		}
+		if !bytes.Contains(line, []byte("Hello, Ada!")) {
+			b.Fatalf("unexpected answer: %s", line)
+		}
+		<-tokens
+	}
+	b.StopTimer()
+	if err := <-writeErr; err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+}

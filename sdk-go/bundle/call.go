@@ -1,0 +1,80 @@
+package bundle
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+)
+
+// Call is one tools/call as its handler sees it. Its methods may be called from any
+// goroutine while the handler runs.
+type Call struct {
+	// Name is the tool's name.
+	Name string
+
+	// Arguments are the call's arguments, already valid against the tool's input schema;
+	// {} when the client sent none.
+	Arguments json.RawMessage
+
+	ss            *session
+	progressToken json.RawMessage
+}
+
+// Bind decodes the arguments into v, as json.Unmarshal does.
+func (c *Call) Bind(v any) error {
+	if err := json.Unmarshal(c.Arguments, v); err != nil {
+		return fmt.Errorf("arguments of %q: %w", c.Name, err)
+	}
+	return nil
+}
+
+// Progress reports how far the call has got with notifications/progress. total is omitted
+// when it is 0 (unknown), message when it is empty. It does nothing when the client did not
+// ask for progress (no _meta.progressToken). progress should grow from one report to the
+// next.
+func (c *Call) Progress(progress, total float64, message string) error {
+	if c.progressToken == nil {
+		return nil
+	}
+	p := mcp.ProgressParams{ProgressToken: c.progressToken, Progress: progress, Message: message}
+	if total != 0 {
+		p.Total = &total
+	}
+	return c.ss.notify(mcp.NotifyProgress, p)
+}
+
+// Log sends data, any JSON value, to the client as a notifications/message at level (debug,
+// info, notice, warning, error, critical, alert or emergency), with the tool's name as the
+// logger. Levels below the one the client set with logging/setLevel are dropped; before it
+// sets one, every level is sent.
+func (c *Call) Log(level string, data any) error {
+	rank, ok := mcp.LogLevelRank(level)
+	if !ok {
+		return fmt.Errorf("bundle: unknown log level %q", level)
+	}
+	if int32(rank) < c.ss.minLevel.Load() {
+		return nil
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("bundle: log data: %w", err)
+	}
+	return c.ss.notify(mcp.NotifyMessage, mcp.LoggingMessageParams{Level: level, Logger: c.Name, Data: raw})
+}
+
+// StructuredResult returns a result whose structuredContent is v as JSON, with the same
+// JSON as a text block for clients that only read text. v must encode to a JSON object.
+func StructuredResult(v any) (*mcp.CallToolResult, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("bundle: structured result: %w", err)
+	}
+	if len(b) == 0 || b[0] != '{' {
+		return nil, fmt.Errorf("bundle: structured result must be a JSON object, not %s", b)
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{{Type: "text", Text: string(b)}},
+		StructuredContent: b,
+	}, nil
+}

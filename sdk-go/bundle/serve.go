@@ -1,0 +1,425 @@
+package bundle
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+)
+
+// capabilities is what every bundle offers: a fixed tool list and logging.
+const capabilities = `{"tools":{"listChanged":false},"logging":{}}`
+
+// nullID answers messages whose id could not be read, as JSON-RPC says.
+const nullID = "null"
+
+// Serve speaks MCP with one client: requests are read from in, one JSON message per line,
+// and answers and notifications are written to out the same way. Lines may be of any
+// length.
+//
+// Serve returns nil when in ends, once the calls in flight have answered. When ctx is done
+// or out fails, it cancels the calls in flight, waits for their handlers and returns the
+// cause; a read already blocked on in is left behind and ends when in is closed.
+func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	ss := &session{
+		s:        s,
+		ctx:      ctx,
+		cancel:   cancel,
+		log:      s.opts.Logger,
+		out:      bufio.NewWriterSize(out, 64<<10),
+		inflight: map[string]*inflight{},
+	}
+
+	ended := make(chan error, 1)
+	go ss.read(bufio.NewReaderSize(in, 64<<10), ended)
+	var err error
+	select {
+	case err = <-ended:
+	case <-ctx.Done():
+		err = context.Cause(ctx)
+	}
+	if err != nil {
+		cancel(err)
+	}
+
+	ss.mu.Lock()
+	ss.closed = true
+	ss.mu.Unlock()
+	ss.calls.Wait()
+	if ferr := ss.finish(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// session is the state of one Serve.
+type session struct {
+	s      *Server
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	log    *slog.Logger
+
+	minLevel atomic.Int32 // rank of the least severe log level the client wants
+
+	mu       sync.Mutex
+	closed   bool                 // no new calls once Serve is ending
+	inflight map[string]*inflight // by request id as sent
+	calls    sync.WaitGroup
+
+	// Answers are written whole under outMu. waiting counts the writers queued for outMu:
+	// while there are some, the buffer is left for the last of them to flush, which batches
+	// writes under load and never delays a lone answer.
+	waiting atomic.Int32
+	outMu   sync.Mutex
+	out     *bufio.Writer
+	outErr  error
+	outDone bool
+}
+
+type inflight struct {
+	cancel    context.CancelFunc
+	cancelled bool // by the client: the answer is dropped
+}
+
+// request is any incoming JSON-RPC message.
+type request struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type response struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result,omitempty"`
+	Error   *rpcError       `json:"error,omitempty"`
+}
+
+type notification struct {
+	JSONRPC string `json:"jsonrpc"`
+	Method  string `json:"method"`
+	Params  any    `json:"params"`
+}
+
+// rpcError is a JSON-RPC error object.
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func errorf(code int, format string, args ...any) *rpcError {
+	return &rpcError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+type initializeResult struct {
+	ProtocolVersion string             `json:"protocolVersion"`
+	Capabilities    json.RawMessage    `json:"capabilities"`
+	ServerInfo      mcp.Implementation `json:"serverInfo"`
+	Instructions    string             `json:"instructions,omitempty"`
+}
+
+// read handles the input line by line. A line that starts a call hands the input over to
+// a new goroutine and runs the call on this one: the answer then does not wait for another
+// goroutine to be woken, which over pipes costs more than a small call itself (a lone
+// greet call answers about 1.5 times as fast). One goroutine reads at
+// a time; the one that meets the end of the input reports it on ended.
+func (ss *session) read(r *bufio.Reader, ended chan<- error) {
+	for {
+		// ReadBytes grows as needed: a line is as long as its message.
+		line, err := r.ReadBytes('\n')
+		var call func()
+		if len(bytes.TrimSpace(line)) > 0 && ss.ctx.Err() == nil {
+			call = ss.handle(line)
+		}
+		switch {
+		case err == io.EOF:
+			ended <- nil
+		case err != nil:
+			ended <- fmt.Errorf("bundle: reading requests: %w", err)
+		case call != nil:
+			go ss.read(r, ended)
+		}
+		if call != nil {
+			call()
+		}
+		if err != nil || call != nil {
+			return
+		}
+	}
+}
+
+// handle answers one line, or returns the call it starts.
+func (ss *session) handle(line []byte) func() {
+	var req request
+	if err := json.Unmarshal(line, &req); err != nil {
+		if _, ok := errors.AsType[*json.SyntaxError](err); ok {
+			ss.log.Warn("input line is not JSON", "err", err)
+			ss.answer(json.RawMessage(nullID), nil, errorf(mcp.CodeParseError, "parse error: %v", err))
+			return nil
+		}
+		// A field of the wrong type: the id may still be good.
+		ss.answer(idOrNull(req.ID), nil, errorf(mcp.CodeInvalidRequest, "invalid request: %v", err))
+		return nil
+	}
+	switch {
+	case req.JSONRPC != "2.0":
+		ss.answer(idOrNull(req.ID), nil, errorf(mcp.CodeInvalidRequest, `invalid request: jsonrpc must be "2.0"`))
+	case req.Method == "" && (req.Result != nil || req.Error != nil):
+		// A response, though this server never asks anything: nothing to do.
+	case req.Method == "":
+		ss.answer(idOrNull(req.ID), nil, errorf(mcp.CodeInvalidRequest, "invalid request: no method"))
+	case req.ID == nil:
+		ss.notified(req.Method, req.Params)
+	case !validID(req.ID):
+		ss.answer(json.RawMessage(nullID), nil, errorf(mcp.CodeInvalidRequest, "invalid request: id must be a string or a number"))
+	case req.Method == mcp.MethodToolsCall:
+		return ss.startCall(req.ID, req.Params)
+	default:
+		result, rerr := ss.request(req.Method, req.Params)
+		ss.answer(req.ID, result, rerr)
+	}
+	return nil
+}
+
+// request answers the methods that need no goroutine of their own.
+func (ss *session) request(method string, params json.RawMessage) (any, *rpcError) {
+	switch method {
+	case mcp.MethodInitialize:
+		var p mcp.InitializeParams
+		if err := decodeParams(params, &p); err != nil {
+			return nil, err
+		}
+		o := ss.s.opts
+		return initializeResult{
+			ProtocolVersion: mcp.NegotiateVersion(p.ProtocolVersion),
+			Capabilities:    json.RawMessage(capabilities),
+			ServerInfo:      mcp.Implementation{Name: o.Name, Title: o.Title, Version: o.Version},
+			Instructions:    o.Instructions,
+		}, nil
+	case mcp.MethodPing:
+		return struct{}{}, nil
+	case mcp.MethodToolsList:
+		var p mcp.PaginatedParams
+		if err := decodeParams(params, &p); err != nil {
+			return nil, err
+		}
+		offset := 0
+		if p.Cursor != "" {
+			offset = decodeCursor(p.Cursor)
+		}
+		defs, next, ok := ss.s.page(offset)
+		if !ok {
+			return nil, errorf(mcp.CodeInvalidParams, "invalid cursor %q", p.Cursor)
+		}
+		res := mcp.ListToolsResult{Tools: defs}
+		if next > 0 {
+			res.NextCursor = encodeCursor(next)
+		}
+		return res, nil
+	case mcp.MethodLoggingSetLevel:
+		var p mcp.SetLevelParams
+		if err := decodeParams(params, &p); err != nil {
+			return nil, err
+		}
+		rank, ok := mcp.LogLevelRank(p.Level)
+		if !ok {
+			return nil, errorf(mcp.CodeInvalidParams, "unknown log level %q", p.Level)
+		}
+		ss.minLevel.Store(int32(rank))
+		return struct{}{}, nil
+	}
+	return nil, errorf(mcp.CodeMethodNotFound, "method not found: %s", method)
+}
+
+func (ss *session) notified(method string, params json.RawMessage) {
+	if method != mcp.NotifyCancelled {
+		return // notifications/initialized and the rest need nothing from us
+	}
+	var p mcp.CancelledParams
+	if err := json.Unmarshal(params, &p); err != nil {
+		ss.log.Warn("unreadable notifications/cancelled", "err", err)
+		return
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	// A call that has already answered is no longer here: the spec lets that race be.
+	if f := ss.inflight[string(p.RequestID)]; f != nil {
+		f.cancelled = true
+		f.cancel()
+	}
+}
+
+// startCall checks a tools/call and registers it, and returns what runs it.
+func (ss *session) startCall(id, params json.RawMessage) func() {
+	var p mcp.CallToolParams
+	if err := decodeParams(params, &p); err != nil || p.Name == "" {
+		ss.answer(id, nil, errorf(mcp.CodeInvalidParams, "invalid params: tools/call needs a string name"))
+		return nil
+	}
+	t := ss.s.tool(p.Name)
+	if t == nil {
+		ss.answer(id, nil, errorf(mcp.CodeInvalidParams, "unknown tool %q", p.Name))
+		return nil
+	}
+	c := &Call{Name: p.Name, Arguments: p.Arguments, ss: ss}
+	if len(c.Arguments) == 0 || string(c.Arguments) == "null" {
+		c.Arguments = json.RawMessage("{}")
+	}
+	if p.Meta != nil && len(p.Meta.ProgressToken) > 0 && string(p.Meta.ProgressToken) != "null" {
+		c.progressToken = p.Meta.ProgressToken
+	}
+
+	ctx, cancel := context.WithCancel(ss.ctx)
+	f := &inflight{cancel: cancel}
+	ss.mu.Lock()
+	_, dup := ss.inflight[string(id)]
+	if ss.closed || dup {
+		ss.mu.Unlock()
+		cancel()
+		if dup {
+			ss.answer(id, nil, errorf(mcp.CodeInvalidRequest, "invalid request: id %s is already in use", id))
+		}
+		return nil
+	}
+	ss.inflight[string(id)] = f
+	ss.calls.Add(1)
+	ss.mu.Unlock()
+
+	return func() {
+		defer ss.calls.Done()
+		res := t.run(ctx, c)
+		ss.mu.Lock()
+		delete(ss.inflight, string(id))
+		dropped := f.cancelled
+		ss.mu.Unlock()
+		cancel()
+		if !dropped {
+			ss.answer(id, res, nil)
+		}
+	}
+}
+
+// answer writes the response to request id: result, or rerr when it is not nil.
+func (ss *session) answer(id json.RawMessage, result any, rerr *rpcError) {
+	resp := response{JSONRPC: "2.0", ID: id}
+	if rerr != nil {
+		resp.Error = rerr
+	} else {
+		resp.Result = result
+	}
+	b, err := json.Marshal(resp)
+	if err != nil {
+		// Only a handler's raw JSON can fail here.
+		ss.log.Error("answer is not valid JSON", "id", string(id), "err", err)
+		b, _ = json.Marshal(response{JSONRPC: "2.0", ID: id, Error: errorf(mcp.CodeInternalError, "internal error: the answer is not valid JSON: %v", err)})
+	}
+	ss.write(b)
+}
+
+func (ss *session) notify(method string, params any) error {
+	b, err := json.Marshal(notification{JSONRPC: "2.0", Method: method, Params: params})
+	if err != nil {
+		return fmt.Errorf("bundle: %s: %w", method, err)
+	}
+	return ss.write(b)
+}
+
+// write sends one message as one line. A failure ends the session: the client is gone.
+func (ss *session) write(msg []byte) error {
+	msg = append(msg, '\n')
+	ss.waiting.Add(1)
+	ss.outMu.Lock()
+	defer ss.outMu.Unlock()
+	ss.waiting.Add(-1)
+	if ss.outErr != nil {
+		return ss.outErr
+	}
+	if ss.outDone {
+		return errors.New("bundle: session is over")
+	}
+	_, err := ss.out.Write(msg)
+	if err == nil && ss.waiting.Load() == 0 {
+		err = ss.out.Flush()
+	}
+	if err != nil {
+		ss.outErr = fmt.Errorf("bundle: writing to the client: %w", err)
+		ss.log.Error("cannot write to the client", "err", err)
+		ss.cancel(ss.outErr)
+	}
+	return ss.outErr
+}
+
+// finish flushes what is left and refuses writes from then on. It returns the first write
+// failure of the session.
+func (ss *session) finish() error {
+	ss.outMu.Lock()
+	defer ss.outMu.Unlock()
+	ss.outDone = true
+	if ss.outErr == nil {
+		if err := ss.out.Flush(); err != nil {
+			ss.outErr = fmt.Errorf("bundle: writing to the client: %w", err)
+		}
+	}
+	return ss.outErr
+}
+
+// decodeParams decodes a request's params into p; absent params leave p zero.
+func decodeParams(params json.RawMessage, p any) *rpcError {
+	if len(params) == 0 || string(params) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(params, p); err != nil {
+		return errorf(mcp.CodeInvalidParams, "invalid params: %v", err)
+	}
+	return nil
+}
+
+// validID reports whether id is a string or a number: MCP forbids null ids.
+func validID(id json.RawMessage) bool {
+	if len(id) == 0 {
+		return false
+	}
+	c := id[0]
+	return c == '"' || c == '-' || (c >= '0' && c <= '9')
+}
+
+func idOrNull(id json.RawMessage) json.RawMessage {
+	if validID(id) {
+		return id
+	}
+	return json.RawMessage(nullID)
+}
+
+// Cursors are opaque to clients; the encoding only keeps them from looking like numbers
+// worth computing with.
+func encodeCursor(offset int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(offset)))
+}
+
+// decodeCursor returns the offset a cursor stands for, or -1 when it is not one of ours.
+func decodeCursor(c string) int {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return -1
+	}
+	n, err := strconv.Atoi(string(b))
+	if err != nil || n <= 0 {
+		return -1
+	}
+	return n
+}
