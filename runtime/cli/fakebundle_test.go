@@ -52,7 +52,23 @@ func fakeBundle() {
 		tool("pid", ``),
 		tool("env", ``),
 		tool("node-lamp.on", ``),
+		tool("chatty", `"tag":{"type":"string"}`),
+		tool("sample", `"prompt":{"type":"string"}`),
 		tool("bad name!", ``),
+	}
+	// Answers to our own requests (sampling) by id.
+	var pmu sync.Mutex
+	pending := map[string]chan json.RawMessage{}
+	var nextID int
+	ask := func(method string, params map[string]any) json.RawMessage {
+		pmu.Lock()
+		nextID++
+		id := fmt.Sprintf(`"fake-%d"`, nextID)
+		ch := make(chan json.RawMessage, 1)
+		pending[id] = ch
+		pmu.Unlock()
+		send(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": method, "params": params})
+		return <-ch
 	}
 
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
@@ -63,6 +79,7 @@ func fakeBundle() {
 		}
 		var req struct {
 			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
 			Method string          `json:"method"`
 			Params struct {
 				Name      string          `json:"name"`
@@ -73,6 +90,15 @@ func fakeBundle() {
 			} `json:"params"`
 		}
 		if json.Unmarshal(line, &req) != nil || req.ID == nil {
+			continue
+		}
+		if req.Method == "" {
+			pmu.Lock()
+			ch := pending[string(req.ID)]
+			pmu.Unlock()
+			if ch != nil {
+				ch <- req.Result
+			}
 			continue
 		}
 		switch req.Method {
@@ -109,6 +135,32 @@ func fakeBundle() {
 					reply(req.ID, text(fmt.Sprint(ok)))
 				case "node-lamp.on":
 					reply(req.ID, text("lamp on by "+name))
+				case "chatty":
+					// Says something about the call, tagged with the call's id as toolnode's
+					// SDKs do, then reports progress; both must reach only the caller.
+					var a struct{ Tag string }
+					json.Unmarshal(req.Params.Arguments, &a)
+					meta := map[string]any{"io.toolnode/request": req.ID}
+					time.Sleep(20 * time.Millisecond)
+					send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
+						"params": map[string]any{"level": "info", "data": a.Tag, "_meta": meta}})
+					if req.Params.Meta.ProgressToken != nil {
+						send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress",
+							"params": map[string]any{"progressToken": req.Params.Meta.ProgressToken, "progress": 1, "message": a.Tag}})
+					}
+					time.Sleep(50 * time.Millisecond)
+					reply(req.ID, text("done "+a.Tag))
+				case "sample":
+					var a struct{ Prompt string }
+					json.Unmarshal(req.Params.Arguments, &a)
+					res := ask("sampling/createMessage", map[string]any{
+						"messages":  []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": a.Prompt}}},
+						"maxTokens": 10, "_meta": map[string]any{"io.toolnode/request": req.ID}})
+					var r struct {
+						Content struct{ Text string }
+					}
+					json.Unmarshal(res, &r)
+					reply(req.ID, text("model said: "+r.Content.Text))
 				default:
 					send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": -32602, "message": "unknown tool " + req.Params.Name}})
 				}

@@ -35,7 +35,7 @@ type ServerCapabilities struct {
 
 // ListChangedCapability is the capability shape of tools and prompts.
 type ListChangedCapability struct {
-	ListChanged bool `json:"listChanged,omitempty"`
+	ListChanged bool `json:"listChanged"`
 }
 
 // ResourcesCapability is the capability shape of resources.
