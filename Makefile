@@ -1,4 +1,12 @@
-# toolnode: `make` builds everything (installing missing system packages first),
+# # Peers for tests (official TypeScript client, conformance suite on Node 22, real servers),
+# pinned in testdata/npm/package.json.
+build/npm/.ok: testdata/npm/package.json
+	@echo "installing test peers from npm into build/npm"
+	@mkdir -p build/npm && cp testdata/npm/package.json build/npm/
+	@cd build/npm && npm install --no-audit --no-fund --loglevel=error
+	@touch $@
+
+toolnode: `make` builds everything (installing missing system packages first),
 # `make run` starts the node over ./examples and ./bundles, `make test` runs every test,
 # `make bench` prints the benchmark table.
 
@@ -16,7 +24,7 @@ PY_TEST_PACKAGES := pytest==9.2.0 mcp==2.3.0
 
 all: deps toolnode examples bundles
 
-deps: build/.deps $(VENV)/.ok
+deps: build/.deps $(VENV)/.ok build/npm/.ok
 
 # Installs only what is missing, so a machine that has everything needs no root.
 build/.deps: Makefile
@@ -33,6 +41,14 @@ $(VENV)/.ok: Makefile
 	@echo "preparing $(VENV) (pytest, official MCP Python client)"
 	@$(PYTHON3) -m venv $(VENV)
 	@$(VENV)/bin/pip install -q --disable-pip-version-check $(PY_TEST_PACKAGES)
+	@touch $@
+
+# Peers for tests (official TypeScript client, conformance suite on Node 22, real servers),
+# pinned in testdata/npm/package.json.
+build/npm/.ok: testdata/npm/package.json
+	@echo "installing test peers from npm into build/npm"
+	@mkdir -p build/npm && cp testdata/npm/package.json build/npm/
+	@cd build/npm && npm install --no-audit --no-fund --loglevel=error
 	@touch $@
 
 toolnode:
