@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -175,6 +176,15 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if token = strings.TrimSpace(string(b)); token == "" {
 			fmt.Fprintf(stderr, "toolnode serve: --token-file %s is empty\n", f.tokenFile)
 			return ExitUsage
+		}
+	}
+
+	if path := os.Getenv("TOOLNODE_CPUPROFILE"); path != "" {
+		// For finding what a benchmark spends its time on; see docs/PERFORMANCE.md.
+		if f, err := os.Create(path); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
 		}
 	}
 

@@ -394,6 +394,17 @@ func TestBundlesSeeOnlyTheirEnvironment(t *testing.T) {
 	}
 }
 
+// exitedWithin reports whether the process ends (or is a zombie) within d.
+func exitedWithin(pid int, d time.Duration) bool {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			return true
+		}
+	}
+	return false
+}
+
 // processesWithMark lists the pids whose environment holds mark.
 func processesWithMark(t *testing.T, mark string) []string {
 	t.Helper()
@@ -440,13 +451,14 @@ func TestNoBundleProcessOutlivesTheNode(t *testing.T) {
 			case "SIGINT":
 				run.cmd.Process.Signal(os.Interrupt)
 			}
-			exited := make(chan error, 1)
-			go func() { exited <- run.cmd.Wait() }()
-			select {
-			case <-exited:
-			case <-time.After(20 * time.Second):
+			// The Go SDK's transport owns the process and reaps it; watch it from /proc
+			// instead of waiting on it a second time.
+			if !exitedWithin(run.cmd.Process.Pid, 20*time.Second) {
+				run.cmd.Process.Signal(syscall.SIGQUIT) // the goroutine dump lands in the log
+				time.Sleep(time.Second)
 				t.Fatal("node did not exit")
 			}
+			run.session.Close()
 			if left := processesWithMark(t, mark); len(left) > 0 {
 				t.Errorf("processes left after the node exited: %v", left)
 				for _, p := range left {

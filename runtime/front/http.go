@@ -452,6 +452,20 @@ type response struct {
 	Error   *jsonrpc2.Error `json:"error,omitempty"`
 }
 
+// MarshalJSON writes a result that is already JSON as it is: the bundle's bytes, checked
+// when they were read, need no second pass through the encoder.
+func (r response) MarshalJSON() ([]byte, error) {
+	raw, ok := r.Result.(json.RawMessage)
+	if r.Error != nil || !ok {
+		type plain response
+		return json.Marshal(plain(r))
+	}
+	b := make([]byte, 0, len(raw)+len(r.ID)+40)
+	b = append(append(b, `{"jsonrpc":"2.0","id":`...), r.ID...)
+	b = append(append(append(b, `,"result":`...), raw...), '}')
+	return b, nil
+}
+
 // serve runs a request and returns its response, or false when the client cancelled it.
 func (hs *httpSession) serve(ctx context.Context, msg *wireMessage) (response, bool) {
 	var id jsonrpc2.ID

@@ -19,6 +19,7 @@ import (
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	var stream *jsonl.Stream
 	stream = jsonl.New(in, out, nil, jsonl.Options{
+		Splice: "params",
 		OnJunk: func(line []byte, err error) {
 			s.opts.Logger.Warn("client sent a line that is not a JSON-RPC message", "error", err)
 			if b, encErr := json.Marshal(junkAnswer(line, err)); encErr == nil {
@@ -26,7 +27,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 			}
 		},
 	})
-	h := &stdioHandler{srv: s, ready: make(chan struct{})}
+	h := &stdioHandler{srv: s, stream: stream, ready: make(chan struct{})}
 	conn := jsonrpc2.NewConn(ctx, stream, h,
 		jsonrpc2.SetLogger(s.opts.Logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})))
 	h.sess = s.NewSession(connOutbound{conn})
@@ -84,16 +85,17 @@ func (o connOutbound) Request(ctx context.Context, method string, params json.Ra
 // reading the next message (so a cancellation that follows finds it) and serves it on a
 // goroutine of its own (so calls run concurrently).
 type stdioHandler struct {
-	srv   *Server
-	sess  *Session
-	ready chan struct{} // closed once sess is set
+	srv    *Server
+	stream *jsonl.Stream
+	sess   *Session
+	ready  chan struct{} // closed once sess is set
 }
 
 func (h *stdioHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
 	<-h.ready
 	var params json.RawMessage
 	if req.Params != nil {
-		params = *req.Params
+		params = h.stream.Take(*req.Params)
 	}
 	if req.Notif {
 		h.sess.HandleNotification(req.Method, params)
@@ -108,7 +110,14 @@ func (h *stdioHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jso
 		case rpcErr != nil:
 			_ = conn.ReplyWithError(context.Background(), req.ID, rpcErr)
 		default:
-			_ = conn.Reply(context.Background(), req.ID, res)
+			if raw, ok := res.(json.RawMessage); ok {
+				res = h.stream.Hold(raw)
+			}
+			if err := conn.Reply(context.Background(), req.ID, res); err != nil {
+				if raw, ok := res.(json.RawMessage); ok {
+					h.stream.Take(raw)
+				}
+			}
 		}
 	}()
 }

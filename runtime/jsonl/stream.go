@@ -35,6 +35,10 @@ type Options struct {
 	// message (or a prefix of it, when too long) and why; the line is then skipped. Nil
 	// skips silently.
 	OnJunk func(line []byte, err error)
+	// Splice names the top-level member ("params" or "result") whose value is kept out of
+	// the decoded message and replaced by a placeholder that Take turns back into the
+	// bytes; see splice.go. Empty splices nothing on reading.
+	Splice string
 }
 
 // Stream is a jsonrpc2.ObjectStream over newline-delimited JSON. ReadObject must be called
@@ -47,6 +51,7 @@ type Stream struct {
 	opts   Options
 
 	wmu sync.Mutex
+	sp  *splicer
 
 	closeOnce sync.Once
 	closeErr  error
@@ -57,7 +62,31 @@ func New(r io.Reader, w io.Writer, closer io.Closer, opts Options) *Stream {
 	if opts.MaxLine <= 0 {
 		opts.MaxLine = DefaultMaxLine
 	}
-	return &Stream{r: bufio.NewReaderSize(r, 64<<10), w: w, closer: closer, opts: opts}
+	return &Stream{r: bufio.NewReaderSize(r, 64<<10), w: w, closer: closer, opts: opts, sp: newSplicer()}
+}
+
+// Take returns the payload a placeholder in a decoded message stands for, once; any other
+// value comes back as it is.
+func (s *Stream) Take(raw json.RawMessage) json.RawMessage {
+	if v, ok := s.sp.take(raw); ok {
+		return v
+	}
+	return raw
+}
+
+// Hold returns a placeholder to give jsonrpc2 instead of payload; WriteObject writes the
+// payload in its place. A placeholder that is never written must be given to Take.
+func (s *Stream) Hold(payload json.RawMessage) json.RawMessage { return s.sp.hold(payload) }
+
+// cutPayload replaces the value of the spliced member of line by a placeholder.
+func (s *Stream) cutPayload(line []byte) []byte {
+	start, end, ok := memberSpan(line, s.opts.Splice)
+	if !ok || !json.Valid(line[start:end]) {
+		return line // leave it to the decoder, which reports what is wrong
+	}
+	ph := s.sp.hold(bytes.Clone(line[start:end]))
+	out := make([]byte, 0, start+len(ph)+len(line)-end)
+	return append(append(append(out, line[:start]...), ph...), line[end:]...)
 }
 
 // ReadObject reads the next line that decodes into v, passing the others to OnJunk.
@@ -79,7 +108,14 @@ func (s *Stream) ReadObject(v any) error {
 			s.junk(line, errors.New("not a JSON object"))
 			continue
 		}
-		if err := json.Unmarshal(line, v); err != nil {
+		cut := line
+		if s.opts.Splice != "" {
+			cut = s.cutPayload(line)
+		}
+		if err := json.Unmarshal(cut, v); err != nil {
+			if len(cut) != len(line) {
+				s.Take(cut[bytes.Index(cut, s.sp.prefix):]) // drop the held payload
+			}
 			s.junk(line, err)
 			continue
 		}
@@ -137,7 +173,7 @@ func (s *Stream) WriteObject(v any) error {
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
 	}
-	return s.WriteLine(b)
+	return s.WriteLine(s.sp.splice(b))
 }
 
 // WriteLine writes b, which must be one JSON value without a newline, and a newline, in a

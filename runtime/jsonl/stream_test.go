@@ -88,3 +88,75 @@ func BenchmarkReadObject(b *testing.B) {
 		}
 	}
 }
+
+func TestMemberSpan(t *testing.T) {
+	tests := []struct {
+		line, key, want string
+	}{
+		{`{"jsonrpc":"2.0","id":1,"result":{"a":[1,"}"]}}`, "result", `{"a":[1,"}"]}`},
+		{` { "id" : 2 , "params" : "x\"y" } `, "params", `"x\"y"`},
+		{`{"params":[{"b":"]"}],"id":3}`, "params", `[{"b":"]"}]`},
+		{`{"result":null}`, "result", `null`},
+		{`{"result":12.5e3}`, "result", `12.5e3`},
+		{`{"id":1}`, "result", ""},
+		{`[1,2]`, "result", ""},
+		{`{"result":{"open"`, "result", ""},
+	}
+	for _, tt := range tests {
+		start, end, ok := memberSpan([]byte(tt.line), tt.key)
+		got := ""
+		if ok {
+			got = tt.line[start:end]
+		}
+		if got != tt.want {
+			t.Errorf("memberSpan(%s, %q) = %q, want %q", tt.line, tt.key, got, tt.want)
+		}
+	}
+}
+
+func TestSpliceRoundTrip(t *testing.T) {
+	payload := `{"content":[{"type":"text","text":"` + strings.Repeat("é<>&", 1000) + `"}]}`
+	in := `{"jsonrpc":"2.0","id":7,"result":` + payload + "}\n"
+	var out bytes.Buffer
+	s := New(strings.NewReader(in), &out, nil, Options{Splice: "result"})
+	var msg struct {
+		ID     int             `json:"id"`
+		Result json.RawMessage `json:"result"`
+	}
+	if err := s.ReadObject(&msg); err != nil {
+		t.Fatal(err)
+	}
+	if len(msg.Result) > 60 {
+		t.Fatalf("the decoder saw the whole payload (%d bytes)", len(msg.Result))
+	}
+	got := s.Take(msg.Result)
+	if string(got) != payload {
+		t.Fatalf("Take gave %d bytes, not the payload", len(got))
+	}
+	// Written back through a placeholder, byte for byte, with no escaping of <>&.
+	ph := s.Hold(got)
+	if err := s.WriteObject(map[string]any{"id": 7, "result": ph}); err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"id":7,"result":` + payload + "}\n"; out.String() != want {
+		t.Errorf("wrote %.80q…, want the payload spliced in", out.String())
+	}
+}
+
+func TestPlaceholdersCannotBeForged(t *testing.T) {
+	var out bytes.Buffer
+	s := New(strings.NewReader(""), &out, nil, Options{})
+	secret := s.Hold(json.RawMessage(`"secret"`))
+	// A peer can only guess at the nonce; a string that looks like a placeholder passes
+	// through as text.
+	forged := strings.Replace(string(secret), string(secret[12:20]), "00000000", 1)
+	if err := s.WriteObject(map[string]any{"text": json.RawMessage(forged)}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "secret") {
+		t.Errorf("a forged placeholder was replaced: %s", out.String())
+	}
+	if got := s.Take(secret); string(got) != `"secret"` {
+		t.Errorf("the real placeholder lost its payload: %s", got)
+	}
+}

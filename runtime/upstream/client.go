@@ -48,11 +48,12 @@ type Config struct {
 
 // Client is a live session with a bundle. Its methods are safe for concurrent use.
 type Client struct {
-	cfg  Config
-	log  hclog.Logger
-	proc *proc.Process
-	conn *jsonrpc2.Conn
-	ids  atomic.Uint64
+	cfg    Config
+	log    hclog.Logger
+	proc   *proc.Process
+	conn   *jsonrpc2.Conn
+	stream *jsonl.Stream
+	ids    atomic.Uint64
 
 	// Init is the bundle's answer to initialize.
 	Init mcp.InitializeResult
@@ -76,11 +77,13 @@ func Start(cfg Config) (*Client, error) {
 	c := &Client{cfg: cfg, log: cfg.Logger, proc: p}
 	stream := jsonl.New(p.Stdout(), p.Stdin(), p.Stdin(), jsonl.Options{
 		MaxLine: cfg.MaxLine,
+		Splice:  "result",
 		OnJunk: func(line []byte, err error) {
 			c.log.Warn("skipped a stdout line that is not MCP (bundles must write only MCP messages to stdout; log to stderr)",
 				"reason", err, "line", clip(line))
 		},
 	})
+	c.stream = stream
 	c.conn = jsonrpc2.NewConn(context.Background(), stream, handler{c},
 		jsonrpc2.SetLogger(c.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})))
 	go c.closeOnExit()
@@ -151,8 +154,14 @@ func (c *Client) ReserveID() uint64 { return c.ids.Add(1) }
 // bundle sends about it.
 func (c *Client) CallAs(ctx context.Context, num uint64, method string, params any) (json.RawMessage, error) {
 	id := jsonrpc2.ID{Num: num}
+	if raw, ok := params.(json.RawMessage); ok {
+		params = c.stream.Hold(raw)
+	}
 	w, err := c.conn.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
 	if err != nil {
+		if ph, ok := params.(json.RawMessage); ok {
+			c.stream.Take(ph)
+		}
 		if errors.Is(err, jsonrpc2.ErrClosed) {
 			return nil, c.goneError()
 		}
@@ -162,7 +171,7 @@ func (c *Client) CallAs(ctx context.Context, num uint64, method string, params a
 	err = w.Wait(ctx, &res)
 	switch {
 	case err == nil:
-		return res, nil
+		return c.stream.Take(res), nil
 	case ctx.Err() != nil:
 		if method != mcp.MethodInitialize {
 			// The spec forbids cancelling initialize; everything else is told.

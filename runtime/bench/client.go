@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// caller makes one MCP call and returns when its answer is in.
+type caller interface {
+	call(args string) error
+	close()
+}
+
+// stdioClient speaks newline-delimited JSON-RPC to a child process, with any number of
+// calls in flight matched to their answers by id.
+type stdioClient struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	wmu  sync.Mutex
+	ids  atomic.Uint64
+	mu   sync.Mutex
+	wait map[uint64]chan []byte
+	tool string
+}
+
+func startStdio(tool string, name string, args ...string) (*stdioClient, error) {
+	cmd := exec.Command(name, args...)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &stdioClient{cmd: cmd, in: in, wait: map[uint64]chan []byte{}, tool: tool}
+	go c.read(out)
+	if _, err := c.roundTrip(`"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`); err != nil {
+		c.close()
+		return nil, fmt.Errorf("initialize %s: %w", name, err)
+	}
+	c.send([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+	return c, nil
+}
+
+func (c *stdioClient) read(out io.Reader) {
+	r := bufio.NewReaderSize(out, 1<<20)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			c.mu.Lock()
+			for id, ch := range c.wait {
+				close(ch)
+				delete(c.wait, id)
+			}
+			c.mu.Unlock()
+			return
+		}
+		var m struct {
+			ID *uint64 `json:"id"`
+		}
+		if json.Unmarshal(line, &m) != nil || m.ID == nil {
+			continue
+		}
+		c.mu.Lock()
+		ch := c.wait[*m.ID]
+		delete(c.wait, *m.ID)
+		c.mu.Unlock()
+		if ch != nil {
+			ch <- line
+		}
+	}
+}
+
+func (c *stdioClient) send(b []byte) {
+	c.wmu.Lock()
+	c.in.Write(b)
+	c.wmu.Unlock()
+}
+
+// roundTrip sends a request whose body after "method": is rest and waits for its answer.
+func (c *stdioClient) roundTrip(rest string) ([]byte, error) {
+	id := c.ids.Add(1)
+	ch := make(chan []byte, 1)
+	c.mu.Lock()
+	c.wait[id] = ch
+	c.mu.Unlock()
+	c.send([]byte(`{"jsonrpc":"2.0","id":` + strconv.FormatUint(id, 10) + `,"method":` + rest + "}\n"))
+	line, ok := <-ch
+	if !ok {
+		return nil, fmt.Errorf("connection closed")
+	}
+	if bytes.Contains(line, []byte(`"error"`)) || bytes.Contains(line, []byte(`"isError":true`)) {
+		return nil, fmt.Errorf("call failed: %s", line)
+	}
+	return line, nil
+}
+
+func (c *stdioClient) call(args string) error {
+	_, err := c.roundTrip(`"tools/call","params":{"name":"` + c.tool + `","arguments":` + args + `}`)
+	return err
+}
+
+func (c *stdioClient) close() {
+	c.in.Close()
+	done := make(chan struct{})
+	go func() { c.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		c.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// httpClient speaks Streamable HTTP to a node, as MCP clients do: it accepts JSON and event
+// streams and reads the answer from either.
+type httpClient struct {
+	url, session, tool string
+	hc                 *http.Client
+	ids                atomic.Uint64
+}
+
+func startHTTP(url, tool string) (*httpClient, error) {
+	c := &httpClient{url: url, tool: tool, hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	resp, err := c.post(`"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`)
+	if err != nil {
+		return nil, err
+	}
+	c.session = resp.Header.Get("Mcp-Session-Id")
+	resp.Body.Close()
+	return c, nil
+}
+
+func (c *httpClient) post(rest string) (*http.Response, error) {
+	body := `{"jsonrpc":"2.0","id":` + strconv.FormatUint(c.ids.Add(1), 10) + `,"method":` + rest + `}`
+	req, err := http.NewRequest("POST", c.url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if c.session != "" {
+		req.Header.Set("Mcp-Session-Id", c.session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	resp, err := c.hc.Do(req)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, b)
+	}
+	return resp, err
+}
+
+func (c *httpClient) call(args string) error {
+	resp, err := c.post(`"tools/call","params":{"name":"` + c.tool + `","arguments":` + args + `}`)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if !bytes.Contains(b, []byte(`"result"`)) || bytes.Contains(b, []byte(`"isError":true`)) {
+		return fmt.Errorf("call failed: %s", b)
+	}
+	return nil
+}
+
+func (c *httpClient) close() { c.hc.CloseIdleConnections() }

@@ -1,0 +1,225 @@
+// Command bench measures toolnode against the same bundles called directly, side by side in
+// one run, and writes the table to docs/PERFORMANCE.md. `make bench` runs it.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+type config struct {
+	root     string // repository root
+	node     string // toolnode binary
+	duration time.Duration
+	rounds   int
+	out      string
+}
+
+func main() {
+	var cfg config
+	flag.StringVar(&cfg.root, "root", ".", "repository root")
+	flag.DurationVar(&cfg.duration, "duration", 2*time.Second, "length of one measurement")
+	flag.IntVar(&cfg.rounds, "rounds", 3, "measurements per configuration; the median is reported")
+	flag.StringVar(&cfg.out, "out", "docs/PERFORMANCE.md", "file the report is written to (- for none)")
+	flag.Parse()
+	cfg.node = filepath.Join(cfg.root, "bin", "toolnode")
+	if err := run(cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(cfg config) error {
+	var report strings.Builder
+	fmt.Fprintf(&report, "# Performance\n\nMade by `make bench` (`go run ./runtime/bench`) on %s.\n\n%s\n",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), machine())
+	fmt.Fprintf(&report, "Each figure is the median of %d runs of %s; the configurations of a table run one after\n"+
+		"the other in the same process, so their ratios are what to read on a shared machine.\n\n", cfg.rounds, cfg.duration)
+	sections := []func(config, *strings.Builder) error{callLatency}
+	for _, s := range sections {
+		if err := s(cfg, &report); err != nil {
+			return err
+		}
+	}
+	fmt.Print(report.String())
+	if cfg.out != "-" {
+		return os.WriteFile(cfg.out, []byte(report.String()), 0o644)
+	}
+	return nil
+}
+
+func machine() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		if m := regexp.MustCompile(`model name\s*:\s*(.*)`).FindSubmatch(b); m != nil {
+			model = string(m[1])
+		}
+	}
+	return fmt.Sprintf("Machine: %d cores (%s), %s, %s/%s.\n", runtime.NumCPU(), model, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+// result is one configuration measured.
+type result struct {
+	perSec   float64
+	p50, p99 time.Duration
+}
+
+// measure runs inflight workers calling c for the duration, rounds times, and returns the
+// median calls per second and the latency percentiles over all rounds.
+func measure(c caller, args string, inflight int, cfg config) (result, error) {
+	var rates []float64
+	var all []time.Duration
+	// Warm up: first calls pay for page faults and lazy set-up.
+	for range 200 {
+		if err := c.call(args); err != nil {
+			return result{}, err
+		}
+	}
+	for range cfg.rounds {
+		var mu sync.Mutex
+		var lat []time.Duration
+		var firstErr error
+		var wg sync.WaitGroup
+		start := time.Now()
+		deadline := start.Add(cfg.duration)
+		for range inflight {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var mine []time.Duration
+				for time.Now().Before(deadline) {
+					t := time.Now()
+					if err := c.call(args); err != nil {
+						mu.Lock()
+						firstErr = err
+						mu.Unlock()
+						return
+					}
+					mine = append(mine, time.Since(t))
+				}
+				mu.Lock()
+				lat = append(lat, mine...)
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		if firstErr != nil {
+			return result{}, firstErr
+		}
+		rates = append(rates, float64(len(lat))/time.Since(start).Seconds())
+		all = append(all, lat...)
+	}
+	sort.Float64s(rates)
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	return result{perSec: rates[len(rates)/2], p50: all[len(all)/2], p99: all[len(all)*99/100]}, nil
+}
+
+// bundleDir links one example bundle into a folder of its own, for a node serving only it.
+func bundleDir(cfg config, name string) (string, error) {
+	dir, err := os.MkdirTemp("", "toolnode-bench-")
+	if err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(filepath.Join(cfg.root, "examples", name))
+	if err != nil {
+		return "", err
+	}
+	return dir, os.Symlink(abs, filepath.Join(dir, name))
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// startNodeHTTP runs the node with an HTTP front over dir and waits until it answers.
+func startNodeHTTP(cfg config, dir, tool string) (*httpClient, func(), error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(cfg.node, "serve", "--bundles", dir, "--http", addr, "--log-level", "warn")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	stop := func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if c, err := startHTTP("http://"+addr+"/mcp", tool); err == nil {
+			return c, stop, nil
+		}
+	}
+	stop()
+	return nil, nil, fmt.Errorf("node at %s did not answer", addr)
+}
+
+// callLatency compares a trivial call made directly on a bundle over stdio with the same
+// call through the node's stdio and HTTP fronts.
+func callLatency(cfg config, w *strings.Builder) error {
+	fmt.Fprintf(w, "## A trivial call (`greet`), direct and through the node\n\n")
+	fmt.Fprintf(w, "| bundle | path | in flight | calls/s | vs direct | p50 | p99 |\n|---|---|---|---|---|---|---|\n")
+	var notes []string
+	for _, lang := range []string{"go", "c"} {
+		dir, err := bundleDir(cfg, lang)
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		direct, err := startStdio("greet", filepath.Join(cfg.root, "examples", lang, "build", "example-"+lang))
+		if err != nil {
+			return fmt.Errorf("%s example (run make first): %w", lang, err)
+		}
+		viaStdio, err := startStdio(lang+".greet", cfg.node, "serve", "--bundles", dir, "--log-level", "warn")
+		if err != nil {
+			return err
+		}
+		viaHTTP, stopHTTP, err := startNodeHTTP(cfg, dir, lang+".greet")
+		if err != nil {
+			return err
+		}
+		paths := []struct {
+			name string
+			c    caller
+		}{{"direct stdio", direct}, {"node, stdio front", viaStdio}, {"node, HTTP front", viaHTTP}}
+		for _, inflight := range []int{1, 8} {
+			var base result
+			for i, p := range paths {
+				r, err := measure(p.c, `{"name":"bench"}`, inflight, cfg)
+				if err != nil {
+					return fmt.Errorf("%s %s: %w", lang, p.name, err)
+				}
+				if i == 0 {
+					base = r
+				}
+				fmt.Fprintf(w, "| %s | %s | %d | %.0f | %.2f× | %s | %s |\n", lang, p.name, inflight, r.perSec, r.perSec/base.perSec, us(r.p50), us(r.p99))
+				if i == 1 && inflight == 1 {
+					notes = append(notes, fmt.Sprintf("%s: the stdio front adds %s at the median and %s at p99, one call in flight.",
+						lang, us(r.p50-base.p50), us(r.p99-base.p99)))
+				}
+			}
+			fmt.Fprintf(os.Stderr, "bench: %s, %d in flight done\n", lang, inflight)
+		}
+		direct.close()
+		viaStdio.close()
+		viaHTTP.close()
+		stopHTTP()
+	}
+	fmt.Fprintf(w, "\n%s\n\n", strings.Join(notes, "\n"))
+	return nil
+}
+
+func us(d time.Duration) string { return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond)) }
