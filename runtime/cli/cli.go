@@ -181,7 +181,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	if path := os.Getenv("TOOLNODE_CPUPROFILE"); path != "" {
 		// For finding what a benchmark spends its time on; see docs/PERFORMANCE.md.
-		if f, err := os.Create(path); err == nil {
+		if f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid())); err == nil {
 			if pprof.StartCPUProfile(f) == nil {
 				defer pprof.StopCPUProfile()
 			}

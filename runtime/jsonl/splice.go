@@ -196,3 +196,25 @@ func skipValue(b []byte, i int) int {
 	}
 	return j
 }
+
+// Member returns the raw value of the top-level member key of the JSON object obj, without
+// decoding the rest, or false when obj has no such member.
+func Member(obj []byte, key string) ([]byte, bool) {
+	start, end, ok := memberSpan(obj, key)
+	if !ok {
+		return nil, false
+	}
+	return obj[start:end], true
+}
+
+// SetMember returns obj with the value of its top-level member key replaced by value (which
+// must be valid JSON), or false when obj has no such member. The rest of obj is kept byte
+// for byte.
+func SetMember(obj []byte, key string, value []byte) ([]byte, bool) {
+	start, end, ok := memberSpan(obj, key)
+	if !ok {
+		return nil, false
+	}
+	out := make([]byte, 0, len(obj)-(end-start)+len(value))
+	return append(append(append(out, obj[:start]...), value...), obj[end:]...), true
+}

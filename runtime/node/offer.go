@@ -83,12 +83,12 @@ func (n *Node) GetPrompt(ctx context.Context, sess Session, params json.RawMessa
 		return nil, invalidParams(fmt.Sprintf("unknown prompt %q", name))
 	}
 	p["name"], _ = json.Marshal(e.Tool)
-	return n.forward(ctx, sess, e.Bundle, mcp.MethodPromptsGet, p, fmt.Sprintf("prompt %q", name))
+	return n.forward(ctx, sess, e.Bundle, mcp.MethodPromptsGet, encode(p), fmt.Sprintf("prompt %q", name))
 }
 
 // ReadResource routes resources/read by the resource's URI.
 func (n *Node) ReadResource(ctx context.Context, sess Session, params json.RawMessage) (json.RawMessage, error) {
-	p, uri, err := paramsWithString(params, "uri", "resources/read")
+	_, uri, err := paramsWithString(params, "uri", "resources/read")
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (n *Node) ReadResource(ctx context.Context, sess Session, params json.RawMe
 	if !ok {
 		return nil, resourceNotFound(uri)
 	}
-	return n.forward(ctx, sess, bundle, mcp.MethodResourcesRead, p, fmt.Sprintf("resource %q", uri))
+	return n.forward(ctx, sess, bundle, mcp.MethodResourcesRead, params, fmt.Sprintf("resource %q", uri))
 }
 
 // Complete routes completion/complete by what it completes: a prompt's argument or a
@@ -119,13 +119,13 @@ func (n *Node) Complete(ctx context.Context, sess Session, params json.RawMessag
 		}
 		ref["name"], _ = json.Marshal(e.Tool)
 		p["ref"], _ = json.Marshal(ref)
-		return n.forward(ctx, sess, e.Bundle, mcp.MethodComplete, p, "completion")
+		return n.forward(ctx, sess, e.Bundle, mcp.MethodComplete, encode(p), "completion")
 	case "ref/resource":
 		bundle, ok := n.Resources().RouteTemplate(uri)
 		if !ok {
 			return nil, resourceNotFound(uri)
 		}
-		return n.forward(ctx, sess, bundle, mcp.MethodComplete, p, "completion")
+		return n.forward(ctx, sess, bundle, mcp.MethodComplete, params, "completion")
 	}
 	return nil, invalidParams(fmt.Sprintf("unknown completion ref type %q", kind))
 }
@@ -152,7 +152,7 @@ func (n *Node) subscription(ctx context.Context, sess Session, params json.RawMe
 	if !on {
 		method = mcp.MethodResourcesUnsub
 	}
-	p, uri, err := paramsWithString(params, "uri", method)
+	_, uri, err := paramsWithString(params, "uri", method)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +179,7 @@ func (n *Node) subscription(ctx context.Context, sess Session, params json.RawMe
 	if !first && !last {
 		return json.RawMessage(`{}`), nil
 	}
-	return n.forward(ctx, sess, bundle, method, p, fmt.Sprintf("resource %q", uri))
+	return n.forward(ctx, sess, bundle, method, params, fmt.Sprintf("resource %q", uri))
 }
 
 // dropSubscriptions forgets every watch of a session that ended.
@@ -212,6 +212,11 @@ func (n *Node) resourceUpdated(params json.RawMessage) {
 	for _, s := range sessions {
 		_ = s.Notify(context.Background(), mcp.NotifyResourceUpdated, params)
 	}
+}
+
+func encode(p map[string]json.RawMessage) json.RawMessage {
+	b, _ := json.Marshal(p) // a map of raw values always encodes
+	return b
 }
 
 func paramsWithString(params json.RawMessage, key, method string) (map[string]json.RawMessage, string, error) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/toolnode/toolnode/runtime/jsonl"
 	"github.com/toolnode/toolnode/runtime/manifest"
 	"github.com/toolnode/toolnode/runtime/upstream"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
@@ -25,12 +26,11 @@ const RelatedRequestKey = "io.toolnode/request"
 // bundle that fails or times out gives a result with isError set, naming the bundle, so that
 // the model on the other side can act on it.
 func (n *Node) CallTool(ctx context.Context, sess Session, params json.RawMessage) (json.RawMessage, error) {
-	var p map[string]json.RawMessage
-	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, invalidParams("tools/call params must be an object with a \"name\"")
-	}
+	// The hot path: only "name" (and a progress token) change, so they are edited in place
+	// rather than decoding and re-encoding arguments of any size.
+	rawName, ok := jsonl.Member(params, "name")
 	var name string
-	if err := json.Unmarshal(p["name"], &name); err != nil || name == "" {
+	if !ok || json.Unmarshal(rawName, &name) != nil || name == "" {
 		return nil, invalidParams("tools/call needs a string \"name\"")
 	}
 	e, ok := n.Catalog().Lookup(name)
@@ -38,9 +38,10 @@ func (n *Node) CallTool(ctx context.Context, sess Session, params json.RawMessag
 		return nil, invalidParams(fmt.Sprintf("unknown tool %q", name))
 	}
 	if e.Tool != name {
-		p["name"], _ = json.Marshal(e.Tool)
+		quoted, _ := json.Marshal(e.Tool)
+		params, _ = jsonl.SetMember(params, "name", quoted)
 	}
-	res, err := n.forward(ctx, sess, e.Bundle, mcp.MethodToolsCall, p, fmt.Sprintf("tool %q", name))
+	res, err := n.forward(ctx, sess, e.Bundle, mcp.MethodToolsCall, params, fmt.Sprintf("tool %q", name))
 	var rpcErr *jsonrpc2.Error
 	switch {
 	case err == nil:
@@ -57,7 +58,7 @@ func (n *Node) CallTool(ctx context.Context, sess Session, params json.RawMessag
 // progress token is replaced by one unique across sessions and the bundle's progress comes
 // back to sess under the client's token; the call is bounded by the bundle's call timeout,
 // at which the bundle is told to cancel.
-func (n *Node) forward(ctx context.Context, sess Session, bundleName, method string, p map[string]json.RawMessage, what string) (json.RawMessage, error) {
+func (n *Node) forward(ctx context.Context, sess Session, bundleName, method string, params json.RawMessage, what string) (json.RawMessage, error) {
 	n.mu.Lock()
 	b := n.bundles[bundleName]
 	var client *upstream.Client
@@ -83,38 +84,38 @@ func (n *Node) forward(ctx context.Context, sess Session, bundleName, method str
 		delete(b.flights, id)
 		n.mu.Unlock()
 	}()
-	if token, ok := progressToken(p); ok {
+	if token, ok := progressToken(params); ok {
 		ours := "tn-" + strconv.FormatUint(n.tokens.Add(1), 10)
 		n.progress.Store(ours, progressRoute{flight: f, token: token})
 		defer n.progress.Delete(ours)
-		setProgressToken(p, ours)
+		params = setProgressToken(params, ours)
 	}
-	out, err := json.Marshal(p)
-	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", method, err)
-	}
-	return client.CallAs(ctx, id, method, json.RawMessage(out))
+	return client.CallAs(ctx, id, method, params)
 }
 
 func invalidParams(msg string) *jsonrpc2.Error {
 	return &jsonrpc2.Error{Code: mcp.CodeInvalidParams, Message: msg}
 }
 
-func progressToken(p map[string]json.RawMessage) (json.RawMessage, bool) {
-	var meta struct {
-		ProgressToken json.RawMessage `json:"progressToken"`
-	}
-	if raw, ok := p["_meta"]; !ok || json.Unmarshal(raw, &meta) != nil || len(meta.ProgressToken) == 0 || string(meta.ProgressToken) == "null" {
+func progressToken(params json.RawMessage) (json.RawMessage, bool) {
+	meta, ok := jsonl.Member(params, "_meta")
+	if !ok {
 		return nil, false
 	}
-	return meta.ProgressToken, true
+	token, ok := jsonl.Member(meta, "progressToken")
+	if !ok || string(token) == "null" {
+		return nil, false
+	}
+	return token, true
 }
 
-func setProgressToken(p map[string]json.RawMessage, token string) {
-	var meta map[string]json.RawMessage
-	_ = json.Unmarshal(p["_meta"], &meta)
-	meta["progressToken"], _ = json.Marshal(token)
-	p["_meta"], _ = json.Marshal(meta)
+// setProgressToken replaces the progress token in params, which progressToken found.
+func setProgressToken(params json.RawMessage, token string) json.RawMessage {
+	meta, _ := jsonl.Member(params, "_meta")
+	quoted, _ := json.Marshal(token)
+	meta, _ = jsonl.SetMember(meta, "progressToken", quoted)
+	out, _ := jsonl.SetMember(params, "_meta", meta)
+	return out
 }
 
 // SetLogLevel asks every bundle that offers logging to send messages at level and above.
