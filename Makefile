@@ -1,12 +1,4 @@
-# # Peers for tests (official TypeScript client, conformance suite on Node 22, real servers),
-# pinned in testdata/npm/package.json.
-build/npm/.ok: testdata/npm/package.json
-	@echo "installing test peers from npm into build/npm"
-	@mkdir -p build/npm && cp testdata/npm/package.json build/npm/
-	@cd build/npm && npm install --no-audit --no-fund --loglevel=error
-	@touch $@
-
-toolnode: `make` builds everything (installing missing system packages first),
+# toolnode: `make` builds everything (installing missing system packages first),
 # `make run` starts the node over ./examples and ./bundles, `make test` runs every test,
 # `make bench` prints the benchmark table.
 
@@ -41,6 +33,14 @@ $(VENV)/.ok: Makefile
 	@echo "preparing $(VENV) (pytest, official MCP Python client)"
 	@$(PYTHON3) -m venv $(VENV)
 	@$(VENV)/bin/pip install -q --disable-pip-version-check $(PY_TEST_PACKAGES)
+	@touch $@
+
+# Peers for tests (official TypeScript client, conformance suite on Node 22, real servers),
+# pinned in testdata/npm/package.json.
+build/npm/.ok: testdata/npm/package.json
+	@echo "installing test peers from npm into build/npm"
+	@mkdir -p build/npm && cp testdata/npm/package.json build/npm/
+	@cd build/npm && npm install --no-audit --no-fund --loglevel=error
 	@touch $@
 
 # Peers for tests (official TypeScript client, conformance suite on Node 22, real servers),
