@@ -43,14 +43,6 @@ build/npm/.ok: testdata/npm/package.json
 	@cd build/npm && npm install --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# Peers for tests (official TypeScript client, conformance suite on Node 22, real servers),
-# pinned in testdata/npm/package.json.
-build/npm/.ok: testdata/npm/package.json
-	@echo "installing test peers from npm into build/npm"
-	@mkdir -p build/npm && cp testdata/npm/package.json build/npm/
-	@cd build/npm && npm install --no-audit --no-fund --loglevel=error
-	@touch $@
-
 toolnode:
 	$(GO) build -o bin/toolnode ./runtime/cmd/toolnode
 
