@@ -191,7 +191,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	n := node.New(node.Config{Logger: log, Manifests: manifests, Version: Version})
-	n.Start(ctx)
+	n.Start()
 	srv := front.NewServer(n, front.Options{Version: Version, PageSize: f.pageSize, Logger: log.Named("front")})
 
 	// Either front ending (stdin closed, the listener failing) or a signal stops the node.

@@ -22,7 +22,11 @@ const FileName = "bundle.json"
 const (
 	DefaultStartTimeout    = 30 * time.Second
 	DefaultCallTimeout     = 5 * time.Minute
+	DefaultCallMaxTimeout  = 30 * time.Minute
 	DefaultShutdownTimeout = 3 * time.Second
+
+	// MaxInstances bounds "instances": a pool is for using the cores, not for forking bombs.
+	MaxInstances = 64
 )
 
 // Manifest is a bundle's bundle.json, checked, with the fields the file leaves out filled in.
@@ -41,6 +45,9 @@ type Manifest struct {
 	Seats []string `json:"seats,omitempty"`
 	// Timeouts bound start-up, each call and shutdown.
 	Timeouts Timeouts `json:"timeouts"`
+	// Instances is the number of identical processes run for the bundle; calls go to the
+	// least busy. Default 1.
+	Instances int `json:"instances,omitempty"`
 	// Prefix, when false, exposes the bundle's tools and prompts under their own names
 	// instead of <bundle>.<name>, as long as they collide with nothing. Default true.
 	Prefix *bool `json:"prefix,omitempty"`
@@ -55,8 +62,11 @@ type Manifest struct {
 type Timeouts struct {
 	// Start bounds process start, initialize and the first tools/list. Default 30s.
 	Start Duration `json:"start"`
-	// Call bounds one tools/call. Default 5m.
+	// Call bounds one call while it shows no progress: each progress notification of the
+	// call starts the wait anew, up to CallMax. Default 5m.
 	Call Duration `json:"call"`
+	// CallMax bounds one call whatever its progress. Default 30m.
+	CallMax Duration `json:"call_max"`
 	// Shutdown is the grace given at each step of stopping (stdin closed, then SIGTERM)
 	// before the next, harsher one. Default 3s.
 	Shutdown Duration `json:"shutdown"`
@@ -147,7 +157,7 @@ func explainDecodeError(err error) error {
 		return fmt.Errorf("key %q must be %s, not JSON %s", typ.Field, typeName(typ.Type.String()), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		key := strings.TrimPrefix(err.Error(), "json: unknown field ")
-		return fmt.Errorf("unknown key %s (known keys: name, command, env, inherit_env, seats, timeouts, prefix)", key)
+		return fmt.Errorf("unknown key %s (known keys: name, command, env, inherit_env, seats, timeouts, instances, prefix)", key)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return errors.New("not valid JSON: the file ends inside the object")
 	case errors.Is(err, io.EOF):
@@ -179,6 +189,12 @@ func (m *Manifest) check() error {
 	if _, err := m.Program(); err != nil {
 		return err
 	}
+	if m.Instances < 0 || m.Instances > MaxInstances {
+		return fmt.Errorf("instances %d: use 1 to %d", m.Instances, MaxInstances)
+	}
+	if m.Name == "toolnode" {
+		return errors.New(`the name "toolnode" is the node's own (its toolnode.status tool); pick another`)
+	}
 	for _, s := range m.Seats {
 		if !ValidName(s) {
 			return fmt.Errorf("bad seat %q: use 1 to 64 of A-Z a-z 0-9 _ -", s)
@@ -196,6 +212,9 @@ func (m *Manifest) check() error {
 	}
 	return nil
 }
+
+// Pool is the number of processes to run for the bundle.
+func (m *Manifest) Pool() int { return max(m.Instances, 1) }
 
 // Prefixed reports whether the bundle's names get its name as prefix.
 func (m *Manifest) Prefixed() bool { return m.Prefix == nil || *m.Prefix }

@@ -3,9 +3,11 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -14,8 +16,6 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/catalog"
 	"github.com/toolnode/toolnode/runtime/manifest"
-	"github.com/toolnode/toolnode/runtime/proc"
-	"github.com/toolnode/toolnode/runtime/upstream"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
@@ -37,18 +37,21 @@ type Config struct {
 	// Logger is the node's logger; each bundle logs to a sub-logger named after it.
 	// Default: discard.
 	Logger hclog.Logger
-	// Manifests are the bundles to run.
+	// Manifests are the bundles to run at Start.
 	Manifests []*manifest.Manifest
 	// Version is reported to bundles in clientInfo. Default "dev".
 	Version string
 	// LookupEnv reads the node's environment for the bundles' base and inherited
 	// variables. Default os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// Supervision says how bundles are kept alive; zero fields take defaults.
+	Supervision Supervision
 }
 
 // Node runs bundles and routes between them and the sessions of the fronts.
 type Node struct {
 	cfg Config
+	sup Supervision
 	log hclog.Logger
 
 	mu       sync.Mutex
@@ -56,45 +59,23 @@ type Node struct {
 	sessions map[Session]struct{}
 	closed   bool
 
-	catalog     atomic.Pointer[catalog.Catalog]
-	prompts     atomic.Pointer[catalog.Catalog]
-	resources   atomic.Pointer[catalog.Resources]
-	subs        subscriptions
-	ready       chan struct{}
-	settled     atomic.Bool // the first start is over: report collisions and changes
-	cancelStart context.CancelFunc
+	catalog   atomic.Pointer[catalog.Catalog]
+	prompts   atomic.Pointer[catalog.Catalog]
+	resources atomic.Pointer[catalog.Resources]
+	subs      subscriptions
+	ready     chan struct{}
+	settled   atomic.Bool // the first start is over: report collisions and changes
 
 	progress sync.Map // bundle-side token (string) -> progressRoute
 	tokens   atomic.Uint64
 	wg       sync.WaitGroup
 }
 
-// State is where a bundle is in its life.
-type State string
-
-// Bundle states.
-const (
-	StateStarting State = "starting"
-	StateReady    State = "ready"
-	StateFailed   State = "failed"
-	StateStopped  State = "stopped"
-)
-
-type bundle struct {
-	m      *manifest.Manifest
-	log    hclog.Logger
-	client *upstream.Client
-	state  State
-	err    error
-	lists  lists
-
-	flights map[uint64]*flight // calls in flight by bundle-side request id; guarded by Node.mu
-}
-
 // flight is a client's call being served by a bundle.
 type flight struct {
-	sess Session
-	ctx  context.Context
+	sess  Session
+	ctx   context.Context
+	touch func() // the call showed progress
 }
 
 type progressRoute struct {
@@ -112,6 +93,7 @@ func New(cfg Config) *Node {
 	}
 	n := &Node{
 		cfg:      cfg,
+		sup:      cfg.Supervision.withDefaults(),
 		log:      cfg.Logger,
 		bundles:  map[string]*bundle{},
 		sessions: map[Session]struct{}{},
@@ -124,27 +106,15 @@ func New(cfg Config) *Node {
 	return n
 }
 
-// Start launches every bundle in parallel and returns at once. Ready is closed when each
-// has answered its handshake and tool list or failed.
-func (n *Node) Start(ctx context.Context) {
-	ctx, n.cancelStart = context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	for _, m := range n.cfg.Manifests {
-		b := &bundle{m: m, log: n.log.Named(m.Name), state: StateStarting, flights: map[uint64]*flight{}}
-		n.mu.Lock()
-		n.bundles[m.Name] = b
-		n.mu.Unlock()
-		wg.Add(1)
-		n.wg.Add(1)
-		go func() {
-			defer n.wg.Done()
-			n.startBundle(ctx, b, wg.Done)
-		}()
-	}
+// Start launches the configured bundles in parallel and returns at once. Ready is closed
+// when each has answered its handshake and lists, or failed to.
+func (n *Node) Start() {
+	var settle sync.WaitGroup
+	n.apply(n.cfg.Manifests, &settle)
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		wg.Wait()
+		settle.Wait()
 		n.settled.Store(true)
 		n.rebuild()
 		close(n.ready)
@@ -155,98 +125,102 @@ func (n *Node) Start(ctx context.Context) {
 // Ready is closed once every bundle given at Start has started or failed.
 func (n *Node) Ready() <-chan struct{} { return n.ready }
 
-// startBundle starts one bundle and calls settled once it is ready or has failed; a
-// failed bundle is then stopped without holding up the others.
-func (n *Node) startBundle(ctx context.Context, b *bundle, settled func()) {
-	m := b.m
-	timeout := m.Timeouts.Start.Std(manifest.DefaultStartTimeout)
-	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("no answer within the start timeout of %s", timeout))
-	defer cancel()
-	c, l, err := n.launch(ctx, b)
-	n.mu.Lock()
-	if err != nil {
-		b.state, b.err = StateFailed, err
-	} else {
-		b.state, b.client, b.lists = StateReady, c, l
+// Apply makes the running bundles those of manifests: new ones start, missing ones stop,
+// and ones whose manifest or program changed restart. Calls in flight to a bundle that
+// stops get an error saying so.
+func (n *Node) Apply(manifests []*manifest.Manifest) {
+	n.apply(manifests, nil)
+}
+
+func (n *Node) apply(manifests []*manifest.Manifest, settle *sync.WaitGroup) {
+	want := map[string]*manifest.Manifest{}
+	for _, m := range manifests {
+		want[m.Name] = m
 	}
-	n.mu.Unlock()
-	if err != nil {
-		b.log.Error("bundle failed to start", "manifest", m.Path, "error", err)
-		settled()
-		if c != nil {
-			c.Close(context.Background())
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return
+	}
+	var stop []*bundle
+	var start []*bundle
+	for name, b := range n.bundles {
+		m, keep := want[name]
+		switch {
+		case !keep:
+			stop = append(stop, b)
+			delete(n.bundles, name)
+			b.log.Info("bundle removed; stopping it", "manifest", b.m.Path)
+		case fingerprint(m) != b.fp:
+			stop = append(stop, b)
+			nb := newBundle(n, m, fingerprint(m))
+			n.bundles[name] = nb
+			start = append(start, nb)
+			b.log.Info("bundle changed; restarting it", "manifest", m.Path)
 		}
-		return
 	}
-	b.log.Info("bundle ready", "pid", c.Pid(), "tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))
-	n.rebuild()
-	settled()
-	n.watchExit(b)
-}
-
-// launch starts the process, runs the handshake and lists what the bundle offers. On failure
-// the client is returned too when the process runs, for the caller to stop.
-func (n *Node) launch(ctx context.Context, b *bundle) (*upstream.Client, lists, error) {
-	m := b.m
-	prog, err := m.Program()
-	if err != nil {
-		return nil, lists{}, err
-	}
-	c, err := upstream.Start(upstream.Config{
-		Name: m.Name,
-		Process: proc.Config{
-			Path:   prog,
-			Args:   m.Command[1:],
-			Dir:    m.Dir,
-			Env:    m.Environ(n.cfg.LookupEnv),
-			Logger: b.log,
-			Grace:  m.Timeouts.Shutdown.Std(manifest.DefaultShutdownTimeout),
-		},
-		Logger:     b.log,
-		Handler:    bundleHandler{n: n, b: b},
-		ClientInfo: mcp.Implementation{Name: "toolnode", Version: n.cfg.Version},
-		// Offered so that bundles may ask; the node relays each request to the client
-		// whose call caused it, which answers or refuses.
-		Capabilities: json.RawMessage(`{"roots":{"listChanged":true},"sampling":{},"elicitation":{}}`),
-	})
-	if err != nil {
-		return nil, lists{}, err
-	}
-	if err := c.Initialize(ctx); err != nil {
-		return c, lists{}, err
-	}
-	l, err := fetchLists(ctx, c)
-	return c, l, err
-}
-
-// watchExit withdraws the tools of a bundle whose process ended while the node runs.
-func (n *Node) watchExit(b *bundle) {
-	<-b.client.Done()
-	n.mu.Lock()
-	stopping := n.closed || b.state == StateStopped
-	if !stopping {
-		b.state = StateFailed
-		b.err = fmt.Errorf("exited (%s)", b.client.ExitStatus())
+	for name, m := range want {
+		if _, running := n.bundles[name]; !running {
+			b := newBundle(n, m, fingerprint(m))
+			n.bundles[name] = b
+			start = append(start, b)
+		}
 	}
 	n.mu.Unlock()
-	if stopping {
-		return
+
+	for _, b := range stop {
+		n.requestStop(b, "stopped: its manifest changed or its folder was removed")
 	}
-	b.log.Error("bundle exited; its tools are withdrawn", "status", b.client.ExitStatus())
-	n.rebuild()
+	for _, b := range start {
+		if settle != nil {
+			settle.Add(1)
+		}
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			n.run(b, func() {
+				if settle != nil {
+					settle.Done()
+				}
+			})
+		}()
+	}
+	if len(stop) > 0 {
+		n.rebuild()
+		for _, b := range stop {
+			<-b.done
+		}
+	}
 }
 
-// rebuild merges what the ready bundles offer and tells sessions what changed.
+// fingerprint sums up what makes a bundle what it is: its manifest and its program file,
+// so that editing either restarts it.
+func fingerprint(m *manifest.Manifest) string {
+	var buf bytes.Buffer
+	b, _ := json.Marshal(m)
+	buf.Write(b)
+	fmt.Fprintf(&buf, "|%s|%s", m.Dir, m.Path)
+	if prog, err := m.Program(); err == nil {
+		if fi, err := os.Stat(prog); err == nil {
+			fmt.Fprintf(&buf, "|%d|%d", fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	return buf.String()
+}
+
+// rebuild merges what the running bundles offer and tells sessions what changed. A bundle
+// restarting keeps its tools listed: calls made meanwhile wait for it.
 func (n *Node) rebuild() {
 	n.mu.Lock()
 	names := make([]string, 0, len(n.bundles))
 	for name, b := range n.bundles {
-		if b.state == StateReady {
+		if b.state == StateReady || b.state == StateRestarting {
 			names = append(names, name)
 		}
 	}
 	sort.Strings(names)
-	var tools, prompts []catalog.Source
+	tools := []catalog.Source{n.builtinTools()}
+	var prompts []catalog.Source
 	var resources []catalog.ResourceSource
 	for _, name := range names {
 		b := n.bundles[name]
@@ -286,6 +260,21 @@ func (n *Node) rebuild() {
 	}
 }
 
+func listsEqual(a, b lists) bool {
+	eq := func(x, y []json.RawMessage) bool {
+		if len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !bytes.Equal(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return eq(a.tools, b.tools) && eq(a.prompts, b.prompts) && eq(a.resources, b.resources) && eq(a.templates, b.templates)
+}
+
 // Catalog returns the current merged tool list.
 func (n *Node) Catalog() *catalog.Catalog { return n.catalog.Load() }
 
@@ -321,27 +310,33 @@ func (n *Node) broadcast(method string, params any) {
 // Close stops every bundle in parallel, each as the stdio transport says (stdin closed,
 // then SIGTERM, then SIGKILL after its shutdown grace). Cancelling ctx hurries them.
 func (n *Node) Close(ctx context.Context) {
-	if n.cancelStart != nil {
-		n.cancelStart()
-		<-n.ready
-	}
 	n.mu.Lock()
 	n.closed = true
-	var clients []*upstream.Client
+	bundles := make([]*bundle, 0, len(n.bundles))
 	for _, b := range n.bundles {
-		if b.client != nil {
-			clients = append(clients, b.client)
-			b.state = StateStopped
-		}
+		bundles = append(bundles, b)
 	}
 	n.mu.Unlock()
+	// Slots stop their processes with a fresh context; a cancelled ctx must still hurry
+	// them, so stop them here in parallel with ctx too.
 	var wg sync.WaitGroup
-	for _, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.Close(ctx)
-		}()
+	for _, b := range bundles {
+		n.requestStop(b, "stopped: the node is shutting down")
+		n.mu.Lock()
+		var clients []*instance
+		for _, s := range b.slots {
+			if s != nil {
+				clients = append(clients, s)
+			}
+		}
+		n.mu.Unlock()
+		for _, s := range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.client.Close(ctx)
+			}()
+		}
 	}
 	wg.Wait()
 	n.wg.Wait()

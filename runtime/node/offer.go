@@ -54,10 +54,11 @@ func (n *Node) Offers() Offers {
 	defer n.mu.Unlock()
 	var o Offers
 	for _, b := range n.bundles {
-		if b.state != StateReady {
+		inst := firstLive(b)
+		if inst == nil {
 			continue
 		}
-		caps := b.client.Init.Capabilities
+		caps := inst.client.Init.Capabilities
 		o.Prompts = o.Prompts || caps.Prompts != nil
 		o.Resources = o.Resources || caps.Resources != nil
 		o.Subscribe = o.Subscribe || caps.Resources != nil && caps.Resources.Subscribe
@@ -217,6 +218,16 @@ func (n *Node) resourceUpdated(params json.RawMessage) {
 func encode(p map[string]json.RawMessage) json.RawMessage {
 	b, _ := json.Marshal(p) // a map of raw values always encodes
 	return b
+}
+
+// firstLive returns a running process of b, or nil; the caller holds Node.mu.
+func firstLive(b *bundle) *instance {
+	for _, s := range b.slots {
+		if s != nil {
+			return s
+		}
+	}
+	return nil
 }
 
 func paramsWithString(params json.RawMessage, key, method string) (map[string]json.RawMessage, string, error) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
 
@@ -37,6 +38,9 @@ func (n *Node) CallTool(ctx context.Context, sess Session, params json.RawMessag
 	if !ok {
 		return nil, invalidParams(fmt.Sprintf("unknown tool %q", name))
 	}
+	if e.Bundle == "toolnode" {
+		return n.callBuiltin(ctx, e.Tool)
+	}
 	if e.Tool != name {
 		quoted, _ := json.Marshal(e.Tool)
 		params, _ = jsonl.SetMember(params, "name", quoted)
@@ -54,35 +58,46 @@ func (n *Node) CallTool(ctx context.Context, sess Session, params json.RawMessag
 	return json.Marshal(mcp.ErrorResult(err.Error()))
 }
 
-// forward sends a request of sess to a bundle and returns its answer. The request's
-// progress token is replaced by one unique across sessions and the bundle's progress comes
-// back to sess under the client's token; the call is bounded by the bundle's call timeout,
-// at which the bundle is told to cancel.
+// forward sends a request of sess to the least busy process of a bundle and returns its
+// answer. The request's progress token is replaced by one unique across sessions and the
+// bundle's progress comes back to sess under the client's token. The call may go without
+// progress for the bundle's call timeout, and lasts at most its call_max; past either the
+// bundle is told to cancel and the caller gets an error.
 func (n *Node) forward(ctx context.Context, sess Session, bundleName, method string, params json.RawMessage, what string) (json.RawMessage, error) {
 	n.mu.Lock()
 	b := n.bundles[bundleName]
-	var client *upstream.Client
-	if b != nil && b.state == StateReady {
-		client = b.client
-	}
 	n.mu.Unlock()
-	if client == nil {
+	if b == nil {
 		return nil, fmt.Errorf("bundle %q is not running", bundleName)
 	}
-	timeout := b.m.Timeouts.Call.Std(manifest.DefaultCallTimeout)
-	ctx, cancel := context.WithTimeoutCause(ctx, timeout,
-		fmt.Errorf("%s of bundle %q did not answer within %s; the bundle was told to cancel", what, bundleName, timeout))
+	idle := b.m.Timeouts.Call.Std(manifest.DefaultCallTimeout)
+	hard := max(b.m.Timeouts.CallMax.Std(manifest.DefaultCallMaxTimeout), idle)
+	inst, err := n.pick(b, min(idle, b.m.Timeouts.Start.Std(manifest.DefaultStartTimeout)))
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeoutCause(ctx, hard,
+		fmt.Errorf("%s of bundle %q took longer than its call_max of %s; the bundle was told to cancel", what, bundleName, hard))
 	defer cancel()
+	ctx, cancelIdle := context.WithCancelCause(ctx)
+	defer cancelIdle(nil)
+	timer := time.AfterFunc(idle, func() {
+		cancelIdle(fmt.Errorf("%s of bundle %q showed no progress for %s; the bundle was told to cancel", what, bundleName, idle))
+	})
+	defer timer.Stop()
 
-	f := &flight{sess: sess, ctx: ctx}
-	id := client.ReserveID()
+	f := &flight{sess: sess, ctx: ctx, touch: func() { timer.Reset(idle) }}
+	id := inst.client.ReserveID()
+	inst.busy.Add(1)
 	n.mu.Lock()
-	b.flights[id] = f
+	inst.flights[id] = f
 	n.mu.Unlock()
 	defer func() {
 		n.mu.Lock()
-		delete(b.flights, id)
+		delete(inst.flights, id)
 		n.mu.Unlock()
+		inst.busy.Add(-1)
 	}()
 	if token, ok := progressToken(params); ok {
 		ours := "tn-" + strconv.FormatUint(n.tokens.Add(1), 10)
@@ -90,7 +105,24 @@ func (n *Node) forward(ctx context.Context, sess Session, bundleName, method str
 		defer n.progress.Delete(ours)
 		params = setProgressToken(params, ours)
 	}
-	return client.CallAs(ctx, id, method, params)
+	res, err := inst.client.CallAs(ctx, id, method, params)
+	var rpcErr *jsonrpc2.Error
+	b.stats.record(time.Since(start), err != nil && !errors.As(err, &rpcErr) || isToolError(res))
+	if err != nil && errors.Is(err, upstream.ErrGone) {
+		n.mu.Lock()
+		reason := b.stopReason
+		n.mu.Unlock()
+		if reason != "" {
+			err = fmt.Errorf("%w; the bundle was %s", err, reason)
+		}
+	}
+	return res, err
+}
+
+// isToolError reports whether a tools/call result says isError, cheaply.
+func isToolError(res json.RawMessage) bool {
+	v, ok := jsonl.Member(res, "isError")
+	return ok && string(v) == "true"
 }
 
 func invalidParams(msg string) *jsonrpc2.Error {
@@ -123,8 +155,10 @@ func (n *Node) SetLogLevel(ctx context.Context, level string) {
 	n.mu.Lock()
 	var clients []*upstream.Client
 	for _, b := range n.bundles {
-		if b.state == StateReady && b.client.Init.Capabilities.Logging != nil {
-			clients = append(clients, b.client)
+		for _, inst := range b.slots {
+			if inst != nil && inst.client.Init.Capabilities.Logging != nil {
+				clients = append(clients, inst.client)
+			}
 		}
 	}
 	n.mu.Unlock()
@@ -138,7 +172,7 @@ func (n *Node) SetLogLevel(ctx context.Context, level string) {
 // related finds the client call a bundle's message is about: the one it names in
 // _meta["io.toolnode/request"], else the latest of its calls in flight when they all come
 // from one session. nil when there is none or it cannot be told.
-func (n *Node) related(b *bundle, params json.RawMessage) *flight {
+func (n *Node) related(inst *instance, params json.RawMessage) *flight {
 	var p struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}
@@ -148,14 +182,14 @@ func (n *Node) related(b *bundle, params json.RawMessage) *flight {
 	if raw, ok := p.Meta[RelatedRequestKey]; ok {
 		var id uint64
 		if json.Unmarshal(raw, &id) == nil {
-			if f := b.flights[id]; f != nil {
+			if f := inst.flights[id]; f != nil {
 				return f
 			}
 		}
 	}
 	var found *flight
 	var latest uint64
-	for id, f := range b.flights {
+	for id, f := range inst.flights {
 		if found != nil && f.sess != found.sess {
 			return nil
 		}
@@ -168,8 +202,9 @@ func (n *Node) related(b *bundle, params json.RawMessage) *flight {
 
 // bundleHandler receives what one bundle sends on its own.
 type bundleHandler struct {
-	n *Node
-	b *bundle
+	n    *Node
+	b    *bundle
+	inst *instance
 }
 
 func (h bundleHandler) Notify(c *upstream.Client, method string, params json.RawMessage) {
@@ -183,7 +218,7 @@ func (h bundleHandler) Notify(c *upstream.Client, method string, params json.Raw
 			return
 		}
 		msg.Logger = qualify(c.Name(), msg.Logger)
-		if f := h.n.related(h.b, params); f != nil {
+		if f := h.n.related(h.inst, params); f != nil {
 			_ = f.sess.Notify(f.ctx, mcp.NotifyMessage, msg)
 			return
 		}
@@ -194,7 +229,7 @@ func (h bundleHandler) Notify(c *upstream.Client, method string, params json.Raw
 		h.n.wg.Add(1)
 		go func() {
 			defer h.n.wg.Done()
-			h.n.refresh(h.b)
+			h.n.refresh(h.b, h.inst)
 		}()
 	default:
 		h.b.log.Debug("notification from bundle not forwarded", "method", method)
@@ -203,7 +238,7 @@ func (h bundleHandler) Notify(c *upstream.Client, method string, params json.Raw
 
 // Request passes a bundle's request to the client whose call it relates to.
 func (h bundleHandler) Request(ctx context.Context, _ *upstream.Client, method string, params json.RawMessage) (any, error) {
-	f := h.n.related(h.b, params)
+	f := h.n.related(h.inst, params)
 	if f == nil {
 		return nil, &jsonrpc2.Error{Code: mcp.CodeInternalError,
 			Message: fmt.Sprintf("%s can only be sent while serving a client's call (toolnode relays it to that client)", method)}
@@ -234,21 +269,16 @@ func (n *Node) forwardProgress(params json.RawMessage) {
 		return
 	}
 	route := v.(progressRoute)
+	route.flight.touch()
 	p["progressToken"] = route.token
 	_ = route.flight.sess.Notify(route.flight.ctx, mcp.NotifyProgress, p)
 }
 
-// refresh re-reads what a bundle offers after it said a list changed.
-func (n *Node) refresh(b *bundle) {
-	n.mu.Lock()
-	c, ready := b.client, b.state == StateReady
-	n.mu.Unlock()
-	if !ready {
-		return
-	}
+// refresh re-reads what a bundle offers after one of its processes said a list changed.
+func (n *Node) refresh(b *bundle, inst *instance) {
 	ctx, cancel := context.WithTimeout(context.Background(), b.m.Timeouts.Start.Std(manifest.DefaultStartTimeout))
 	defer cancel()
-	l, err := fetchLists(ctx, c)
+	l, err := fetchLists(ctx, inst.client)
 	if err != nil {
 		b.log.Warn("re-list after list_changed", "error", err)
 		return

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// meosThroughput compares meos.length and meos.distance called directly on the MEOS bundle
+// over stdio with the same calls through the node's stdio front. The inputs are the 3-4-5
+// segments of the bundle's tests/cases.json, as in its own `make bench`.
+func meosThroughput(cfg config, w *strings.Builder) error {
+	bundle, err := filepath.Abs(filepath.Join(cfg.root, "bundles", "meos"))
+	if err != nil {
+		return err
+	}
+	bin := filepath.Join(bundle, "build", "meos-bundle")
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("MEOS bundle (run make -C bundles/meos first): %w", err)
+	}
+	b, err := os.ReadFile(filepath.Join(bundle, "tests", "cases.json"))
+	if err != nil {
+		return err
+	}
+	var cases struct{ Fixtures map[string]string }
+	if err := json.Unmarshal(b, &cases); err != nil {
+		return fmt.Errorf("bundles/meos/tests/cases.json: %w", err)
+	}
+	p, r := cases.Fixtures["P"], cases.Fixtures["R"]
+	if p == "" || r == "" {
+		return fmt.Errorf("bundles/meos/tests/cases.json lacks the fixtures P and R")
+	}
+	dir, err := os.MkdirTemp("", "toolnode-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Symlink(bundle, filepath.Join(dir, "meos")); err != nil {
+		return err
+	}
+
+	fmt.Fprintf(w, "## MEOS analytics (`meos.length`, `meos.distance`), direct and through the node\n\n")
+	fmt.Fprintf(w, "| tool | path | in flight | calls/s | vs direct | p50 | p99 |\n|---|---|---|---|---|---|---|\n")
+	var notes []string
+	for _, call := range []struct {
+		tool string
+		args map[string]string
+	}{
+		{"length", map[string]string{"point": p}},
+		{"distance", map[string]string{"point": p, "other": r}},
+	} {
+		note, err := meosRows(cfg, w, bin, dir, call.tool, call.args)
+		if err != nil {
+			return err
+		}
+		notes = append(notes, note)
+	}
+	notes = append(notes, "The bundle runs one call at a time (MEOS is not thread-safe), so with eight in flight\n"+
+		"calls mostly queue: the gain over one in flight is the pipe never sitting idle between calls.")
+	fmt.Fprintf(w, "\n%s\n\n", strings.Join(notes, "\n"))
+	return nil
+}
+
+// meosRows writes the rows of one tool, called on the bundle binary and through a node
+// serving dir, and returns a note on what the node adds.
+func meosRows(cfg config, w *strings.Builder, bin, dir, tool string, arguments map[string]string) (string, error) {
+	args, err := json.Marshal(arguments)
+	if err != nil {
+		return "", err
+	}
+	direct, err := startStdio(tool, bin)
+	if err != nil {
+		return "", fmt.Errorf("MEOS bundle: %w", err)
+	}
+	defer direct.close()
+	viaNode, err := startStdio("meos."+tool, cfg.node, "serve", "--bundles", dir, "--log-level", "warn")
+	if err != nil {
+		return "", err
+	}
+	defer viaNode.close()
+	paths := []struct {
+		name string
+		c    caller
+	}{{"direct stdio", direct}, {"node, stdio front", viaNode}}
+	var note string
+	for _, inflight := range []int{1, 8} {
+		var base result
+		for i, path := range paths {
+			res, err := measure(path.c, string(args), inflight, cfg)
+			if err != nil {
+				return "", fmt.Errorf("meos.%s %s: %w", tool, path.name, err)
+			}
+			if i == 0 {
+				base = res
+			}
+			fmt.Fprintf(w, "| %s | %s | %d | %.0f | %.2f× | %s | %s |\n", tool, path.name, inflight, res.perSec, res.perSec/base.perSec, us(res.p50), us(res.p99))
+			if i == 1 && inflight == 1 {
+				note = fmt.Sprintf("%s: the stdio front adds %s at the median and %s at p99, one call in flight.",
+					tool, us(res.p50-base.p50), us(res.p99-base.p99))
+			}
+		}
+		fmt.Fprintf(os.Stderr, "bench: meos.%s, %d in flight done\n", tool, inflight)
+	}
+	return note, nil
+}

@@ -1,0 +1,98 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/toolnode/toolnode/runtime/catalog"
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+)
+
+// StatusTool is the node's own tool that reports the state of every bundle.
+const StatusTool = "toolnode.status"
+
+// BundleStatus is what toolnode.status says of one bundle.
+type BundleStatus struct {
+	Name      string  `json:"name"`
+	State     State   `json:"state"`
+	PIDs      []int   `json:"pids"`
+	Instances int     `json:"instances"`
+	Restarts  int     `json:"restarts"`
+	LastError string  `json:"last_error,omitempty"`
+	Tools     int     `json:"tools"`
+	Calls     uint64  `json:"calls"`
+	Failed    uint64  `json:"failed"`
+	P50ms     float64 `json:"p50_ms"`
+	P99ms     float64 `json:"p99_ms"`
+	Manifest  string  `json:"manifest"`
+}
+
+// Status reports every bundle, sorted by name.
+func (n *Node) Status() []BundleStatus {
+	n.mu.Lock()
+	var out []BundleStatus
+	for _, b := range n.bundles {
+		st := BundleStatus{Name: b.name, State: b.state, Instances: len(b.slots), Restarts: b.restarts,
+			Tools: len(b.lists.tools), Manifest: b.m.Path, PIDs: []int{}}
+		if b.err != nil {
+			st.LastError = b.err.Error()
+		}
+		for _, s := range b.slots {
+			if s != nil {
+				st.PIDs = append(st.PIDs, s.client.Pid())
+			}
+		}
+		out = append(out, st)
+	}
+	n.mu.Unlock()
+	for i := range out {
+		n.mu.Lock()
+		b := n.bundles[out[i].Name]
+		n.mu.Unlock()
+		if b == nil {
+			continue
+		}
+		calls, failed, p50, p99 := b.stats.snapshot()
+		out[i].Calls, out[i].Failed = calls, failed
+		out[i].P50ms, out[i].P99ms = p50.Seconds()*1000, p99.Seconds()*1000
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// builtinTools is the node's own tool list; the caller holds n.mu.
+func (n *Node) builtinTools() catalog.Source {
+	tool := json.RawMessage(`{"name":"status","title":"toolnode status",` +
+		`"description":"Reports every bundle of this toolnode: state, process ids, restarts, last error, tool count, calls served and failed, and p50/p99 call latency.",` +
+		`"inputSchema":{"type":"object","properties":{}},` +
+		`"outputSchema":{"type":"object","properties":{"bundles":{"type":"array","items":{"type":"object"}}},"required":["bundles"]},` +
+		`"annotations":{"readOnlyHint":true,"openWorldHint":false}}`)
+	return catalog.Source{Bundle: "toolnode", Tools: []json.RawMessage{tool}}
+}
+
+// callBuiltin serves the node's own tools.
+func (n *Node) callBuiltin(_ context.Context, tool string) (json.RawMessage, error) {
+	if tool != "status" {
+		return nil, invalidParams(fmt.Sprintf("unknown tool %q", "toolnode."+tool))
+	}
+	st := n.Status()
+	structured, err := json.Marshal(map[string]any{"bundles": st})
+	if err != nil {
+		return nil, fmt.Errorf("encode status: %w", err)
+	}
+	var sb strings.Builder
+	for _, b := range st {
+		fmt.Fprintf(&sb, "%s: %s, pids %v, %d restarts, %d tools, %d calls (%d failed), p50 %.2f ms, p99 %.2f ms",
+			b.Name, b.State, b.PIDs, b.Restarts, b.Tools, b.Calls, b.Failed, b.P50ms, b.P99ms)
+		if b.LastError != "" {
+			fmt.Fprintf(&sb, ", last error: %s", b.LastError)
+		}
+		sb.WriteString("\n")
+	}
+	res := mcp.TextResult(sb.String())
+	res.StructuredContent = structured
+	return json.Marshal(res)
+}

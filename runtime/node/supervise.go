@@ -1,0 +1,404 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/toolnode/toolnode/runtime/manifest"
+	"github.com/toolnode/toolnode/runtime/proc"
+	"github.com/toolnode/toolnode/runtime/upstream"
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+)
+
+// Supervision says how bundles are kept alive. Zero fields take the defaults.
+type Supervision struct {
+	// Backoff is the wait before the first restart of a process that exited; it doubles
+	// with each failure that follows. Default 200ms.
+	Backoff time.Duration
+	// MaxBackoff bounds the wait. Default 30s.
+	MaxBackoff time.Duration
+	// Stable is how long a process must run for its exit not to count as a failure in a
+	// row (and for the backoff to start over). Default 30s.
+	Stable time.Duration
+	// MaxFailures is how many failures in a row mark the bundle failed, its tools
+	// withdrawn, until its manifest changes. Default 5.
+	MaxFailures int
+	// PingEvery is the interval of health pings; a process that does not answer one
+	// within PingTimeout is restarted. Default 30s and 10s; negative disables pings.
+	PingEvery, PingTimeout time.Duration
+}
+
+func (s Supervision) withDefaults() Supervision {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&s.Backoff, 200*time.Millisecond)
+	def(&s.MaxBackoff, 30*time.Second)
+	def(&s.Stable, 30*time.Second)
+	def(&s.PingEvery, 30*time.Second)
+	def(&s.PingTimeout, 10*time.Second)
+	if s.MaxFailures == 0 {
+		s.MaxFailures = 5
+	}
+	return s
+}
+
+// State is where a bundle is in its life.
+type State string
+
+// Bundle states.
+const (
+	StateStarting   State = "starting"
+	StateReady      State = "ready"
+	StateRestarting State = "restarting"
+	StateFailed     State = "failed"
+	StateStopped    State = "stopped"
+)
+
+// bundle is one manifest being run: a pool of identical processes ("slots"), each kept
+// alive by a goroutine of its own.
+type bundle struct {
+	name string
+	log  hclog.Logger
+	m    *manifest.Manifest
+	fp   string // what the manifest and its program looked like when started
+
+	stopOnce sync.Once
+	stop     chan struct{} // closed to stop every slot
+	done     chan struct{} // closed when every slot has ended
+
+	// Guarded by Node.mu.
+	state      State
+	err        error
+	stopReason string
+	restarts   int
+	failures   int // in a row
+	slots      []*instance
+	lists      lists
+
+	stats stats
+}
+
+// instance is one process of a bundle.
+type instance struct {
+	client  *upstream.Client
+	busy    atomic.Int64
+	flights map[uint64]*flight // calls in flight by bundle-side id; guarded by Node.mu
+}
+
+func newBundle(n *Node, m *manifest.Manifest, fp string) *bundle {
+	return &bundle{
+		name:  m.Name,
+		log:   n.log.Named(m.Name),
+		m:     m,
+		fp:    fp,
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+		state: StateStarting,
+		slots: make([]*instance, m.Pool()),
+	}
+}
+
+// requestStop stops the bundle's slots; reason goes into the errors of calls in flight.
+func (n *Node) requestStop(b *bundle, reason string) {
+	n.mu.Lock()
+	if b.stopReason == "" {
+		b.stopReason = reason
+	}
+	n.mu.Unlock()
+	b.stopOnce.Do(func() { close(b.stop) })
+}
+
+// run keeps every slot of b alive until b is stopped; settled is called once the first
+// start of every slot has succeeded or failed.
+func (n *Node) run(b *bundle, settled func()) {
+	var wg sync.WaitGroup
+	var pending sync.WaitGroup
+	for slot := range b.slots {
+		wg.Add(1)
+		pending.Add(1)
+		go func() {
+			defer wg.Done()
+			n.runSlot(b, slot, sync.OnceFunc(pending.Done))
+		}()
+	}
+	go func() {
+		pending.Wait()
+		settled()
+	}()
+	wg.Wait()
+	close(b.done)
+}
+
+func (n *Node) runSlot(b *bundle, slot int, settled func()) {
+	defer settled()
+	sup := n.sup
+	backoff := sup.Backoff
+	for {
+		inst, l, err := n.startInstance(b)
+		if err != nil {
+			if !n.recordFailure(b, fmt.Errorf("start: %w", err)) {
+				settled()
+				return
+			}
+			settled()
+			if !sleep(b.stop, backoff) {
+				return
+			}
+			backoff = min(backoff*2, sup.MaxBackoff)
+			continue
+		}
+		n.mu.Lock()
+		b.slots[slot] = inst
+		b.state, b.err = StateReady, nil
+		changed := !listsEqual(b.lists, l)
+		if changed {
+			b.lists = l
+		}
+		n.mu.Unlock()
+		b.log.Info("bundle ready", "pid", inst.client.Pid(), "slot", slot, "tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))
+		if changed {
+			n.rebuild()
+		}
+		settled()
+
+		started := time.Now()
+		exited := n.watch(b, inst)
+		n.mu.Lock()
+		b.slots[slot] = nil
+		n.mu.Unlock()
+		if !exited {
+			inst.client.Close(context.Background())
+			return
+		}
+		status := inst.client.ExitStatus()
+		inst.client.Close(context.Background()) // reaps a wrapper's leftovers too
+		if time.Since(started) >= sup.Stable {
+			n.mu.Lock()
+			b.failures = 0
+			n.mu.Unlock()
+			backoff = sup.Backoff
+		}
+		if !n.recordFailure(b, fmt.Errorf("exited (%s)", status)) {
+			return
+		}
+		b.log.Warn("bundle process exited; restarting", "status", status, "slot", slot, "in", backoff)
+		if !sleep(b.stop, backoff) {
+			return
+		}
+		backoff = min(backoff*2, sup.MaxBackoff)
+	}
+}
+
+// recordFailure counts a failure of b and reports whether to try again. Past MaxFailures in
+// a row the bundle is marked failed, its tools withdrawn, and its other slots stopped.
+func (n *Node) recordFailure(b *bundle, err error) bool {
+	n.mu.Lock()
+	select {
+	case <-b.stop:
+		n.mu.Unlock()
+		return false
+	default:
+	}
+	b.failures++
+	b.restarts++
+	b.err = err
+	gaveUp := b.failures >= n.sup.MaxFailures
+	if gaveUp {
+		b.state = StateFailed
+	} else if live(b) == 0 {
+		b.state = StateRestarting
+	}
+	failures := b.failures
+	n.mu.Unlock()
+	if !gaveUp {
+		b.log.Warn("bundle failed", "error", err, "failures_in_a_row", failures)
+		return true
+	}
+	b.log.Error("bundle failed too often in a row; its tools are withdrawn until its manifest changes",
+		"failures", failures, "last_error", err, "manifest", b.m.Path)
+	b.stopOnce.Do(func() { close(b.stop) })
+	n.rebuild()
+	return false
+}
+
+func live(b *bundle) int {
+	k := 0
+	for _, s := range b.slots {
+		if s != nil {
+			k++
+		}
+	}
+	return k
+}
+
+// watch waits for the instance to end on its own (true), answering health pings, or for the
+// bundle to be stopped (false). A process that misses a ping is killed, which counts as
+// ending on its own.
+func (n *Node) watch(b *bundle, inst *instance) bool {
+	var tick <-chan time.Time
+	if n.sup.PingEvery > 0 {
+		t := time.NewTicker(n.sup.PingEvery)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-inst.client.Done():
+			return true
+		case <-b.stop:
+			return false
+		case <-tick:
+			ctx, cancel := context.WithTimeout(context.Background(), n.sup.PingTimeout)
+			_, err := inst.client.Call(ctx, mcp.MethodPing, struct{}{})
+			cancel()
+			var rpcErr *jsonrpc2.Error
+			if err != nil && !errors.As(err, &rpcErr) { // an error answer is still an answer
+				b.log.Error("bundle did not answer a ping; killing it", "pid", inst.client.Pid(), "error", err)
+				kill, stop := context.WithCancel(context.Background())
+				stop() // a hung process gets no grace
+				inst.client.Close(kill)
+				return true
+			}
+		}
+	}
+}
+
+func sleep(stop <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-stop:
+		return false
+	}
+}
+
+// startInstance starts one process of b, runs the handshake and lists what it offers.
+func (n *Node) startInstance(b *bundle) (*instance, lists, error) {
+	m := b.m
+	timeout := m.Timeouts.Start.Std(manifest.DefaultStartTimeout)
+	ctx, cancel := context.WithTimeoutCause(context.Background(), timeout, fmt.Errorf("no answer within the start timeout of %s", timeout))
+	defer cancel()
+	go func() {
+		select {
+		case <-b.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	prog, err := m.Program()
+	if err != nil {
+		return nil, lists{}, err
+	}
+	inst := &instance{flights: map[uint64]*flight{}}
+	c, err := upstream.Start(upstream.Config{
+		Name: m.Name,
+		Process: proc.Config{
+			Path:   prog,
+			Args:   m.Command[1:],
+			Dir:    m.Dir,
+			Env:    m.Environ(n.cfg.LookupEnv),
+			Logger: b.log,
+			Grace:  m.Timeouts.Shutdown.Std(manifest.DefaultShutdownTimeout),
+		},
+		Logger:     b.log,
+		Handler:    bundleHandler{n: n, b: b, inst: inst},
+		ClientInfo: mcp.Implementation{Name: "toolnode", Version: n.cfg.Version},
+		// Offered so that bundles may ask; the node relays each request to the client
+		// whose call caused it, which answers or refuses.
+		Capabilities: json.RawMessage(`{"roots":{"listChanged":true},"sampling":{},"elicitation":{}}`),
+	})
+	if err != nil {
+		return nil, lists{}, err
+	}
+	inst.client = c
+	if err := c.Initialize(ctx); err != nil {
+		c.Close(context.Background())
+		return nil, lists{}, err
+	}
+	l, err := fetchLists(ctx, c)
+	if err != nil {
+		c.Close(context.Background())
+		return nil, lists{}, err
+	}
+	return inst, l, nil
+}
+
+// pick returns the least busy process of b, waiting up to wait for one while the bundle
+// (re)starts, so that a call made during a restart is served rather than refused.
+func (n *Node) pick(b *bundle, wait time.Duration) (*instance, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		n.mu.Lock()
+		var best *instance
+		for _, s := range b.slots {
+			if s != nil && (best == nil || s.busy.Load() < best.busy.Load()) {
+				best = s
+			}
+		}
+		state, err, reason := b.state, b.err, b.stopReason
+		n.mu.Unlock()
+		switch {
+		case best != nil:
+			return best, nil
+		case reason != "":
+			return nil, fmt.Errorf("bundle %q is %s", b.name, reason)
+		case state == StateFailed:
+			return nil, fmt.Errorf("bundle %q failed: %v", b.name, err)
+		case time.Now().After(deadline):
+			return nil, fmt.Errorf("bundle %q is %s (last error: %v)", b.name, state, err)
+		}
+		select {
+		case <-b.stop:
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// stats counts a bundle's calls and keeps its recent latencies.
+type stats struct {
+	mu      sync.Mutex
+	calls   uint64
+	failed  uint64
+	recent  [512]time.Duration
+	next    int
+	samples int
+}
+
+func (s *stats) record(d time.Duration, failed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	if failed {
+		s.failed++
+	}
+	s.recent[s.next] = d
+	s.next = (s.next + 1) % len(s.recent)
+	s.samples = min(s.samples+1, len(s.recent))
+}
+
+func (s *stats) snapshot() (calls, failed uint64, p50, p99 time.Duration) {
+	s.mu.Lock()
+	lat := slices.Clone(s.recent[:s.samples])
+	calls, failed = s.calls, s.failed
+	s.mu.Unlock()
+	if len(lat) == 0 {
+		return calls, failed, 0, 0
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	return calls, failed, lat[len(lat)/2], lat[len(lat)*99/100]
+}
