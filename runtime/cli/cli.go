@@ -20,8 +20,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolnode/toolnode/runtime/front"
-	"github.com/toolnode/toolnode/runtime/manifest"
 	"github.com/toolnode/toolnode/runtime/node"
+	"github.com/toolnode/toolnode/runtime/reload"
 )
 
 // Version is toolnode's version.
@@ -85,6 +85,7 @@ type serveFlags struct {
 	logLevel    string
 	logJSON     bool
 	pageSize    int
+	watch       bool
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
@@ -100,6 +101,7 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Int64Var(&f.maxBody, "max-body", 16<<20, "largest HTTP request body in `BYTES`; larger ones get 413")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: trace, debug, info, warn or error")
 	fs.BoolVar(&f.logJSON, "log-json", false, "write logs as JSON lines")
+	fs.BoolVar(&f.watch, "watch", true, "watch the bundle folders and --config file: start, restart and stop bundles as they change (--watch=false to turn off)")
 	fs.IntVar(&f.pageSize, "page-size", 500, "tools per tools/list page (`N`); 0 lists all at once")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: toolnode serve [--bundles DIR]... [--config FILE] [--stdio] [--http ADDR] [flags]
@@ -151,17 +153,8 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		JSONFormat: f.logJSON,
 		Output:     stderr,
 	})
-	manifests, problems := manifest.Discover(f.bundles...)
-	if f.config != "" {
-		ms, err := manifest.LoadConfig(f.config)
-		if err != nil {
-			problems = append(problems, manifest.Problem{Path: f.config, Err: err})
-		}
-		manifests = append(manifests, ms...)
-	}
-	for _, p := range problems {
-		log.Error("bundle not loaded", "file", p.Path, "error", p.Err)
-	}
+	loader := reload.NewLoader(reload.Source{Dirs: f.bundles, Config: f.config}, log)
+	manifests := loader.Load()
 	if len(manifests) == 0 {
 		log.Warn("no bundles found; the node serves no tools until some are added", "bundles", f.bundles.String())
 	}
@@ -197,12 +190,30 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// Either front ending (stdin closed, the listener failing) or a signal stops the node.
 	ctx, cancel := context.WithCancelCause(ctx)
 	var wg sync.WaitGroup
+	if f.watch {
+		w, err := reload.NewWatcher(log.Named("reload"), 0)
+		if err != nil {
+			log.Warn("hot reload is off", "error", err)
+		} else {
+			w.Watch(loader.WatchPaths(manifests))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				w.Run(ctx, func() {
+					ms := loader.Load()
+					n.Apply(ms)
+					w.Watch(loader.WatchPaths(ms))
+				})
+			}()
+		}
+	}
 	if f.http != "" {
 		h := srv.NewHTTPHandler(front.HTTPOptions{AllowOrigins: f.allowOrigin, Token: token, MaxBody: f.maxBody})
 		ln, err := net.Listen("tcp", f.http)
 		if err != nil {
 			log.Error("cannot listen", "addr", f.http, "error", err)
 			cancel(err)
+			wg.Wait()
 			shutdown(n, log)
 			return ExitError
 		}

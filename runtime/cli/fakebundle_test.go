@@ -18,6 +18,7 @@ import (
 //	FAKE_JUNK=1       print a non-MCP line on stdout before every answer
 //	FAKE_DELAY_MS     wait this long before answering initialize
 //	FAKE_SECRET_CHECK the variable whose presence the "env" tool reports
+//	FAKE_EXIT_AFTER_MS exit with status 3 this long after answering initialize
 func fakeBundle() {
 	name := os.Getenv("FAKE_NAME")
 	junk := os.Getenv("FAKE_JUNK") == "1"
@@ -54,6 +55,7 @@ func fakeBundle() {
 		tool("node-lamp.on", ``),
 		tool("chatty", `"tag":{"type":"string"}`),
 		tool("sample", `"prompt":{"type":"string"}`),
+		tool("ticker", `"ms":{"type":"integer"},"every":{"type":"integer"}`),
 		tool("bad name!", ``),
 	}
 	// Answers to our own requests (sampling) by id.
@@ -89,7 +91,14 @@ func fakeBundle() {
 				} `json:"_meta"`
 			} `json:"params"`
 		}
-		if json.Unmarshal(line, &req) != nil || req.ID == nil {
+		if json.Unmarshal(line, &req) != nil {
+			continue
+		}
+		if req.Method == "notifications/cancelled" {
+			fmt.Fprintf(os.Stderr, "fake bundle %s: cancelled %s\n", name, line)
+			continue
+		}
+		if req.ID == nil {
 			continue
 		}
 		if req.Method == "" {
@@ -106,6 +115,12 @@ func fakeBundle() {
 			time.Sleep(delay)
 			reply(req.ID, map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"tools": map[string]any{}},
 				"serverInfo": map[string]any{"name": "fake-" + name, "version": "1"}})
+			if after, err := time.ParseDuration(os.Getenv("FAKE_EXIT_AFTER_MS") + "ms"); err == nil {
+				go func() {
+					time.Sleep(after)
+					os.Exit(3)
+				}()
+			}
 		case "tools/list":
 			reply(req.ID, map[string]any{"tools": tools})
 		case "tools/call":
@@ -127,7 +142,16 @@ func fakeBundle() {
 							"params": map[string]any{"progressToken": req.Params.Meta.ProgressToken, "progress": 1, "total": 2}})
 					}
 					time.Sleep(time.Duration(args.MS) * time.Millisecond)
-					reply(req.ID, text("slept"))
+					reply(req.ID, text(fmt.Sprintf("slept in %d", os.Getpid())))
+				case "ticker":
+					var a struct{ MS, Every int }
+					json.Unmarshal(req.Params.Arguments, &a)
+					for t := 0; t < a.MS; t += a.Every {
+						send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress",
+							"params": map[string]any{"progressToken": req.Params.Meta.ProgressToken, "progress": t}})
+						time.Sleep(time.Duration(a.Every) * time.Millisecond)
+					}
+					reply(req.ID, text(fmt.Sprint(os.Getpid())))
 				case "pid":
 					reply(req.ID, text(fmt.Sprint(os.Getpid())))
 				case "env":

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -217,4 +218,23 @@ func SetMember(obj []byte, key string, value []byte) ([]byte, bool) {
 	}
 	out := make([]byte, 0, len(obj)-(end-start)+len(value))
 	return append(append(append(out, obj[:start]...), value...), obj[end:]...), true
+}
+
+// PutMember returns obj with its top-level member key set to value (valid JSON): replaced
+// when present, else added first. ok is false when obj is not a JSON object.
+func PutMember(obj []byte, key string, value []byte) ([]byte, bool) {
+	if out, ok := SetMember(obj, key, value); ok {
+		return out, true
+	}
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil, false
+	}
+	quoted, _ := json.Marshal(key)
+	out := make([]byte, 0, len(obj)+len(quoted)+len(value)+2)
+	out = append(append(append(append(out, obj[:i+1]...), quoted...), ':'), value...)
+	if j := skipSpace(obj, i+1); j < len(obj) && obj[j] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, obj[i+1:]...), true
 }

@@ -160,3 +160,20 @@ func TestPlaceholdersCannotBeForged(t *testing.T) {
 		t.Errorf("the real placeholder lost its payload: %s", got)
 	}
 }
+
+func TestPutMember(t *testing.T) {
+	tests := []struct{ obj, key, val, want string }{
+		{`{}`, "a", `1`, `{"a":1}`},
+		{` { "b" : 2 }`, "a", `1`, ` {"a":1, "b" : 2 }`},
+		{`{"a":{"x":[1]},"b":2}`, "a", `"y"`, `{"a":"y","b":2}`},
+	}
+	for _, tt := range tests {
+		got, ok := PutMember([]byte(tt.obj), tt.key, []byte(tt.val))
+		if !ok || string(got) != tt.want || !json.Valid(got) {
+			t.Errorf("PutMember(%s, %s, %s) = %s, %v; want %s", tt.obj, tt.key, tt.val, got, ok, tt.want)
+		}
+	}
+	if _, ok := PutMember([]byte(`[1]`), "a", []byte(`1`)); ok {
+		t.Error("PutMember accepted an array")
+	}
+}

@@ -99,11 +99,14 @@ func (n *Node) forward(ctx context.Context, sess Session, bundleName, method str
 		n.mu.Unlock()
 		inst.busy.Add(-1)
 	}()
-	if token, ok := progressToken(params); ok {
-		ours := "tn-" + strconv.FormatUint(n.tokens.Add(1), 10)
-		n.progress.Store(ours, progressRoute{flight: f, token: token})
-		defer n.progress.Delete(ours)
-		params = setProgressToken(params, ours)
+	// Every call gets a token of ours, so that its progress extends its timeout even when
+	// the client asked for none (then the progress goes no further).
+	ours := "tn-" + strconv.FormatUint(n.tokens.Add(1), 10)
+	token, _ := progressToken(params)
+	n.progress.Store(ours, progressRoute{flight: f, token: token})
+	defer n.progress.Delete(ours)
+	if p, ok := setProgressToken(params, ours); ok {
+		params = p
 	}
 	res, err := inst.client.CallAs(ctx, id, method, params)
 	var rpcErr *jsonrpc2.Error
@@ -141,13 +144,18 @@ func progressToken(params json.RawMessage) (json.RawMessage, bool) {
 	return token, true
 }
 
-// setProgressToken replaces the progress token in params, which progressToken found.
-func setProgressToken(params json.RawMessage, token string) json.RawMessage {
-	meta, _ := jsonl.Member(params, "_meta")
+// setProgressToken sets the progress token of params, adding _meta when missing.
+func setProgressToken(params json.RawMessage, token string) (json.RawMessage, bool) {
 	quoted, _ := json.Marshal(token)
-	meta, _ = jsonl.SetMember(meta, "progressToken", quoted)
-	out, _ := jsonl.SetMember(params, "_meta", meta)
-	return out
+	meta, ok := jsonl.Member(params, "_meta")
+	if !ok {
+		meta = []byte(`{}`)
+	}
+	meta, ok = jsonl.PutMember(meta, "progressToken", quoted)
+	if !ok {
+		return nil, false
+	}
+	return jsonl.PutMember(params, "_meta", meta)
 }
 
 // SetLogLevel asks every bundle that offers logging to send messages at level and above.
@@ -270,6 +278,9 @@ func (n *Node) forwardProgress(params json.RawMessage) {
 	}
 	route := v.(progressRoute)
 	route.flight.touch()
+	if route.token == nil {
+		return // the client did not ask for progress
+	}
 	p["progressToken"] = route.token
 	_ = route.flight.sess.Notify(route.flight.ctx, mcp.NotifyProgress, p)
 }

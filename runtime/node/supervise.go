@@ -183,8 +183,8 @@ func (n *Node) runSlot(b *bundle, slot int, settled func()) {
 			inst.client.Close(context.Background())
 			return
 		}
+		inst.client.Close(context.Background()) // reaps it, and a wrapper's leftovers too
 		status := inst.client.ExitStatus()
-		inst.client.Close(context.Background()) // reaps a wrapper's leftovers too
 		if time.Since(started) >= sup.Stable {
 			n.mu.Lock()
 			b.failures = 0

@@ -1,0 +1,269 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// eventually retries check every 20ms until it returns "" or the time runs out, and fails
+// with its last complaint.
+func eventually(t *testing.T, within time.Duration, check func() string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		msg := check()
+		if msg == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %s", within, msg)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// listChanges counts notifications/tools/list_changed received by a client.
+type listChanges struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (l *listChanges) options() *mcp.ClientOptions {
+	return &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		l.mu.Lock()
+		l.n++
+		l.mu.Unlock()
+	}}
+}
+
+func (l *listChanges) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n
+}
+
+func status(t *testing.T, s *mcp.ClientSession) map[string]map[string]any {
+	t.Helper()
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "toolnode.status"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct{ Bundles []map[string]any }
+	b, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(b, &st)
+	out := map[string]map[string]any{}
+	for _, b := range st.Bundles {
+		out[b["name"].(string)] = b
+	}
+	return out
+}
+
+func TestHotReload(t *testing.T) {
+	dir := t.TempDir()
+	writeFake(t, dir, fake{name: "keeper"})
+	var changes listChanges
+	run := startNode(t, changes.options(), nil, "--bundles", dir)
+
+	t.Run("a new bundle directory starts and its tools appear", func(t *testing.T) {
+		before := changes.count()
+		// Copy it in the way people do: the directory first, the manifest a moment later.
+		os.MkdirAll(filepath.Join(dir, "newcomer"), 0o755)
+		time.Sleep(100 * time.Millisecond)
+		writeFake(t, dir, fake{name: "newcomer"})
+		eventually(t, 5*time.Second, func() string {
+			if toolNames(t, run.session)["newcomer.echo"] == nil {
+				return "newcomer.echo not listed"
+			}
+			return ""
+		})
+		if got, _ := callText(t, run.session, "newcomer.echo", map[string]any{"text": "hi"}); got != "newcomer:hi" {
+			t.Errorf("newcomer answered %q", got)
+		}
+		eventually(t, 2*time.Second, func() string {
+			if changes.count() == before {
+				return "no tools/list_changed received"
+			}
+			return ""
+		})
+	})
+
+	t.Run("an edited manifest restarts the bundle", func(t *testing.T) {
+		writeFake(t, dir, fake{name: "newcomer", env: map[string]string{"FAKE_NAME": "renamed"}})
+		eventually(t, 5*time.Second, func() string {
+			if got, _ := callText(t, run.session, "newcomer.echo", map[string]any{"text": "x"}); got != "renamed:x" {
+				return fmt.Sprintf("still answering %q", got)
+			}
+			return ""
+		})
+	})
+
+	t.Run("a manifest that turns invalid leaves the bundle running", func(t *testing.T) {
+		os.WriteFile(filepath.Join(dir, "newcomer", "bundle.json"), []byte(`{"name": "newcomer", "oops": `), 0o644)
+		time.Sleep(800 * time.Millisecond) // past the settling time, so the reload happened
+		if got, _ := callText(t, run.session, "newcomer.echo", map[string]any{"text": "y"}); got != "renamed:y" {
+			t.Errorf("after the manifest broke, newcomer answered %q", got)
+		}
+		if !strings.Contains(run.logs.String(), "manifest turned invalid; the bundle keeps running as it was") {
+			t.Error("the broken manifest was not logged")
+		}
+	})
+
+	t.Run("a removed directory stops the bundle and fails its calls in flight", func(t *testing.T) {
+		done := make(chan string, 1)
+		go func() {
+			res, err := run.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "newcomer.sleep", Arguments: map[string]any{"ms": 30000}})
+			if err != nil {
+				done <- err.Error()
+				return
+			}
+			done <- res.Content[0].(*mcp.TextContent).Text
+		}()
+		time.Sleep(200 * time.Millisecond)
+		os.RemoveAll(filepath.Join(dir, "newcomer"))
+		select {
+		case got := <-done:
+			if !strings.Contains(got, `"newcomer"`) || !strings.Contains(got, "stopped") {
+				t.Errorf("call in flight ended with %q, want an error saying the bundle stopped", got)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the call in flight to a removed bundle hung")
+		}
+		eventually(t, 5*time.Second, func() string {
+			if toolNames(t, run.session)["newcomer.echo"] != nil {
+				return "newcomer.echo still listed"
+			}
+			return ""
+		})
+		if got, _ := callText(t, run.session, "keeper.echo", map[string]any{"text": "z"}); got != "keeper:z" {
+			t.Errorf("the other bundle answered %q", got)
+		}
+	})
+}
+
+func TestReplacedExecutableRestartsTheBundle(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	script := func(comment string) {
+		os.WriteFile(filepath.Join(dir, "scripted", "run"), []byte("#!/bin/sh\n# "+comment+"\nexec "+exe+"\n"), 0o755)
+	}
+	writeFake(t, dir, fake{name: "scripted", command: []string{"./run"}})
+	script("first")
+	run := startNode(t, nil, nil, "--bundles", dir)
+	first, _ := callText(t, run.session, "scripted.pid", nil)
+	// Replace the program the way a build does: write a new file and rename it over.
+	tmp := filepath.Join(dir, "scripted", "run.new")
+	os.WriteFile(tmp, []byte("#!/bin/sh\n# second build\nexec "+exe+"\n"), 0o755)
+	os.Rename(tmp, filepath.Join(dir, "scripted", "run"))
+	eventually(t, 5*time.Second, func() string {
+		if pid, _ := callText(t, run.session, "scripted.pid", nil); pid == first {
+			return "still the first process"
+		}
+		return ""
+	})
+}
+
+func TestSupervision(t *testing.T) {
+	dir := t.TempDir()
+	writeFake(t, dir, fake{name: "steady"})
+	writeFake(t, dir, fake{name: "crashy", env: map[string]string{"FAKE_EXIT_AFTER_MS": "30"}})
+	writeFake(t, dir, fake{name: "slowpoke", extra: `"timeouts": {"call": "300ms"}`})
+	writeFake(t, dir, fake{name: "pool", extra: `"instances": 4`})
+	run := startNode(t, nil, nil, "--bundles", dir)
+
+	t.Run("a killed bundle is restarted and serves the next call", func(t *testing.T) {
+		pidText, _ := callText(t, run.session, "steady.pid", nil)
+		var pid int
+		fmt.Sscan(pidText, &pid)
+		syscall.Kill(pid, syscall.SIGKILL)
+		eventually(t, 5*time.Second, func() string {
+			res, err := run.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "steady.pid"})
+			if err != nil || res.IsError {
+				return fmt.Sprintf("call failed: %v %v", err, res)
+			}
+			if got := res.Content[0].(*mcp.TextContent).Text; got == pidText {
+				return "answered by the killed process"
+			}
+			return ""
+		})
+		if st := status(t, run.session)["steady"]; st["restarts"].(float64) < 1 || st["state"] != "ready" {
+			t.Errorf("status after the restart: %v", st)
+		}
+	})
+
+	t.Run("a crash-looping bundle is marked failed while the others serve", func(t *testing.T) {
+		eventually(t, 15*time.Second, func() string {
+			if st := status(t, run.session)["crashy"]; st["state"] != "failed" {
+				return fmt.Sprintf("crashy is %v", st)
+			}
+			return ""
+		})
+		st := status(t, run.session)["crashy"]
+		if !strings.Contains(st["last_error"].(string), "exit status 3") {
+			t.Errorf("the reason was not kept: %v", st)
+		}
+		if toolNames(t, run.session)["crashy.echo"] != nil {
+			t.Error("the failed bundle's tools are still listed")
+		}
+		if got, _ := callText(t, run.session, "steady.echo", map[string]any{"text": "ok"}); got != "steady:ok" {
+			t.Errorf("steady answered %q", got)
+		}
+	})
+
+	t.Run("a hanging call is cancelled at its timeout and the bundle told", func(t *testing.T) {
+		got, isErr := callText(t, run.session, "slowpoke.sleep", map[string]any{"ms": 10000})
+		if !isErr || !strings.Contains(got, "showed no progress for 300ms") {
+			t.Errorf("got %q (isError %v), want a timeout error", got, isErr)
+		}
+		eventually(t, 2*time.Second, func() string {
+			if !strings.Contains(run.logs.String(), "fake bundle slowpoke: cancelled") {
+				return "the bundle was not sent notifications/cancelled"
+			}
+			return ""
+		})
+	})
+
+	t.Run("progress extends the timeout", func(t *testing.T) {
+		got, isErr := callText(t, run.session, "slowpoke.ticker", map[string]any{"ms": 1000, "every": 100})
+		if isErr {
+			t.Errorf("a call showing progress every 100ms timed out: %q", got)
+		}
+	})
+
+	t.Run("a pool spreads calls over its processes", func(t *testing.T) {
+		var wg sync.WaitGroup
+		pids := make(chan string, 4)
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				got, _ := callText(t, run.session, "pool.sleep", map[string]any{"ms": 500})
+				pids <- got
+			}()
+		}
+		wg.Wait()
+		close(pids)
+		distinct := map[string]bool{}
+		for p := range pids {
+			distinct[p] = true
+		}
+		if len(distinct) != 4 {
+			t.Errorf("4 slow calls ran on %d processes (%v), want 4", len(distinct), distinct)
+		}
+		if st := status(t, run.session)["pool"]; len(st["pids"].([]any)) != 4 {
+			t.Errorf("pool status: %v", st)
+		}
+	})
+}
