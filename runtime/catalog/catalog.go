@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -59,6 +60,9 @@ func (n Notice) String() string {
 type Catalog struct {
 	entries []Entry
 	byName  map[string]int
+
+	strictOnce sync.Once
+	strict     *NameMap
 }
 
 type candidate struct {

@@ -3,6 +3,7 @@ package catalog
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -175,5 +176,37 @@ func BenchmarkLookup(b *testing.B) {
 		if _, ok := cat.Lookup("bundle7.tool42"); !ok {
 			b.Fatal("missing")
 		}
+	}
+}
+
+func TestStrictNames(t *testing.T) {
+	long := "bundle." + strings.Repeat("very_long_tool_name_", 4)
+	cat, _ := Build([]Source{
+		{Bundle: "go", Seats: []string{"node-lamp"}, Tools: tools("node-lamp.on", "greet", "a_b", "a.b")},
+		{Bundle: "bundle", Tools: tools(strings.TrimPrefix(long, "bundle."))},
+	})
+	m := cat.Strict()
+	strict := regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+	seen := map[string]string{}
+	for _, e := range cat.Entries() {
+		r := m.Render(e.Name)
+		if !strict.MatchString(r) {
+			t.Errorf("%q renders as %q, which strict clients refuse", e.Name, r)
+		}
+		if other, dup := seen[r]; dup {
+			t.Errorf("%q and %q both render as %q", e.Name, other, r)
+		}
+		seen[r] = e.Name
+		if back, ok := m.Canonical(r); !ok || back != e.Name {
+			t.Errorf("%q maps back to %q, want %q", r, back, e.Name)
+		}
+	}
+	if got := m.Render("node-lamp.on"); got != "node-lamp_on" {
+		t.Errorf("node-lamp.on renders as %q", got)
+	}
+	// Stable across builds: the same catalog renders the same way.
+	again, _ := Build([]Source{{Bundle: "bundle", Tools: tools(strings.TrimPrefix(long, "bundle."))}})
+	if a, b := m.Render(long), again.Strict().Render(long); a != b {
+		t.Errorf("unstable rendering: %q then %q", a, b)
 	}
 }

@@ -86,6 +86,7 @@ type serveFlags struct {
 	logJSON     bool
 	pageSize    int
 	watch       bool
+	names       string
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
@@ -102,6 +103,7 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: trace, debug, info, warn or error")
 	fs.BoolVar(&f.logJSON, "log-json", false, "write logs as JSON lines")
 	fs.BoolVar(&f.watch, "watch", true, "watch the bundle folders and --config file: start, restart and stop bundles as they change (--watch=false to turn off)")
+	fs.StringVar(&f.names, "names", front.NamesAuto, "tool names shown to clients: `MODE` canonical (seat.verb), underscore (seat_verb, at most 64 characters, for clients such as GitHub Copilot and Windsurf), or auto (underscore for clients known to need it)")
 	fs.IntVar(&f.pageSize, "page-size", 500, "tools per tools/list page (`N`); 0 lists all at once")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: toolnode serve [--bundles DIR]... [--config FILE] [--stdio] [--http ADDR] [flags]
@@ -131,6 +133,11 @@ Flags:
 		}
 	} else {
 		f.stdio = true
+	}
+	switch f.names {
+	case front.NamesAuto, front.NamesCanonical, front.NamesStrict:
+	default:
+		return nil, fmt.Errorf("--names %q: use canonical, underscore or auto", f.names)
 	}
 	if f.tokenFile != "" && f.http == "" {
 		return nil, errors.New("--token-file guards the HTTP front: give --http too")
@@ -185,7 +192,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	n := node.New(node.Config{Logger: log, Manifests: manifests, Version: Version})
 	n.Start()
-	srv := front.NewServer(n, front.Options{Version: Version, PageSize: f.pageSize, Logger: log.Named("front")})
+	srv := front.NewServer(n, front.Options{Version: Version, PageSize: f.pageSize, Names: f.names, Logger: log.Named("front")})
 
 	// Either front ending (stdin closed, the listener failing) or a signal stops the node.
 	ctx, cancel := context.WithCancelCause(ctx)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -469,4 +470,44 @@ func TestNoBundleProcessOutlivesTheNode(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestNamesForStrictClients(t *testing.T) {
+	dir := t.TempDir()
+	writeFake(t, dir, fake{name: "alpha", seats: []string{"node-lamp"}})
+	strict := regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+	check := func(t *testing.T, s *mcp.ClientSession) {
+		tools := toolNames(t, s)
+		for name := range tools {
+			if !strict.MatchString(name) {
+				t.Errorf("tool %q breaks ^[a-zA-Z0-9_-]{1,64}$", name)
+			}
+		}
+		if tools["node-lamp_on"] == nil || tools["alpha_echo"] == nil {
+			t.Fatalf("want node-lamp_on and alpha_echo; have %v", keys(tools))
+		}
+		if got, _ := callText(t, s, "alpha_echo", map[string]any{"text": "x"}); got != "alpha:x" {
+			t.Errorf("alpha_echo answered %q", got)
+		}
+	}
+	t.Run("--names underscore", func(t *testing.T) {
+		check(t, startNode(t, nil, nil, "--bundles", dir, "--names", "underscore").session)
+	})
+	t.Run("recognised client", func(t *testing.T) {
+		exe, _ := os.Executable()
+		cmd := exec.Command(exe, "serve", "--bundles", dir)
+		cmd.Env = append(os.Environ(), "TOOLNODE_TEST_MAIN=1")
+		client := mcp.NewClient(&mcp.Implementation{Name: "GitHub Copilot CLI", Version: "1"}, nil)
+		s, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		check(t, s)
+	})
+	t.Run("others see canonical names", func(t *testing.T) {
+		if toolNames(t, startNode(t, nil, nil, "--bundles", dir).session)["alpha.echo"] == nil {
+			t.Error("alpha.echo missing")
+		}
+	})
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/toolnode/toolnode/runtime/catalog"
+	"github.com/toolnode/toolnode/runtime/jsonl"
 	"github.com/toolnode/toolnode/runtime/node"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -27,6 +29,26 @@ type Options struct {
 	PageSize int
 	// Logger logs sessions. Default: discard.
 	Logger hclog.Logger
+	// Names says how tool names are shown: NamesCanonical, NamesStrict, or NamesAuto
+	// (strict for clients known to need it). Default NamesAuto.
+	Names string
+}
+
+// How tool names are shown to clients.
+const (
+	// NamesCanonical shows names as the catalog has them: seat.verb, bundle.tool.
+	NamesCanonical = "canonical"
+	// NamesStrict shows them as ^[a-zA-Z0-9_-]{1,64}$ (seat_verb), mapped back on calls.
+	NamesStrict = "underscore"
+	// NamesAuto is strict for clients that refuse dots (GitHub Copilot, Windsurf).
+	NamesAuto = "auto"
+)
+
+// strictClient reports whether a client, by the name it gives in initialize, is one known to
+// refuse tool names outside ^[a-zA-Z0-9_-]{1,64}$.
+func strictClient(name string) bool {
+	name = strings.ToLower(name)
+	return strings.Contains(name, "copilot") || strings.Contains(name, "windsurf")
 }
 
 // Server answers MCP clients from a node. One Server serves any number of sessions.
@@ -60,6 +82,7 @@ type Session struct {
 	out Outbound
 
 	mu          sync.Mutex
+	strict      bool // tool names rendered for a strict client
 	version     string
 	clientCaps  map[string]json.RawMessage
 	initialized bool
@@ -186,9 +209,17 @@ func (sess *Session) dispatch(ctx context.Context, method string, params json.Ra
 		return sess.initialize(params)
 	case mcp.MethodToolsList:
 		return listPage(params, func(cursor string) ([]json.RawMessage, string, error) {
-			return n.Catalog().Page(cursor, sess.srv.opts.PageSize)
+			cat := n.Catalog()
+			tools, next, err := cat.Page(cursor, sess.srv.opts.PageSize)
+			if err == nil && sess.isStrict() {
+				tools = renderStrict(cat.Strict(), tools)
+			}
+			return tools, next, err
 		}, "tools")
 	case mcp.MethodToolsCall:
+		if sess.isStrict() {
+			params = canonicalName(n.Catalog().Strict(), params)
+		}
 		return n.CallTool(ctx, sess, params)
 	case mcp.MethodPromptsList:
 		return listPage(params, func(cursor string) ([]json.RawMessage, string, error) {
@@ -218,6 +249,46 @@ func (sess *Session) dispatch(ctx context.Context, method string, params json.Ra
 	return nil, &jsonrpc2.Error{Code: mcp.CodeMethodNotFound, Message: fmt.Sprintf("method %q not found", method)}
 }
 
+func (sess *Session) isStrict() bool {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.strict
+}
+
+// renderStrict rewrites the names of tools for a strict client.
+func renderStrict(m *catalog.NameMap, tools []json.RawMessage) []json.RawMessage {
+	out := make([]json.RawMessage, len(tools))
+	for i, t := range tools {
+		out[i] = t
+		var name string
+		if raw, ok := jsonl.Member(t, "name"); ok && json.Unmarshal(raw, &name) == nil {
+			quoted, _ := json.Marshal(m.Render(name))
+			if renamed, ok := jsonl.SetMember(t, "name", quoted); ok {
+				out[i] = renamed
+			}
+		}
+	}
+	return out
+}
+
+// canonicalName maps the strict tool name of a tools/call back to the catalog's.
+func canonicalName(m *catalog.NameMap, params json.RawMessage) json.RawMessage {
+	var name string
+	raw, ok := jsonl.Member(params, "name")
+	if !ok || json.Unmarshal(raw, &name) != nil {
+		return params
+	}
+	canonical, ok := m.Canonical(name)
+	if !ok {
+		return params
+	}
+	quoted, _ := json.Marshal(canonical)
+	if out, ok := jsonl.SetMember(params, "name", quoted); ok {
+		return out
+	}
+	return params
+}
+
 // listPage answers a */list request with one page of items under field.
 func listPage(params json.RawMessage, page func(cursor string) ([]json.RawMessage, string, error), field string) (any, error) {
 	var p mcp.PaginatedParams
@@ -245,8 +316,10 @@ func (sess *Session) initialize(params json.RawMessage) (any, error) {
 	v := mcp.NegotiateVersion(p.ProtocolVersion)
 	var caps map[string]json.RawMessage
 	_ = json.Unmarshal(p.Capabilities, &caps)
+	mode := sess.srv.opts.Names
+	strict := mode == NamesStrict || mode != NamesCanonical && strictClient(p.ClientInfo.Name)
 	sess.mu.Lock()
-	sess.version, sess.clientCaps = v, caps
+	sess.version, sess.clientCaps, sess.strict = v, caps, strict
 	sess.mu.Unlock()
 	sess.srv.opts.Logger.Debug("client initialized", "client", p.ClientInfo.Name, "client_version", p.ClientInfo.Version,
 		"requested", p.ProtocolVersion, "protocol", v)
