@@ -48,6 +48,7 @@ toolnode:
 
 examples: deps
 	$(GO) build -o examples/go/build/example-go ./examples/go
+	$(GO) build -o examples/conformance/build/conformance ./examples/conformance
 	$(MAKE) -C examples/c
 	$(MAKE) -C examples/python
 

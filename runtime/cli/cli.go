@@ -37,9 +37,14 @@ const (
 const usage = `toolnode runs MCP tool bundles and fronts all their tools as one MCP endpoint.
 
 Usage:
-  toolnode serve [flags]     run the node (see toolnode serve --help)
-  toolnode version           print the version
-  toolnode help              print this help
+  toolnode serve [flags]               run the node (see toolnode serve --help)
+  toolnode tools [flags]               list the merged tools of bundle folders or a running node
+  toolnode call TOOL [k=v]... [flags]  call one tool and print its result
+  toolnode status [--url URL]          show the bundles of a running node
+  toolnode version                     print the version
+  toolnode help                        print this help
+
+Each command explains its flags with --help.
 
 A bundle is a directory holding a bundle.json, for example:
 
@@ -57,6 +62,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		return serve(args[1:], stdin, stdout, stderr)
+	case "tools":
+		return toolsCommand(args[1:], stdout, stderr)
+	case "call":
+		return callCommand(args[1:], stdout, stderr)
+	case "status":
+		return statusCommand(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintf(stdout, "toolnode %s\n", Version)
 		return ExitOK

@@ -1,5 +1,6 @@
 // Package bundle is the Go SDK for toolnode bundles: an MCP server that speaks
-// newline-delimited JSON-RPC 2.0 over stdio and offers tools.
+// newline-delimited JSON-RPC 2.0 over stdio and offers tools, and optionally prompts,
+// resources and completions.
 //
 // A bundle builds a [Server], adds its tools with [Server.AddTool] and calls
 // [Server.ServeStdio]:
@@ -9,8 +10,13 @@
 //	...
 //	err = s.ServeStdio(ctx)
 //
-// The server answers initialize, ping, tools/list (paginated), tools/call and
-// logging/setLevel, and honours notifications/cancelled. Arguments are checked against the
-// tool's input schema before its handler runs, so a handler only sees arguments of the
-// declared shape. Each call runs in its own goroutine.
+// The server answers initialize, ping, the paginated lists, tools/call, prompts/get,
+// resources/read, resource subscriptions, completion/complete and logging/setLevel, and
+// honours notifications/cancelled. Arguments are checked against the tool's input schema
+// before its handler runs, so a handler only sees arguments of the declared shape. Each
+// call runs in its own goroutine and may ask the client something with [Call.Request].
+//
+// What a call sends the client (log messages, requests) carries the id of the call in
+// _meta["io.toolnode/request"], so that a node serving several clients with one bundle
+// process can tell whose call it is.
 package bundle

@@ -17,9 +17,6 @@ import (
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
-// capabilities is what every bundle offers: a fixed tool list and logging.
-const capabilities = `{"tools":{"listChanged":false},"logging":{}}`
-
 // nullID answers messages whose id could not be read, as JSON-RPC says.
 const nullID = "null"
 
@@ -27,20 +24,32 @@ const nullID = "null"
 // and answers and notifications are written to out the same way. Lines may be of any
 // length.
 //
-// Serve returns nil when in ends, once the calls in flight have answered. When ctx is done
-// or out fails, it cancels the calls in flight, waits for their handlers and returns the
-// cause; a read already blocked on in is left behind and ends when in is closed.
+// Serve returns nil when in ends, once the calls in flight have answered (their requests to
+// the client fail, as no answer can come any more). When ctx is done or out fails, it
+// cancels the calls in flight, waits for their handlers and returns the cause; a read
+// already blocked on in is left behind and ends when in is closed.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	ss := &session{
-		s:        s,
-		ctx:      ctx,
-		cancel:   cancel,
-		log:      s.opts.Logger,
-		out:      bufio.NewWriterSize(out, 64<<10),
-		inflight: map[string]*inflight{},
+		s:         s,
+		ctx:       ctx,
+		cancel:    cancel,
+		log:       s.opts.Logger,
+		out:       bufio.NewWriterSize(out, 64<<10),
+		inflight:  map[string]*inflight{},
+		pending:   map[string]chan reply{},
+		subs:      map[string]bool{},
+		inputDone: make(chan struct{}),
 	}
+	s.mu.Lock()
+	s.sessions[ss] = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.sessions, ss)
+		s.mu.Unlock()
+	}()
 
 	ended := make(chan error, 1)
 	go ss.read(bufio.NewReaderSize(in, 64<<10), ended)
@@ -50,6 +59,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	case <-ctx.Done():
 		err = context.Cause(ctx)
 	}
+	close(ss.inputDone)
 	if err != nil {
 		cancel(err)
 	}
@@ -77,6 +87,12 @@ type session struct {
 	closed   bool                 // no new calls once Serve is ending
 	inflight map[string]*inflight // by request id as sent
 	calls    sync.WaitGroup
+	subs     map[string]bool // resource URIs the client subscribed to
+
+	// Requests to the client wait in pending, by the id given them, for their answer.
+	lastID    atomic.Int64
+	pending   map[string]chan reply
+	inputDone chan struct{} // closed when no answer can come any more
 
 	// Answers are written whole under outMu. waiting counts the writers queued for outMu:
 	// while there are some, the buffer is left for the last of them to flush, which batches
@@ -93,6 +109,12 @@ type inflight struct {
 	cancelled bool // by the client: the answer is dropped
 }
 
+// reply is the client's answer to a request of ours.
+type reply struct {
+	result json.RawMessage
+	err    *RPCError
+}
+
 // request is any incoming JSON-RPC message.
 type request struct {
 	JSONRPC string          `json:"jsonrpc"`
@@ -107,28 +129,20 @@ type response struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Result  any             `json:"result,omitempty"`
-	Error   *rpcError       `json:"error,omitempty"`
+	Error   *RPCError       `json:"error,omitempty"`
 }
 
+// notification is a notification, or a request of ours when ID is set.
 type notification struct {
 	JSONRPC string `json:"jsonrpc"`
+	ID      int64  `json:"id,omitempty"`
 	Method  string `json:"method"`
 	Params  any    `json:"params"`
 }
 
-// rpcError is a JSON-RPC error object.
-type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
-
-func errorf(code int, format string, args ...any) *rpcError {
-	return &rpcError{Code: code, Message: fmt.Sprintf(format, args...)}
-}
-
 type initializeResult struct {
 	ProtocolVersion string             `json:"protocolVersion"`
-	Capabilities    json.RawMessage    `json:"capabilities"`
+	Capabilities    any                `json:"capabilities"`
 	ServerInfo      mcp.Implementation `json:"serverInfo"`
 	Instructions    string             `json:"instructions,omitempty"`
 }
@@ -180,7 +194,7 @@ func (ss *session) handle(line []byte) func() {
 	case req.JSONRPC != "2.0":
 		ss.answer(idOrNull(req.ID), nil, errorf(mcp.CodeInvalidRequest, `invalid request: jsonrpc must be "2.0"`))
 	case req.Method == "" && (req.Result != nil || req.Error != nil):
-		// A response, though this server never asks anything: nothing to do.
+		ss.replied(req)
 	case req.Method == "":
 		ss.answer(idOrNull(req.ID), nil, errorf(mcp.CodeInvalidRequest, "invalid request: no method"))
 	case req.ID == nil:
@@ -188,16 +202,22 @@ func (ss *session) handle(line []byte) func() {
 	case !validID(req.ID):
 		ss.answer(json.RawMessage(nullID), nil, errorf(mcp.CodeInvalidRequest, "invalid request: id must be a string or a number"))
 	case req.Method == mcp.MethodToolsCall:
-		return ss.startCall(req.ID, req.Params)
+		return ss.start(req.ID, func(ctx context.Context) (any, *RPCError) { return ss.callTool(ctx, req.ID, req.Params) })
+	case req.Method == mcp.MethodPromptsGet:
+		return ss.start(req.ID, func(ctx context.Context) (any, *RPCError) { return ss.getPrompt(ctx, req.Params) })
+	case req.Method == mcp.MethodResourcesRead:
+		return ss.start(req.ID, func(ctx context.Context) (any, *RPCError) { return ss.readResource(ctx, req.Params) })
+	case req.Method == mcp.MethodComplete && ss.s.hasCompleters():
+		return ss.start(req.ID, func(ctx context.Context) (any, *RPCError) { return ss.complete(ctx, req.Params) })
 	default:
-		result, rerr := ss.request(req.Method, req.Params)
+		result, rerr := ss.quick(req.Method, req.Params)
 		ss.answer(req.ID, result, rerr)
 	}
 	return nil
 }
 
-// request answers the methods that need no goroutine of their own.
-func (ss *session) request(method string, params json.RawMessage) (any, *rpcError) {
+// quick answers the methods that run no handler of the bundle, on the reading goroutine.
+func (ss *session) quick(method string, params json.RawMessage) (any, *RPCError) {
 	switch method {
 	case mcp.MethodInitialize:
 		var p mcp.InitializeParams
@@ -207,30 +227,22 @@ func (ss *session) request(method string, params json.RawMessage) (any, *rpcErro
 		o := ss.s.opts
 		return initializeResult{
 			ProtocolVersion: mcp.NegotiateVersion(p.ProtocolVersion),
-			Capabilities:    json.RawMessage(capabilities),
+			Capabilities:    ss.s.capabilities(),
 			ServerInfo:      mcp.Implementation{Name: o.Name, Title: o.Title, Version: o.Version},
 			Instructions:    o.Instructions,
 		}, nil
 	case mcp.MethodPing:
 		return struct{}{}, nil
 	case mcp.MethodToolsList:
-		var p mcp.PaginatedParams
-		if err := decodeParams(params, &p); err != nil {
-			return nil, err
-		}
-		offset := 0
-		if p.Cursor != "" {
-			offset = decodeCursor(p.Cursor)
-		}
-		defs, next, ok := ss.s.page(offset)
-		if !ok {
-			return nil, errorf(mcp.CodeInvalidParams, "invalid cursor %q", p.Cursor)
-		}
-		res := mcp.ListToolsResult{Tools: defs}
-		if next > 0 {
-			res.NextCursor = encodeCursor(next)
-		}
-		return res, nil
+		return ss.list(listTools, params)
+	case mcp.MethodPromptsList:
+		return ss.list(listPrompts, params)
+	case mcp.MethodResourcesList:
+		return ss.list(listResources, params)
+	case mcp.MethodResourceTemplates:
+		return ss.list(listTemplates, params)
+	case mcp.MethodResourcesSub, mcp.MethodResourcesUnsub:
+		return ss.subscribe(params, method == mcp.MethodResourcesSub)
 	case mcp.MethodLoggingSetLevel:
 		var p mcp.SetLevelParams
 		if err := decodeParams(params, &p); err != nil {
@@ -264,26 +276,30 @@ func (ss *session) notified(method string, params json.RawMessage) {
 	}
 }
 
-// startCall checks a tools/call and registers it, and returns what runs it.
-func (ss *session) startCall(id, params json.RawMessage) func() {
-	var p mcp.CallToolParams
-	if err := decodeParams(params, &p); err != nil || p.Name == "" {
-		ss.answer(id, nil, errorf(mcp.CodeInvalidParams, "invalid params: tools/call needs a string name"))
-		return nil
+// list answers one page of a */list request.
+func (ss *session) list(kind listKind, params json.RawMessage) (any, *RPCError) {
+	var p mcp.PaginatedParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
 	}
-	t := ss.s.tool(p.Name)
-	if t == nil {
-		ss.answer(id, nil, errorf(mcp.CodeInvalidParams, "unknown tool %q", p.Name))
-		return nil
+	offset := 0
+	if p.Cursor != "" {
+		offset = decodeCursor(p.Cursor)
 	}
-	c := &Call{Name: p.Name, Arguments: p.Arguments, ss: ss}
-	if len(c.Arguments) == 0 || string(c.Arguments) == "null" {
-		c.Arguments = json.RawMessage("{}")
+	defs, next, ok := ss.s.page(kind, offset)
+	if !ok {
+		return nil, errorf(mcp.CodeInvalidParams, "invalid cursor %q", p.Cursor)
 	}
-	if p.Meta != nil && len(p.Meta.ProgressToken) > 0 && string(p.Meta.ProgressToken) != "null" {
-		c.progressToken = p.Meta.ProgressToken
+	res := map[string]any{listKey[kind]: defs}
+	if next > 0 {
+		res["nextCursor"] = encodeCursor(next)
 	}
+	return res, nil
+}
 
+// start registers request id as in flight and returns what runs it and answers, or nil
+// when the request was answered at once.
+func (ss *session) start(id json.RawMessage, run func(context.Context) (any, *RPCError)) func() {
 	ctx, cancel := context.WithCancel(ss.ctx)
 	f := &inflight{cancel: cancel}
 	ss.mu.Lock()
@@ -302,20 +318,101 @@ func (ss *session) startCall(id, params json.RawMessage) func() {
 
 	return func() {
 		defer ss.calls.Done()
-		res := t.run(ctx, c)
+		res, rerr := run(ctx)
 		ss.mu.Lock()
 		delete(ss.inflight, string(id))
 		dropped := f.cancelled
 		ss.mu.Unlock()
 		cancel()
 		if !dropped {
-			ss.answer(id, res, nil)
+			ss.answer(id, res, rerr)
 		}
 	}
 }
 
+// callTool answers tools/call: unknown tools are errors, the rest a tool's result.
+func (ss *session) callTool(ctx context.Context, id, params json.RawMessage) (any, *RPCError) {
+	var p mcp.CallToolParams
+	if err := decodeParams(params, &p); err != nil || p.Name == "" {
+		return nil, errorf(mcp.CodeInvalidParams, "invalid params: tools/call needs a string name")
+	}
+	t := ss.s.tool(p.Name)
+	if t == nil {
+		return nil, errorf(mcp.CodeInvalidParams, "unknown tool %q", p.Name)
+	}
+	c := &Call{Name: p.Name, Arguments: p.Arguments, ss: ss, id: id}
+	if len(c.Arguments) == 0 || string(c.Arguments) == "null" {
+		c.Arguments = json.RawMessage("{}")
+	}
+	if p.Meta != nil && len(p.Meta.ProgressToken) > 0 && string(p.Meta.ProgressToken) != "null" {
+		c.progressToken = p.Meta.ProgressToken
+	}
+	return t.run(ctx, c), nil
+}
+
+// send sends the client a request and waits for its answer. meta relates the
+// notifications/cancelled sent when ctx ends first.
+func (ss *session) send(ctx context.Context, method string, params json.RawMessage, meta map[string]json.RawMessage) (json.RawMessage, error) {
+	id := ss.lastID.Add(1)
+	key := strconv.FormatInt(id, 10)
+	ch := make(chan reply, 1)
+	ss.mu.Lock()
+	ss.pending[key] = ch
+	ss.mu.Unlock()
+	defer func() {
+		ss.mu.Lock()
+		delete(ss.pending, key)
+		ss.mu.Unlock()
+	}()
+
+	b, err := json.Marshal(notification{JSONRPC: "2.0", ID: id, Method: method, Params: params})
+	if err != nil {
+		return nil, fmt.Errorf("bundle: %s: %w", method, err)
+	}
+	if err := ss.write(b); err != nil {
+		return nil, err
+	}
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, r.err
+		}
+		return r.result, nil
+	case <-ctx.Done():
+		_ = ss.notify(mcp.NotifyCancelled, struct {
+			mcp.CancelledParams
+			Meta map[string]json.RawMessage `json:"_meta"`
+		}{mcp.CancelledParams{RequestID: json.RawMessage(key), Reason: context.Cause(ctx).Error()}, meta})
+		return nil, context.Cause(ctx)
+	case <-ss.ctx.Done():
+		return nil, context.Cause(ss.ctx)
+	case <-ss.inputDone:
+		return nil, fmt.Errorf("bundle: %s: the client's input ended before it answered", method)
+	}
+}
+
+// replied hands the client's answer to the request waiting for it.
+func (ss *session) replied(resp request) {
+	r := reply{result: resp.Result}
+	if resp.Error != nil {
+		r.err = &RPCError{}
+		if err := json.Unmarshal(resp.Error, r.err); err != nil {
+			r.err = errorf(mcp.CodeInternalError, "unreadable error from the client: %s", resp.Error)
+		}
+	}
+	ss.mu.Lock()
+	ch := ss.pending[string(resp.ID)]
+	delete(ss.pending, string(resp.ID))
+	ss.mu.Unlock()
+	if ch == nil {
+		ss.log.Warn("answer to no request of ours", "id", string(resp.ID))
+		return
+	}
+	ch <- r
+}
+
 // answer writes the response to request id: result, or rerr when it is not nil.
-func (ss *session) answer(id json.RawMessage, result any, rerr *rpcError) {
+func (ss *session) answer(id json.RawMessage, result any, rerr *RPCError) {
 	resp := response{JSONRPC: "2.0", ID: id}
 	if rerr != nil {
 		resp.Error = rerr
@@ -379,7 +476,7 @@ func (ss *session) finish() error {
 }
 
 // decodeParams decodes a request's params into p; absent params leave p zero.
-func decodeParams(params json.RawMessage, p any) *rpcError {
+func decodeParams(params json.RawMessage, p any) *RPCError {
 	if len(params) == 0 || string(params) == "null" {
 		return nil
 	}

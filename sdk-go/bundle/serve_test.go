@@ -248,8 +248,9 @@ func TestProgress(t *testing.T) {
 }
 
 func TestLogging(t *testing.T) {
+	// _meta names the call the message is about, for a node with several clients.
 	msg := func(level string) map[string]any {
-		return decode(t, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"`+level+`","logger":"log","data":{"said":"`+level+`"}}}`)
+		return decode(t, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"`+level+`","logger":"log","data":{"said":"`+level+`"},"_meta":{"io.toolnode/request":1}}}`)
 	}
 	done := decode(t, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"logged"}]}}`)
 	c := serve(t, t.Context(), testServer(t, bundle.Options{}))

@@ -16,8 +16,8 @@ import (
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
-// DefaultPageSize is the number of tools in one tools/list answer when Options.PageSize is
-// not set.
+// DefaultPageSize is the number of items in one */list answer when Options.PageSize is not
+// set.
 const DefaultPageSize = 100
 
 // Options configures a Server. The zero value works: every field has a default.
@@ -37,8 +37,9 @@ type Options struct {
 	// use the tools. Default: none.
 	Instructions string
 
-	// PageSize is the largest number of tools one tools/list answer holds; longer lists
-	// are paginated with an opaque cursor. Default: DefaultPageSize (100).
+	// PageSize is the largest number of items one tools/list, prompts/list,
+	// resources/list or resources/templates/list answer holds; longer lists are paginated
+	// with an opaque cursor. Default: DefaultPageSize (100).
 	PageSize int
 
 	// Logger receives what the server cannot tell the client: unreadable input, handler
@@ -52,14 +53,34 @@ type Options struct {
 // answer is then dropped) or when Serve stops.
 type Handler func(ctx context.Context, call *Call) (*mcp.CallToolResult, error)
 
-// Server is an MCP server offering tools. Its methods may be called concurrently.
+// Server is an MCP server offering tools, and optionally prompts, resources and
+// completions. Its methods may be called concurrently, also while it serves.
 type Server struct {
 	opts Options
 
-	mu     sync.RWMutex
-	tools  map[string]*tool
-	listed []json.RawMessage // tool definitions for tools/list, in the order added
+	mu         sync.RWMutex
+	tools      map[string]*tool
+	prompts    map[string]*prompt
+	resources  map[string]ResourceHandler // by URI
+	templates  []*template                // in the order added: the first that matches a URI serves it
+	completers int
+	listed     [numLists][]json.RawMessage // definitions for the */list answers, in the order added
+	sessions   map[*session]bool           // those serving now, for ResourceUpdated
 }
+
+// The lists a client can page through.
+type listKind int
+
+const (
+	listTools listKind = iota
+	listPrompts
+	listResources
+	listTemplates
+	numLists
+)
+
+// listKey is the member of each list's answer that holds the items.
+var listKey = [numLists]string{"tools", "prompts", "resources", "resourceTemplates"}
 
 type tool struct {
 	name    string
@@ -86,7 +107,13 @@ func NewServer(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	return &Server{opts: opts, tools: map[string]*tool{}}
+	return &Server{
+		opts:      opts,
+		tools:     map[string]*tool{},
+		prompts:   map[string]*prompt{},
+		resources: map[string]ResourceHandler{},
+		sessions:  map[*session]bool{},
+	}
 }
 
 // AddTool offers t, run by h. It fails when the name breaks SEP-986 (1 to 128 characters of
@@ -123,7 +150,7 @@ func (s *Server) AddTool(t mcp.Tool, h Handler) error {
 		return fmt.Errorf("bundle: tool %q is already added", t.Name)
 	}
 	s.tools[t.Name] = tl
-	s.listed = append(s.listed, def)
+	s.listed[listTools] = append(s.listed[listTools], def)
 	return nil
 }
 
@@ -133,20 +160,51 @@ func (s *Server) tool(name string) *tool {
 	return s.tools[name]
 }
 
-// page returns the tool definitions from offset on, at most one page of them, and the
+// page returns the definitions of a list from offset on, at most one page of them, and the
 // offset of the next page (0 when this is the last).
-func (s *Server) page(offset int) (defs []json.RawMessage, next int, ok bool) {
+func (s *Server) page(kind listKind, offset int) (defs []json.RawMessage, next int, ok bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if offset < 0 || offset > len(s.listed) {
+	all := s.listed[kind]
+	if offset < 0 || offset > len(all) {
 		return nil, 0, false
 	}
-	end := min(offset+s.opts.PageSize, len(s.listed))
-	defs = append([]json.RawMessage{}, s.listed[offset:end]...)
-	if end < len(s.listed) {
+	end := min(offset+s.opts.PageSize, len(all))
+	defs = append([]json.RawMessage{}, all[offset:end]...)
+	if end < len(all) {
 		next = end
 	}
 	return defs, next, true
+}
+
+// capabilities says what the server offers: tools and logging always, the rest once added.
+func (s *Server) capabilities() any {
+	type listChanged struct {
+		ListChanged bool `json:"listChanged"`
+	}
+	type resources struct {
+		Subscribe   bool `json:"subscribe"`
+		ListChanged bool `json:"listChanged"`
+	}
+	caps := struct {
+		Tools       listChanged  `json:"tools"`
+		Logging     struct{}     `json:"logging"`
+		Prompts     *listChanged `json:"prompts,omitempty"`
+		Resources   *resources   `json:"resources,omitempty"`
+		Completions *struct{}    `json:"completions,omitempty"`
+	}{}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if len(s.prompts) > 0 {
+		caps.Prompts = &listChanged{}
+	}
+	if len(s.resources) > 0 || len(s.templates) > 0 {
+		caps.Resources = &resources{Subscribe: true}
+	}
+	if s.completers > 0 {
+		caps.Completions = &struct{}{}
+	}
+	return caps
 }
 
 // run checks the arguments, runs the handler and checks its result, turning every failure

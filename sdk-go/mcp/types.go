@@ -80,16 +80,23 @@ type CallToolParams struct {
 	Meta      *RequestMeta    `json:"_meta,omitempty"`
 }
 
-// Content is one block of a tool result or a prompt message.
+// Content is one block of a tool result or a prompt message: text (Text), image or audio
+// (Data, base64, and MimeType), an embedded resource (Resource) or a resource_link (URI,
+// Name and the optional fields of a Resource). content.go has constructors for each.
 type Content struct {
-	Type     string          `json:"type"`
-	Text     string          `json:"text,omitempty"`
-	Data     string          `json:"data,omitempty"`
-	MimeType string          `json:"mimeType,omitempty"`
-	URI      string          `json:"uri,omitempty"`
-	Name     string          `json:"name,omitempty"`
-	Resource json.RawMessage `json:"resource,omitempty"`
-	Meta     json.RawMessage `json:"_meta,omitempty"`
+	Type        string          `json:"type"`
+	Text        string          `json:"text,omitempty"`
+	Data        string          `json:"data,omitempty"`
+	MimeType    string          `json:"mimeType,omitempty"`
+	URI         string          `json:"uri,omitempty"`
+	Name        string          `json:"name,omitempty"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Size        *int64          `json:"size,omitempty"`
+	Resource    json.RawMessage `json:"resource,omitempty"`
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	Icons       json.RawMessage `json:"icons,omitempty"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
 }
 
 // CallToolResult answers tools/call.
