@@ -160,6 +160,9 @@ func TestHTTPSamplingReachesTheCallingSession(t *testing.T) {
 		return func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			mu.Lock()
 			asked[name]++
+			if _, leaked := r.Params.Meta["io.toolnode/request"]; leaked {
+				asked["leaked routing key"]++
+			}
 			mu.Unlock()
 			prompt := r.Params.Messages[0].Content.(*mcp.TextContent).Text
 			return &mcp.CreateMessageResult{Model: "test", Role: "assistant",

@@ -566,6 +566,9 @@ func (hs *httpSession) Request(ctx context.Context, method string, params json.R
 		}
 		return m.Result, nil
 	case <-ctx.Done():
+		// Tell the client, so that it stops asking its user or its model.
+		_ = hs.Notify(context.WithoutCancel(ctx), mcp.NotifyCancelled,
+			mcp.CancelledParams{RequestID: json.RawMessage(id), Reason: "the bundle no longer needs the answer"})
 		return nil, context.Cause(ctx)
 	case <-hs.ctx.Done():
 		return nil, errors.New("client session ended")

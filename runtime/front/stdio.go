@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/sourcegraph/jsonrpc2"
@@ -19,7 +21,7 @@ import (
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	var stream *jsonl.Stream
 	stream = jsonl.New(in, out, nil, jsonl.Options{
-		Splice: "params",
+		Splice: []string{"params"},
 		OnJunk: func(line []byte, err error) {
 			s.opts.Logger.Warn("client sent a line that is not a JSON-RPC message", "error", err)
 			if b, encErr := json.Marshal(junkAnswer(line, err)); encErr == nil {
@@ -30,7 +32,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	h := &stdioHandler{srv: s, stream: stream, ready: make(chan struct{})}
 	conn := jsonrpc2.NewConn(ctx, stream, h,
 		jsonrpc2.SetLogger(s.opts.Logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})))
-	h.sess = s.NewSession(connOutbound{conn})
+	h.sess = s.NewSession(connOutbound{conn: conn, ids: new(atomic.Uint64)})
 	close(h.ready)
 	defer h.sess.Close()
 	select {
@@ -67,15 +69,25 @@ func junkAnswer(line []byte, err error) map[string]any {
 	return resp
 }
 
-type connOutbound struct{ conn *jsonrpc2.Conn }
+type connOutbound struct {
+	conn *jsonrpc2.Conn
+	ids  *atomic.Uint64
+}
 
 func (o connOutbound) Notify(ctx context.Context, method string, params any) error {
 	return o.conn.Notify(ctx, method, params)
 }
 
 func (o connOutbound) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	// Ids of our own, apart from the client's numbering, so that a cancellation can name it.
+	id := jsonrpc2.ID{Str: "toolnode-" + strconv.FormatUint(o.ids.Add(1), 10), IsString: true}
 	var res json.RawMessage
-	if err := o.conn.Call(ctx, method, params, &res); err != nil {
+	err := o.conn.Call(ctx, method, params, &res, jsonrpc2.PickID(id))
+	if err != nil && ctx.Err() != nil {
+		_ = o.conn.Notify(context.WithoutCancel(ctx), mcp.NotifyCancelled,
+			mcp.CancelledParams{RequestID: json.RawMessage(strconv.Quote(id.Str)), Reason: "the bundle no longer needs the answer"})
+	}
+	if err != nil {
 		return nil, err
 	}
 	return res, nil

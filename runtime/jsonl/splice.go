@@ -104,36 +104,43 @@ func (s *splicer) splice(b []byte) []byte {
 // memberSpan finds the value of the top-level member key of the JSON object in line and
 // returns its bounds. It does not validate: the caller checks the value with json.Valid.
 func memberSpan(line []byte, key string) (int, int, bool) {
+	_, start, end, ok := memberBounds(line, key)
+	return start, end, ok
+}
+
+// memberBounds is memberSpan that also returns where the member's key starts.
+func memberBounds(line []byte, key string) (int, int, int, bool) {
 	i := skipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	i++
 	for {
 		i = skipSpace(line, i)
 		if i >= len(line) || line[i] != '"' {
-			return 0, 0, false
+			return 0, 0, 0, false
 		}
+		kStart := i
 		kEnd := skipString(line, i)
 		if kEnd < 0 {
-			return 0, 0, false
+			return 0, 0, 0, false
 		}
 		k := line[i+1 : kEnd-1]
 		i = skipSpace(line, kEnd)
 		if i >= len(line) || line[i] != ':' {
-			return 0, 0, false
+			return 0, 0, 0, false
 		}
 		i = skipSpace(line, i+1)
 		vEnd := skipValue(line, i)
 		if vEnd < 0 {
-			return 0, 0, false
+			return 0, 0, 0, false
 		}
 		if string(k) == key {
-			return i, vEnd, true
+			return kStart, i, vEnd, true
 		}
 		i = skipSpace(line, vEnd)
 		if i >= len(line) || line[i] != ',' {
-			return 0, 0, false
+			return 0, 0, 0, false
 		}
 		i++
 	}
@@ -237,4 +244,30 @@ func PutMember(obj []byte, key string, value []byte) ([]byte, bool) {
 		out = append(out, ',')
 	}
 	return append(out, obj[i+1:]...), true
+}
+
+// DeleteMember returns obj without its top-level member key (and the comma that went with
+// it); obj itself when it has no such member.
+func DeleteMember(obj []byte, key string) []byte {
+	kStart, _, vEnd, ok := memberBounds(obj, key)
+	if !ok {
+		return obj
+	}
+	end := skipSpace(obj, vEnd)
+	start := kStart
+	if end < len(obj) && obj[end] == ',' {
+		end = skipSpace(obj, end+1) // a member follows: take our comma
+	} else {
+		// The last member: take the comma before it, if any.
+		j := start - 1
+		for j >= 0 && (obj[j] == ' ' || obj[j] == '\t' || obj[j] == '\n' || obj[j] == '\r') {
+			j--
+		}
+		if j >= 0 && obj[j] == ',' {
+			start = j
+		}
+		end = vEnd
+	}
+	out := make([]byte, 0, len(obj)-(end-start))
+	return append(append(out, obj[:start]...), obj[end:]...)
 }

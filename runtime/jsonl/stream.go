@@ -35,10 +35,10 @@ type Options struct {
 	// message (or a prefix of it, when too long) and why; the line is then skipped. Nil
 	// skips silently.
 	OnJunk func(line []byte, err error)
-	// Splice names the top-level member ("params" or "result") whose value is kept out of
+	// Splice names the top-level members ("params", "result") whose value is kept out of
 	// the decoded message and replaced by a placeholder that Take turns back into the
-	// bytes; see splice.go. Empty splices nothing on reading.
-	Splice string
+	// bytes; see splice.go. A message has at most one of them. Empty splices nothing.
+	Splice []string
 }
 
 // Stream is a jsonrpc2.ObjectStream over newline-delimited JSON. ReadObject must be called
@@ -80,7 +80,13 @@ func (s *Stream) Hold(payload json.RawMessage) json.RawMessage { return s.sp.hol
 
 // cutPayload replaces the value of the spliced member of line by a placeholder.
 func (s *Stream) cutPayload(line []byte) []byte {
-	start, end, ok := memberSpan(line, s.opts.Splice)
+	var start, end int
+	ok := false
+	for _, key := range s.opts.Splice {
+		if start, end, ok = memberSpan(line, key); ok {
+			break
+		}
+	}
 	if !ok || !json.Valid(line[start:end]) {
 		return line // leave it to the decoder, which reports what is wrong
 	}
@@ -109,7 +115,7 @@ func (s *Stream) ReadObject(v any) error {
 			continue
 		}
 		cut := line
-		if s.opts.Splice != "" {
+		if len(s.opts.Splice) > 0 {
 			cut = s.cutPayload(line)
 		}
 		if err := json.Unmarshal(cut, v); err != nil {

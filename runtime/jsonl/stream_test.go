@@ -118,7 +118,7 @@ func TestSpliceRoundTrip(t *testing.T) {
 	payload := `{"content":[{"type":"text","text":"` + strings.Repeat("é<>&", 1000) + `"}]}`
 	in := `{"jsonrpc":"2.0","id":7,"result":` + payload + "}\n"
 	var out bytes.Buffer
-	s := New(strings.NewReader(in), &out, nil, Options{Splice: "result"})
+	s := New(strings.NewReader(in), &out, nil, Options{Splice: []string{"result"}})
 	var msg struct {
 		ID     int             `json:"id"`
 		Result json.RawMessage `json:"result"`
@@ -175,5 +175,21 @@ func TestPutMember(t *testing.T) {
 	}
 	if _, ok := PutMember([]byte(`[1]`), "a", []byte(`1`)); ok {
 		t.Error("PutMember accepted an array")
+	}
+}
+
+func TestDeleteMember(t *testing.T) {
+	tests := []struct{ obj, key, want string }{
+		{`{"a":1,"b":2}`, "a", `{"b":2}`},
+		{`{"a":1,"b":2}`, "b", `{"a":1}`},
+		{`{"a":1}`, "a", `{}`},
+		{`{ "a" : [1,{"b":2}] , "c" : 3 }`, "a", `{ "c" : 3 }`},
+		{`{"a":1}`, "z", `{"a":1}`},
+	}
+	for _, tt := range tests {
+		got := DeleteMember([]byte(tt.obj), tt.key)
+		if string(got) != tt.want || !json.Valid(got) {
+			t.Errorf("DeleteMember(%s, %s) = %s, want %s", tt.obj, tt.key, got, tt.want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -251,7 +252,27 @@ func (h bundleHandler) Request(ctx context.Context, _ *upstream.Client, method s
 		return nil, &jsonrpc2.Error{Code: mcp.CodeInternalError,
 			Message: fmt.Sprintf("%s can only be sent while serving a client's call (toolnode relays it to that client)", method)}
 	}
-	return f.sess.Request(f.ctx, method, params)
+	// The bundle's request ends when the client's call does, or when the bundle cancels it.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(f.ctx, cancel)
+	defer stop()
+	return f.sess.Request(withCall(ctx, f.ctx), method, withoutRelated(params))
+}
+
+// withoutRelated removes the node's routing key from params' _meta (and _meta, when that
+// leaves it empty): it is between a bundle and the node.
+func withoutRelated(params json.RawMessage) json.RawMessage {
+	meta, ok := jsonl.Member(params, "_meta")
+	if !ok {
+		return params
+	}
+	meta = jsonl.DeleteMember(meta, RelatedRequestKey)
+	if string(bytes.TrimSpace(meta)) == "{}" {
+		return jsonl.DeleteMember(params, "_meta")
+	}
+	out, _ := jsonl.SetMember(params, "_meta", meta)
+	return out
 }
 
 // qualify names the bundle as the logger of its messages, keeping the bundle's own logger.
@@ -298,4 +319,17 @@ func (n *Node) refresh(b *bundle, inst *instance) {
 	b.lists = l
 	n.mu.Unlock()
 	n.rebuild()
+}
+
+// callContext ends with one context and carries the values of another: a bundle's request
+// ends when the bundle or the call says so, and travels on the call's stream.
+type callContext struct {
+	context.Context
+	values context.Context
+}
+
+func (c callContext) Value(key any) any { return c.values.Value(key) }
+
+func withCall(ctx, call context.Context) context.Context {
+	return callContext{Context: ctx, values: call}
 }

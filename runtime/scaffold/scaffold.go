@@ -126,6 +126,14 @@ func Create(opts Options) (dir string, err error) {
 		return "", err
 	}
 	dir = filepath.Join(parent, opts.Name)
+	// The node's own rules have the last word (a reserved name, say).
+	for _, f := range files {
+		if f.name == manifest.FileName {
+			if _, err := manifest.Parse(f.data, dir); err != nil {
+				return "", fmt.Errorf("%s: %w", manifest.FileName, err)
+			}
+		}
+	}
 	if err := write(dir, files); err != nil {
 		return "", err
 	}
@@ -200,9 +208,16 @@ type file struct {
 
 // render executes the common templates and those of d.Lang.
 func render(d data) ([]file, error) {
-	funcs := template.FuncMap{"json": func(v any) (string, error) {
-		b, err := json.Marshal(v)
-		return string(b), err
+	funcs := template.FuncMap{"jsonList": func(items []string) (string, error) {
+		quoted := make([]string, len(items))
+		for i, s := range items {
+			b, err := json.Marshal(s)
+			if err != nil {
+				return "", err
+			}
+			quoted[i] = string(b)
+		}
+		return "[" + strings.Join(quoted, ", ") + "]", nil
 	}}
 	var files []file
 	for _, folder := range []string{"templates/common", "templates/" + d.Lang} {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -55,6 +56,10 @@ type Client struct {
 	stream *jsonl.Stream
 	ids    atomic.Uint64
 
+	// The bundle's own requests being answered, so that it can cancel them.
+	incomingMu sync.Mutex
+	incoming   map[string]context.CancelFunc
+
 	// Init is the bundle's answer to initialize.
 	Init mcp.InitializeResult
 }
@@ -74,10 +79,12 @@ func Start(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, log: cfg.Logger, proc: p}
+	c := &Client{cfg: cfg, log: cfg.Logger, proc: p, incoming: map[string]context.CancelFunc{}}
 	stream := jsonl.New(p.Stdout(), p.Stdin(), p.Stdin(), jsonl.Options{
 		MaxLine: cfg.MaxLine,
-		Splice:  "result",
+		// Requests and notifications of the bundle keep their params as sent (key order
+		// matters to a form built from an elicitation schema); answers their result.
+		Splice: []string{"result", "params"},
 		OnJunk: func(line []byte, err error) {
 			c.log.Warn("skipped a stdout line that is not MCP (bundles must write only MCP messages to stdout; log to stderr)",
 				"reason", err, "line", clip(line))
@@ -264,24 +271,59 @@ func clip(b []byte) string {
 	return string(b)
 }
 
+// cancelIncoming cancels the bundle's own request that a notifications/cancelled of the
+// bundle names, and reports whether there was one.
+func (c *Client) cancelIncoming(params json.RawMessage) bool {
+	var p mcp.CancelledParams
+	var id jsonrpc2.ID
+	if json.Unmarshal(params, &p) != nil || json.Unmarshal(p.RequestID, &id) != nil {
+		return false
+	}
+	c.incomingMu.Lock()
+	cancel := c.incoming[id.String()]
+	c.incomingMu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	return cancel != nil
+}
+
 // handler adapts the Handler to jsonrpc2. jsonrpc2 calls it on its reading goroutine.
 type handler struct{ c *Client }
 
 func (h handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	c := h.c
 	var params json.RawMessage
 	if req.Params != nil {
-		params = *req.Params
+		params = c.stream.Take(*req.Params)
 	}
 	if req.Notif {
-		h.c.cfg.Handler.Notify(h.c, req.Method, params)
+		if req.Method == mcp.NotifyCancelled && c.cancelIncoming(params) {
+			return
+		}
+		c.cfg.Handler.Notify(c, req.Method, params)
 		return
 	}
 	if req.Method == mcp.MethodPing {
 		_ = conn.Reply(ctx, req.ID, struct{}{})
 		return
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	key := req.ID.String()
+	c.incomingMu.Lock()
+	c.incoming[key] = cancel
+	c.incomingMu.Unlock()
 	go func() {
-		res, err := h.c.cfg.Handler.Request(ctx, h.c, req.Method, params)
+		defer func() {
+			c.incomingMu.Lock()
+			delete(c.incoming, key)
+			c.incomingMu.Unlock()
+			cancel()
+		}()
+		res, err := c.cfg.Handler.Request(ctx, c, req.Method, params)
+		if ctx.Err() != nil {
+			return // cancelled by the bundle: it wants no answer
+		}
 		if err != nil {
 			var rpcErr *jsonrpc2.Error
 			if !errors.As(err, &rpcErr) {
