@@ -416,7 +416,11 @@ type httpSession struct {
 	pending  map[string]chan *wireMessage // our requests to the client, by id
 	lastUsed time.Time
 	ids      atomic.Uint64
+	events   atomic.Uint64
 }
+
+// retryMillis is the reconnection delay suggested to clients on event streams.
+const retryMillis = 1000
 
 func (hs *httpSession) touch() {
 	hs.mu.Lock()
@@ -490,6 +494,9 @@ type streamKey struct{}
 func (hs *httpSession) serveSSE(w http.ResponseWriter, r *http.Request, msg *wireMessage) {
 	sw := startSSE(w, hs.id)
 	defer sw.close()
+	// A priming event (an id, no data) and a retry interval, as SEP-1699 recommends, so that
+	// a client whose connection drops knows to come back rather than give up.
+	_ = sw.write(fmt.Sprintf("id: %s-%d\nretry: %d\ndata: ", hs.id, hs.events.Add(1), retryMillis), nil, "\n\n")
 	// A client that drops the connection has not cancelled the call (the spec says so):
 	// the call lives as long as the session.
 	ctx := context.WithValue(hs.ctx, streamKey{}, sw)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"go/format"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,14 +26,20 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// needC builds the C SDK when its library is missing and skips without a compiler.
-func needC(t *testing.T, root string) {
+// need skips the test when a program it runs is not installed.
+func need(t *testing.T, programs ...string) {
 	t.Helper()
-	for _, tool := range []string{"make", "cc"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("C scaffold not tried: %s is not installed", tool)
+	for _, p := range programs {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("not tried: %s is not installed", p)
 		}
 	}
+}
+
+// needC builds the C SDK when its library is missing.
+func needC(t *testing.T, root string) {
+	t.Helper()
+	need(t, "cc")
 	if _, err := os.Stat(filepath.Join(root, "sdk-c", "build", "libtn.a")); err == nil {
 		return
 	}
@@ -132,13 +139,12 @@ func TestCreateBuildsAndServes(t *testing.T) {
 		{"python", "lamp_py", "node-lamp"},
 	} {
 		t.Run(tc.lang+"/"+tc.name, func(t *testing.T) {
+			need(t, "make")
 			switch tc.lang {
 			case "c":
 				needC(t, root)
 			case "python":
-				if _, err := exec.LookPath("python3"); err != nil {
-					t.Skip("Python scaffold not tried: python3 is not installed")
-				}
+				need(t, "python3")
 			}
 			parent := t.TempDir()
 			dir, err := Create(Options{Lang: tc.lang, Name: tc.name, Seat: tc.seat, Dir: parent, SDKRoot: root})
@@ -153,6 +159,7 @@ func TestCreateBuildsAndServes(t *testing.T) {
 					t.Error(err)
 				}
 			}
+			gofmtClean(t, dir)
 			readme, _ := os.ReadFile(filepath.Join(dir, "README.md"))
 			if want := "toolnode serve --bundles " + parent; !strings.Contains(string(readme), want) {
 				t.Errorf("README.md does not say %q:\n%s", want, readme)
@@ -254,6 +261,21 @@ func TestCreateRefuses(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(filepath.Join(parent, "taken")); len(entries) != 1 {
 		t.Errorf("the existing folder was changed: %v", entries)
+	}
+}
+
+// gofmtClean fails the test for each Go file in dir that gofmt would change.
+func gofmtClean(t *testing.T, dir string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err := format.Source(src); err != nil || !bytes.Equal(out, src) {
+			t.Errorf("%s is not gofmt-clean (%v)", filepath.Base(f), err)
+		}
 	}
 }
 
