@@ -41,6 +41,8 @@ Usage:
   toolnode tools [flags]               list the merged tools of bundle folders or a running node
   toolnode call TOOL [k=v]... [flags]  call one tool and print its result
   toolnode status [--url URL]          show the bundles of a running node
+  toolnode check DIR                   check a bundle without serving it
+  toolnode new go|c|python NAME        create a bundle from our SDKs
   toolnode version                     print the version
   toolnode help                        print this help
 
@@ -68,6 +70,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return callCommand(args[1:], stdout, stderr)
 	case "status":
 		return statusCommand(args[1:], stdout, stderr)
+	case "check":
+		return checkCommand(args[1:], stdout, stderr)
+	case "new":
+		return newCommand(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintf(stdout, "toolnode %s\n", Version)
 		return ExitOK

@@ -192,9 +192,6 @@ func (m *Manifest) check() error {
 	if m.Instances < 0 || m.Instances > MaxInstances {
 		return fmt.Errorf("instances %d: use 1 to %d", m.Instances, MaxInstances)
 	}
-	if m.Name == "toolnode" {
-		return errors.New(`the name "toolnode" is the node's own (its toolnode.status tool); pick another`)
-	}
 	for _, s := range m.Seats {
 		if !ValidName(s) {
 			return fmt.Errorf("bad seat %q: use 1 to 64 of A-Z a-z 0-9 _ -", s)

@@ -39,7 +39,7 @@ func (n *Node) CallTool(ctx context.Context, sess Session, params json.RawMessag
 	if !ok {
 		return nil, invalidParams(fmt.Sprintf("unknown tool %q", name))
 	}
-	if e.Bundle == "toolnode" {
+	if e.Bundle == builtinBundle {
 		return n.callBuiltin(ctx, e.Tool)
 	}
 	if e.Tool != name {

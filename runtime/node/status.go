@@ -14,6 +14,11 @@ import (
 // StatusTool is the node's own tool that reports the state of every bundle.
 const StatusTool = "toolnode.status"
 
+// builtinBundle names the node itself in the catalog. It cannot be a bundle's name, so a
+// bundle called "toolnode" cannot take over the node's tools: its "status" would lose the
+// name toolnode.status to the node's, which claims it.
+const builtinBundle = "(toolnode)"
+
 // BundleStatus is what toolnode.status says of one bundle.
 type BundleStatus struct {
 	Name      string  `json:"name"`
@@ -65,18 +70,18 @@ func (n *Node) Status() []BundleStatus {
 
 // builtinTools is the node's own tool list; the caller holds n.mu.
 func (n *Node) builtinTools() catalog.Source {
-	tool := json.RawMessage(`{"name":"status","title":"toolnode status",` +
+	tool := json.RawMessage(`{"name":"` + StatusTool + `","title":"toolnode status",` +
 		`"description":"Reports every bundle of this toolnode: state, process ids, restarts, last error, tool count, calls served and failed, and p50/p99 call latency.",` +
 		`"inputSchema":{"type":"object","properties":{}},` +
 		`"outputSchema":{"type":"object","properties":{"bundles":{"type":"array","items":{"type":"object"}}},"required":["bundles"]},` +
 		`"annotations":{"readOnlyHint":true,"openWorldHint":false}}`)
-	return catalog.Source{Bundle: "toolnode", Tools: []json.RawMessage{tool}}
+	return catalog.Source{Bundle: builtinBundle, NoPrefix: true, Tools: []json.RawMessage{tool}}
 }
 
 // callBuiltin serves the node's own tools.
 func (n *Node) callBuiltin(_ context.Context, tool string) (json.RawMessage, error) {
-	if tool != "status" {
-		return nil, invalidParams(fmt.Sprintf("unknown tool %q", "toolnode."+tool))
+	if tool != StatusTool {
+		return nil, invalidParams(fmt.Sprintf("unknown tool %q", tool))
 	}
 	st := n.Status()
 	structured, err := json.Marshal(map[string]any{"bundles": st})

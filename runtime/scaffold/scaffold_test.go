@@ -234,7 +234,6 @@ func TestCreateRefuses(t *testing.T) {
 		{"dotted name", func(o *Options) { o.Name = "a.b" }, `bad bundle name "a.b"`},
 		{"name with a slash", func(o *Options) { o.Name = "../up" }, `bad bundle name "../up"`},
 		{"name too long", func(o *Options) { o.Name = strings.Repeat("n", 65) }, "bad bundle name"},
-		{"name the node keeps for itself", func(o *Options) { o.Name = "toolnode" }, `the name "toolnode"`},
 		{"dotted seat", func(o *Options) { o.Seat = "lamp.on" }, `bad seat "lamp.on"`},
 		{"relative SDK root", func(o *Options) { o.SDKRoot = "../.." }, "absolute path"},
 		{"SDK root with a space", func(o *Options) { o.SDKRoot = "/opt/tool node" }, `because of " "`},

@@ -45,6 +45,9 @@ type Config struct {
 	Capabilities json.RawMessage
 	// MaxLine is the longest stdout line accepted. Default jsonl.DefaultMaxLine.
 	MaxLine int
+	// OnJunk, when set, is also told of each stdout line that is not MCP (after it is
+	// logged).
+	OnJunk func(line []byte, err error)
 }
 
 // Client is a live session with a bundle. Its methods are safe for concurrent use.
@@ -88,6 +91,9 @@ func Start(cfg Config) (*Client, error) {
 		OnJunk: func(line []byte, err error) {
 			c.log.Warn("skipped a stdout line that is not MCP (bundles must write only MCP messages to stdout; log to stderr)",
 				"reason", err, "line", clip(line))
+			if cfg.OnJunk != nil {
+				cfg.OnJunk(line, err)
+			}
 		},
 	})
 	c.stream = stream

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/toolnode/toolnode/runtime/scaffold"
+)
+
+func newCommand(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("new", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	seat := fs.String("seat", "", "declare `SEAT` and implement its verb <SEAT>.on")
+	dir := fs.String("dir", ".", "create the bundle in `DIR`/NAME")
+	sdk := fs.String("sdk", "", "the toolnode checkout to build against, `ROOT` (default: the one this toolnode was built in)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, `Usage: toolnode new %s NAME [--seat SEAT] [--dir DIR]
+
+Creates a bundle directory from our SDKs: bundle.json, the source, a Makefile that builds it,
+and a test. It answers the tool hello (and <SEAT>.on with --seat) as soon as it is built.
+
+Flags:
+`, strings.Join(scaffold.Languages(), "|"))
+		fs.PrintDefaults()
+	}
+	var positional []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return ExitOK
+			}
+			return ExitUsage
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(positional) != 2 {
+		fs.Usage()
+		return ExitUsage
+	}
+	root := *sdk
+	if root == "" {
+		var err error
+		if root, err = checkoutRoot(); err != nil {
+			fmt.Fprintf(stderr, "toolnode new: %v; give --sdk ROOT\n", err)
+			return ExitUsage
+		}
+	}
+	root, _ = filepath.Abs(root)
+	out, err := scaffold.Create(scaffold.Options{Lang: positional[0], Name: positional[1], Seat: *seat, Dir: *dir, SDKRoot: root})
+	if err != nil {
+		fmt.Fprintf(stderr, "toolnode new: %v\n", err)
+		return ExitError
+	}
+	fmt.Fprintf(stdout, "created %s\n\nnext:\n  make -C %s          # build\n  make -C %s test     # test\n  toolnode check %s    # check it as the node will run it\n  toolnode serve --bundles %s\n",
+		out, out, out, out, filepath.Dir(out))
+	return ExitOK
+}
+
+// checkoutRoot finds the toolnode checkout this binary lives in (ROOT/bin/toolnode).
+func checkoutRoot() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return "", err
+	}
+	root := filepath.Dir(filepath.Dir(exe))
+	if _, err := os.Stat(filepath.Join(root, "sdk-go", "bundle")); err != nil {
+		return "", fmt.Errorf("cannot find the SDKs next to %s", exe)
+	}
+	return root, nil
+}
