@@ -32,7 +32,7 @@ build/.deps: Makefile
 $(VENV)/.ok: Makefile
 	@echo "preparing $(VENV) (pytest, official MCP Python client)"
 	@$(PYTHON3) -m venv $(VENV)
-	@$(VENV)/bin/pip install -q --disable-pip-version-check $(PY_TEST_PACKAGES)
+	@$(VENV)/bin/pip install --disable-pip-version-check $(PY_TEST_PACKAGES)
 	@touch $@
 
 # Peers for tests (official TypeScript client, conformance suite on Node 22, real servers),
@@ -40,7 +40,7 @@ $(VENV)/.ok: Makefile
 build/npm/.ok: testdata/npm/package.json
 	@echo "installing test peers from npm into build/npm"
 	@mkdir -p build/npm && cp testdata/npm/package.json build/npm/
-	@cd build/npm && npm install --no-audit --no-fund --loglevel=error
+	@cd build/npm && npm install --no-audit --no-fund
 	@touch $@
 
 toolnode:

@@ -207,7 +207,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	n := node.New(node.Config{Logger: log, Manifests: manifests, Version: Version})
+	n := node.New(node.Config{Logger: log, Manifests: manifests, Version: Version, OnStarting: startProgress(stderr, len(manifests))})
 	n.Start()
 	srv := front.NewServer(n, front.Options{Version: Version, PageSize: f.pageSize, Names: f.names, Logger: log.Named("front")})
 
@@ -268,6 +268,27 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitError
 	}
 	return ExitOK
+}
+
+// startProgress shows how many bundles have started on a terminal, where starting many
+// takes long enough to wonder; elsewhere (logs, pipes) the log lines say it.
+func startProgress(w io.Writer, total int) func(done, total int) {
+	f, ok := w.(*os.File)
+	if !ok || total < 2 {
+		return nil
+	}
+	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	var mu sync.Mutex
+	return func(done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(f, "\rstarting bundles: %d/%d", done, total)
+		if done == total {
+			fmt.Fprintln(f)
+		}
+	}
 }
 
 func isLoopback(host string) bool {

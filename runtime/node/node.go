@@ -46,6 +46,9 @@ type Config struct {
 	LookupEnv func(string) (string, bool)
 	// Supervision says how bundles are kept alive; zero fields take defaults.
 	Supervision Supervision
+	// OnStarting, when set, is called as each bundle of the first start is ready or has
+	// failed, with how many are done out of how many: for showing progress.
+	OnStarting func(done, total int)
 }
 
 // Node runs bundles and routes between them and the sessions of the fronts.
@@ -110,7 +113,13 @@ func New(cfg Config) *Node {
 // when each has answered its handshake and lists, or failed to.
 func (n *Node) Start() {
 	var settle sync.WaitGroup
-	n.apply(n.cfg.Manifests, &settle)
+	var done atomic.Int64
+	total := len(n.cfg.Manifests)
+	n.apply(n.cfg.Manifests, &settle, func() {
+		if n.cfg.OnStarting != nil {
+			n.cfg.OnStarting(int(done.Add(1)), total)
+		}
+	})
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
@@ -129,10 +138,10 @@ func (n *Node) Ready() <-chan struct{} { return n.ready }
 // and ones whose manifest or program changed restart. Calls in flight to a bundle that
 // stops get an error saying so.
 func (n *Node) Apply(manifests []*manifest.Manifest) {
-	n.apply(manifests, nil)
+	n.apply(manifests, nil, func() {})
 }
 
-func (n *Node) apply(manifests []*manifest.Manifest, settle *sync.WaitGroup) {
+func (n *Node) apply(manifests []*manifest.Manifest, settle *sync.WaitGroup, settled func()) {
 	want := map[string]*manifest.Manifest{}
 	for _, m := range manifests {
 		want[m.Name] = m
@@ -179,6 +188,7 @@ func (n *Node) apply(manifests []*manifest.Manifest, settle *sync.WaitGroup) {
 		go func() {
 			defer n.wg.Done()
 			n.run(b, func() {
+				settled()
 				if settle != nil {
 					settle.Done()
 				}
