@@ -84,7 +84,7 @@ func (n *Node) GetPrompt(ctx context.Context, sess Session, params json.RawMessa
 		return nil, invalidParams(fmt.Sprintf("unknown prompt %q", name))
 	}
 	p["name"], _ = json.Marshal(e.Tool)
-	return n.forward(ctx, sess, e.Bundle, mcp.MethodPromptsGet, encode(p), fmt.Sprintf("prompt %q", name))
+	return n.forward(ctx, sess, e.Bundle, mcp.MethodPromptsGet, encode(p), func() string { return fmt.Sprintf("prompt %q", name) })
 }
 
 // ReadResource routes resources/read by the resource's URI.
@@ -97,7 +97,7 @@ func (n *Node) ReadResource(ctx context.Context, sess Session, params json.RawMe
 	if !ok {
 		return nil, resourceNotFound(uri)
 	}
-	return n.forward(ctx, sess, bundle, mcp.MethodResourcesRead, params, fmt.Sprintf("resource %q", uri))
+	return n.forward(ctx, sess, bundle, mcp.MethodResourcesRead, params, func() string { return fmt.Sprintf("resource %q", uri) })
 }
 
 // Complete routes completion/complete by what it completes: a prompt's argument or a
@@ -120,13 +120,13 @@ func (n *Node) Complete(ctx context.Context, sess Session, params json.RawMessag
 		}
 		ref["name"], _ = json.Marshal(e.Tool)
 		p["ref"], _ = json.Marshal(ref)
-		return n.forward(ctx, sess, e.Bundle, mcp.MethodComplete, encode(p), "completion")
+		return n.forward(ctx, sess, e.Bundle, mcp.MethodComplete, encode(p), func() string { return "completion" })
 	case "ref/resource":
 		bundle, ok := n.Resources().RouteTemplate(uri)
 		if !ok {
 			return nil, resourceNotFound(uri)
 		}
-		return n.forward(ctx, sess, bundle, mcp.MethodComplete, params, "completion")
+		return n.forward(ctx, sess, bundle, mcp.MethodComplete, params, func() string { return "completion" })
 	}
 	return nil, invalidParams(fmt.Sprintf("unknown completion ref type %q", kind))
 }
@@ -180,7 +180,7 @@ func (n *Node) subscription(ctx context.Context, sess Session, params json.RawMe
 	if !first && !last {
 		return json.RawMessage(`{}`), nil
 	}
-	return n.forward(ctx, sess, bundle, method, params, fmt.Sprintf("resource %q", uri))
+	return n.forward(ctx, sess, bundle, method, params, func() string { return fmt.Sprintf("resource %q", uri) })
 }
 
 // dropSubscriptions forgets every watch of a session that ended.

@@ -46,7 +46,7 @@ func (n *Node) CallTool(ctx context.Context, sess Session, params json.RawMessag
 		quoted, _ := json.Marshal(e.Tool)
 		params, _ = jsonl.SetMember(params, "name", quoted)
 	}
-	res, err := n.forward(ctx, sess, e.Bundle, mcp.MethodToolsCall, params, fmt.Sprintf("tool %q", name))
+	res, err := n.forward(ctx, sess, e.Bundle, mcp.MethodToolsCall, params, func() string { return fmt.Sprintf("tool %q", name) })
 	var rpcErr *jsonrpc2.Error
 	switch {
 	case err == nil:
@@ -64,7 +64,7 @@ func (n *Node) CallTool(ctx context.Context, sess Session, params json.RawMessag
 // bundle's progress comes back to sess under the client's token. The call may go without
 // progress for the bundle's call timeout, and lasts at most its call_max; past either the
 // bundle is told to cancel and the caller gets an error.
-func (n *Node) forward(ctx context.Context, sess Session, bundleName, method string, params json.RawMessage, what string) (json.RawMessage, error) {
+func (n *Node) forward(ctx context.Context, sess Session, bundleName, method string, params json.RawMessage, what func() string) (json.RawMessage, error) {
 	n.mu.Lock()
 	b := n.bundles[bundleName]
 	n.mu.Unlock()
@@ -78,13 +78,15 @@ func (n *Node) forward(ctx context.Context, sess Session, bundleName, method str
 		return nil, err
 	}
 	start := time.Now()
-	ctx, cancel := context.WithTimeoutCause(ctx, hard,
-		fmt.Errorf("%s of bundle %q took longer than its call_max of %s; the bundle was told to cancel", what, bundleName, hard))
-	defer cancel()
-	ctx, cancelIdle := context.WithCancelCause(ctx)
-	defer cancelIdle(nil)
+	// The causes are built only when a limit is hit: this runs for every call.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	hardTimer := time.AfterFunc(hard, func() {
+		cancel(fmt.Errorf("%s of bundle %q took longer than its call_max of %s; the bundle was told to cancel", what(), bundleName, hard))
+	})
+	defer hardTimer.Stop()
 	timer := time.AfterFunc(idle, func() {
-		cancelIdle(fmt.Errorf("%s of bundle %q showed no progress for %s; the bundle was told to cancel", what, bundleName, idle))
+		cancel(fmt.Errorf("%s of bundle %q showed no progress for %s; the bundle was told to cancel", what(), bundleName, idle))
 	})
 	defer timer.Stop()
 
