@@ -59,3 +59,30 @@ func TestExamplesInTwoLanguagesMerge(t *testing.T) {
 		t.Errorf("the python lamp changed with the go one: %q", got)
 	}
 }
+
+func TestAllThreeExamplesThroughTheNode(t *testing.T) {
+	root, _ := filepath.Abs("../..")
+	if _, err := os.Stat(filepath.Join(root, "examples", "c", "build", "example-c")); err != nil {
+		if out, err := exec.Command("make", "-C", filepath.Join(root, "examples", "c")).CombinedOutput(); err != nil {
+			t.Fatalf("build the C example: %v\n%s", err, out)
+		}
+	}
+	run := startNode(t, nil, nil, "--bundles", examplesDir(t, "c", "go", "python"))
+	tools := toolNames(t, run.session)
+	for _, lang := range []string{"c", "go", "python"} {
+		if got, _ := callText(t, run.session, lang+".greet", map[string]any{"name": lang}); got != "Hello, "+lang+"!" {
+			t.Errorf("%s.greet answered %q", lang, got)
+		}
+	}
+	// node-lamp.on is exposed once: c sorts first and serves it; the others keep theirs
+	// under their prefixes.
+	lamps := 0
+	for name := range tools {
+		if name == "node-lamp.on" {
+			lamps++
+		}
+	}
+	if lamps != 1 || tools["go.node-lamp.on"] == nil || tools["python.node-lamp.on"] == nil {
+		t.Errorf("node-lamp.on listed %d times; tools %v", lamps, keys(tools))
+	}
+}
