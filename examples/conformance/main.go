@@ -119,6 +119,7 @@ func tools() []tool {
 			withProgress},
 		{mcp.Tool{Name: "test_error_handling", Description: "Tests error response handling", InputSchema: noArgs},
 			func(context.Context, *bundle.Call) (*mcp.CallToolResult, error) {
+				//lint:ignore ST1005 the wording of the suite's reference server
 				return nil, errors.New("This tool intentionally returns an error for testing")
 			}},
 		{mcp.Tool{
