@@ -206,20 +206,9 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	// Flags may come before or after the tool and its arguments.
-	var positional []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return ExitOK
-			}
-			return ExitUsage
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
+	positional, code, done := parseInterspersed(fs, args)
+	if done {
+		return code
 	}
 	if len(positional) == 0 {
 		fmt.Fprintln(stderr, "toolnode call: name the tool to call")
@@ -345,6 +334,25 @@ func statusCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	tw.Flush()
 	return ExitOK
+}
+
+// parseInterspersed parses flags that may come before, between or after the positional
+// arguments, which it returns; done is true when the command should exit with code.
+func parseInterspersed(fs *flag.FlagSet, args []string) (positional []string, code int, done bool) {
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, ExitOK, true
+			}
+			return nil, ExitUsage, true
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	return positional, 0, false
 }
 
 // parse parses flags and reports whether the command is done (help, or a usage error).

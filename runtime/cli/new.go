@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -28,19 +27,9 @@ Flags:
 `, strings.Join(scaffold.Languages(), "|"))
 		fs.PrintDefaults()
 	}
-	var positional []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return ExitOK
-			}
-			return ExitUsage
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
+	positional, code, done := parseInterspersed(fs, args)
+	if done {
+		return code
 	}
 	if len(positional) != 2 {
 		fs.Usage()
