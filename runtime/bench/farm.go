@@ -1,13 +1,19 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/toolnode/toolnode/runtime/jsonl"
 )
 
 // benchBundle returns the absolute paths of a bundle under testdata/bench and of the program
@@ -34,8 +40,7 @@ func linkBundle(path string) (string, error) {
 	return dir, os.Symlink(path, filepath.Join(dir, filepath.Base(path)))
 }
 
-// writeBundle writes the manifest of a bundle named name into dir/name. Bundles made this way
-// share one program given by absolute path, so that a hundred of them cost no copies.
+// writeBundle writes the manifest of a bundle named name into dir/name.
 func writeBundle(dir, name string, command []string, extra map[string]any) error {
 	m := map[string]any{"name": name, "command": command}
 	for k, v := range extra {
@@ -52,6 +57,7 @@ func writeBundle(dir, name string, command []string, extra map[string]any) error
 }
 
 // bundleFarm writes n bundles named prefix-00, prefix-01... into a new temporary folder.
+// They share one program, given by absolute path, so that fifty of them cost no copies.
 func bundleFarm(n int, prefix string, command []string, extra map[string]any) (string, error) {
 	dir, err := os.MkdirTemp("", "toolnode-bench-")
 	if err != nil {
@@ -66,69 +72,149 @@ func bundleFarm(n int, prefix string, command []string, extra map[string]any) (s
 	return dir, nil
 }
 
-// listing is what one full tools/list, following nextCursor, brought back.
-type listing struct {
-	tools, pages, bytes int
-	names               map[string]bool
+// lineClient runs a process that speaks JSON-RPC lines, one request at a time, and hands
+// every line it writes to await, notifications included (stdioClient drops them). It leaves
+// answers unparsed, so that timing a large one times the server rather than this client.
+type lineClient struct {
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	lines chan []byte
+	ids   int
 }
 
-// listAll lists every tool of c, page after page.
-func listAll(c *stdioClient) (listing, error) {
-	l := listing{names: map[string]bool{}}
-	cursor := ""
+func startLines(name string, args ...string) (*lineClient, error) {
+	cmd := exec.Command(name, args...)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &lineClient{cmd: cmd, in: in, lines: make(chan []byte, 64)}
+	go func() {
+		r := bufio.NewReaderSize(out, 1<<20)
+		for {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				close(c.lines)
+				return
+			}
+			c.lines <- line
+		}
+	}()
+	if _, err := c.request("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`); err != nil {
+		c.close()
+		return nil, fmt.Errorf("initialize %s: %w", name, err)
+	}
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return c, nil
+}
+
+func (c *lineClient) send(msg string) { io.WriteString(c.in, msg+"\n") }
+
+// request sends a request and returns its answer, failing on a JSON-RPC error.
+func (c *lineClient) request(method, params string) ([]byte, error) {
+	c.ids++
+	id := strconv.Itoa(c.ids)
+	c.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + params + `}`)
+	line, err := c.await("the answer", 30*time.Second, func(line []byte) bool {
+		v, ok := jsonl.Member(line, "id")
+		return ok && string(v) == id
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", method, err)
+	}
+	if e, ok := jsonl.Member(line, "error"); ok {
+		return nil, fmt.Errorf("%s: %s", method, e)
+	}
+	if bytes.Contains(line, []byte(`"isError":true`)) {
+		return nil, fmt.Errorf("%s failed: %s", method, line)
+	}
+	return line, nil
+}
+
+// await returns the next line that matches, dropping the others.
+func (c *lineClient) await(what string, d time.Duration, match func(line []byte) bool) ([]byte, error) {
+	timeout := time.After(d)
 	for {
-		rest := `"tools/list"`
-		if cursor != "" {
-			rest += `,"params":{"cursor":` + strconv.Quote(cursor) + `}`
+		select {
+		case line, ok := <-c.lines:
+			if !ok {
+				return nil, fmt.Errorf("connection closed while waiting for %s", what)
+			}
+			if match(line) {
+				return line, nil
+			}
+		case <-timeout:
+			return nil, fmt.Errorf("no %s within %s", what, d)
 		}
-		line, err := c.roundTrip(rest)
+	}
+}
+
+// drain drops the lines already received.
+func (c *lineClient) drain() {
+	for {
+		select {
+		case <-c.lines:
+		default:
+			return
+		}
+	}
+}
+
+func (c *lineClient) close() {
+	c.in.Close()
+	done := make(chan struct{})
+	go func() { c.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		c.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// listPages lists every tool of c, following nextCursor, and returns the answers.
+func listPages(c *lineClient) ([][]byte, error) {
+	var pages [][]byte
+	params := "{}"
+	for {
+		line, err := c.request("tools/list", params)
 		if err != nil {
-			return l, err
+			return nil, err
 		}
+		pages = append(pages, line)
+		res, _ := jsonl.Member(line, "result")
+		next, ok := jsonl.Member(res, "nextCursor")
+		if !ok || string(next) == `""` {
+			return pages, nil
+		}
+		params = `{"cursor":` + string(next) + `}`
+	}
+}
+
+// toolNames returns the names of the tools in tools/list answers.
+func toolNames(pages [][]byte) (map[string]bool, error) {
+	names := map[string]bool{}
+	for _, p := range pages {
 		var page struct {
 			Result struct {
-				Tools []struct {
-					Name string `json:"name"`
-				} `json:"tools"`
-				NextCursor string `json:"nextCursor"`
+				Tools []struct{ Name string } `json:"tools"`
 			} `json:"result"`
 		}
-		if err := json.Unmarshal(line, &page); err != nil {
-			return l, fmt.Errorf("tools/list answer: %w", err)
+		if err := json.Unmarshal(p, &page); err != nil {
+			return nil, fmt.Errorf("tools/list answer: %w", err)
 		}
-		l.pages++
-		l.bytes += len(line)
-		l.tools += len(page.Result.Tools)
 		for _, t := range page.Result.Tools {
-			l.names[t.Name] = true
-		}
-		if cursor = page.Result.NextCursor; cursor == "" {
-			return l, nil
+			names[t.Name] = true
 		}
 	}
-}
-
-// lister is a caller whose call is one full tools/list, so that measure times lists.
-type lister struct{ c *stdioClient }
-
-func (l lister) call(string) error {
-	_, err := listAll(l.c)
-	return err
-}
-
-func (l lister) close() { l.c.close() }
-
-// within runs f and gives up after d, so that a node that never answers fails the run
-// instead of hanging it.
-func within(d time.Duration, what string, f func() error) error {
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(d):
-		return fmt.Errorf("%s: no answer within %s", what, d)
-	}
+	return names, nil
 }
 
 func median(ds []time.Duration) time.Duration {

@@ -118,6 +118,9 @@ func startNode(t *testing.T, opts *mcp.ClientOptions, env []string, args ...stri
 	r := &nodeRun{session: sess, cmd: cmd, logs: logs}
 	t.Cleanup(func() {
 		sess.Close()
+		if strings.Contains(logs.String(), "DATA RACE") {
+			t.Error("the race detector found a data race in the node")
+		}
 		if t.Failed() {
 			t.Logf("node log:\n%s", logs)
 		}

@@ -177,13 +177,40 @@ func (c *Call) cancelByClient(reason error) {
 
 // Handle serves the request and ends the call. Errors are *jsonrpc2.Error.
 func (c *Call) Handle(method string, params json.RawMessage) (any, *jsonrpc2.Error) {
-	defer func() {
-		c.sess.mu.Lock()
-		delete(c.sess.inflight, c.id)
-		c.sess.mu.Unlock()
-		c.cancel(nil)
-	}()
 	res, err := c.sess.dispatch(c.ctx, method, params)
+	return c.end(res, err)
+}
+
+// HandleAsync serves the request and calls reply with the outcome, once. A tools/call is
+// answered from the goroutine that reads the bundle's answer, without a hand-off to this
+// one: for a relay, hand-offs between goroutines are most of a call's cost. reply must not
+// block for long.
+func (c *Call) HandleAsync(method string, params json.RawMessage, reply func(any, *jsonrpc2.Error)) {
+	n := c.sess.srv.node
+	select {
+	case <-n.Ready():
+	default:
+		reply(c.Handle(method, params)) // waits for the bundles' first start
+		return
+	}
+	if method != mcp.MethodToolsCall {
+		reply(c.Handle(method, params))
+		return
+	}
+	if c.sess.isStrict() {
+		params = canonicalName(n.Catalog().Strict(), params)
+	}
+	n.CallToolAsync(c.ctx, c.sess, params, func(res json.RawMessage, err error) {
+		reply(c.end(res, err))
+	})
+}
+
+// end removes the call from the session and turns err into a JSON-RPC error.
+func (c *Call) end(res any, err error) (any, *jsonrpc2.Error) {
+	c.sess.mu.Lock()
+	delete(c.sess.inflight, c.id)
+	c.sess.mu.Unlock()
+	c.cancel(nil)
 	if err == nil {
 		return res, nil
 	}

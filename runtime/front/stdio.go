@@ -114,22 +114,30 @@ func (h *stdioHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jso
 		return
 	}
 	call := h.sess.Begin(ctx, req.ID)
-	go func() {
-		res, rpcErr := call.Handle(req.Method, params)
+	// A goroutine of its own, so that a bundle slow to read its stdin never holds up
+	// reading the client; the answer is written by whoever has it.
+	go call.HandleAsync(req.Method, params, func(res any, rpcErr *jsonrpc2.Error) {
 		switch {
 		case call.Cancelled() && req.Method != mcp.MethodInitialize:
 			// The spec asks receivers not to answer a cancelled request.
 		case rpcErr != nil:
 			_ = conn.ReplyWithError(context.Background(), req.ID, rpcErr)
 		default:
-			if raw, ok := res.(json.RawMessage); ok {
-				res = h.stream.Hold(raw)
-			}
-			if err := conn.Reply(context.Background(), req.ID, res); err != nil {
-				if raw, ok := res.(json.RawMessage); ok {
-					h.stream.Take(raw)
-				}
-			}
+			h.reply(conn, req.ID, res)
 		}
-	}()
+	})
+}
+
+// reply writes a result; one that is already JSON goes out as it is, in one write.
+func (h *stdioHandler) reply(conn *jsonrpc2.Conn, id jsonrpc2.ID, res any) {
+	raw, ok := res.(json.RawMessage)
+	if !ok {
+		_ = conn.Reply(context.Background(), id, res)
+		return
+	}
+	idJSON, _ := id.MarshalJSON()
+	line := make([]byte, 0, len(raw)+len(idJSON)+40)
+	line = append(append(line, `{"jsonrpc":"2.0","id":`...), idJSON...)
+	line = append(append(append(line, `,"result":`...), raw...), '}')
+	_ = h.stream.WriteLine(line)
 }

@@ -52,6 +52,7 @@ type Stream struct {
 
 	wmu sync.Mutex
 	sp  *splicer
+	fl  lane
 
 	closeOnce sync.Once
 	closeErr  error
@@ -104,6 +105,7 @@ func (s *Stream) ReadObject(v any) error {
 			continue
 		}
 		if err != nil {
+			s.failAll(fmt.Errorf("%w: %v", ErrClosed, err))
 			return err
 		}
 		line = bytes.TrimSpace(line)
@@ -112,6 +114,9 @@ func (s *Stream) ReadObject(v any) error {
 		}
 		if line[0] != '{' && line[0] != '[' {
 			s.junk(line, errors.New("not a JSON object"))
+			continue
+		}
+		if s.deliver(line) {
 			continue
 		}
 		cut := line
@@ -194,6 +199,7 @@ func (s *Stream) WriteLine(b []byte) error {
 
 // Close closes the underlying closer once.
 func (s *Stream) Close() error {
+	s.failAll(ErrClosed)
 	s.closeOnce.Do(func() {
 		if s.closer != nil {
 			s.closeErr = s.closer.Close()

@@ -163,6 +163,9 @@ func (n *Node) apply(manifests []*manifest.Manifest, settle *sync.WaitGroup, set
 		case fingerprint(m) != b.fp:
 			stop = append(stop, b)
 			nb := newBundle(n, m, fingerprint(m))
+			// Its tools stay listed while it restarts, and calls made meanwhile wait for
+			// the new process rather than finding the tool gone.
+			nb.lists, nb.state = b.lists, StateRestarting
 			n.bundles[name] = nb
 			start = append(start, nb)
 			b.log.Info("bundle changed; restarting it", "manifest", m.Path)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -28,101 +29,171 @@ const RelatedRequestKey = "io.toolnode/request"
 // bundle that fails or times out gives a result with isError set, naming the bundle, so that
 // the model on the other side can act on it.
 func (n *Node) CallTool(ctx context.Context, sess Session, params json.RawMessage) (json.RawMessage, error) {
+	return wait(func(done func(json.RawMessage, error)) { n.CallToolAsync(ctx, sess, params, done) })
+}
+
+// CallToolAsync is CallTool calling done with the outcome instead of returning it. done may
+// run on the goroutine that reads the bundle, and must not block; it runs exactly once.
+func (n *Node) CallToolAsync(ctx context.Context, sess Session, params json.RawMessage, done func(json.RawMessage, error)) {
 	// The hot path: only "name" (and a progress token) change, so they are edited in place
 	// rather than decoding and re-encoding arguments of any size.
 	rawName, ok := jsonl.Member(params, "name")
 	var name string
 	if !ok || json.Unmarshal(rawName, &name) != nil || name == "" {
-		return nil, invalidParams("tools/call needs a string \"name\"")
+		done(nil, invalidParams("tools/call needs a string \"name\""))
+		return
 	}
 	e, ok := n.Catalog().Lookup(name)
 	if !ok {
-		return nil, invalidParams(fmt.Sprintf("unknown tool %q", name))
+		done(nil, invalidParams(fmt.Sprintf("unknown tool %q", name)))
+		return
 	}
 	if e.Bundle == builtinBundle {
-		return n.callBuiltin(ctx, e.Tool)
+		done(n.callBuiltin(ctx, e.Tool))
+		return
 	}
 	if e.Tool != name {
 		quoted, _ := json.Marshal(e.Tool)
 		params, _ = jsonl.SetMember(params, "name", quoted)
 	}
-	res, err := n.forward(ctx, sess, e.Bundle, mcp.MethodToolsCall, params, func() string { return fmt.Sprintf("tool %q", name) })
-	var rpcErr *jsonrpc2.Error
-	switch {
-	case err == nil:
-		return res, nil
-	case ctx.Err() != nil:
-		return nil, context.Cause(ctx)
-	case errors.As(err, &rpcErr):
-		return nil, rpcErr
-	}
-	return json.Marshal(mcp.ErrorResult(err.Error()))
+	n.forwardAsync(ctx, sess, e.Bundle, mcp.MethodToolsCall, params, func() string { return fmt.Sprintf("tool %q", name) },
+		func(res json.RawMessage, err error) {
+			var rpcErr *jsonrpc2.Error
+			switch {
+			case err == nil:
+				done(res, nil)
+			case ctx.Err() != nil:
+				done(nil, context.Cause(ctx))
+			case errors.As(err, &rpcErr):
+				done(nil, rpcErr)
+			default:
+				done(json.Marshal(mcp.ErrorResult(err.Error())))
+			}
+		})
 }
 
-// forward sends a request of sess to the least busy process of a bundle and returns its
-// answer. The request's progress token is replaced by one unique across sessions and the
-// bundle's progress comes back to sess under the client's token. The call may go without
-// progress for the bundle's call timeout, and lasts at most its call_max; past either the
-// bundle is told to cancel and the caller gets an error.
+// wait runs an asynchronous call and waits for its outcome.
+func wait(call func(done func(json.RawMessage, error))) (json.RawMessage, error) {
+	type outcome struct {
+		res json.RawMessage
+		err error
+	}
+	ch := make(chan outcome, 1)
+	call(func(res json.RawMessage, err error) { ch <- outcome{res, err} })
+	o := <-ch
+	return o.res, o.err
+}
+
+// forward is forwardAsync waiting for the outcome.
 func (n *Node) forward(ctx context.Context, sess Session, bundleName, method string, params json.RawMessage, what func() string) (json.RawMessage, error) {
+	return wait(func(done func(json.RawMessage, error)) {
+		n.forwardAsync(ctx, sess, bundleName, method, params, what, done)
+	})
+}
+
+// forwardAsync sends a request of sess to the least busy process of a bundle and calls done
+// with its answer. The request's progress token is replaced by one unique across sessions
+// and the bundle's progress comes back to sess under the client's token. The call may go
+// without progress for the bundle's call timeout, and lasts at most its call_max; past
+// either, or when the client cancels, the bundle is told to cancel.
+func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, method string, params json.RawMessage, what func() string, done func(json.RawMessage, error)) {
 	n.mu.Lock()
 	b := n.bundles[bundleName]
 	n.mu.Unlock()
 	if b == nil {
-		return nil, fmt.Errorf("bundle %q is not running", bundleName)
+		done(nil, fmt.Errorf("bundle %q is not running", bundleName))
+		return
 	}
+	if inst := n.pickNow(b); inst != nil {
+		n.send(ctx, sess, b, inst, method, params, what, done)
+		return
+	}
+	// Starting or restarting: wait for a process without holding up the caller.
+	go func() {
+		inst, err := n.pick(b, min(b.m.Timeouts.Call.Std(manifest.DefaultCallTimeout), b.m.Timeouts.Start.Std(manifest.DefaultStartTimeout)))
+		if err != nil {
+			done(nil, err)
+			return
+		}
+		n.send(ctx, sess, b, inst, method, params, what, done)
+	}()
+}
+
+func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instance, method string, params json.RawMessage,
+	what func() string, done func(json.RawMessage, error)) {
 	idle := b.m.Timeouts.Call.Std(manifest.DefaultCallTimeout)
 	hard := max(b.m.Timeouts.CallMax.Std(manifest.DefaultCallMaxTimeout), idle)
-	inst, err := n.pick(b, min(idle, b.m.Timeouts.Start.Std(manifest.DefaultStartTimeout)))
-	if err != nil {
-		return nil, err
-	}
 	start := time.Now()
-	// The causes are built only when a limit is hit: this runs for every call.
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	hardTimer := time.AfterFunc(hard, func() {
-		cancel(fmt.Errorf("%s of bundle %q took longer than its call_max of %s; the bundle was told to cancel", what(), bundleName, hard))
-	})
-	defer hardTimer.Stop()
-	timer := time.AfterFunc(idle, func() {
-		cancel(fmt.Errorf("%s of bundle %q showed no progress for %s; the bundle was told to cancel", what(), bundleName, idle))
-	})
-	defer timer.Stop()
-
-	f := &flight{sess: sess, ctx: ctx, touch: func() { timer.Reset(idle) }}
 	id := inst.client.ReserveID()
+	ours := "tn-" + strconv.FormatUint(n.tokens.Add(1), 10)
+	ctx, cancel := context.WithCancelCause(outer) // what the bundle asks about the call lives as long
+
+	// The timers and the watch on the client's context may fire on other goroutines while
+	// this sets them up: one mutex orders it all, and whoever ends the call first wins.
+	var mu sync.Mutex
+	var idleTimer, hardTimer *time.Timer
+	stopOuter := func() bool { return false }
+	ended := false
+	finish := func(res json.RawMessage, err error) {
+		mu.Lock()
+		if ended {
+			mu.Unlock()
+			return
+		}
+		ended = true
+		idleTimer.Stop()
+		hardTimer.Stop()
+		stopOuter()
+		mu.Unlock()
+		cancel(nil)
+		n.mu.Lock()
+		delete(inst.flights, id)
+		reason := b.stopReason
+		n.mu.Unlock()
+		inst.busy.Add(-1)
+		n.progress.Delete(ours)
+		var rpcErr *jsonrpc2.Error
+		b.stats.record(time.Since(start), err != nil && !errors.As(err, &rpcErr) || isToolError(res))
+		if err != nil && errors.Is(err, upstream.ErrGone) && reason != "" {
+			err = fmt.Errorf("%w; the bundle was %s", err, reason)
+		}
+		done(res, err)
+	}
+	// Whoever takes the call from the stream first ends it: the answer, or giving up.
+	giveUp := func(err error) {
+		if inst.client.Abandon(id, err.Error()) {
+			finish(nil, err)
+		}
+	}
+	f := &flight{sess: sess, ctx: ctx, touch: func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !ended {
+			idleTimer.Reset(idle)
+		}
+	}}
 	inst.busy.Add(1)
 	n.mu.Lock()
 	inst.flights[id] = f
 	n.mu.Unlock()
-	defer func() {
-		n.mu.Lock()
-		delete(inst.flights, id)
-		n.mu.Unlock()
-		inst.busy.Add(-1)
-	}()
 	// Every call gets a token of ours, so that its progress extends its timeout even when
 	// the client asked for none (then the progress goes no further).
-	ours := "tn-" + strconv.FormatUint(n.tokens.Add(1), 10)
 	token, _ := progressToken(params)
 	n.progress.Store(ours, progressRoute{flight: f, token: token})
-	defer n.progress.Delete(ours)
 	if p, ok := setProgressToken(params, ours); ok {
 		params = p
 	}
-	res, err := inst.client.CallAs(ctx, id, method, params)
-	var rpcErr *jsonrpc2.Error
-	b.stats.record(time.Since(start), err != nil && !errors.As(err, &rpcErr) || isToolError(res))
-	if err != nil && errors.Is(err, upstream.ErrGone) {
-		n.mu.Lock()
-		reason := b.stopReason
-		n.mu.Unlock()
-		if reason != "" {
-			err = fmt.Errorf("%w; the bundle was %s", err, reason)
-		}
-	}
-	return res, err
+	mu.Lock()
+	// The causes are built only when a limit is hit: this runs for every call.
+	idleTimer = time.AfterFunc(idle, func() {
+		giveUp(fmt.Errorf("%s of bundle %q showed no progress for %s; the bundle was told to cancel", what(), b.name, idle))
+	})
+	hardTimer = time.AfterFunc(hard, func() {
+		giveUp(fmt.Errorf("%s of bundle %q took longer than its call_max of %s; the bundle was told to cancel", what(), b.name, hard))
+	})
+	stopOuter = context.AfterFunc(outer, func() { giveUp(context.Cause(outer)) })
+	mu.Unlock()
+	inst.client.CallAsync(id, method, params, finish)
 }
 
 // isToolError reports whether a tools/call result says isError, cheaply.

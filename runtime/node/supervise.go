@@ -338,18 +338,26 @@ func (n *Node) startInstance(b *bundle) (*instance, lists, error) {
 	return inst, l, nil
 }
 
+// pickNow returns the least busy process of b, or nil when none is running.
+func (n *Node) pickNow(b *bundle) *instance {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var best *instance
+	for _, s := range b.slots {
+		if s != nil && (best == nil || s.busy.Load() < best.busy.Load()) {
+			best = s
+		}
+	}
+	return best
+}
+
 // pick returns the least busy process of b, waiting up to wait for one while the bundle
 // (re)starts, so that a call made during a restart is served rather than refused.
 func (n *Node) pick(b *bundle, wait time.Duration) (*instance, error) {
 	deadline := time.Now().Add(wait)
 	for {
+		best := n.pickNow(b)
 		n.mu.Lock()
-		var best *instance
-		for _, s := range b.slots {
-			if s != nil && (best == nil || s.busy.Load() < best.busy.Load()) {
-				best = s
-			}
-		}
 		state, err, reason := b.state, b.err, b.stopReason
 		n.mu.Unlock()
 		switch {

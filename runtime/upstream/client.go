@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -197,6 +198,55 @@ func (c *Client) CallAs(ctx context.Context, num uint64, method string, params a
 		return nil, c.goneError()
 	}
 	return nil, err
+}
+
+// CallAsync sends a request with an id from ReserveID and calls done once: with the
+// bundle's result, its JSON-RPC error (a *jsonrpc2.Error), or an error naming the bundle and
+// how it exited. done runs on the goroutine reading the bundle, so that the answer can be
+// written on without a hand-off, and must not block. A caller that gives up calls Abandon.
+func (c *Client) CallAsync(id uint64, method string, params json.RawMessage, done func(json.RawMessage, error)) {
+	gone := func() { go func() { done(nil, c.goneError()) }() }
+	if !c.stream.Expect(id, func(a jsonl.Answer) {
+		switch {
+		case a.Err != nil:
+			done(nil, c.goneError()) // failAll runs these on a goroutine of their own
+		case a.Error != nil:
+			rpcErr := &jsonrpc2.Error{}
+			if json.Unmarshal(a.Error, rpcErr) != nil {
+				rpcErr = &jsonrpc2.Error{Code: mcp.CodeInternalError, Message: "malformed error: " + string(a.Error)}
+			}
+			done(nil, rpcErr)
+		default:
+			done(a.Result, nil)
+		}
+	}) {
+		gone()
+		return
+	}
+	if len(params) == 0 {
+		params = json.RawMessage(`{}`)
+	}
+	m, _ := json.Marshal(method)
+	line := make([]byte, 0, len(params)+len(m)+64)
+	line = append(line, `{"jsonrpc":"2.0","id":`...)
+	line = strconv.AppendUint(line, id, 10)
+	line = append(append(append(append(line, `,"method":`...), m...), `,"params":`...), params...)
+	line = append(line, '}')
+	if err := c.stream.WriteLine(line); err != nil && c.stream.Forget(id) {
+		gone()
+	}
+}
+
+// Abandon gives up on a CallAsync request still waiting, telling the bundle with
+// notifications/cancelled, and reports whether it was still waiting (if not, its done has
+// run or is running).
+func (c *Client) Abandon(id uint64, reason string) bool {
+	if !c.stream.Forget(id) {
+		return false
+	}
+	_ = c.conn.Notify(context.Background(), mcp.NotifyCancelled,
+		mcp.CancelledParams{RequestID: json.RawMessage(strconv.FormatUint(id, 10)), Reason: reason})
+	return true
 }
 
 // Notify sends a notification to the bundle.
