@@ -183,14 +183,15 @@ func (c *Call) Handle(method string, params json.RawMessage) (any, *jsonrpc2.Err
 
 // HandleAsync serves the request and calls reply with the outcome, once. A tools/call is
 // answered from the goroutine that reads the bundle's answer, without a hand-off to this
-// one: for a relay, hand-offs between goroutines are most of a call's cost. reply must not
-// block for long.
+// one: for a relay, hand-offs between goroutines are most of a call's cost. For a tools/call
+// HandleAsync never blocks; other methods may, and callers give them a goroutine. reply
+// must not block for long.
 func (c *Call) HandleAsync(method string, params json.RawMessage, reply func(any, *jsonrpc2.Error)) {
 	n := c.sess.srv.node
 	select {
 	case <-n.Ready():
 	default:
-		reply(c.Handle(method, params)) // waits for the bundles' first start
+		go func() { reply(c.Handle(method, params)) }() // waits for the bundles' first start
 		return
 	}
 	if method != mcp.MethodToolsCall {

@@ -114,9 +114,7 @@ func (h *stdioHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jso
 		return
 	}
 	call := h.sess.Begin(ctx, req.ID)
-	// A goroutine of its own, so that a bundle slow to read its stdin never holds up
-	// reading the client; the answer is written by whoever has it.
-	go call.HandleAsync(req.Method, params, func(res any, rpcErr *jsonrpc2.Error) {
+	reply := func(res any, rpcErr *jsonrpc2.Error) {
 		switch {
 		case call.Cancelled() && req.Method != mcp.MethodInitialize:
 			// The spec asks receivers not to answer a cancelled request.
@@ -125,7 +123,16 @@ func (h *stdioHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jso
 		default:
 			h.reply(conn, req.ID, res)
 		}
-	})
+	}
+	// A tools/call is routed right here, on the goroutine reading the client: it never
+	// waits (the write to the bundle goes aside when its pipe is full), and a goroutine
+	// hand-off would cost more than the routing. Anything else may wait, so it gets a
+	// goroutine of its own.
+	if req.Method == mcp.MethodToolsCall {
+		call.HandleAsync(req.Method, params, reply)
+		return
+	}
+	go call.HandleAsync(req.Method, params, reply)
 }
 
 // reply writes a result; one that is already JSON goes out as it is, in one write.

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 )
 
@@ -195,6 +196,23 @@ func (s *Stream) WriteLine(b []byte) error {
 	// One write per message: a second syscall for the newline costs as much as the message.
 	_, err := s.w.Write(append(b, '\n'))
 	return err
+}
+
+// TryWriteLine writes b and a newline, as WriteLine does, when that cannot block: when the
+// writer is a pipe with room for it. It reports whether it wrote; a caller that must not
+// wait (the goroutine reading a client) writes elsewhere when it did not.
+func (s *Stream) TryWriteLine(b []byte) (bool, error) {
+	f, ok := s.w.(*os.File)
+	if !ok {
+		return false, nil
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if room, ok := pipeRoom(f); !ok || room < len(b)+1 {
+		return false, nil
+	}
+	_, err := s.w.Write(append(b, '\n'))
+	return true, err
 }
 
 // Close closes the underlying closer once.

@@ -232,7 +232,18 @@ func (c *Client) CallAsync(id uint64, method string, params json.RawMessage, don
 	line = strconv.AppendUint(line, id, 10)
 	line = append(append(append(append(line, `,"method":`...), m...), `,"params":`...), params...)
 	line = append(line, '}')
-	if err := c.stream.WriteLine(line); err != nil && c.stream.Forget(id) {
+	// Written here when the pipe has room, so that the caller (often the goroutine reading
+	// a client) goes on at once; else by a goroutine that waits for the bundle to read.
+	written, err := c.stream.TryWriteLine(line)
+	if !written && err == nil {
+		go func() {
+			if err := c.stream.WriteLine(line); err != nil && c.stream.Forget(id) {
+				gone()
+			}
+		}()
+		return
+	}
+	if err != nil && c.stream.Forget(id) {
 		gone()
 	}
 }

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package jsonl
+
+import "os"
+
+func pipeRoom(*os.File) (int, bool) { return 0, false }
