@@ -1,6 +1,7 @@
 package front
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -29,7 +30,9 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 			}
 		},
 	})
-	h := &stdioHandler{srv: s, stream: stream, ready: make(chan struct{})}
+	h := &stdioHandler{srv: s, ready: make(chan struct{})}
+	stream.SetIntercept(h.intercept)
+	h.stream = stream
 	conn := jsonrpc2.NewConn(ctx, stream, h,
 		jsonrpc2.SetLogger(s.opts.Logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})))
 	h.sess = s.NewSession(connOutbound{conn: conn, ids: new(atomic.Uint64)})
@@ -121,7 +124,7 @@ func (h *stdioHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jso
 		case rpcErr != nil:
 			_ = conn.ReplyWithError(context.Background(), req.ID, rpcErr)
 		default:
-			h.reply(conn, req.ID, res)
+			h.reply(req.ID, res)
 		}
 	}
 	// A tools/call is routed right here, on the goroutine reading the client: it never
@@ -135,12 +138,57 @@ func (h *stdioHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jso
 	go call.HandleAsync(req.Method, params, reply)
 }
 
+// intercept takes tools/call requests past jsonrpc2, whose decoding of a request (into a
+// map, then back to JSON) costs more than the rest of routing it. Everything else, and
+// anything odd about a tools/call, is left to jsonrpc2.
+func (h *stdioHandler) intercept(line []byte) bool {
+	var id, method, params []byte
+	var other bool
+	jsonl.Members(line, func(key string, value []byte) {
+		switch key {
+		case "id":
+			id = value
+		case "method":
+			method = value
+		case "params":
+			params = value
+		case "jsonrpc":
+		default:
+			other = true
+		}
+	})
+	if other || id == nil || params == nil || string(method) != `"tools/call"` || !json.Valid(line) {
+		return false
+	}
+	var rid jsonrpc2.ID
+	if rid.UnmarshalJSON(id) != nil {
+		return false
+	}
+	<-h.ready
+	params = bytes.Clone(params)
+	call := h.sess.Begin(context.Background(), rid)
+	call.HandleAsync(mcp.MethodToolsCall, params, func(res any, rpcErr *jsonrpc2.Error) {
+		switch {
+		case call.Cancelled():
+		case rpcErr != nil:
+			b, _ := json.Marshal(struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
+				Error   *jsonrpc2.Error `json:"error"`
+			}{"2.0", id, rpcErr})
+			_ = h.stream.WriteLine(b)
+		default:
+			h.reply(rid, res)
+		}
+	})
+	return true
+}
+
 // reply writes a result; one that is already JSON goes out as it is, in one write.
-func (h *stdioHandler) reply(conn *jsonrpc2.Conn, id jsonrpc2.ID, res any) {
+func (h *stdioHandler) reply(id jsonrpc2.ID, res any) {
 	raw, ok := res.(json.RawMessage)
 	if !ok {
-		_ = conn.Reply(context.Background(), id, res)
-		return
+		raw, _ = json.Marshal(res)
 	}
 	idJSON, _ := id.MarshalJSON()
 	line := make([]byte, 0, len(raw)+len(idJSON)+40)

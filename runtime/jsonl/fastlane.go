@@ -96,7 +96,7 @@ func (s *Stream) deliver(line []byte) bool {
 	}
 	var id, result, errObj []byte
 	isRequest := false
-	members(line, func(key string, value []byte) {
+	Members(line, func(key string, value []byte) {
 		switch key {
 		case "id":
 			id = value
@@ -128,8 +128,8 @@ func (s *Stream) deliver(line []byte) bool {
 	return true
 }
 
-// members calls fn with each top-level member of the JSON object in line, in one pass.
-func members(line []byte, fn func(key string, value []byte)) {
+// Members calls fn with each top-level member of the JSON object in line, in one pass.
+func Members(line []byte, fn func(key string, value []byte)) {
 	i := skipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
 		return

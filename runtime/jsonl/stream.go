@@ -36,6 +36,11 @@ type Options struct {
 	// message (or a prefix of it, when too long) and why; the line is then skipped. Nil
 	// skips silently.
 	OnJunk func(line []byte, err error)
+	// Intercept, when set, is shown each line that is a JSON object before it is decoded
+	// and takes it (the line is not decoded) by returning true: a way around jsonrpc2 for
+	// the messages of a hot path. It runs on the reading goroutine; the line is valid until
+	// it returns.
+	Intercept func(line []byte) bool
 	// Splice names the top-level members ("params", "result") whose value is kept out of
 	// the decoded message and replaced by a placeholder that Take turns back into the
 	// bytes; see splice.go. A message has at most one of them. Empty splices nothing.
@@ -117,7 +122,7 @@ func (s *Stream) ReadObject(v any) error {
 			s.junk(line, errors.New("not a JSON object"))
 			continue
 		}
-		if s.deliver(line) {
+		if s.deliver(line) || s.opts.Intercept != nil && s.opts.Intercept(line) {
 			continue
 		}
 		cut := line
@@ -225,3 +230,6 @@ func (s *Stream) Close() error {
 	})
 	return s.closeErr
 }
+
+// SetIntercept sets Options.Intercept; call it before the first read.
+func (s *Stream) SetIntercept(f func(line []byte) bool) { s.opts.Intercept = f }
