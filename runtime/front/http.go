@@ -491,12 +491,17 @@ func (hs *httpSession) serve(ctx context.Context, msg *wireMessage) (response, b
 // streamKey is the context key of the event stream of the POST a call came in on.
 type streamKey struct{}
 
+// serveSSE answers a request that may cause messages before its answer (progress, log
+// messages, requests to the client). The answer is plain JSON unless such a message comes
+// first: then the response turns into an event stream, primed with an event id and a retry
+// interval as SEP-1699 recommends, so that a client whose connection drops knows to come
+// back. Most calls send nothing first, and JSON spares them the stream's extra writes.
 func (hs *httpSession) serveSSE(w http.ResponseWriter, r *http.Request, msg *wireMessage) {
-	sw := startSSE(w, hs.id)
+	sw := &sseWriter{w: w, rc: http.NewResponseController(w), done: make(chan struct{}), sessionID: hs.id,
+		primer: func() string {
+			return fmt.Sprintf("id: %s-%d\nretry: %d\ndata: \n\n", hs.id, hs.events.Add(1), retryMillis)
+		}}
 	defer sw.close()
-	// A priming event (an id, no data) and a retry interval, as SEP-1699 recommends, so that
-	// a client whose connection drops knows to come back rather than give up.
-	_ = sw.write(fmt.Sprintf("id: %s-%d\nretry: %d\ndata: ", hs.id, hs.events.Add(1), retryMillis), nil, "\n\n")
 	// A client that drops the connection has not cancelled the call (the spec says so):
 	// the call lives as long as the session.
 	ctx := context.WithValue(hs.ctx, streamKey{}, sw)
@@ -508,7 +513,7 @@ func (hs *httpSession) serveSSE(w http.ResponseWriter, r *http.Request, msg *wir
 	if err != nil {
 		b, _ = json.Marshal(response{JSONRPC: "2.0", ID: msg.ID, Error: &jsonrpc2.Error{Code: mcp.CodeInternalError, Message: err.Error()}})
 	}
-	if sw.event(b) != nil {
+	if sw.finish(b) != nil {
 		hs.h.srv.opts.Logger.Warn("client left before its answer was sent", "session", hs.id, "method", *msg.Method)
 	}
 }
@@ -595,24 +600,57 @@ func (hs *httpSession) deliver(m *wireMessage) {
 
 // sseWriter writes server-sent events to one response. Safe for concurrent use.
 type sseWriter struct {
-	mu     sync.Mutex
-	w      http.ResponseWriter
-	rc     *http.ResponseController
-	closed bool
-	done   chan struct{}
+	mu        sync.Mutex
+	w         http.ResponseWriter
+	rc        *http.ResponseController
+	sessionID string
+	primer    func() string // the first event, written when the stream starts; may be nil
+	started   bool          // the event stream's headers are out
+	closed    bool
+	done      chan struct{}
 }
 
+// startSSE starts an event stream at once (for GET).
 func startSSE(w http.ResponseWriter, sessionID string) *sseWriter {
-	hd := w.Header()
-	hd.Set("Content-Type", "text/event-stream")
-	hd.Set("Cache-Control", "no-cache")
-	if sessionID != "" {
-		hd.Set(HeaderSessionID, sessionID)
-	}
-	w.WriteHeader(http.StatusOK)
-	sw := &sseWriter{w: w, rc: http.NewResponseController(w), done: make(chan struct{})}
+	sw := &sseWriter{w: w, rc: http.NewResponseController(w), done: make(chan struct{}), sessionID: sessionID}
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	sw.start()
 	_ = sw.rc.Flush()
 	return sw
+}
+
+// start writes the event stream's headers and the primer; the caller holds mu.
+func (s *sseWriter) start() {
+	hd := s.w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Cache-Control", "no-cache")
+	if s.sessionID != "" {
+		hd.Set(HeaderSessionID, s.sessionID)
+	}
+	s.w.WriteHeader(http.StatusOK)
+	s.started = true
+	if s.primer != nil {
+		_, _ = io.WriteString(s.w, s.primer())
+	}
+}
+
+// finish writes the answer that ends the response: an event when the stream has started,
+// else the whole response as JSON.
+func (s *sseWriter) finish(answer []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errors.New("stream closed")
+	}
+	if s.started {
+		return s.writeLocked("event: message\ndata: ", answer, "\n\n")
+	}
+	s.w.Header().Set("Content-Type", "application/json")
+	s.w.Header().Set(HeaderSessionID, s.sessionID)
+	s.w.WriteHeader(http.StatusOK)
+	_, err := s.w.Write(answer)
+	return err
 }
 
 func (s *sseWriter) event(data []byte) error {
@@ -628,6 +666,14 @@ func (s *sseWriter) write(prefix string, data []byte, suffix string) error {
 	defer s.mu.Unlock()
 	if s.closed {
 		return errors.New("stream closed")
+	}
+	return s.writeLocked(prefix, data, suffix)
+}
+
+// writeLocked writes one event, starting the stream first if need be; the caller holds mu.
+func (s *sseWriter) writeLocked(prefix string, data []byte, suffix string) error {
+	if !s.started {
+		s.start()
 	}
 	buf := make([]byte, 0, len(prefix)+len(data)+len(suffix))
 	buf = append(append(append(buf, prefix...), data...), suffix...)
