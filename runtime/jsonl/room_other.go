@@ -4,4 +4,4 @@ package jsonl
 
 import "os"
 
-func pipeRoom(*os.File) (int, bool) { return 0, false }
+func pipeRoom(*os.File, *int) (int, bool) { return 0, false }

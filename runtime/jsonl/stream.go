@@ -56,9 +56,10 @@ type Stream struct {
 	closer io.Closer
 	opts   Options
 
-	wmu sync.Mutex
-	sp  *splicer
-	fl  lane
+	wmu      sync.Mutex
+	pipeSize int // guarded by wmu
+	sp       *splicer
+	fl       lane
 
 	closeOnce sync.Once
 	closeErr  error
@@ -213,7 +214,7 @@ func (s *Stream) TryWriteLine(b []byte) (bool, error) {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if room, ok := pipeRoom(f); !ok || room < len(b)+1 {
+	if room, ok := pipeRoom(f, &s.pipeSize); !ok || room < len(b)+1 {
 		return false, nil
 	}
 	_, err := s.w.Write(append(b, '\n'))

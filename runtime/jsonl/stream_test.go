@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
 	"strings"
 	"testing"
 )
@@ -191,5 +192,42 @@ func TestDeleteMember(t *testing.T) {
 		if string(got) != tt.want || !json.Valid(got) {
 			t.Errorf("DeleteMember(%s, %s) = %s, want %s", tt.obj, tt.key, got, tt.want)
 		}
+	}
+}
+
+func TestTryWriteLineOnlyWhenThePipeHasRoom(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	s := New(strings.NewReader(""), w, nil, Options{})
+	line := bytes.Repeat([]byte("x"), 1000)
+	wrote := 0
+	for range 1000 {
+		ok, err := s.TryWriteLine(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		wrote++
+	}
+	// Nobody reads: the pipe fills, and TryWriteLine says no rather than block.
+	if wrote == 0 || wrote >= 1000 {
+		t.Fatalf("wrote %d lines into an unread pipe", wrote)
+	}
+	buf := make([]byte, 64<<10)
+	for drained := 0; drained < wrote*1001; {
+		n, _ := r.Read(buf)
+		drained += n
+	}
+	if ok, _ := s.TryWriteLine(line); !ok {
+		t.Error("a drained pipe has no room")
+	}
+	if ok, _ := New(strings.NewReader(""), io.Discard, nil, Options{}).TryWriteLine(line); ok {
+		t.Error("TryWriteLine wrote to a writer that is not a pipe")
 	}
 }
