@@ -3,6 +3,7 @@ package jsonl
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"strings"
@@ -229,5 +230,58 @@ func TestTryWriteLineOnlyWhenThePipeHasRoom(t *testing.T) {
 	}
 	if ok, _ := New(strings.NewReader(""), io.Discard, nil, Options{}).TryWriteLine(line); ok {
 		t.Error("TryWriteLine wrote to a writer that is not a pipe")
+	}
+}
+
+func TestFastLane(t *testing.T) {
+	pr, pw := io.Pipe()
+	s := New(pr, io.Discard, nil, Options{Splice: []string{"result"}})
+	got := make(chan Answer, 4)
+	if !s.Expect(7, func(a Answer) { got <- a }) || !s.Expect(8, func(a Answer) { got <- a }) || !s.Expect(9, func(a Answer) { got <- a }) {
+		t.Fatal("Expect refused on an open stream")
+	}
+	if !s.Forget(9) || s.Forget(9) {
+		t.Fatal("Forget should take a waiting call exactly once")
+	}
+	go func() {
+		// A request from the peer that happens to use id 7 is not an answer; the answers
+		// to 7 and 8 take the lane; a notification goes on to the decoder.
+		io.WriteString(pw, `{"jsonrpc":"2.0","id":7,"method":"roots/list"}`+"\n")
+		io.WriteString(pw, `{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"no"}}`+"\n")
+		io.WriteString(pw, `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi"}]}}`+"\n")
+		io.WriteString(pw, `{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`+"\n")
+		pw.Close()
+	}()
+	var methods []string
+	for {
+		var m map[string]any
+		if err := s.ReadObject(&m); err != nil {
+			break
+		}
+		methods = append(methods, m["method"].(string))
+	}
+	if strings.Join(methods, ",") != "roots/list,notifications/progress" {
+		t.Errorf("decoded %v; want the request and the notification only", methods)
+	}
+	a8, a7 := <-got, <-got
+	if string(a8.Error) != `{"code":-32602,"message":"no"}` || string(a7.Result) != `{"content":[{"type":"text","text":"hi"}]}` {
+		t.Errorf("answers: %+v %+v", a8, a7)
+	}
+	// After the stream ends, nothing more is taken and late registrations are refused.
+	if s.Expect(10, func(Answer) {}) {
+		t.Error("Expect accepted a call on an ended stream")
+	}
+}
+
+func TestFastLaneFailsWaitingCallsWhenTheStreamEnds(t *testing.T) {
+	s := New(strings.NewReader(""), io.Discard, nil, Options{})
+	got := make(chan Answer, 1)
+	s.Expect(1, func(a Answer) { got <- a })
+	var v map[string]any
+	if err := s.ReadObject(&v); err != io.EOF {
+		t.Fatalf("read: %v", err)
+	}
+	if a := <-got; !errors.Is(a.Err, ErrClosed) {
+		t.Errorf("a call waiting when the stream ended got %+v", a)
 	}
 }
