@@ -12,7 +12,7 @@ DEB_PACKAGES := libjansson-dev valgrind tzdata unzip
 # The official MCP Python client and pytest, for the Python tests.
 PY_TEST_PACKAGES := pytest==9.2.0 mcp==2.3.0
 
-.PHONY: all deps toolnode examples bundles run test test-go test-c test-python test-meos bench clean
+.PHONY: all deps toolnode examples bundles run test test-go test-c test-python test-meos bench bench-bundles bench-peers clean
 
 all: deps toolnode examples bundles
 
@@ -80,11 +80,27 @@ test-python:
 test-meos:
 	$(MAKE) -C bundles/meos test
 
-bench: all
+# Bundles the benchmarks run (testdata/bench/README.md says which does what).
+bench-bundles: deps
+	$(GO) build -o testdata/bench/echo-go/build/echo-go ./testdata/bench/echo-go
+	$(GO) build -o testdata/bench/many-go/build/many-go ./testdata/bench/many-go
+	$(MAKE) -C testdata/bench/echo-c
+
+bench: all bench-bundles
 	$(GO) run ./runtime/bench
 
+# Other MCP gateways measured beside the node, pinned in testdata/bench/peers/package.json.
+build/npm-peers/.ok: testdata/bench/peers/package.json
+	@echo "installing gateways to compare with from npm into build/npm-peers"
+	@mkdir -p build/npm-peers && cp testdata/bench/peers/package.json build/npm-peers/
+	@cd build/npm-peers && npm install --no-audit --no-fund
+	@touch $@
+
+bench-peers: all bench-bundles build/npm-peers/.ok
+	$(GO) run ./runtime/bench -peers
+
 clean:
-	rm -rf bin build examples/*/build
+	rm -rf bin build examples/*/build testdata/bench/*/build
 	$(MAKE) -C sdk-c clean
 	$(MAKE) -C examples/c clean
 	$(MAKE) -C bundles/meos clean

@@ -118,8 +118,8 @@ func nodeVersion() string {
 }
 
 // startPeer runs a Node.js gateway with --port and a free port appended to args and waits,
-// up to 30 s, until connect succeeds on its address. stop ends the gateway's whole process
-// group, as gateways leave their bundle processes behind otherwise.
+// up to 30 s, until connect succeeds on its address and a call through it answers. stop
+// ends the gateway's whole process group, its bundle processes included.
 func startPeer(name string, args, env []string, connect func(addr string) (caller, error)) (caller, func(), error) {
 	addr, err := freeAddr()
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/toolnode/toolnode/runtime/jsonl"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
@@ -171,16 +172,11 @@ func rename(raw json.RawMessage, name, orig string) json.RawMessage {
 	if name == orig {
 		return raw
 	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(raw, &obj) != nil {
-		return raw
+	quoted, _ := json.Marshal(name)
+	if out, ok := jsonl.SetMember(raw, "name", quoted); ok {
+		return out
 	}
-	obj["name"], _ = json.Marshal(name)
-	out, err := json.Marshal(obj)
-	if err != nil {
-		return raw
-	}
-	return out
+	return raw
 }
 
 // Len is the number of tools.

@@ -76,9 +76,10 @@ func TestHotReload(t *testing.T) {
 
 	t.Run("a new bundle directory starts and its tools appear", func(t *testing.T) {
 		before := changes.count()
-		// Copy it in the way people do: the directory first, the manifest a moment later.
+		// Copy it in the way people do: the directory first, the manifest later, after
+		// the node has reloaded for the empty directory already.
 		os.MkdirAll(filepath.Join(dir, "newcomer"), 0o755)
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(700 * time.Millisecond)
 		writeFake(t, dir, fake{name: "newcomer"})
 		eventually(t, 5*time.Second, func() string {
 			if toolNames(t, run.session)["newcomer.echo"] == nil {

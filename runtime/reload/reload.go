@@ -109,6 +109,14 @@ func (l *Loader) WatchPaths(ms []*manifest.Manifest) []string {
 	set := map[string]bool{}
 	for _, d := range l.src.Dirs {
 		set[d] = true
+		// Every subfolder, not only those holding a manifest yet: a bundle copied in slowly
+		// gets its bundle.json after its folder, and that must be seen.
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if e.IsDir() {
+				set[filepath.Join(d, e.Name())] = true
+			}
+		}
 	}
 	if l.src.Config != "" {
 		set[filepath.Dir(l.src.Config)] = true
