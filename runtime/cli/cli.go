@@ -104,6 +104,7 @@ type serveFlags struct {
 	pageSize    int
 	watch       bool
 	names       string
+	pingEvery   time.Duration
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
@@ -121,6 +122,7 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.BoolVar(&f.logJSON, "log-json", false, "write logs as JSON lines")
 	fs.BoolVar(&f.watch, "watch", true, "watch the bundle folders and --config file: start, restart and stop bundles as they change (--watch=false to turn off)")
 	fs.StringVar(&f.names, "names", front.NamesAuto, "tool names shown to clients: `MODE` canonical (seat.verb), underscore (seat_verb, at most 64 characters, for clients such as GitHub Copilot and Windsurf), or auto (underscore for clients known to need it)")
+	fs.DurationVar(&f.pingEvery, "ping-every", 30*time.Second, "ping each bundle process every `DURATION`; one that does not answer within 10s (or the interval, if shorter) is restarted; 0 turns pings off")
 	fs.IntVar(&f.pageSize, "page-size", 500, "tools per tools/list page (`N`); 0 lists all at once")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: toolnode serve [--bundles DIR]... [--config FILE] [--stdio] [--http ADDR] [flags]
@@ -207,7 +209,12 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	n := node.New(node.Config{Logger: log, Manifests: manifests, Version: Version, OnStarting: startProgress(stderr, len(manifests))})
+	sup := node.Supervision{PingEvery: f.pingEvery, PingTimeout: min(10*time.Second, f.pingEvery)}
+	if f.pingEvery <= 0 {
+		sup.PingEvery = -1
+	}
+	n := node.New(node.Config{Logger: log, Manifests: manifests, Version: Version, Supervision: sup,
+		OnStarting: startProgress(stderr, len(manifests))})
 	n.Start()
 	srv := front.NewServer(n, front.Options{Version: Version, PageSize: f.pageSize, Names: f.names, Logger: log.Named("front")})
 

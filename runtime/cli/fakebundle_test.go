@@ -56,6 +56,7 @@ func fakeBundle() {
 		tool("chatty", `"tag":{"type":"string"}`),
 		tool("sample", `"prompt":{"type":"string"}`),
 		tool("ticker", `"ms":{"type":"integer"},"every":{"type":"integer"}`),
+		tool("freeze", ``),
 		tool("bad name!", ``),
 	}
 	// Answers to our own requests (sampling) by id.
@@ -124,6 +125,11 @@ func fakeBundle() {
 		case "tools/list":
 			reply(req.ID, map[string]any{"tools": tools})
 		case "tools/call":
+			if req.Params.Name == "freeze" {
+				// Stop reading and answering, as a wedged server does.
+				fmt.Fprintf(os.Stderr, "fake bundle %s: frozen\n", name)
+				select {}
+			}
 			go func() {
 				var args struct {
 					Text  string `json:"text"`

@@ -270,3 +270,25 @@ func TestSupervision(t *testing.T) {
 		}
 	})
 }
+
+func TestABundleThatStopsAnsweringPingsIsRestarted(t *testing.T) {
+	dir := t.TempDir()
+	writeFake(t, dir, fake{name: "wedged", extra: `"timeouts": {"call": "2s"}`})
+	run := startNode(t, nil, nil, "--bundles", dir, "--ping-every", "200ms")
+	first, _ := callText(t, run.session, "wedged.pid", nil)
+	// The call itself hangs until its timeout; meanwhile a ping goes unanswered.
+	go run.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "wedged.freeze"})
+	eventually(t, 10*time.Second, func() string {
+		res, err := run.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "wedged.pid"})
+		if err != nil || res.IsError {
+			return fmt.Sprintf("call failed: %v", err)
+		}
+		if got := res.Content[0].(*mcp.TextContent).Text; got == first {
+			return "still the wedged process"
+		}
+		return ""
+	})
+	if !strings.Contains(run.logs.String(), "did not answer a ping; killing it") {
+		t.Error("the restart was not for the missed ping")
+	}
+}
