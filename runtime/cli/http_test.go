@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 sampling and logging are part of protocol 2025-11-25, which the node serves; they are deprecated only from 2026-07-28 on.
+
 package cli_test
 
 import (
