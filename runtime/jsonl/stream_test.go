@@ -10,7 +10,6 @@ import (
 	"testing"
 )
 
-
 func TestReadObjectSkipsJunk(t *testing.T) {
 	big := strings.Repeat("y", 70<<20) // over 64 MiB: no scanner limit
 	input := "banner from a library\n" +
