@@ -21,32 +21,92 @@ type caller interface {
 	close()
 }
 
-// stdioClient speaks newline-delimited JSON-RPC to a child process, with any number of
-// calls in flight matched to their answers by id.
-type stdioClient struct {
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	wmu  sync.Mutex
-	ids  atomic.Uint64
+// pending matches answers to the calls waiting for them, by numeric id.
+type pending struct {
 	mu   sync.Mutex
 	wait map[uint64]chan []byte
-	tool string
 }
 
-func startStdio(tool string, name string, args ...string) (*stdioClient, error) {
+// add registers a call and returns where its answer will come.
+func (p *pending) add(id uint64) chan []byte {
+	ch := make(chan []byte, 1)
+	p.mu.Lock()
+	if p.wait == nil {
+		p.wait = map[uint64]chan []byte{}
+	}
+	p.wait[id] = ch
+	p.mu.Unlock()
+	return ch
+}
+
+// drop forgets a call whose request could not be sent.
+func (p *pending) drop(id uint64) {
+	p.mu.Lock()
+	delete(p.wait, id)
+	p.mu.Unlock()
+}
+
+// deliver hands msg to the call its id names, if one waits.
+func (p *pending) deliver(msg []byte) {
+	var m struct {
+		ID *uint64 `json:"id"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.ID == nil {
+		return
+	}
+	p.mu.Lock()
+	ch := p.wait[*m.ID]
+	delete(p.wait, *m.ID)
+	p.mu.Unlock()
+	if ch != nil {
+		ch <- msg
+	}
+}
+
+// closeAll ends every waiting call: the connection is gone.
+func (p *pending) closeAll() {
+	p.mu.Lock()
+	for id, ch := range p.wait {
+		close(ch)
+		delete(p.wait, id)
+	}
+	p.mu.Unlock()
+}
+
+// spawn starts a program with pipes to its stdin and from its stdout.
+func spawn(name string, args ...string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
 	cmd := exec.Command(name, args...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if err := cmd.Start(); err != nil {
+		return nil, nil, nil, err
+	}
+	return cmd, in, out, nil
+}
+
+// stdioClient speaks newline-delimited JSON-RPC to a child process, with any number of
+// calls in flight matched to their answers by id.
+type stdioClient struct {
+	cmd     *exec.Cmd
+	in      io.WriteCloser
+	wmu     sync.Mutex
+	ids     atomic.Uint64
+	pending pending
+	tool    string
+}
+
+func startStdio(tool string, name string, args ...string) (*stdioClient, error) {
+	cmd, in, out, err := spawn(name, args...)
+	if err != nil {
 		return nil, err
 	}
-	c := &stdioClient{cmd: cmd, in: in, wait: map[uint64]chan []byte{}, tool: tool}
+	c := &stdioClient{cmd: cmd, in: in, tool: tool}
 	go c.read(out)
 	if _, err := c.roundTrip(`"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`); err != nil {
 		c.close()
@@ -61,27 +121,10 @@ func (c *stdioClient) read(out io.Reader) {
 	for {
 		line, err := r.ReadBytes('\n')
 		if err != nil {
-			c.mu.Lock()
-			for id, ch := range c.wait {
-				close(ch)
-				delete(c.wait, id)
-			}
-			c.mu.Unlock()
+			c.pending.closeAll()
 			return
 		}
-		var m struct {
-			ID *uint64 `json:"id"`
-		}
-		if json.Unmarshal(line, &m) != nil || m.ID == nil {
-			continue
-		}
-		c.mu.Lock()
-		ch := c.wait[*m.ID]
-		delete(c.wait, *m.ID)
-		c.mu.Unlock()
-		if ch != nil {
-			ch <- line
-		}
+		c.pending.deliver(line)
 	}
 }
 
@@ -94,10 +137,7 @@ func (c *stdioClient) send(b []byte) {
 // roundTrip sends a request whose body after "method": is rest and waits for its answer.
 func (c *stdioClient) roundTrip(rest string) ([]byte, error) {
 	id := c.ids.Add(1)
-	ch := make(chan []byte, 1)
-	c.mu.Lock()
-	c.wait[id] = ch
-	c.mu.Unlock()
+	ch := c.pending.add(id)
 	c.send([]byte(`{"jsonrpc":"2.0","id":` + strconv.FormatUint(id, 10) + `,"method":` + rest + "}\n"))
 	line, ok := <-ch
 	if !ok {

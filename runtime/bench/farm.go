@@ -83,16 +83,8 @@ type lineClient struct {
 }
 
 func startLines(name string, args ...string) (*lineClient, error) {
-	cmd := exec.Command(name, args...)
-	in, err := cmd.StdinPipe()
+	cmd, in, out, err := spawn(name, args...)
 	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	c := &lineClient{cmd: cmd, in: in, lines: make(chan []byte, 64)}

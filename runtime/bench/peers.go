@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -178,8 +177,7 @@ type sseClient struct {
 	hc         *http.Client
 	stream     io.Closer
 	ids        atomic.Uint64
-	mu         sync.Mutex
-	wait       map[uint64]chan []byte
+	pending    pending
 }
 
 func startSSE(streamURL, tool string) (*sseClient, error) {
@@ -209,7 +207,7 @@ func startSSE(streamURL, tool string) (*sseClient, error) {
 		resp.Body.Close()
 		return nil, err
 	}
-	c := &sseClient{post: post.String(), tool: tool, hc: hc, stream: resp.Body, wait: map[uint64]chan []byte{}}
+	c := &sseClient{post: post.String(), tool: tool, hc: hc, stream: resp.Body}
 	go c.read(events)
 	if _, err := c.roundTrip(`"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`); err != nil {
 		c.close()
@@ -250,26 +248,11 @@ func (c *sseClient) read(events *bufio.Reader) {
 	for {
 		event, data, err := readEvent(events)
 		if err != nil {
-			c.mu.Lock()
-			for id, ch := range c.wait {
-				close(ch)
-				delete(c.wait, id)
-			}
-			c.mu.Unlock()
+			c.pending.closeAll()
 			return
 		}
-		var m struct {
-			ID *uint64 `json:"id"`
-		}
-		if event != "message" || json.Unmarshal(data, &m) != nil || m.ID == nil {
-			continue
-		}
-		c.mu.Lock()
-		ch := c.wait[*m.ID]
-		delete(c.wait, *m.ID)
-		c.mu.Unlock()
-		if ch != nil {
-			ch <- data
+		if event == "message" {
+			c.pending.deliver(data)
 		}
 	}
 }
@@ -291,14 +274,9 @@ func (c *sseClient) send(body []byte) error {
 // the event stream.
 func (c *sseClient) roundTrip(rest string) ([]byte, error) {
 	id := c.ids.Add(1)
-	ch := make(chan []byte, 1)
-	c.mu.Lock()
-	c.wait[id] = ch
-	c.mu.Unlock()
+	ch := c.pending.add(id)
 	if err := c.send([]byte(`{"jsonrpc":"2.0","id":` + strconv.FormatUint(id, 10) + `,"method":` + rest + `}`)); err != nil {
-		c.mu.Lock()
-		delete(c.wait, id)
-		c.mu.Unlock()
+		c.pending.drop(id)
 		return nil, err
 	}
 	select {
