@@ -154,14 +154,18 @@ func (c *stdioClient) call(args string) error {
 	return err
 }
 
-func (c *stdioClient) close() {
-	c.in.Close()
+func (c *stdioClient) close() { stopChild(c.cmd, c.in) }
+
+// stopChild closes a child's stdin, which ends an MCP server, and kills it if it does not
+// exit within 5s.
+func stopChild(cmd *exec.Cmd, in io.Closer) {
+	in.Close()
 	done := make(chan struct{})
-	go func() { c.cmd.Wait(); close(done) }()
+	go func() { cmd.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-		c.cmd.Process.Kill()
+		cmd.Process.Kill()
 		<-done
 	}
 }

@@ -159,17 +159,7 @@ func (c *lineClient) drain() {
 	}
 }
 
-func (c *lineClient) close() {
-	c.in.Close()
-	done := make(chan struct{})
-	go func() { c.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		c.cmd.Process.Kill()
-		<-done
-	}
-}
+func (c *lineClient) close() { stopChild(c.cmd, c.in) }
 
 // listPages lists every tool of c, following nextCursor, and returns the answers.
 func listPages(c *lineClient) ([][]byte, error) {

@@ -1,6 +1,7 @@
 package front
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -224,7 +225,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, mcp.CodeInvalidRequest, "reading body: "+err.Error())
 		return
 	}
-	body = trimSpace(body)
+	body = bytes.TrimSpace(body)
 	if len(body) > 0 && body[0] == '[' {
 		h.batch(w, r, body)
 		return
@@ -509,7 +510,7 @@ func (hs *httpSession) serveSSE(w http.ResponseWriter, r *http.Request, msg *wir
 	if !ok {
 		return
 	}
-	b, err := json.Marshal(resp)
+	b, err := encode(resp)
 	if err != nil {
 		b, _ = json.Marshal(response{JSONRPC: "2.0", ID: msg.ID, Error: &jsonrpc2.Error{Code: mcp.CodeInternalError, Message: err.Error()}})
 	}
@@ -714,8 +715,17 @@ func accepts(header, mediaType string) bool {
 	return false
 }
 
+// encode writes v as JSON; a response's own encoding is taken as it is, since
+// json.Marshal would scan its result, of any size, once more to check it.
+func encode(v any) ([]byte, error) {
+	if r, ok := v.(response); ok {
+		return r.MarshalJSON()
+	}
+	return json.Marshal(v)
+}
+
 func writeJSON(w http.ResponseWriter, status int, sessionID string, v any) {
-	b, err := json.Marshal(v)
+	b, err := encode(v)
 	if err != nil {
 		status = http.StatusInternalServerError
 		b, _ = json.Marshal(response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: &jsonrpc2.Error{Code: mcp.CodeInternalError, Message: err.Error()}})
@@ -737,8 +747,4 @@ func orNull(id json.RawMessage) json.RawMessage {
 		return json.RawMessage("null")
 	}
 	return id
-}
-
-func trimSpace(b []byte) []byte {
-	return []byte(strings.TrimSpace(string(b)))
 }

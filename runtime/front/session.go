@@ -198,10 +198,7 @@ func (c *Call) HandleAsync(method string, params json.RawMessage, reply func(any
 		reply(c.Handle(method, params))
 		return
 	}
-	if c.sess.isStrict() {
-		params = canonicalName(n.Catalog().Strict(), params)
-	}
-	n.CallToolAsync(c.ctx, c.sess, params, func(res json.RawMessage, err error) {
+	n.CallToolAsync(c.ctx, c.sess, c.sess.canonicalCall(params), func(res json.RawMessage, err error) {
 		reply(c.end(res, err))
 	})
 }
@@ -245,10 +242,7 @@ func (sess *Session) dispatch(ctx context.Context, method string, params json.Ra
 			return tools, next, err
 		}, "tools")
 	case mcp.MethodToolsCall:
-		if sess.isStrict() {
-			params = canonicalName(n.Catalog().Strict(), params)
-		}
-		return n.CallTool(ctx, sess, params)
+		return n.CallTool(ctx, sess, sess.canonicalCall(params))
 	case mcp.MethodPromptsList:
 		return listPage(params, func(cursor string) ([]json.RawMessage, string, error) {
 			return n.Prompts().Page(cursor, sess.srv.opts.PageSize)
@@ -299,8 +293,13 @@ func renderStrict(m *catalog.NameMap, tools []json.RawMessage) []json.RawMessage
 	return out
 }
 
-// canonicalName maps the strict tool name of a tools/call back to the catalog's.
-func canonicalName(m *catalog.NameMap, params json.RawMessage) json.RawMessage {
+// canonicalCall maps the tool name of a tools/call of a strict client back to the
+// catalog's; other clients' calls are returned as they are.
+func (sess *Session) canonicalCall(params json.RawMessage) json.RawMessage {
+	if !sess.isStrict() {
+		return params
+	}
+	m := sess.srv.node.Catalog().Strict()
 	var name string
 	raw, ok := jsonl.Member(params, "name")
 	if !ok || json.Unmarshal(raw, &name) != nil {

@@ -128,12 +128,15 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 	ours := "tn-" + strconv.FormatUint(n.tokens.Add(1), 10)
 	ctx, cancel := context.WithCancelCause(outer) // what the bundle asks about the call lives as long
 
-	// The timers and the watch on the client's context may fire on other goroutines while
+	// The timer and the watch on the client's context may fire on other goroutines while
 	// this sets them up: one mutex orders it all, and whoever ends the call first wins.
 	var mu sync.Mutex
-	var idleTimer, hardTimer *time.Timer
+	var timer *time.Timer
 	stopOuter := func() bool { return false }
 	ended := false
+	// One timer serves both limits: it is due when the call has gone idle without progress
+	// or reaches call_max, whichever comes first; progress pushes it back.
+	due := func() time.Duration { return min(idle, hard-time.Since(start)) }
 	finish := func(res json.RawMessage, err error) {
 		mu.Lock()
 		if ended {
@@ -141,8 +144,7 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 			return
 		}
 		ended = true
-		idleTimer.Stop()
-		hardTimer.Stop()
+		timer.Stop()
 		stopOuter()
 		mu.Unlock()
 		cancel(nil)
@@ -169,7 +171,7 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 		mu.Lock()
 		defer mu.Unlock()
 		if !ended {
-			idleTimer.Reset(idle)
+			timer.Reset(due())
 		}
 	}}
 	inst.busy.Add(1)
@@ -178,18 +180,16 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 	n.mu.Unlock()
 	// Every call gets a token of ours, so that its progress extends its timeout even when
 	// the client asked for none (then the progress goes no further).
-	token, _ := progressToken(params)
+	params, token := swapProgressToken(params, ours)
 	n.progress.Store(ours, progressRoute{flight: f, token: token})
-	if p, ok := setProgressToken(params, ours); ok {
-		params = p
-	}
 	mu.Lock()
 	// The causes are built only when a limit is hit: this runs for every call.
-	idleTimer = time.AfterFunc(idle, func() {
+	timer = time.AfterFunc(idle, func() {
+		if time.Since(start) >= hard {
+			giveUp(fmt.Errorf("%s of bundle %q took longer than its call_max of %s; the bundle was told to cancel", what(), b.name, hard))
+			return
+		}
 		giveUp(fmt.Errorf("%s of bundle %q showed no progress for %s; the bundle was told to cancel", what(), b.name, idle))
-	})
-	hardTimer = time.AfterFunc(hard, func() {
-		giveUp(fmt.Errorf("%s of bundle %q took longer than its call_max of %s; the bundle was told to cancel", what(), b.name, hard))
 	})
 	stopOuter = context.AfterFunc(outer, func() { giveUp(context.Cause(outer)) })
 	mu.Unlock()
@@ -206,30 +206,26 @@ func invalidParams(msg string) *jsonrpc2.Error {
 	return &jsonrpc2.Error{Code: mcp.CodeInvalidParams, Message: msg}
 }
 
-func progressToken(params json.RawMessage) (json.RawMessage, bool) {
-	meta, ok := jsonl.Member(params, "_meta")
-	if !ok {
-		return nil, false
-	}
-	token, ok := jsonl.Member(meta, "progressToken")
-	if !ok || string(token) == "null" {
-		return nil, false
-	}
-	return token, true
-}
-
-// setProgressToken sets the progress token of params, adding _meta when missing.
-func setProgressToken(params json.RawMessage, token string) (json.RawMessage, bool) {
-	quoted, _ := json.Marshal(token)
+// swapProgressToken puts token as the progress token of params (adding _meta when
+// missing) and returns the new params with the client's token, nil when it gave none.
+// The quoted token is ASCII, so it needs no encoder.
+func swapProgressToken(params json.RawMessage, token string) (json.RawMessage, json.RawMessage) {
 	meta, ok := jsonl.Member(params, "_meta")
 	if !ok {
 		meta = []byte(`{}`)
 	}
-	meta, ok = jsonl.PutMember(meta, "progressToken", quoted)
-	if !ok {
-		return nil, false
+	old, _ := jsonl.Member(meta, "progressToken")
+	if string(old) == "null" {
+		old = nil
 	}
-	return jsonl.PutMember(params, "_meta", meta)
+	meta, ok = jsonl.PutMember(meta, "progressToken", []byte(`"`+token+`"`))
+	if !ok {
+		return params, old
+	}
+	if out, ok := jsonl.PutMember(params, "_meta", meta); ok {
+		return out, old
+	}
+	return params, old
 }
 
 // SetLogLevel asks every bundle that offers logging to send messages at level and above.
