@@ -86,8 +86,9 @@ func (s *Stream) Take(raw json.RawMessage) json.RawMessage {
 // payload in its place. A placeholder that is never written must be given to Take.
 func (s *Stream) Hold(payload json.RawMessage) json.RawMessage { return s.sp.hold(payload) }
 
-// cutPayload replaces the value of the spliced member of line by a placeholder.
-func (s *Stream) cutPayload(line []byte) []byte {
+// cutPayload replaces the value of the spliced member of line by a placeholder, which it
+// returns too (nil when nothing was cut).
+func (s *Stream) cutPayload(line []byte) ([]byte, []byte) {
 	var start, end int
 	ok := false
 	for _, key := range s.opts.Splice {
@@ -96,11 +97,11 @@ func (s *Stream) cutPayload(line []byte) []byte {
 		}
 	}
 	if !ok || !json.Valid(line[start:end]) {
-		return line // leave it to the decoder, which reports what is wrong
+		return line, nil // leave it to the decoder, which reports what is wrong
 	}
 	ph := s.sp.hold(bytes.Clone(line[start:end]))
 	out := make([]byte, 0, start+len(ph)+len(line)-end)
-	return append(append(append(out, line[:start]...), ph...), line[end:]...)
+	return append(append(append(out, line[:start]...), ph...), line[end:]...), ph
 }
 
 // ReadObject reads the next line that decodes into v, passing the others to OnJunk.
@@ -126,13 +127,10 @@ func (s *Stream) ReadObject(v any) error {
 		if s.deliver(line) || s.opts.Intercept != nil && s.opts.Intercept(line) {
 			continue
 		}
-		cut := line
-		if len(s.opts.Splice) > 0 {
-			cut = s.cutPayload(line)
-		}
+		cut, ph := s.cutPayload(line)
 		if err := json.Unmarshal(cut, v); err != nil {
-			if len(cut) != len(line) {
-				s.Take(cut[bytes.Index(cut, s.sp.prefix):]) // drop the held payload
+			if ph != nil {
+				s.Take(ph) // nobody will ask for it
 			}
 			s.junk(line, err)
 			continue

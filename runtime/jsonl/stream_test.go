@@ -283,3 +283,17 @@ func TestFastLaneFailsWaitingCallsWhenTheStreamEnds(t *testing.T) {
 		t.Errorf("a call waiting when the stream ended got %+v", a)
 	}
 }
+
+func TestJunkLeavesNoPayloadHeld(t *testing.T) {
+	// Valid JSON that is not a message: the payload cut out of it must not stay held.
+	s := New(strings.NewReader(`{"result":{"big":"payload"},"id":{"not":"an id"}}`+"\n"), io.Discard, nil, Options{Splice: []string{"result"}})
+	var v struct {
+		ID int `json:"id"`
+	}
+	if err := s.ReadObject(&v); err != io.EOF {
+		t.Fatalf("read: %v", err)
+	}
+	if n := len(s.sp.vals); n != 0 {
+		t.Errorf("%d payloads still held after a junk line", n)
+	}
+}
