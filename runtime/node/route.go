@@ -251,13 +251,10 @@ func (n *Node) SetLogLevel(ctx context.Context, level string) {
 // _meta["io.toolnode/request"], else the latest of its calls in flight when they all come
 // from one session. nil when there is none or it cannot be told.
 func (n *Node) related(inst *instance, params json.RawMessage) *flight {
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	_ = json.Unmarshal(params, &p)
+	meta, _ := jsonl.Member(params, "_meta")
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if raw, ok := p.Meta[RelatedRequestKey]; ok {
+	if raw, ok := jsonl.Member(meta, RelatedRequestKey); ok {
 		var id uint64
 		if json.Unmarshal(raw, &id) == nil {
 			if f := inst.flights[id]; f != nil {
