@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/toolnode/toolnode/runtime/jsonl"
+	"github.com/toolnode/toolnode/runtime/rpc"
 )
 
 // benchBundle returns the absolute paths of a bundle under testdata/bench and of the program
@@ -115,13 +115,13 @@ func (c *lineClient) request(method, params string) ([]byte, error) {
 	id := strconv.Itoa(c.ids)
 	c.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + params + `}`)
 	line, err := c.await("the answer", 30*time.Second, func(line []byte) bool {
-		v, ok := jsonl.Member(line, "id")
+		v, ok := rpc.Member(line, "id")
 		return ok && string(v) == id
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}
-	if e, ok := jsonl.Member(line, "error"); ok {
+	if e, ok := rpc.Member(line, "error"); ok {
 		return nil, fmt.Errorf("%s: %s", method, e)
 	}
 	if bytes.Contains(line, []byte(`"isError":true`)) {
@@ -171,8 +171,8 @@ func listPages(c *lineClient) ([][]byte, error) {
 			return nil, err
 		}
 		pages = append(pages, line)
-		res, _ := jsonl.Member(line, "result")
-		next, ok := jsonl.Member(res, "nextCursor")
+		res, _ := rpc.Member(line, "result")
+		next, ok := rpc.Member(res, "nextCursor")
 		if !ok || string(next) == `""` {
 			return pages, nil
 		}

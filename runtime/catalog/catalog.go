@@ -17,7 +17,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/toolnode/toolnode/runtime/jsonl"
+	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
@@ -173,7 +173,7 @@ func rename(raw json.RawMessage, name, orig string) json.RawMessage {
 		return raw
 	}
 	quoted, _ := json.Marshal(name)
-	if out, ok := jsonl.SetMember(raw, "name", quoted); ok {
+	if out, ok := rpc.SetMember(raw, "name", quoted); ok {
 		return out
 	}
 	return raw

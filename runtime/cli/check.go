@@ -236,6 +236,6 @@ type nullHandler struct{}
 
 func (nullHandler) Notify(*upstream.Client, string, json.RawMessage) {}
 
-func (nullHandler) Request(context.Context, *upstream.Client, string, json.RawMessage) (any, error) {
+func (nullHandler) Request(context.Context, *upstream.Client, string, json.RawMessage) (json.RawMessage, error) {
 	return nil, fmt.Errorf("toolnode check answers no requests")
 }

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/sourcegraph/jsonrpc2"
+	"github.com/toolnode/toolnode/runtime/rpc"
 
 	"github.com/toolnode/toolnode/runtime/node"
 	"github.com/toolnode/toolnode/runtime/reload"
@@ -135,7 +135,7 @@ func (shellSession) Notify(_ context.Context, method string, params any) error {
 }
 
 func (shellSession) Request(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
-	return nil, &jsonrpc2.Error{Code: mcp.CodeMethodNotFound, Message: "the command line cannot answer " + method}
+	return nil, rpc.Errorf(mcp.CodeMethodNotFound, "the command line cannot answer %s", method)
 }
 
 func toolsCommand(args []string, stdout, stderr io.Writer) int {

@@ -14,13 +14,13 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/sourcegraph/jsonrpc2"
-
+	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
@@ -34,18 +34,33 @@ const (
 type HTTPOptions struct {
 	// AllowOrigins lists Origin values accepted besides loopback ones (http://localhost,
 	// http://127.0.0.1, http://[::1] on any port); "*" accepts any. Requests without an
-	// Origin header (not from a browser) are always accepted.
+	// Origin header (not from a browser) are always accepted. Browsers at these origins get
+	// CORS answers, preflights included.
 	AllowOrigins []string
+	// CheckHost, when set, accepts only Host headers naming a loopback address or
+	// localhost: the node listens on loopback, and any other name in Host is a DNS
+	// rebinding attempt, even without an Origin header.
+	CheckHost bool
 	// Token, when set, must come with every request as "Authorization: Bearer <Token>".
 	Token string
 	// MaxBody is the largest request body accepted, in bytes. Default 16 MiB.
 	MaxBody int64
-	// IdleTimeout ends sessions that saw no request for this long. Default 1h.
+	// MaxSessions bounds the sessions open at once; past it initialize is refused with
+	// 503. Default DefaultMaxSessions.
+	MaxSessions int
+	// IdleTimeout ends sessions that saw no request for this long. Default 30m; sessions
+	// idle for a minute end sooner while more than half of MaxSessions are open.
 	IdleTimeout time.Duration
 	// KeepAlive is the interval of comment lines on idle event streams, which keep proxies
 	// from closing them. Default 25s.
 	KeepAlive time.Duration
+	// StreamWriteTimeout is how long one write to an event stream may wait for the client
+	// before the stream is closed. Default 30s.
+	StreamWriteTimeout time.Duration
 }
+
+// DefaultMaxSessions is how many HTTP sessions may be open at once by default.
+const DefaultMaxSessions = 1000
 
 // HTTPHandler serves the MCP Streamable HTTP transport (spec 2025-11-25, "Transports"):
 // POST carries client messages and answers with JSON or an event stream, GET opens a stream
@@ -66,11 +81,17 @@ func (s *Server) NewHTTPHandler(opts HTTPOptions) *HTTPHandler {
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = 16 << 20
 	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = DefaultMaxSessions
+	}
 	if opts.IdleTimeout <= 0 {
-		opts.IdleTimeout = time.Hour
+		opts.IdleTimeout = 30 * time.Minute
 	}
 	if opts.KeepAlive <= 0 {
 		opts.KeepAlive = 25 * time.Second
+	}
+	if opts.StreamWriteTimeout <= 0 {
+		opts.StreamWriteTimeout = 30 * time.Second
 	}
 	h := &HTTPHandler{srv: s, opts: opts, sessions: map[string]*httpSession{}, stop: make(chan struct{})}
 	h.wg.Add(1)
@@ -91,9 +112,20 @@ func (h *HTTPHandler) Close() {
 	h.wg.Wait()
 }
 
+// Sessions is how many sessions are open, and the bound.
+func (h *HTTPHandler) Sessions() (open, limit int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.sessions), h.opts.MaxSessions
+}
+
+// crowdedIdle is how long a session may stay idle while more than half of MaxSessions are
+// open.
+const crowdedIdle = time.Minute
+
 func (h *HTTPHandler) expire() {
 	defer h.wg.Done()
-	t := time.NewTicker(min(h.opts.IdleTimeout/4, time.Minute))
+	t := time.NewTicker(min(h.opts.IdleTimeout/4, 15*time.Second))
 	defer t.Stop()
 	for {
 		select {
@@ -101,8 +133,12 @@ func (h *HTTPHandler) expire() {
 			return
 		case now := <-t.C:
 			h.mu.Lock()
+			limit := h.opts.IdleTimeout
+			if len(h.sessions) > h.opts.MaxSessions/2 {
+				limit = min(limit, crowdedIdle)
+			}
 			for id, hs := range h.sessions {
-				if hs.idleSince(now) > h.opts.IdleTimeout {
+				if hs.idleSince(now) > limit {
 					delete(h.sessions, id)
 					go hs.end()
 				}
@@ -114,8 +150,20 @@ func (h *HTTPHandler) expire() {
 
 // ServeHTTP implements http.Handler.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !h.originAllowed(r.Header.Get("Origin")) {
-		httpError(w, http.StatusForbidden, mcp.CodeInvalidRequest, "origin "+r.Header.Get("Origin")+" is not allowed (use --allow-origin)")
+	if h.opts.CheckHost && !loopbackHost(r.Host) {
+		httpError(w, http.StatusForbidden, mcp.CodeInvalidRequest, "host "+r.Host+" is not this node's (it listens on loopback)")
+		return
+	}
+	origin := r.Header.Get("Origin")
+	if !h.originAllowed(origin) {
+		httpError(w, http.StatusForbidden, mcp.CodeInvalidRequest, "origin "+origin+" is not allowed (use --allow-origin)")
+		return
+	}
+	if origin != "" {
+		corsHeaders(w.Header(), origin)
+	}
+	if r.Method == http.MethodOptions {
+		preflight(w, r)
 		return
 	}
 	if h.opts.Token != "" {
@@ -139,9 +187,29 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodDelete:
 		h.delete(w, r)
 	default:
-		w.Header().Set("Allow", "GET, POST, DELETE")
+		w.Header().Set("Allow", "GET, POST, DELETE, OPTIONS")
 		httpError(w, http.StatusMethodNotAllowed, mcp.CodeInvalidRequest, "use POST, GET or DELETE")
 	}
+}
+
+// corsHeaders lets a browser page at origin (already allowed) read the answers.
+func corsHeaders(h http.Header, origin string) {
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Add("Vary", "Origin")
+	h.Set("Access-Control-Expose-Headers", HeaderSessionID+", "+HeaderProtocolVersion+", WWW-Authenticate")
+}
+
+// preflight answers a browser's CORS preflight from an allowed origin.
+func preflight(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	if r.Header.Get("Access-Control-Request-Method") != "" {
+		hd.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+		hd.Set("Access-Control-Allow-Headers", strings.Join([]string{"Content-Type", "Accept", "Authorization",
+			HeaderSessionID, HeaderProtocolVersion, "Last-Event-ID", "Mcp-Method", "Mcp-Name"}, ", "))
+		hd.Set("Access-Control-Max-Age", "600")
+	}
+	hd.Set("Allow", "GET, POST, DELETE, OPTIONS")
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // originAllowed guards against DNS rebinding: a page on another site must not reach a node
@@ -159,8 +227,19 @@ func (h *HTTPHandler) originAllowed(origin string) bool {
 	if err != nil {
 		return false
 	}
-	host := u.Hostname()
-	if host == "localhost" {
+	return loopbackName(u.Hostname())
+}
+
+// loopbackHost reports whether a Host header names localhost or a loopback address.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return loopbackName(strings.Trim(host, "[]"))
+}
+
+func loopbackName(host string) bool {
+	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	ip := net.ParseIP(host)
@@ -183,24 +262,6 @@ func (h *HTTPHandler) session(w http.ResponseWriter, r *http.Request) *httpSessi
 	}
 	hs.touch()
 	return hs
-}
-
-// wireMessage is any JSON-RPC message as it arrives.
-type wireMessage struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   *jsonrpc2.Error `json:"error"`
-}
-
-func (m *wireMessage) isRequest() bool {
-	return m.Method != nil && len(m.ID) > 0 && string(m.ID) != "null"
-}
-func (m *wireMessage) isNotification() bool { return m.Method != nil && len(m.ID) == 0 }
-func (m *wireMessage) isResponse() bool {
-	return m.Method == nil && len(m.ID) > 0 && (m.Result != nil || m.Error != nil)
 }
 
 func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
@@ -230,17 +291,13 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		h.batch(w, r, body)
 		return
 	}
-	var msg wireMessage
-	if err := json.Unmarshal(body, &msg); err != nil {
-		httpError(w, http.StatusBadRequest, mcp.CodeParseError, "parse error: "+err.Error())
+	msg, perr := rpc.Parse(body, h.srv.opts.Limits)
+	if perr != nil {
+		writeMessage(w, http.StatusBadRequest, "", rpc.Failure(msg.ID, perr))
 		return
 	}
-	if msg.JSONRPC != "2.0" || !(msg.isRequest() || msg.isNotification() || msg.isResponse()) {
-		httpError(w, http.StatusBadRequest, mcp.CodeInvalidRequest, `invalid request: not a JSON-RPC 2.0 request, notification or response`)
-		return
-	}
-	if msg.isRequest() && *msg.Method == mcp.MethodInitialize {
-		h.initialize(w, r, &msg)
+	if msg.IsRequest() && msg.Method == mcp.MethodInitialize {
+		h.initialize(w, &msg)
 		return
 	}
 	hs := h.session(w, r)
@@ -248,21 +305,21 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
-	case msg.isNotification():
-		hs.sess.HandleNotification(*msg.Method, msg.Params)
+	case msg.IsNotification():
+		hs.sess.HandleNotification(msg.Method, msg.Params)
 		w.WriteHeader(http.StatusAccepted)
-	case msg.isResponse():
+	case msg.IsResponse():
 		hs.deliver(&msg)
 		w.WriteHeader(http.StatusAccepted)
-	case wantsSSE && streams(*msg.Method):
-		hs.serveSSE(w, r, &msg)
+	case wantsSSE && streams(msg.Method):
+		hs.serveStream(w, r, &msg)
 	default:
 		resp, ok := hs.serve(hs.ctx, &msg)
 		if !ok {
 			w.WriteHeader(http.StatusAccepted) // cancelled by the client: nothing to answer
 			return
 		}
-		writeJSON(w, http.StatusOK, hs.id, resp)
+		writeMessage(w, http.StatusOK, hs.id, resp)
 	}
 }
 
@@ -276,26 +333,35 @@ func streams(method string) bool {
 	return false
 }
 
-func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, msg *wireMessage) {
+func (h *HTTPHandler) initialize(w http.ResponseWriter, msg *rpc.Message) {
 	id, err := newSessionID()
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, mcp.CodeInternalError, err.Error())
 		return
 	}
+	h.mu.Lock()
+	full := len(h.sessions) >= h.opts.MaxSessions
+	h.mu.Unlock()
+	if full {
+		w.Header().Set("Retry-After", "60")
+		httpError(w, http.StatusServiceUnavailable, mcp.CodeInternalError,
+			fmt.Sprintf("the node has %d sessions open, its limit: end one (DELETE) or try later", h.opts.MaxSessions))
+		return
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	hs := &httpSession{id: id, h: h, ctx: ctx, cancel: cancel, pending: map[string]chan *wireMessage{}}
+	hs := &httpSession{id: id, h: h, ctx: ctx, cancel: cancel}
 	hs.touch()
 	hs.sess = h.srv.NewSession(hs)
 	resp, _ := hs.serve(ctx, msg)
 	if resp.Error != nil {
 		hs.end()
-		writeJSON(w, http.StatusOK, "", resp)
+		writeMessage(w, http.StatusOK, "", resp)
 		return
 	}
 	h.mu.Lock()
 	h.sessions[id] = hs
 	h.mu.Unlock()
-	writeJSON(w, http.StatusOK, id, resp)
+	writeMessage(w, http.StatusOK, id, resp)
 }
 
 func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
@@ -307,31 +373,37 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
 	if hs == nil {
 		return
 	}
-	sw := startSSE(w, hs.id)
+	st := hs.newStream(w, false)
+	st.start()
 	hs.mu.Lock()
 	old := hs.get
-	hs.get = sw
+	hs.get = st
 	hs.mu.Unlock()
 	if old != nil {
 		old.close() // one stream for the server's own messages; the newest wins
 	}
 	t := time.NewTicker(h.opts.KeepAlive)
 	defer t.Stop()
+loop:
 	for {
 		select {
 		case <-r.Context().Done():
+			break loop
 		case <-hs.ctx.Done():
-		case <-sw.done:
+			break loop
+		case <-st.closed:
+			break loop
 		case <-t.C:
-			if sw.comment("keep-alive") == nil {
-				continue
-			}
+			_ = st.out.Send([]byte(": keep-alive\n\n"))
+		case <-st.out.Wake():
 		}
-		break
+		if _, err := st.out.WriteQueued(); err != nil {
+			break
+		}
 	}
-	sw.close()
+	st.close()
 	hs.mu.Lock()
-	if hs.get == sw {
+	if hs.get == st {
 		hs.get = nil
 	}
 	hs.mu.Unlock()
@@ -351,9 +423,9 @@ func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
 
 // batch serves a JSON-RPC batch, which only revision 2025-03-26 has.
 func (h *HTTPHandler) batch(w http.ResponseWriter, r *http.Request, body []byte) {
-	var msgs []wireMessage
-	if err := json.Unmarshal(body, &msgs); err != nil {
-		httpError(w, http.StatusBadRequest, mcp.CodeParseError, "parse error: "+err.Error())
+	elems, perr := rpc.SplitBatch(body, h.srv.opts.Limits)
+	if perr != nil {
+		writeMessage(w, http.StatusBadRequest, "", rpc.Failure(rpc.ID{}, perr))
 		return
 	}
 	hs := h.session(w, r)
@@ -365,43 +437,53 @@ func (h *HTTPHandler) batch(w http.ResponseWriter, r *http.Request, body []byte)
 			fmt.Sprintf("JSON-RPC batches are not part of protocol version %s (only of %s)", v, mcp.Version20250326))
 		return
 	}
-	if len(msgs) == 0 {
+	if len(elems) == 0 {
 		httpError(w, http.StatusBadRequest, mcp.CodeInvalidRequest, "empty batch")
 		return
 	}
+	if limit := h.srv.opts.MaxInflight; len(elems) > limit {
+		httpError(w, http.StatusBadRequest, mcp.CodeInvalidRequest,
+			fmt.Sprintf("a batch of %d messages is over the limit of %d", len(elems), limit))
+		return
+	}
 	var wg sync.WaitGroup
-	answers := make([]*response, len(msgs))
-	for i := range msgs {
-		m := &msgs[i]
+	answers := make([]*rpc.Message, len(elems))
+	for i, raw := range elems {
+		m, perr := rpc.Parse(raw, h.srv.opts.Limits)
 		switch {
-		case m.isNotification():
-			hs.sess.HandleNotification(*m.Method, m.Params)
-		case m.isResponse():
-			hs.deliver(m)
-		case m.isRequest() && *m.Method != mcp.MethodInitialize:
+		case perr != nil:
+			answers[i] = rpc.Failure(m.ID, perr)
+		case m.IsNotification():
+			hs.sess.HandleNotification(m.Method, m.Params)
+		case m.IsResponse():
+			hs.deliver(&m)
+		case m.Method != mcp.MethodInitialize:
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if resp, ok := hs.serve(hs.ctx, m); ok {
-					answers[i] = &resp
+				if resp, ok := hs.serve(hs.ctx, &m); ok {
+					answers[i] = resp
 				}
 			}()
 		default:
-			answers[i] = &response{JSONRPC: "2.0", ID: orNull(m.ID), Error: &jsonrpc2.Error{Code: mcp.CodeInvalidRequest, Message: "invalid request in batch"}}
+			answers[i] = rpc.Failure(m.ID, rpc.Errorf(mcp.CodeInvalidRequest, "initialize cannot be part of a batch"))
 		}
 	}
 	wg.Wait()
-	var out []*response
+	out := []byte{'['}
 	for _, a := range answers {
 		if a != nil {
-			out = append(out, a)
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = a.Append(out)
 		}
 	}
-	if len(out) == 0 {
+	if len(out) == 1 {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	writeJSON(w, http.StatusOK, hs.id, out)
+	writeJSON(w, http.StatusOK, hs.id, append(out, ']'))
 }
 
 // httpSession is one client of the HTTP front.
@@ -411,12 +493,11 @@ type httpSession struct {
 	sess   *Session
 	ctx    context.Context // ends with the session
 	cancel context.CancelFunc
+	asked  rpc.Pending // the node's requests to the client, answered in POSTs
 
 	mu       sync.Mutex
-	get      *sseWriter
-	pending  map[string]chan *wireMessage // our requests to the client, by id
+	get      *stream
 	lastUsed time.Time
-	ids      atomic.Uint64
 	events   atomic.Uint64
 }
 
@@ -441,6 +522,7 @@ func (hs *httpSession) idleSince(now time.Time) time.Duration {
 func (hs *httpSession) end() {
 	hs.cancel()
 	hs.sess.Close()
+	hs.asked.Close(errors.New("client session ended"))
 	hs.mu.Lock()
 	get := hs.get
 	hs.mu.Unlock()
@@ -449,80 +531,86 @@ func (hs *httpSession) end() {
 	}
 }
 
-// response is a JSON-RPC response as written.
-type response struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Result  any             `json:"result,omitempty"`
-	Error   *jsonrpc2.Error `json:"error,omitempty"`
-}
-
-// MarshalJSON writes a result that is already JSON as it is: the bundle's bytes, checked
-// when they were read, need no second pass through the encoder.
-func (r response) MarshalJSON() ([]byte, error) {
-	raw, ok := r.Result.(json.RawMessage)
-	if r.Error != nil || !ok {
-		type plain response
-		return json.Marshal(plain(r))
+// serve runs a request and returns its answer, or false when the client cancelled it.
+func (hs *httpSession) serve(ctx context.Context, msg *rpc.Message) (*rpc.Message, bool) {
+	call, err := hs.sess.Begin(ctx, msg.ID)
+	if err != nil {
+		return rpc.Failure(msg.ID, err), true
 	}
-	b := make([]byte, 0, len(raw)+len(r.ID)+40)
-	b = append(append(b, `{"jsonrpc":"2.0","id":`...), r.ID...)
-	b = append(append(append(b, `,"result":`...), raw...), '}')
-	return b, nil
-}
-
-// serve runs a request and returns its response, or false when the client cancelled it.
-func (hs *httpSession) serve(ctx context.Context, msg *wireMessage) (response, bool) {
-	var id jsonrpc2.ID
-	if err := json.Unmarshal(msg.ID, &id); err != nil {
-		return response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: &jsonrpc2.Error{Code: mcp.CodeInvalidRequest, Message: "invalid id"}}, true
-	}
-	call := hs.sess.Begin(ctx, id)
-	res, rpcErr := call.Handle(*msg.Method, msg.Params)
+	res, rpcErr := call.Handle(msg.Method, msg.Params)
 	if call.Cancelled() {
-		return response{}, false
+		return nil, false
 	}
-	resp := response{JSONRPC: "2.0", ID: msg.ID, Error: rpcErr}
-	if rpcErr == nil {
-		resp.Result = res
+	if rpcErr != nil {
+		return rpc.Failure(msg.ID, rpcErr), true
 	}
-	return resp, true
+	return rpc.Result(msg.ID, res), true
 }
 
 // streamKey is the context key of the event stream of the POST a call came in on.
 type streamKey struct{}
 
-// serveSSE answers a request that may cause messages before its answer (progress, log
+// serveStream answers a request that may cause messages before its answer (progress, log
 // messages, requests to the client). The answer is plain JSON unless such a message comes
 // first: then the response turns into an event stream, primed with an event id and a retry
 // interval as SEP-1699 recommends, so that a client whose connection drops knows to come
 // back. Most calls send nothing first, and JSON spares them the stream's extra writes.
-func (hs *httpSession) serveSSE(w http.ResponseWriter, r *http.Request, msg *wireMessage) {
-	sw := &sseWriter{w: w, rc: http.NewResponseController(w), done: make(chan struct{}), sessionID: hs.id,
-		primer: func() string {
-			return fmt.Sprintf("id: %s-%d\nretry: %d\ndata: \n\n", hs.id, hs.events.Add(1), retryMillis)
-		}}
-	defer sw.close()
-	// A client that drops the connection has not cancelled the call (the spec says so):
-	// the call lives as long as the session.
-	ctx := context.WithValue(hs.ctx, streamKey{}, sw)
-	resp, ok := hs.serve(ctx, msg)
-	if !ok {
+//
+// Only this handler's goroutine writes to the response: what the call causes is queued on
+// the stream by whoever produces it (the goroutine reading a bundle, among others), which
+// never waits for this client.
+func (hs *httpSession) serveStream(w http.ResponseWriter, r *http.Request, msg *rpc.Message) {
+	st := hs.newStream(w, true)
+	defer st.close()
+	call, err := hs.sess.Begin(context.WithValue(hs.ctx, streamKey{}, st), msg.ID)
+	if err != nil {
+		writeMessage(w, http.StatusOK, hs.id, rpc.Failure(msg.ID, err))
 		return
 	}
-	b, err := encode(resp)
-	if err != nil {
-		b, _ = json.Marshal(response{JSONRPC: "2.0", ID: msg.ID, Error: &jsonrpc2.Error{Code: mcp.CodeInternalError, Message: err.Error()}})
+	type outcome struct {
+		res json.RawMessage
+		err *rpc.Error
 	}
-	if sw.finish(b) != nil {
-		hs.h.srv.opts.Logger.Warn("client left before its answer was sent", "session", hs.id, "method", *msg.Method)
+	answered := make(chan outcome, 1)
+	reply := func(res json.RawMessage, err *rpc.Error) { answered <- outcome{res, err} }
+	// A client that drops the connection has not cancelled the call (the spec says so):
+	// the call lives as long as the session.
+	if msg.Method == mcp.MethodToolsCall {
+		call.HandleAsync(msg.Method, msg.Params, reply)
+	} else {
+		go call.HandleAsync(msg.Method, msg.Params, reply)
+	}
+	gone := r.Context().Done()
+	for {
+		select {
+		case o := <-answered:
+			if call.Cancelled() {
+				return
+			}
+			resp := rpc.Result(msg.ID, o.res)
+			if o.err != nil {
+				resp = rpc.Failure(msg.ID, o.err)
+			}
+			if st.finish(resp) != nil {
+				hs.h.srv.opts.Logger.Warn("client left before its answer was sent", "session", hs.id, "method", msg.Method)
+			}
+			return
+		case <-st.out.Wake():
+			if _, err := st.out.WriteQueued(); err != nil {
+				st.close() // later messages of the call go to the GET stream
+			}
+		case <-gone:
+			st.close()
+			gone = nil // keep waiting for the answer, which ends the call cleanly
+		}
 	}
 }
 
-// send writes a message on the stream of the call ctx belongs to, else on the session's GET
-// stream.
-func (hs *httpSession) send(ctx context.Context, b []byte) error {
-	if sw, ok := ctx.Value(streamKey{}).(*sseWriter); ok && sw.event(b) == nil {
+// send queues a message on the stream of the call ctx belongs to, else on the session's GET
+// stream. It never waits for the client.
+func (hs *httpSession) send(ctx context.Context, m *rpc.Message) error {
+	b := m.Encode()
+	if st, ok := ctx.Value(streamKey{}).(*stream); ok && st.event(b) == nil {
 		return nil
 	}
 	hs.mu.Lock()
@@ -536,161 +624,136 @@ func (hs *httpSession) send(ctx context.Context, b []byte) error {
 
 // Notify implements Outbound.
 func (hs *httpSession) Notify(ctx context.Context, method string, params any) error {
-	b, err := json.Marshal(struct {
-		JSONRPC string `json:"jsonrpc"`
-		Method  string `json:"method"`
-		Params  any    `json:"params,omitempty"`
-	}{"2.0", method, params})
+	raw, err := rpc.Marshal(params)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", method, err)
 	}
-	return hs.send(ctx, b)
+	return hs.send(ctx, rpc.Notification(method, raw))
 }
 
 // Request implements Outbound: the request goes on the stream of the related call (or the
 // GET stream) and the client's answer comes back in a POST.
 func (hs *httpSession) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	id := fmt.Sprintf(`"toolnode-%d"`, hs.ids.Add(1))
-	ch := make(chan *wireMessage, 1)
-	hs.mu.Lock()
-	hs.pending[id] = ch
-	hs.mu.Unlock()
-	defer func() {
-		hs.mu.Lock()
-		delete(hs.pending, id)
-		hs.mu.Unlock()
-	}()
-	b, err := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  string          `json:"method"`
-		Params  json.RawMessage `json:"params,omitempty"`
-	}{"2.0", json.RawMessage(id), method, params})
-	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", method, err)
-	}
-	if err := hs.send(ctx, b); err != nil {
-		return nil, fmt.Errorf("send %s to the client: %w", method, err)
-	}
-	select {
-	case m := <-ch:
-		if m.Error != nil {
-			return nil, m.Error
-		}
-		return m.Result, nil
-	case <-ctx.Done():
+	return rpc.CallWait(ctx, streamPeer{hs, ctx}, method, params, func(id rpc.ID) {
 		// Tell the client, so that it stops asking its user or its model.
-		_ = hs.Notify(context.WithoutCancel(ctx), mcp.NotifyCancelled,
-			mcp.CancelledParams{RequestID: json.RawMessage(id), Reason: "the bundle no longer needs the answer"})
-		return nil, context.Cause(ctx)
-	case <-hs.ctx.Done():
-		return nil, errors.New("client session ended")
+		_ = hs.send(ctx, rpc.Notification(mcp.NotifyCancelled,
+			mcp.CancelledNotice(id.String(), "the bundle no longer needs the answer")))
+	})
+}
+
+// streamPeer sends the session's requests on the stream of the call ctx belongs to.
+type streamPeer struct {
+	hs  *httpSession
+	ctx context.Context
+}
+
+func (p streamPeer) Expect(done rpc.Done) (rpc.ID, error) { return p.hs.asked.Add(done) }
+func (p streamPeer) Forget(id rpc.ID) bool                { return p.hs.asked.Take(id) != nil }
+func (p streamPeer) Request(id rpc.ID, method string, params json.RawMessage) error {
+	if err := p.hs.send(p.ctx, rpc.Request(id, method, params)); err != nil {
+		p.hs.asked.Take(id)
+		return fmt.Errorf("send %s to the client: %w", method, err)
+	}
+	return nil
+}
+
+// deliver hands the client's answer to the request of the node waiting for it; a second
+// answer, or one to a request never sent, is dropped.
+func (hs *httpSession) deliver(m *rpc.Message) {
+	if !hs.asked.Deliver(m) {
+		hs.h.srv.opts.Logger.Debug("dropped an answer to no request of the node", "session", hs.id, "id", m.ID.String())
 	}
 }
 
-func (hs *httpSession) deliver(m *wireMessage) {
-	hs.mu.Lock()
-	ch := hs.pending[string(m.ID)]
-	hs.mu.Unlock()
-	if ch == nil {
-		hs.h.srv.opts.Logger.Debug("answer to no pending request", "session", hs.id, "id", string(m.ID))
-		return
-	}
-	ch <- m
-}
-
-// sseWriter writes server-sent events to one response. Safe for concurrent use.
-type sseWriter struct {
-	mu        sync.Mutex
+// stream is one event stream of a session: a POST's, or the GET one. Messages are queued on
+// its Outbox and written by the handler's goroutine.
+type stream struct {
+	hs        *httpSession
 	w         http.ResponseWriter
 	rc        *http.ResponseController
-	sessionID string
-	primer    func() string // the first event, written when the stream starts; may be nil
-	started   bool          // the event stream's headers are out
-	closed    bool
-	done      chan struct{}
+	out       *rpc.Outbox
+	primed    bool // a POST's stream: the first event is a primer
+	started   bool // headers out; only the handler's goroutine touches it
+	closeOnce sync.Once
+	closed    chan struct{}
 }
 
-// startSSE starts an event stream at once (for GET).
-func startSSE(w http.ResponseWriter, sessionID string) *sseWriter {
-	sw := &sseWriter{w: w, rc: http.NewResponseController(w), done: make(chan struct{}), sessionID: sessionID}
-	sw.mu.Lock()
-	defer sw.mu.Unlock()
-	sw.start()
-	_ = sw.rc.Flush()
-	return sw
+func (hs *httpSession) newStream(w http.ResponseWriter, primed bool) *stream {
+	st := &stream{hs: hs, w: w, rc: http.NewResponseController(w), primed: primed, closed: make(chan struct{})}
+	st.out = rpc.NewOutbox(streamWriter{st}, rpc.OutboxOptions{MaxQueue: hs.h.srv.opts.MaxQueue, Flush: st.rc.Flush})
+	return st
 }
 
-// start writes the event stream's headers and the primer; the caller holds mu.
-func (s *sseWriter) start() {
-	hd := s.w.Header()
+// streamWriter starts the event stream on its first write, and bounds each write in time.
+type streamWriter struct{ st *stream }
+
+func (sw streamWriter) Write(b []byte) (int, error) {
+	st := sw.st
+	if !st.started {
+		st.start()
+	}
+	_ = st.rc.SetWriteDeadline(time.Now().Add(st.hs.h.opts.StreamWriteTimeout))
+	return st.w.Write(b)
+}
+
+// start writes the event stream's headers, and the primer on a POST's stream.
+func (st *stream) start() {
+	hd := st.w.Header()
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Cache-Control", "no-cache")
-	if s.sessionID != "" {
-		hd.Set(HeaderSessionID, s.sessionID)
+	hd.Set(HeaderSessionID, st.hs.id)
+	st.w.WriteHeader(http.StatusOK)
+	st.started = true
+	if st.primed {
+		_, _ = io.WriteString(st.w, "id: "+st.hs.id+"-"+strconv.FormatUint(st.hs.events.Add(1), 10)+
+			"\nretry: "+strconv.Itoa(retryMillis)+"\ndata: \n\n")
 	}
-	s.w.WriteHeader(http.StatusOK)
-	s.started = true
-	if s.primer != nil {
-		_, _ = io.WriteString(s.w, s.primer())
-	}
+	_ = st.rc.Flush()
 }
 
-// finish writes the answer that ends the response: an event when the stream has started,
-// else the whole response as JSON.
-func (s *sseWriter) finish(answer []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+// event queues one message as a server-sent event.
+func (st *stream) event(data []byte) error {
+	select {
+	case <-st.closed:
 		return errors.New("stream closed")
+	default:
 	}
-	if s.started {
-		return s.writeLocked("event: message\ndata: ", answer, "\n\n")
-	}
-	s.w.Header().Set("Content-Type", "application/json")
-	s.w.Header().Set(HeaderSessionID, s.sessionID)
-	s.w.WriteHeader(http.StatusOK)
-	_, err := s.w.Write(answer)
-	return err
-}
-
-func (s *sseWriter) event(data []byte) error {
-	return s.write("event: message\ndata: ", data, "\n\n")
-}
-
-func (s *sseWriter) comment(text string) error {
-	return s.write(": ", []byte(text), "\n\n")
-}
-
-func (s *sseWriter) write(prefix string, data []byte, suffix string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return errors.New("stream closed")
-	}
-	return s.writeLocked(prefix, data, suffix)
-}
-
-// writeLocked writes one event, starting the stream first if need be; the caller holds mu.
-func (s *sseWriter) writeLocked(prefix string, data []byte, suffix string) error {
-	if !s.started {
-		s.start()
-	}
-	buf := make([]byte, 0, len(prefix)+len(data)+len(suffix))
-	buf = append(append(append(buf, prefix...), data...), suffix...)
-	if _, err := s.w.Write(buf); err != nil {
+	data = bytes.TrimSuffix(data, []byte{'\n'})
+	b := make([]byte, 0, len(data)+32)
+	b = append(append(append(b, "event: message\ndata: "...), data...), "\n\n"...)
+	if err := st.out.Send(b); err != nil {
+		if errors.Is(err, rpc.ErrNotReading) {
+			st.hs.h.srv.opts.Logger.Warn("closing an event stream the client does not read", "session", st.hs.id, "error", err)
+			st.close()
+		}
 		return err
 	}
-	return s.rc.Flush()
+	return nil
 }
 
-func (s *sseWriter) close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.closed {
-		s.closed = true
-		close(s.done)
+// finish writes what is queued and then the answer that ends the response: an event when
+// the stream has started, else the whole response as JSON.
+func (st *stream) finish(answer *rpc.Message) error {
+	if _, err := st.out.WriteQueued(); err != nil {
+		return err
 	}
+	if !st.started {
+		writeMessage(st.w, http.StatusOK, st.hs.id, answer)
+		return nil
+	}
+	data := answer.Append(make([]byte, 0, 64+len(answer.Result)))
+	_ = st.rc.SetWriteDeadline(time.Now().Add(st.hs.h.opts.StreamWriteTimeout))
+	if _, err := st.w.Write(append(append([]byte("event: message\ndata: "), data...), "\n\n"...)); err != nil {
+		return err
+	}
+	return st.rc.Flush()
+}
+
+func (st *stream) close() {
+	st.closeOnce.Do(func() {
+		close(st.closed)
+		st.out.Close()
+	})
 }
 
 func newSessionID() (string, error) {
@@ -715,21 +778,11 @@ func accepts(header, mediaType string) bool {
 	return false
 }
 
-// encode writes v as JSON; a response's own encoding is taken as it is, since
-// json.Marshal would scan its result, of any size, once more to check it.
-func encode(v any) ([]byte, error) {
-	if r, ok := v.(response); ok {
-		return r.MarshalJSON()
-	}
-	return json.Marshal(v)
+func writeMessage(w http.ResponseWriter, status int, sessionID string, m *rpc.Message) {
+	writeJSON(w, status, sessionID, m.Append(make([]byte, 0, 64+len(m.Result))))
 }
 
-func writeJSON(w http.ResponseWriter, status int, sessionID string, v any) {
-	b, err := encode(v)
-	if err != nil {
-		status = http.StatusInternalServerError
-		b, _ = json.Marshal(response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: &jsonrpc2.Error{Code: mcp.CodeInternalError, Message: err.Error()}})
-	}
+func writeJSON(w http.ResponseWriter, status int, sessionID string, b []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	if sessionID != "" {
 		w.Header().Set(HeaderSessionID, sessionID)
@@ -739,12 +792,5 @@ func writeJSON(w http.ResponseWriter, status int, sessionID string, v any) {
 }
 
 func httpError(w http.ResponseWriter, status int, code int64, msg string) {
-	writeJSON(w, status, "", response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: &jsonrpc2.Error{Code: code, Message: msg}})
-}
-
-func orNull(id json.RawMessage) json.RawMessage {
-	if len(id) == 0 {
-		return json.RawMessage("null")
-	}
-	return id
+	writeMessage(w, status, "", rpc.Failure(rpc.NullID, rpc.Errorf(code, "%s", msg)))
 }

@@ -13,11 +13,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/toolnode/toolnode/runtime/catalog"
-	"github.com/toolnode/toolnode/runtime/jsonl"
 	"github.com/toolnode/toolnode/runtime/node"
+	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
@@ -32,7 +31,24 @@ type Options struct {
 	// Names says how tool names are shown: NamesCanonical, NamesStrict, or NamesAuto
 	// (strict for clients known to need it). Default NamesAuto.
 	Names string
+	// MaxMessage is the largest message a client may send, in bytes. Default 16 MiB.
+	MaxMessage int
+	// MaxQueue bounds what the node holds for a client that does not read; past it the
+	// client is disconnected. Default rpc.DefaultMaxQueue.
+	MaxQueue int
+	// MaxInflight bounds the requests of one session being served at once; past it
+	// requests are refused. Default DefaultMaxInflight.
+	MaxInflight int
+	// Limits are the checks every client message passes.
+	Limits rpc.Limits
 }
+
+// DefaultMaxInflight is how many requests one session may have in flight by default: far
+// more than an agent runs at once, far fewer than would let one client hold the node.
+const DefaultMaxInflight = 256
+
+// DefaultMaxMessage is the largest client message accepted by default.
+const DefaultMaxMessage = 16 << 20
 
 // How tool names are shown to clients.
 const (
@@ -65,6 +81,12 @@ func NewServer(n *node.Node, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
+	if opts.MaxMessage <= 0 {
+		opts.MaxMessage = DefaultMaxMessage
+	}
+	if opts.MaxInflight <= 0 {
+		opts.MaxInflight = DefaultMaxInflight
+	}
 	return &Server{node: n, opts: opts}
 }
 
@@ -87,12 +109,12 @@ type Session struct {
 	clientCaps  map[string]json.RawMessage
 	initialized bool
 	minLevel    int
-	inflight    map[string]*Call
+	inflight    map[rpc.ID]*Call
 }
 
 // NewSession starts a session that sends through out.
 func (s *Server) NewSession(out Outbound) *Session {
-	sess := &Session{srv: s, out: out, inflight: map[string]*Call{}}
+	sess := &Session{srv: s, out: out, inflight: map[rpc.ID]*Call{}}
 	s.node.Attach(sess)
 	return sess
 }
@@ -140,8 +162,7 @@ func (sess *Session) Request(ctx context.Context, method string, params json.Raw
 	_, has := sess.clientCaps[need]
 	sess.mu.Unlock()
 	if need != "" && !has {
-		return nil, &jsonrpc2.Error{Code: mcp.CodeMethodNotFound,
-			Message: fmt.Sprintf("the client did not declare the %q capability that %s needs", need, method)}
+		return nil, rpc.Errorf(mcp.CodeMethodNotFound, "the client did not declare the %q capability that %s needs", need, method)
 	}
 	return sess.out.Request(ctx, method, params)
 }
@@ -149,7 +170,7 @@ func (sess *Session) Request(ctx context.Context, method string, params json.Raw
 // Call is one client request being served.
 type Call struct {
 	sess      *Session
-	id        string
+	id        rpc.ID
 	ctx       context.Context
 	cancel    context.CancelCauseFunc
 	cancelled atomic.Bool // by the client, as opposed to the end of Handle
@@ -157,14 +178,40 @@ type Call struct {
 
 // Begin registers the request id for cancellation. It must be called in the order requests
 // arrive, before a later notifications/cancelled can be handled; Handle may then run on
-// its own goroutine.
-func (sess *Session) Begin(ctx context.Context, id jsonrpc2.ID) *Call {
-	ctx, cancel := context.WithCancelCause(ctx)
-	c := &Call{sess: sess, id: id.String(), ctx: ctx, cancel: cancel}
+// its own goroutine. A request is refused when its id is already in flight or the session
+// has MaxInflight requests in flight.
+func (sess *Session) Begin(ctx context.Context, id rpc.ID) (*Call, error) {
 	sess.mu.Lock()
-	sess.inflight[c.id] = c
-	sess.mu.Unlock()
-	return c
+	defer sess.mu.Unlock()
+	if _, dup := sess.inflight[id]; dup {
+		return nil, rpc.Errorf(mcp.CodeInvalidRequest, "invalid request: id %s is already in use by a request in flight", id)
+	}
+	if limit := sess.srv.opts.MaxInflight; len(sess.inflight) >= limit {
+		return nil, rpc.Errorf(mcp.CodeInvalidRequest, "too many requests in flight: this session has %d, the limit", limit)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	c := &Call{sess: sess, id: id, ctx: ctx, cancel: cancel}
+	sess.inflight[id] = c
+	return c, nil
+}
+
+// Drain waits until the session has no request in flight, or ctx ends.
+func (sess *Session) Drain(ctx context.Context) {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		sess.mu.Lock()
+		n := len(sess.inflight)
+		sess.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // Cancelled reports whether the client cancelled the call, in which case no answer is sent.
@@ -175,8 +222,8 @@ func (c *Call) cancelByClient(reason error) {
 	c.cancel(reason)
 }
 
-// Handle serves the request and ends the call. Errors are *jsonrpc2.Error.
-func (c *Call) Handle(method string, params json.RawMessage) (any, *jsonrpc2.Error) {
+// Handle serves the request and ends the call.
+func (c *Call) Handle(method string, params json.RawMessage) (json.RawMessage, *rpc.Error) {
 	res, err := c.sess.dispatch(c.ctx, method, params)
 	return c.end(res, err)
 }
@@ -186,7 +233,7 @@ func (c *Call) Handle(method string, params json.RawMessage) (any, *jsonrpc2.Err
 // one: for a relay, hand-offs between goroutines are most of a call's cost. For a tools/call
 // HandleAsync never blocks; other methods may, and callers give them a goroutine. reply
 // must not block for long.
-func (c *Call) HandleAsync(method string, params json.RawMessage, reply func(any, *jsonrpc2.Error)) {
+func (c *Call) HandleAsync(method string, params json.RawMessage, reply func(json.RawMessage, *rpc.Error)) {
 	n := c.sess.srv.node
 	select {
 	case <-n.Ready():
@@ -203,20 +250,20 @@ func (c *Call) HandleAsync(method string, params json.RawMessage, reply func(any
 	})
 }
 
-// end removes the call from the session and turns err into a JSON-RPC error.
-func (c *Call) end(res any, err error) (any, *jsonrpc2.Error) {
+// end removes the call from the session and encodes its outcome.
+func (c *Call) end(res any, err error) (json.RawMessage, *rpc.Error) {
 	c.sess.mu.Lock()
 	delete(c.sess.inflight, c.id)
 	c.sess.mu.Unlock()
 	c.cancel(nil)
-	if err == nil {
-		return res, nil
+	if err != nil {
+		return nil, rpc.AsError(err)
 	}
-	var rpcErr *jsonrpc2.Error
-	if errors.As(err, &rpcErr) {
-		return nil, rpcErr
+	raw, err := rpc.Marshal(res)
+	if err != nil {
+		return nil, rpc.AsError(fmt.Errorf("encode result: %w", err))
 	}
-	return nil, &jsonrpc2.Error{Code: mcp.CodeInternalError, Message: err.Error()}
+	return raw, nil
 }
 
 func (sess *Session) dispatch(ctx context.Context, method string, params json.RawMessage) (any, error) {
@@ -268,7 +315,7 @@ func (sess *Session) dispatch(ctx context.Context, method string, params json.Ra
 	case mcp.MethodLoggingSetLevel:
 		return sess.setLevel(ctx, params)
 	}
-	return nil, &jsonrpc2.Error{Code: mcp.CodeMethodNotFound, Message: fmt.Sprintf("method %q not found", method)}
+	return nil, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found", method)
 }
 
 func (sess *Session) isStrict() bool {
@@ -283,9 +330,9 @@ func renderStrict(m *catalog.NameMap, tools []json.RawMessage) []json.RawMessage
 	for i, t := range tools {
 		out[i] = t
 		var name string
-		if raw, ok := jsonl.Member(t, "name"); ok && json.Unmarshal(raw, &name) == nil {
+		if raw, ok := rpc.Member(t, "name"); ok && json.Unmarshal(raw, &name) == nil {
 			quoted, _ := json.Marshal(m.Render(name))
-			if renamed, ok := jsonl.SetMember(t, "name", quoted); ok {
+			if renamed, ok := rpc.SetMember(t, "name", quoted); ok {
 				out[i] = renamed
 			}
 		}
@@ -301,7 +348,7 @@ func (sess *Session) canonicalCall(params json.RawMessage) json.RawMessage {
 	}
 	m := sess.srv.node.Catalog().Strict()
 	var name string
-	raw, ok := jsonl.Member(params, "name")
+	raw, ok := rpc.Member(params, "name")
 	if !ok || json.Unmarshal(raw, &name) != nil {
 		return params
 	}
@@ -310,7 +357,7 @@ func (sess *Session) canonicalCall(params json.RawMessage) json.RawMessage {
 		return params
 	}
 	quoted, _ := json.Marshal(canonical)
-	if out, ok := jsonl.SetMember(params, "name", quoted); ok {
+	if out, ok := rpc.SetMember(params, "name", quoted); ok {
 		return out
 	}
 	return params
@@ -440,13 +487,13 @@ func (sess *Session) HandleNotification(method string, params json.RawMessage) {
 		sess.mu.Unlock()
 	case mcp.NotifyCancelled:
 		var p mcp.CancelledParams
-		var id jsonrpc2.ID
+		var id rpc.ID
 		if json.Unmarshal(params, &p) != nil || json.Unmarshal(p.RequestID, &id) != nil {
 			sess.srv.opts.Logger.Debug("bad notifications/cancelled", "params", string(params))
 			return
 		}
 		sess.mu.Lock()
-		c := sess.inflight[id.String()]
+		c := sess.inflight[id]
 		sess.mu.Unlock()
 		if c != nil {
 			reason := p.Reason
@@ -458,6 +505,6 @@ func (sess *Session) HandleNotification(method string, params json.RawMessage) {
 	}
 }
 
-func invalidParams(format string, args ...any) *jsonrpc2.Error {
-	return &jsonrpc2.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
+func invalidParams(format string, args ...any) *rpc.Error {
+	return rpc.Errorf(mcp.CodeInvalidParams, format, args...)
 }

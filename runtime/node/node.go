@@ -70,7 +70,6 @@ type Node struct {
 	settled   atomic.Bool // the first start is over: report collisions and changes
 
 	progress sync.Map // bundle-side token (string) -> progressRoute
-	tokens   atomic.Uint64
 	wg       sync.WaitGroup
 }
 
@@ -78,7 +77,8 @@ type Node struct {
 type flight struct {
 	sess  Session
 	ctx   context.Context
-	touch func() // the call showed progress
+	inst  *instance // the process serving it
+	touch func()    // the call showed progress
 }
 
 type progressRoute struct {

@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/sourcegraph/jsonrpc2"
-
 	"github.com/toolnode/toolnode/runtime/catalog"
+	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/runtime/upstream"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -239,8 +238,7 @@ func paramsWithString(params json.RawMessage, key, method string) (map[string]js
 	return p, v, nil
 }
 
-func resourceNotFound(uri string) *jsonrpc2.Error {
-	e := &jsonrpc2.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("resource %q not found", uri)}
-	e.SetError(map[string]string{"uri": uri})
-	return e
+func resourceNotFound(uri string) *rpc.Error {
+	data, _ := json.Marshal(map[string]string{"uri": uri})
+	return rpc.Errorf(mcp.CodeResourceNotFound, "resource %q not found", uri).WithData(data)
 }

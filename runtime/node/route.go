@@ -3,17 +3,16 @@ package node
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
-	"github.com/sourcegraph/jsonrpc2"
-
-	"github.com/toolnode/toolnode/runtime/jsonl"
 	"github.com/toolnode/toolnode/runtime/manifest"
+	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/runtime/upstream"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -25,7 +24,7 @@ import (
 const RelatedRequestKey = "io.toolnode/request"
 
 // CallTool routes a tools/call from sess to the bundle serving the named tool and returns
-// the bundle's result as it sent it. Unknown tools and bad params are *jsonrpc2.Error; a
+// the bundle's result as it sent it. Unknown tools and bad params are *rpc.Error; a
 // bundle that fails or times out gives a result with isError set, naming the bundle, so that
 // the model on the other side can act on it.
 func (n *Node) CallTool(ctx context.Context, sess Session, params json.RawMessage) (json.RawMessage, error) {
@@ -37,7 +36,7 @@ func (n *Node) CallTool(ctx context.Context, sess Session, params json.RawMessag
 func (n *Node) CallToolAsync(ctx context.Context, sess Session, params json.RawMessage, done func(json.RawMessage, error)) {
 	// The hot path: only "name" (and a progress token) change, so they are edited in place
 	// rather than decoding and re-encoding arguments of any size.
-	rawName, ok := jsonl.Member(params, "name")
+	rawName, ok := rpc.Member(params, "name")
 	var name string
 	if !ok || json.Unmarshal(rawName, &name) != nil || name == "" {
 		done(nil, invalidParams("tools/call needs a string \"name\""))
@@ -54,11 +53,11 @@ func (n *Node) CallToolAsync(ctx context.Context, sess Session, params json.RawM
 	}
 	if e.Tool != name {
 		quoted, _ := json.Marshal(e.Tool)
-		params, _ = jsonl.SetMember(params, "name", quoted)
+		params, _ = rpc.SetMember(params, "name", quoted)
 	}
 	n.forwardAsync(ctx, sess, e.Bundle, mcp.MethodToolsCall, params, func() string { return fmt.Sprintf("tool %q", name) },
 		func(res json.RawMessage, err error) {
-			var rpcErr *jsonrpc2.Error
+			var rpcErr *rpc.Error
 			switch {
 			case err == nil:
 				done(res, nil)
@@ -124,14 +123,14 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 	idle := b.m.Timeouts.Call.Std(manifest.DefaultCallTimeout)
 	hard := max(b.m.Timeouts.CallMax.Std(manifest.DefaultCallMaxTimeout), idle)
 	start := time.Now()
-	id := inst.client.ReserveID()
-	ours := "tn-" + strconv.FormatUint(n.tokens.Add(1), 10)
+	ours := n.newToken()
 	ctx, cancel := context.WithCancelCause(outer) // what the bundle asks about the call lives as long
 
 	// The timer and the watch on the client's context may fire on other goroutines while
 	// this sets them up: one mutex orders it all, and whoever ends the call first wins.
 	var mu sync.Mutex
 	var timer *time.Timer
+	var id rpc.ID
 	stopOuter := func() bool { return false }
 	ended := false
 	// One timer serves both limits: it is due when the call has gone idle without progress
@@ -144,7 +143,9 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 			return
 		}
 		ended = true
-		timer.Stop()
+		if timer != nil {
+			timer.Stop()
+		}
 		stopOuter()
 		mu.Unlock()
 		cancel(nil)
@@ -154,27 +155,34 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 		n.mu.Unlock()
 		inst.busy.Add(-1)
 		n.progress.Delete(ours)
-		var rpcErr *jsonrpc2.Error
+		var rpcErr *rpc.Error
 		b.stats.record(time.Since(start), err != nil && !errors.As(err, &rpcErr) || isToolError(res))
 		if err != nil && errors.Is(err, upstream.ErrGone) && reason != "" {
 			err = fmt.Errorf("%w; the bundle was %s", err, reason)
 		}
 		done(res, err)
 	}
-	// Whoever takes the call from the stream first ends it: the answer, or giving up.
+	// Whoever takes the call from the connection first ends it: the answer, or giving up.
 	giveUp := func(err error) {
 		if inst.client.Abandon(id, err.Error()) {
 			finish(nil, err)
 		}
 	}
-	f := &flight{sess: sess, ctx: ctx, touch: func() {
+	f := &flight{sess: sess, ctx: ctx, inst: inst, touch: func() {
 		mu.Lock()
 		defer mu.Unlock()
-		if !ended {
+		if !ended && timer != nil {
 			timer.Reset(due())
 		}
 	}}
 	inst.busy.Add(1)
+	// The flight is known before the bundle can name it: registered under the id the call
+	// will go under, before it is sent.
+	id, err := inst.client.Expect(finish)
+	if err != nil {
+		finish(nil, err)
+		return
+	}
 	n.mu.Lock()
 	inst.flights[id] = f
 	n.mu.Unlock()
@@ -193,36 +201,38 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 	})
 	stopOuter = context.AfterFunc(outer, func() { giveUp(context.Cause(outer)) })
 	mu.Unlock()
-	inst.client.CallAsync(id, method, params, finish)
+	if err := inst.client.Send(id, method, params); err != nil {
+		finish(nil, err)
+	}
 }
 
 // isToolError reports whether a tools/call result says isError, cheaply.
 func isToolError(res json.RawMessage) bool {
-	v, ok := jsonl.Member(res, "isError")
+	v, ok := rpc.Member(res, "isError")
 	return ok && string(v) == "true"
 }
 
-func invalidParams(msg string) *jsonrpc2.Error {
-	return &jsonrpc2.Error{Code: mcp.CodeInvalidParams, Message: msg}
+func invalidParams(msg string) *rpc.Error {
+	return rpc.Errorf(mcp.CodeInvalidParams, "%s", msg)
 }
 
 // swapProgressToken puts token as the progress token of params (adding _meta when
 // missing) and returns the new params with the client's token, nil when it gave none.
 // The quoted token is ASCII, so it needs no encoder.
 func swapProgressToken(params json.RawMessage, token string) (json.RawMessage, json.RawMessage) {
-	meta, ok := jsonl.Member(params, "_meta")
+	meta, ok := rpc.Member(params, "_meta")
 	if !ok {
 		meta = []byte(`{}`)
 	}
-	old, _ := jsonl.Member(meta, "progressToken")
+	old, _ := rpc.Member(meta, "progressToken")
 	if string(old) == "null" {
 		old = nil
 	}
-	meta, ok = jsonl.PutMember(meta, "progressToken", []byte(`"`+token+`"`))
+	meta, ok = rpc.PutMember(meta, "progressToken", []byte(`"`+token+`"`))
 	if !ok {
 		return params, old
 	}
-	if out, ok := jsonl.PutMember(params, "_meta", meta); ok {
+	if out, ok := rpc.PutMember(params, "_meta", meta); ok {
 		return out, old
 	}
 	return params, old
@@ -251,11 +261,11 @@ func (n *Node) SetLogLevel(ctx context.Context, level string) {
 // _meta["io.toolnode/request"], else the latest of its calls in flight when they all come
 // from one session. nil when there is none or it cannot be told.
 func (n *Node) related(inst *instance, params json.RawMessage) *flight {
-	meta, _ := jsonl.Member(params, "_meta")
+	meta, _ := rpc.Member(params, "_meta")
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if raw, ok := jsonl.Member(meta, RelatedRequestKey); ok {
-		var id uint64
+	if raw, ok := rpc.Member(meta, RelatedRequestKey); ok {
+		var id rpc.ID
 		if json.Unmarshal(raw, &id) == nil {
 			if f := inst.flights[id]; f != nil {
 				return f
@@ -263,14 +273,11 @@ func (n *Node) related(inst *instance, params json.RawMessage) *flight {
 		}
 	}
 	var found *flight
-	var latest uint64
-	for id, f := range inst.flights {
+	for _, f := range inst.flights {
 		if found != nil && f.sess != found.sess {
 			return nil
 		}
-		if found == nil || id > latest {
-			found, latest = f, id
-		}
+		found = f
 	}
 	return found
 }
@@ -285,7 +292,7 @@ type bundleHandler struct {
 func (h bundleHandler) Notify(c *upstream.Client, method string, params json.RawMessage) {
 	switch method {
 	case mcp.NotifyProgress:
-		h.n.forwardProgress(params)
+		h.n.forwardProgress(h.inst, params)
 	case mcp.NotifyMessage:
 		var msg mcp.LoggingMessageParams
 		if err := json.Unmarshal(params, &msg); err != nil {
@@ -297,7 +304,9 @@ func (h bundleHandler) Notify(c *upstream.Client, method string, params json.Raw
 			_ = f.sess.Notify(f.ctx, mcp.NotifyMessage, msg)
 			return
 		}
-		h.n.broadcast(mcp.NotifyMessage, msg)
+		// Sent to everyone, a record of one client's call could reach another client.
+		h.b.log.Info("bundle log message that no single client's call can be told to own; kept in the node's log",
+			"level", msg.Level, "logger", msg.Logger, "data", clipRaw(msg.Data))
 	case mcp.NotifyResourceUpdated:
 		h.n.resourceUpdated(params)
 	case mcp.NotifyToolsListChanged, mcp.NotifyPromptsListChanged, mcp.NotifyResourcesChanged:
@@ -312,11 +321,12 @@ func (h bundleHandler) Notify(c *upstream.Client, method string, params json.Raw
 }
 
 // Request passes a bundle's request to the client whose call it relates to.
-func (h bundleHandler) Request(ctx context.Context, _ *upstream.Client, method string, params json.RawMessage) (any, error) {
+func (h bundleHandler) Request(ctx context.Context, _ *upstream.Client, method string, params json.RawMessage) (json.RawMessage, error) {
 	f := h.n.related(h.inst, params)
 	if f == nil {
-		return nil, &jsonrpc2.Error{Code: mcp.CodeInternalError,
-			Message: fmt.Sprintf("%s can only be sent while serving a client's call (toolnode relays it to that client)", method)}
+		return nil, rpc.Errorf(mcp.CodeInternalError,
+			"%s can only be sent while serving one client's call, named in _meta[%q] when several are in flight (toolnode relays it to that client)",
+			method, RelatedRequestKey)
 	}
 	// The bundle's request ends when the client's call does, or when the bundle cancels it.
 	ctx, cancel := context.WithCancel(ctx)
@@ -329,15 +339,15 @@ func (h bundleHandler) Request(ctx context.Context, _ *upstream.Client, method s
 // withoutRelated removes the node's routing key from params' _meta (and _meta, when that
 // leaves it empty): it is between a bundle and the node.
 func withoutRelated(params json.RawMessage) json.RawMessage {
-	meta, ok := jsonl.Member(params, "_meta")
+	meta, ok := rpc.Member(params, "_meta")
 	if !ok {
 		return params
 	}
-	meta = jsonl.DeleteMember(meta, RelatedRequestKey)
+	meta = rpc.DeleteMember(meta, RelatedRequestKey)
 	if string(bytes.TrimSpace(meta)) == "{}" {
-		return jsonl.DeleteMember(params, "_meta")
+		return rpc.DeleteMember(params, "_meta")
 	}
-	out, _ := jsonl.SetMember(params, "_meta", meta)
+	out, _ := rpc.SetMember(params, "_meta", meta)
 	return out
 }
 
@@ -349,7 +359,10 @@ func qualify(bundle, logger string) string {
 	return bundle + "/" + logger
 }
 
-func (n *Node) forwardProgress(params json.RawMessage) {
+// forwardProgress passes a bundle's progress to the client whose call it is about. Tokens
+// are the node's own, unguessable, and taken only from the process the call went to: a
+// bundle cannot send progress into another's call.
+func (n *Node) forwardProgress(inst *instance, params json.RawMessage) {
 	var p map[string]json.RawMessage
 	if json.Unmarshal(params, &p) != nil {
 		return
@@ -359,8 +372,8 @@ func (n *Node) forwardProgress(params json.RawMessage) {
 		return
 	}
 	v, ok := n.progress.Load(token)
-	if !ok {
-		n.log.Debug("progress for a call that is over", "token", token)
+	if !ok || v.(progressRoute).flight.inst != inst {
+		n.log.Debug("progress for no call of this process", "token", token)
 		return
 	}
 	route := v.(progressRoute)
@@ -370,6 +383,21 @@ func (n *Node) forwardProgress(params json.RawMessage) {
 	}
 	p["progressToken"] = route.token
 	_ = route.flight.sess.Notify(route.flight.ctx, mcp.NotifyProgress, p)
+}
+
+// newToken returns a progress token no bundle can guess.
+func (n *Node) newToken() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "tn-" + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func clipRaw(b json.RawMessage) string {
+	const max = 200
+	if len(b) > max {
+		return string(b[:max]) + "…"
+	}
+	return string(b)
 }
 
 // refresh re-reads what a bundle offers after one of its processes said a list changed.

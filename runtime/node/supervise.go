@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/toolnode/toolnode/runtime/manifest"
 	"github.com/toolnode/toolnode/runtime/proc"
+	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/runtime/upstream"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -95,7 +95,7 @@ type bundle struct {
 type instance struct {
 	client  *upstream.Client
 	busy    atomic.Int64
-	flights map[uint64]*flight // calls in flight by bundle-side id; guarded by Node.mu
+	flights map[rpc.ID]*flight // calls in flight by bundle-side id; guarded by Node.mu
 }
 
 func newBundle(n *Node, m *manifest.Manifest, fp string) *bundle {
@@ -264,7 +264,7 @@ func (n *Node) watch(b *bundle, inst *instance) bool {
 			ctx, cancel := context.WithTimeout(context.Background(), n.sup.PingTimeout)
 			_, err := inst.client.Call(ctx, mcp.MethodPing, struct{}{})
 			cancel()
-			var rpcErr *jsonrpc2.Error
+			var rpcErr *rpc.Error
 			if err != nil && !errors.As(err, &rpcErr) { // an error answer is still an answer
 				b.log.Error("bundle did not answer a ping; killing it", "pid", inst.client.Pid(), "error", err)
 				kill, stop := context.WithCancel(context.Background())
@@ -304,7 +304,7 @@ func (n *Node) startInstance(b *bundle) (*instance, lists, error) {
 	if err != nil {
 		return nil, lists{}, err
 	}
-	inst := &instance{flights: map[uint64]*flight{}}
+	inst := &instance{flights: map[rpc.ID]*flight{}}
 	c, err := upstream.Start(upstream.Config{
 		Name: m.Name,
 		Process: proc.Config{

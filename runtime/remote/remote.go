@@ -15,7 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/sourcegraph/jsonrpc2"
+	"github.com/toolnode/toolnode/runtime/rpc"
 
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -42,13 +42,13 @@ func Dial(ctx context.Context, url, token string) (*Client, error) {
 	return c, nil
 }
 
-// Call sends a request and returns its result. A JSON-RPC error is a *jsonrpc2.Error.
+// Call sends a request and returns its result. A JSON-RPC error is a *rpc.Error.
 func (c *Client) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	id := c.ids.Add(1)
 	var resp struct {
 		ID     int64           `json:"id"`
 		Result json.RawMessage `json:"result"`
-		Error  *jsonrpc2.Error `json:"error"`
+		Error  *rpc.Error      `json:"error"`
 	}
 	if err := c.post(ctx, map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}, func(msg []byte) bool {
 		return json.Unmarshal(msg, &resp) == nil && resp.ID == id && (resp.Result != nil || resp.Error != nil)

@@ -1,5 +1,5 @@
 // Package upstream is the node's client side: one MCP session with one bundle process over
-// its stdin and stdout, built on github.com/sourcegraph/jsonrpc2.
+// its stdin and stdout, on the message engine of package rpc.
 package upstream
 
 import (
@@ -7,16 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/toolnode/toolnode/runtime/jsonl"
 	"github.com/toolnode/toolnode/runtime/proc"
+	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
@@ -24,10 +21,10 @@ import (
 // client (sampling, elicitation, roots). Its methods may be called concurrently.
 type Handler interface {
 	// Notify is called on the reading goroutine, so notifications keep their order with
-	// respect to the answers that follow them; it must not block for long.
+	// respect to the answers that follow them; it must not block.
 	Notify(c *Client, method string, params json.RawMessage)
 	// Request answers a request from the bundle. It runs on its own goroutine.
-	Request(ctx context.Context, c *Client, method string, params json.RawMessage) (any, error)
+	Request(ctx context.Context, c *Client, method string, params json.RawMessage) (json.RawMessage, error)
 }
 
 // Config describes a bundle session.
@@ -44,8 +41,13 @@ type Config struct {
 	ClientInfo mcp.Implementation
 	// Capabilities are the client capabilities offered in initialize. Default {}.
 	Capabilities json.RawMessage
-	// MaxLine is the longest stdout line accepted. Default jsonl.DefaultMaxLine.
+	// MaxLine is the longest stdout line accepted. Default rpc.DefaultMaxLine.
 	MaxLine int
+	// MaxQueue bounds what the node holds for a bundle that does not read its stdin;
+	// past it, calls to the bundle fail at once. Default rpc.DefaultMaxQueue.
+	MaxQueue int
+	// Limits are the checks every message of the bundle passes.
+	Limits rpc.Limits
 	// OnJunk, when set, is also told of each stdout line that is not MCP (after it is
 	// logged).
 	OnJunk func(line []byte, err error)
@@ -53,20 +55,22 @@ type Config struct {
 
 // Client is a live session with a bundle. Its methods are safe for concurrent use.
 type Client struct {
-	cfg    Config
-	log    hclog.Logger
-	proc   *proc.Process
-	conn   *jsonrpc2.Conn
-	stream *jsonl.Stream
-	ids    atomic.Uint64
+	cfg  Config
+	log  hclog.Logger
+	proc *proc.Process
+	conn *rpc.Conn
+	gone func() error // why calls fail once the bundle has gone, worked out once
 
 	// The bundle's own requests being answered, so that it can cancel them.
 	incomingMu sync.Mutex
-	incoming   map[string]context.CancelFunc
+	incoming   map[rpc.ID]context.CancelFunc
 
 	// Init is the bundle's answer to initialize.
 	Init mcp.InitializeResult
 }
+
+// ErrGone is wrapped by errors of calls to a bundle that has gone away.
+var ErrGone = errors.New("bundle gone")
 
 // Start starts the bundle's process and opens the session; Initialize runs the handshake.
 func Start(cfg Config) (*Client, error) {
@@ -83,23 +87,16 @@ func Start(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, log: cfg.Logger, proc: p, incoming: map[string]context.CancelFunc{}}
-	stream := jsonl.New(p.Stdout(), p.Stdin(), p.Stdin(), jsonl.Options{
-		MaxLine: cfg.MaxLine,
-		// Requests and notifications of the bundle keep their params as sent (key order
-		// matters to a form built from an elicitation schema); answers their result.
-		Splice: []string{"result", "params"},
-		OnJunk: func(line []byte, err error) {
-			c.log.Warn("skipped a stdout line that is not MCP (bundles must write only MCP messages to stdout; log to stderr)",
-				"reason", err, "line", clip(line))
-			if cfg.OnJunk != nil {
-				cfg.OnJunk(line, err)
-			}
-		},
+	c := &Client{cfg: cfg, log: cfg.Logger, proc: p, incoming: map[rpc.ID]context.CancelFunc{}}
+	c.gone = sync.OnceValue(c.goneError)
+	c.conn = rpc.NewConn(p.Stdout(), p.Stdin(), p.Stdin(), rpc.ConnOptions{
+		MaxLine:     cfg.MaxLine,
+		MaxQueue:    cfg.MaxQueue,
+		Limits:      cfg.Limits,
+		Handle:      c.handle,
+		OnInvalid:   c.invalid,
+		OnUnmatched: c.unmatched,
 	})
-	c.stream = stream
-	c.conn = jsonrpc2.NewConn(context.Background(), stream, handler{c},
-		jsonrpc2.SetLogger(c.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})))
 	go c.closeOnExit()
 	return c, nil
 }
@@ -123,10 +120,7 @@ func (c *Client) Initialize(ctx context.Context) error {
 		return fmt.Errorf("initialize: bundle answered protocol version %q; supported: %v",
 			c.Init.ProtocolVersion, mcp.SupportedVersions())
 	}
-	if err := c.conn.Notify(ctx, mcp.NotifyInitialized, nil); err != nil {
-		return fmt.Errorf("send initialized: %w", err)
-	}
-	return nil
+	return c.Notify(mcp.NotifyInitialized, nil)
 }
 
 // closeOnExit closes the session once the process is gone, even if a grandchild still holds
@@ -134,7 +128,7 @@ func (c *Client) Initialize(ctx context.Context) error {
 func (c *Client) closeOnExit() {
 	<-c.proc.Done()
 	select {
-	case <-c.conn.DisconnectNotify():
+	case <-c.conn.Done():
 	case <-time.After(100 * time.Millisecond):
 		// Give the reader a moment to take what the bundle wrote before exiting.
 	}
@@ -148,128 +142,100 @@ func (c *Client) Name() string { return c.cfg.Name }
 func (c *Client) Pid() int { return c.proc.Pid() }
 
 // Done is closed when the session has ended.
-func (c *Client) Done() <-chan struct{} { return c.conn.DisconnectNotify() }
+func (c *Client) Done() <-chan struct{} { return c.conn.Done() }
 
 // ExitStatus describes how the process ended, or "running".
 func (c *Client) ExitStatus() string { return c.proc.ExitStatus() }
 
+// Queued is how many bytes wait for the bundle to read them.
+func (c *Client) Queued() int { return c.conn.Queued() }
+
+// Waiting is how many calls wait for the bundle's answers.
+func (c *Client) Waiting() int { return c.conn.Waiting() }
+
 // Call sends a request and waits for its answer. params may be a json.RawMessage. When ctx
-// ends first, the bundle is sent notifications/cancelled for the request and ctx's error is
+// ends first, the bundle is sent notifications/cancelled for the request and ctx's cause is
 // returned. When the bundle goes away, the error names it and how it exited. A JSON-RPC
-// error from the bundle is returned as a *jsonrpc2.Error.
+// error from the bundle is returned as an *rpc.Error.
 func (c *Client) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	return c.CallAs(ctx, c.ReserveID(), method, params)
-}
-
-// ReserveID returns a request id no other call of this session uses, for CallAs.
-func (c *Client) ReserveID() uint64 { return c.ids.Add(1) }
-
-// CallAs is Call with an id from ReserveID, so that the caller can relate to the call what the
-// bundle sends about it.
-func (c *Client) CallAs(ctx context.Context, num uint64, method string, params any) (json.RawMessage, error) {
-	id := jsonrpc2.ID{Num: num}
-	if raw, ok := params.(json.RawMessage); ok {
-		params = c.stream.Hold(raw)
-	}
-	w, err := c.conn.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
+	raw, err := rpc.Marshal(params)
 	if err != nil {
-		if ph, ok := params.(json.RawMessage); ok {
-			c.stream.Take(ph)
-		}
-		if errors.Is(err, jsonrpc2.ErrClosed) {
-			return nil, c.goneError()
-		}
-		return nil, fmt.Errorf("send %s to bundle %q: %w", method, c.cfg.Name, err)
+		return nil, fmt.Errorf("encode %s params: %w", method, err)
 	}
-	var res json.RawMessage
-	err = w.Wait(ctx, &res)
-	switch {
-	case err == nil:
-		return c.stream.Take(res), nil
-	case ctx.Err() != nil:
-		if method != mcp.MethodInitialize {
-			// The spec forbids cancelling initialize; everything else is told.
-			reason := context.Cause(ctx).Error()
-			_ = c.conn.Notify(context.Background(), mcp.NotifyCancelled,
-				mcp.CancelledParams{RequestID: json.RawMessage(id.String()), Reason: reason})
-		}
-		return nil, context.Cause(ctx)
-	case errors.Is(err, jsonrpc2.ErrClosed):
-		return nil, c.goneError()
+	var cancelled func(rpc.ID)
+	if method != mcp.MethodInitialize { // the spec forbids cancelling initialize
+		cancelled = func(id rpc.ID) { c.tellCancelled(id, context.Cause(ctx).Error()) }
 	}
-	return nil, err
+	return rpc.CallWait(ctx, clientPeer{c}, method, raw, cancelled)
 }
 
-// CallAsync sends a request with an id from ReserveID and calls done once: with the
-// bundle's result, its JSON-RPC error (a *jsonrpc2.Error), or an error naming the bundle and
-// how it exited. done runs on the goroutine reading the bundle, so that the answer can be
-// written on without a hand-off, and must not block. A caller that gives up calls Abandon.
-func (c *Client) CallAsync(id uint64, method string, params json.RawMessage, done func(json.RawMessage, error)) {
-	gone := func() { go func() { done(nil, c.goneError()) }() }
-	if !c.stream.Expect(id, func(a jsonl.Answer) {
-		switch {
-		case a.Err != nil:
-			done(nil, c.goneError()) // failAll runs these on a goroutine of their own
-		case a.Error != nil:
-			rpcErr := &jsonrpc2.Error{}
-			if json.Unmarshal(a.Error, rpcErr) != nil {
-				rpcErr = &jsonrpc2.Error{Code: mcp.CodeInternalError, Message: "malformed error: " + string(a.Error)}
-			}
-			done(nil, rpcErr)
-		default:
-			done(a.Result, nil)
+// clientPeer lets rpc.CallWait use the client's own Expect and Send, which name the bundle in
+// their errors.
+type clientPeer struct{ c *Client }
+
+func (p clientPeer) Expect(done rpc.Done) (rpc.ID, error) { return p.c.Expect(done) }
+func (p clientPeer) Request(id rpc.ID, method string, params json.RawMessage) error {
+	return p.c.Send(id, method, params)
+}
+func (p clientPeer) Forget(id rpc.ID) bool { return p.c.conn.Forget(id) }
+
+// Expect registers done for the outcome of a request about to be sent with Send, and
+// returns its id: the caller can relate what the bundle says about the call to it before
+// the bundle can say anything. done runs once (see rpc.Done): with the bundle's result, its
+// JSON-RPC error, or an error naming the bundle and how it exited. A caller that gives up
+// calls Abandon.
+func (c *Client) Expect(done rpc.Done) (rpc.ID, error) {
+	id, err := c.conn.Expect(func(res json.RawMessage, err error) {
+		if errors.Is(err, rpc.ErrClosed) {
+			err = c.gone()
 		}
-	}) {
-		gone()
-		return
+		done(res, err)
+	})
+	if errors.Is(err, rpc.ErrClosed) {
+		return id, c.gone()
 	}
-	if len(params) == 0 {
-		params = json.RawMessage(`{}`)
-	}
-	m, _ := json.Marshal(method)
-	line := make([]byte, 0, len(params)+len(m)+64)
-	line = append(line, `{"jsonrpc":"2.0","id":`...)
-	line = strconv.AppendUint(line, id, 10)
-	line = append(append(append(append(line, `,"method":`...), m...), `,"params":`...), params...)
-	line = append(line, '}')
-	// Written here when the pipe has room, so that the caller (often the goroutine reading
-	// a client) goes on at once; else by a goroutine that waits for the bundle to read.
-	written, err := c.stream.TryWriteLine(line)
-	if !written && err == nil {
-		go func() {
-			if err := c.stream.WriteLine(line); err != nil && c.stream.Forget(id) {
-				gone()
-			}
-		}()
-		return
-	}
-	if err != nil && c.stream.Forget(id) {
-		gone()
-	}
+	return id, err
 }
 
-// Abandon gives up on a CallAsync request still waiting, telling the bundle with
-// notifications/cancelled, and reports whether it was still waiting (if not, its done has
-// run or is running).
-func (c *Client) Abandon(id uint64, reason string) bool {
-	if !c.stream.Forget(id) {
-		return false
-	}
-	_ = c.conn.Notify(context.Background(), mcp.NotifyCancelled,
-		mcp.CancelledParams{RequestID: json.RawMessage(strconv.FormatUint(id, 10)), Reason: reason})
-	return true
-}
-
-// Notify sends a notification to the bundle.
-func (c *Client) Notify(ctx context.Context, method string, params any) error {
-	if err := c.conn.Notify(ctx, method, params); err != nil {
-		return fmt.Errorf("notify bundle %q: %w", c.cfg.Name, err)
+// Send sends the request id got from Expect. When it cannot be sent (the bundle is gone, or
+// has left too much unread on its stdin) the call is taken back and the error says why;
+// done is then not called.
+func (c *Client) Send(id rpc.ID, method string, params json.RawMessage) error {
+	if err := c.conn.Request(id, method, params); err != nil {
+		if errors.Is(err, rpc.ErrNotReading) {
+			return fmt.Errorf("bundle %q is not reading its stdin: %w", c.cfg.Name, err)
+		}
+		return c.gone()
 	}
 	return nil
 }
 
-// ErrGone is wrapped by errors of calls to a bundle that has gone away.
-var ErrGone = errors.New("bundle gone")
+// Abandon gives up on a request still waiting, telling the bundle with
+// notifications/cancelled, and reports whether it was still waiting (if not, its done has
+// run or is running).
+func (c *Client) Abandon(id rpc.ID, reason string) bool {
+	if !c.conn.Forget(id) {
+		return false
+	}
+	c.tellCancelled(id, reason)
+	return true
+}
+
+func (c *Client) tellCancelled(id rpc.ID, reason string) {
+	_ = c.conn.Notify(mcp.NotifyCancelled, mcp.CancelledNotice(id.String(), reason))
+}
+
+// Notify sends a notification to the bundle.
+func (c *Client) Notify(method string, params any) error {
+	raw, err := rpc.Marshal(params)
+	if err != nil {
+		return fmt.Errorf("encode %s params: %w", method, err)
+	}
+	if err := c.conn.Notify(method, raw); err != nil {
+		return fmt.Errorf("notify bundle %q: %w", c.cfg.Name, err)
+	}
+	return nil
+}
 
 func (c *Client) goneError() error {
 	select {
@@ -330,6 +296,65 @@ func (c *Client) Close(ctx context.Context) error {
 	return err
 }
 
+// handle receives the bundle's requests and notifications on the reading goroutine.
+func (c *Client) handle(m *rpc.Message) {
+	if m.IsNotification() {
+		if m.Method == mcp.NotifyCancelled && c.cancelIncoming(m.Params) {
+			return
+		}
+		c.cfg.Handler.Notify(c, m.Method, m.Params)
+		return
+	}
+	if m.Method == mcp.MethodPing {
+		_ = c.conn.Reply(m.ID, json.RawMessage(`{}`))
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.incomingMu.Lock()
+	if _, dup := c.incoming[m.ID]; dup {
+		c.incomingMu.Unlock()
+		cancel()
+		_ = c.conn.ReplyError(m.ID, rpc.Errorf(rpc.CodeInvalidRequest, "request id %s is already in use", m.ID))
+		return
+	}
+	c.incoming[m.ID] = cancel
+	c.incomingMu.Unlock()
+	go func() {
+		defer func() {
+			c.incomingMu.Lock()
+			delete(c.incoming, m.ID)
+			c.incomingMu.Unlock()
+			cancel()
+		}()
+		res, err := c.cfg.Handler.Request(ctx, c, m.Method, m.Params)
+		if ctx.Err() != nil {
+			return // cancelled by the bundle: it wants no answer
+		}
+		if err != nil {
+			_ = c.conn.ReplyError(m.ID, err)
+			return
+		}
+		_ = c.conn.Reply(m.ID, res)
+	}()
+}
+
+// invalid logs a stdout line that is not a valid MCP message; a request among them is
+// answered with the error, so that the bundle does not wait for an answer.
+func (c *Client) invalid(line []byte, m *rpc.Message, err *rpc.Error) {
+	c.log.Warn("skipped a stdout line that is not MCP (bundles must write only MCP messages to stdout; log to stderr)",
+		"reason", err.Message, "line", clip(line))
+	if m.Method != "" && !m.ID.IsZero() && !m.ID.IsNull() {
+		_ = c.conn.ReplyError(m.ID, err)
+	}
+	if c.cfg.OnJunk != nil {
+		c.cfg.OnJunk(line, err)
+	}
+}
+
+func (c *Client) unmatched(m *rpc.Message) {
+	c.log.Debug("dropped an answer no call waits for (given up on, answered twice, or never asked)", "id", m.ID.String())
+}
+
 func clip(b []byte) string {
 	const max = 200
 	if len(b) > max {
@@ -342,63 +367,15 @@ func clip(b []byte) string {
 // bundle names, and reports whether there was one.
 func (c *Client) cancelIncoming(params json.RawMessage) bool {
 	var p mcp.CancelledParams
-	var id jsonrpc2.ID
+	var id rpc.ID
 	if json.Unmarshal(params, &p) != nil || json.Unmarshal(p.RequestID, &id) != nil {
 		return false
 	}
 	c.incomingMu.Lock()
-	cancel := c.incoming[id.String()]
+	cancel := c.incoming[id]
 	c.incomingMu.Unlock()
 	if cancel != nil {
 		cancel()
 	}
 	return cancel != nil
-}
-
-// handler adapts the Handler to jsonrpc2. jsonrpc2 calls it on its reading goroutine.
-type handler struct{ c *Client }
-
-func (h handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	c := h.c
-	var params json.RawMessage
-	if req.Params != nil {
-		params = c.stream.Take(*req.Params)
-	}
-	if req.Notif {
-		if req.Method == mcp.NotifyCancelled && c.cancelIncoming(params) {
-			return
-		}
-		c.cfg.Handler.Notify(c, req.Method, params)
-		return
-	}
-	if req.Method == mcp.MethodPing {
-		_ = conn.Reply(ctx, req.ID, struct{}{})
-		return
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	key := req.ID.String()
-	c.incomingMu.Lock()
-	c.incoming[key] = cancel
-	c.incomingMu.Unlock()
-	go func() {
-		defer func() {
-			c.incomingMu.Lock()
-			delete(c.incoming, key)
-			c.incomingMu.Unlock()
-			cancel()
-		}()
-		res, err := c.cfg.Handler.Request(ctx, c, req.Method, params)
-		if ctx.Err() != nil {
-			return // cancelled by the bundle: it wants no answer
-		}
-		if err != nil {
-			var rpcErr *jsonrpc2.Error
-			if !errors.As(err, &rpcErr) {
-				rpcErr = &jsonrpc2.Error{Code: mcp.CodeInternalError, Message: err.Error()}
-			}
-			_ = conn.ReplyWithError(ctx, req.ID, rpcErr)
-			return
-		}
-		_ = conn.Reply(ctx, req.ID, res)
-	}()
 }

@@ -132,6 +132,13 @@ type CancelledParams struct {
 	Reason    string          `json:"reason,omitempty"`
 }
 
+// CancelledNotice is the params of notifications/cancelled for the request whose id is
+// requestID (as JSON).
+func CancelledNotice(requestID, reason string) json.RawMessage {
+	b, _ := json.Marshal(CancelledParams{RequestID: json.RawMessage(requestID), Reason: reason})
+	return b
+}
+
 // LoggingMessageParams is the params of notifications/message.
 type LoggingMessageParams struct {
 	Level  string          `json:"level"`

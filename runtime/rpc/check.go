@@ -1,0 +1,450 @@
+package rpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// DefaultMaxDepth is how deeply arrays and objects may nest in a message by default. Tool
+// arguments and results seldom go past ten; parsers of other languages (Python's among
+// them) fail somewhere past a thousand.
+const DefaultMaxDepth = 128
+
+// Limits bounds what Parse accepts. The zero value takes the defaults.
+type Limits struct {
+	// MaxDepth is the deepest nesting of arrays and objects, the message itself counting
+	// as one. Default DefaultMaxDepth.
+	MaxDepth int
+}
+
+func (l Limits) depth() int {
+	if l.MaxDepth <= 0 {
+		return DefaultMaxDepth
+	}
+	return l.MaxDepth
+}
+
+// Parse checks one JSON-RPC message and returns it. Params, Result and the error's data
+// are slices of line. What fails is an *Error with the code the spec names: -32700 for
+// what is not JSON (invalid UTF-8 and lone surrogate escapes included), -32600 for JSON
+// that is not a JSON-RPC 2.0 message, nests deeper than the limit or repeats a member name
+// in any object. The returned message carries the id whenever it could be read, so that the
+// error can be answered to it.
+func Parse(line []byte, lim Limits) (Message, *Error) {
+	var m Message
+	c := checker{b: line, maxDepth: lim.depth()}
+	var jsonrpc, id, method, params, result, errObj []byte
+	c.top = func(key []byte, v []byte) {
+		switch string(key) {
+		case "jsonrpc":
+			jsonrpc = v
+		case "id":
+			id = v
+		case "method":
+			method = v
+		case "params":
+			params = v
+		case "result":
+			result = v
+		case "error":
+			errObj = v
+		}
+	}
+	i := skipSpace(line, 0)
+	if i < len(line) && line[i] == '[' {
+		return m, Errorf(CodeInvalidRequest, "invalid request: a batch where one message was expected")
+	}
+	if i >= len(line) || line[i] != '{' {
+		if json.Valid(line) {
+			return m, Errorf(CodeInvalidRequest, "invalid request: a message is a JSON object")
+		}
+		return m, Errorf(CodeParseError, "parse error: not a JSON object")
+	}
+	end := c.value(i, 0)
+	if end >= 0 && skipSpace(line, end) != len(line) {
+		c.fail(CodeParseError, "parse error: data after the message at byte %d", end)
+	}
+	var idErr error
+	if id != nil {
+		// Read even from a message that fails, so that the answer can name it and a
+		// request can be told from a response.
+		m.ID, idErr = parseID(id)
+	}
+	if c.err != nil {
+		if method != nil {
+			m.Method = "?"
+		}
+		return m, c.err
+	}
+	if string(jsonrpc) != `"2.0"` {
+		return m, Errorf(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
+	}
+	if idErr != nil {
+		return m, AsError(idErr)
+	}
+	switch {
+	case method != nil:
+		if result != nil || errObj != nil {
+			return m, Errorf(CodeInvalidRequest, "invalid request: a message with a method has no result or error")
+		}
+		if m.ID.IsNull() {
+			return m, Errorf(CodeInvalidRequest, "invalid request: a request's id is not null")
+		}
+		if method[0] != '"' {
+			return m, Errorf(CodeInvalidRequest, `invalid request: "method" must be a string`)
+		}
+		var name string
+		if bytes.IndexByte(method, '\\') < 0 {
+			name = string(method[1 : len(method)-1])
+		} else if json.Unmarshal(method, &name) != nil {
+			return m, Errorf(CodeInvalidRequest, `invalid request: bad "method"`)
+		}
+		if name == "" {
+			return m, Errorf(CodeInvalidRequest, `invalid request: "method" is empty`)
+		}
+		m.Method = name
+		if params != nil && params[0] != '{' && params[0] != '[' {
+			if string(params) != "null" {
+				return m, Errorf(CodeInvalidRequest, `invalid request: "params" must be an object or an array`)
+			}
+			params = nil
+		}
+		m.Params = params
+	case id == nil:
+		return m, Errorf(CodeInvalidRequest, `invalid request: neither a request, a notification nor a response`)
+	case (result == nil) == (errObj == nil):
+		return m, Errorf(CodeInvalidRequest, `invalid request: a response has either "result" or "error"`)
+	case errObj != nil:
+		if errObj[0] != '{' {
+			return m, Errorf(CodeInvalidRequest, `invalid request: "error" must be an object`)
+		}
+		m.Error = decodeError(errObj)
+	default:
+		m.Result = result
+	}
+	return m, nil
+}
+
+// SplitBatch checks a JSON array of messages as a whole (UTF-8, nesting, duplicate names) and
+// returns its elements, each to be given to Parse.
+func SplitBatch(body []byte, lim Limits) ([][]byte, *Error) {
+	c := checker{b: body, maxDepth: lim.depth()}
+	var elems [][]byte
+	c.elem = func(v []byte) { elems = append(elems, v) }
+	i := skipSpace(body, 0)
+	if i >= len(body) || body[i] != '[' {
+		return nil, Errorf(CodeParseError, "parse error: not a JSON array")
+	}
+	end := c.value(i, 0)
+	if end >= 0 && skipSpace(body, end) != len(body) {
+		c.fail(CodeParseError, "parse error: data after the batch at byte %d", end)
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	return elems, nil
+}
+
+// checker validates JSON in one pass: syntax, UTF-8, nesting and duplicate member names. It
+// reports the members of the outermost object to top, or the elements of the outermost
+// array to elem.
+type checker struct {
+	b        []byte
+	maxDepth int
+	top      func(key, value []byte)
+	elem     func(value []byte)
+	err      *Error
+}
+
+func (c *checker) fail(code int64, format string, args ...any) int {
+	if c.err == nil {
+		c.err = Errorf(code, format, args...)
+	}
+	return -1
+}
+
+// value checks the value at b[i] and returns the index after it, or -1.
+func (c *checker) value(i, depth int) int {
+	b := c.b
+	if i >= len(b) {
+		return c.fail(CodeParseError, "parse error: unexpected end of input")
+	}
+	switch ch := b[i]; {
+	case ch == '"':
+		end, _ := c.str(i)
+		return end
+	case ch == '{':
+		return c.object(i, depth+1)
+	case ch == '[':
+		return c.array(i, depth+1)
+	case ch == '-' || ch >= '0' && ch <= '9':
+		return c.number(i)
+	case ch == 't':
+		return c.literal(i, "true")
+	case ch == 'f':
+		return c.literal(i, "false")
+	case ch == 'n':
+		return c.literal(i, "null")
+	}
+	return c.fail(CodeParseError, "parse error: unexpected %q at byte %d", b[i], i)
+}
+
+func (c *checker) literal(i int, word string) int {
+	if !bytes.HasPrefix(c.b[i:], []byte(word)) {
+		return c.fail(CodeParseError, "parse error: bad literal at byte %d", i)
+	}
+	return i + len(word)
+}
+
+func (c *checker) number(i int) int {
+	b, j := c.b, i
+	if b[j] == '-' {
+		j++
+	}
+	digits := func() int {
+		k := j
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		return j - k
+	}
+	switch {
+	case j < len(b) && b[j] == '0':
+		j++
+	case digits() == 0:
+		return c.fail(CodeParseError, "parse error: bad number at byte %d", i)
+	}
+	if j < len(b) && b[j] == '.' {
+		j++
+		if digits() == 0 {
+			return c.fail(CodeParseError, "parse error: bad number at byte %d", i)
+		}
+	}
+	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
+		j++
+		if j < len(b) && (b[j] == '+' || b[j] == '-') {
+			j++
+		}
+		if digits() == 0 {
+			return c.fail(CodeParseError, "parse error: bad number at byte %d", i)
+		}
+	}
+	return j
+}
+
+// str checks the string at b[i] == '"' and returns the index after it and whether it has
+// escapes.
+func (c *checker) str(i int) (int, bool) {
+	b := c.b
+	escaped := false
+	for j := i + 1; j < len(b); {
+		ch := b[j]
+		switch {
+		case ch == '"':
+			return j + 1, escaped
+		case ch == '\\':
+			escaped = true
+			if j+1 >= len(b) {
+				return c.fail(CodeParseError, "parse error: unterminated string at byte %d", i), false
+			}
+			switch b[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j += 2
+			case 'u':
+				r, ok := hex4(b, j+2)
+				if !ok {
+					return c.fail(CodeParseError, "parse error: bad \\u escape at byte %d", j), false
+				}
+				j += 6
+				switch {
+				case r >= 0xDC00 && r <= 0xDFFF:
+					return c.fail(CodeParseError, "parse error: lone surrogate escape at byte %d", j-6), false
+				case r >= 0xD800 && r <= 0xDBFF:
+					lo, ok := hex4(b, j+2)
+					if j+1 >= len(b) || b[j] != '\\' || b[j+1] != 'u' || !ok || lo < 0xDC00 || lo > 0xDFFF {
+						return c.fail(CodeParseError, "parse error: lone surrogate escape at byte %d", j-6), false
+					}
+					j += 6
+				}
+			default:
+				return c.fail(CodeParseError, "parse error: bad escape at byte %d", j), false
+			}
+		case ch < 0x20:
+			return c.fail(CodeParseError, "parse error: control character in a string at byte %d", j), false
+		case ch < utf8.RuneSelf:
+			j++
+		default:
+			r, size := utf8.DecodeRune(b[j:])
+			if r == utf8.RuneError && size <= 1 {
+				return c.fail(CodeParseError, "parse error: invalid UTF-8 at byte %d", j), false
+			}
+			j += size
+		}
+	}
+	return c.fail(CodeParseError, "parse error: unterminated string at byte %d", i), false
+}
+
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, ch := range b[i : i+4] {
+		switch {
+		case ch >= '0' && ch <= '9':
+			r = r<<4 | rune(ch-'0')
+		case ch >= 'a' && ch <= 'f':
+			r = r<<4 | rune(ch-'a'+10)
+		case ch >= 'A' && ch <= 'F':
+			r = r<<4 | rune(ch-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// smallObject is how many members an object may have before duplicates are found with a
+// map rather than by comparing with each earlier name.
+const smallObject = 16
+
+func (c *checker) object(i, depth int) int {
+	if depth > c.maxDepth {
+		return c.fail(CodeInvalidRequest, "invalid request: nested deeper than %d levels", c.maxDepth)
+	}
+	b := c.b
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1
+	}
+	var names [smallObject]memberName
+	n := 0
+	var seen map[string]struct{}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return c.fail(CodeParseError, "parse error: expected a member name at byte %d", i)
+		}
+		kEnd, escaped := c.str(i)
+		if kEnd < 0 {
+			return -1
+		}
+		name := memberName{raw: b[i+1 : kEnd-1], escaped: escaped}
+		switch {
+		case seen != nil:
+			k := name.canonical()
+			if _, dup := seen[k]; dup {
+				return c.duplicate(k)
+			}
+			seen[k] = struct{}{}
+		case n < smallObject:
+			for _, prev := range names[:n] {
+				if prev.equal(name) {
+					return c.duplicate(name.canonical())
+				}
+			}
+			names[n] = name
+			n++
+		default:
+			seen = make(map[string]struct{}, 2*smallObject)
+			for _, prev := range names {
+				seen[prev.canonical()] = struct{}{}
+			}
+			k := name.canonical()
+			if _, dup := seen[k]; dup {
+				return c.duplicate(k)
+			}
+			seen[k] = struct{}{}
+		}
+		i = skipSpace(b, kEnd)
+		if i >= len(b) || b[i] != ':' {
+			return c.fail(CodeParseError, "parse error: expected ':' at byte %d", i)
+		}
+		vStart := skipSpace(b, i+1)
+		vEnd := c.value(vStart, depth)
+		if vEnd < 0 {
+			return -1
+		}
+		if depth == 1 && c.top != nil {
+			c.top(name.raw, b[vStart:vEnd])
+		}
+		i = skipSpace(b, vEnd)
+		if i >= len(b) {
+			return c.fail(CodeParseError, "parse error: unexpected end of input")
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case '}':
+			return i + 1
+		default:
+			return c.fail(CodeParseError, "parse error: expected ',' or '}' at byte %d", i)
+		}
+	}
+}
+
+func (c *checker) duplicate(name string) int {
+	return c.fail(CodeInvalidRequest, "invalid request: member %q appears twice in one object", clip([]byte(name), 80))
+}
+
+func (c *checker) array(i, depth int) int {
+	if depth > c.maxDepth {
+		return c.fail(CodeInvalidRequest, "invalid request: nested deeper than %d levels", c.maxDepth)
+	}
+	b := c.b
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1
+	}
+	for {
+		vEnd := c.value(i, depth)
+		if vEnd < 0 {
+			return -1
+		}
+		if depth == 1 && c.elem != nil {
+			c.elem(b[i:vEnd])
+		}
+		i = skipSpace(b, vEnd)
+		if i >= len(b) {
+			return c.fail(CodeParseError, "parse error: unexpected end of input")
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case ']':
+			return i + 1
+		default:
+			return c.fail(CodeParseError, "parse error: expected ',' or ']' at byte %d", i)
+		}
+	}
+}
+
+// memberName is a member name as it stands in the message, between its quotes.
+type memberName struct {
+	raw     []byte
+	escaped bool
+}
+
+// canonical is the name with its escapes resolved: "\u0061" and "a" are one name.
+func (n memberName) canonical() string {
+	if !n.escaped {
+		return string(n.raw)
+	}
+	var s string
+	_ = json.Unmarshal(append(append([]byte{'"'}, n.raw...), '"'), &s)
+	return s
+}
+
+func (n memberName) equal(o memberName) bool {
+	if !n.escaped && !o.escaped {
+		return bytes.Equal(n.raw, o.raw)
+	}
+	return n.canonical() == o.canonical()
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}

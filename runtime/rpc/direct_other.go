@@ -1,0 +1,14 @@
+//go:build !unix
+
+package rpc
+
+import (
+	"io"
+	"os"
+)
+
+// directWriter: without non-blocking descriptors every write goes through Run.
+func directWriter(io.Writer) func([]byte) (int, error) { return nil }
+
+// NonBlocking returns f: this system has no non-blocking descriptors for Outbox.
+func NonBlocking(f *os.File) *os.File { return f }

@@ -1,0 +1,204 @@
+package rpc
+
+import "encoding/json"
+
+// The functions here read and edit members of a JSON object in place, keeping the rest byte
+// for byte: a relay changes a name or a token in params of any size without decoding them.
+// They expect JSON that Parse has checked.
+
+// Members calls fn with each top-level member of the JSON object obj, in one pass.
+func Members(obj []byte, fn func(key string, value []byte)) {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return
+	}
+	i++
+	for {
+		_, vStart, vEnd, key, ok := nextMember(obj, i)
+		if !ok {
+			return
+		}
+		fn(key, obj[vStart:vEnd])
+		i = skipSpace(obj, vEnd)
+		if i >= len(obj) || obj[i] != ',' {
+			return
+		}
+		i++
+	}
+}
+
+// nextMember reads the member starting at or after obj[i]: where its name starts, where its
+// value starts and ends, and its name.
+func nextMember(obj []byte, i int) (kStart, vStart, vEnd int, key string, ok bool) {
+	i = skipSpace(obj, i)
+	if i >= len(obj) || obj[i] != '"' {
+		return 0, 0, 0, "", false
+	}
+	kStart = i
+	kEnd := skipString(obj, i)
+	if kEnd < 0 {
+		return 0, 0, 0, "", false
+	}
+	key = memberName{raw: obj[i+1 : kEnd-1], escaped: hasEscape(obj[i+1 : kEnd-1])}.canonical()
+	i = skipSpace(obj, kEnd)
+	if i >= len(obj) || obj[i] != ':' {
+		return 0, 0, 0, "", false
+	}
+	vStart = skipSpace(obj, i+1)
+	vEnd = skipValue(obj, vStart)
+	if vEnd < 0 {
+		return 0, 0, 0, "", false
+	}
+	return kStart, vStart, vEnd, key, true
+}
+
+func hasEscape(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' {
+			return true
+		}
+	}
+	return false
+}
+
+// memberBounds finds the top-level member key of the JSON object obj: where its name starts
+// and where its value starts and ends.
+func memberBounds(obj []byte, key string) (int, int, int, bool) {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return 0, 0, 0, false
+	}
+	i++
+	for {
+		kStart, vStart, vEnd, k, ok := nextMember(obj, i)
+		if !ok {
+			return 0, 0, 0, false
+		}
+		if k == key {
+			return kStart, vStart, vEnd, true
+		}
+		i = skipSpace(obj, vEnd)
+		if i >= len(obj) || obj[i] != ',' {
+			return 0, 0, 0, false
+		}
+		i++
+	}
+}
+
+// Member returns the raw value of the top-level member key of the JSON object obj, without
+// decoding the rest, or false when obj has no such member.
+func Member(obj []byte, key string) ([]byte, bool) {
+	_, start, end, ok := memberBounds(obj, key)
+	if !ok {
+		return nil, false
+	}
+	return obj[start:end], true
+}
+
+// SetMember returns obj with the value of its top-level member key replaced by value (valid
+// JSON), or false when obj has no such member. The rest of obj is kept byte for byte.
+func SetMember(obj []byte, key string, value []byte) ([]byte, bool) {
+	_, start, end, ok := memberBounds(obj, key)
+	if !ok {
+		return nil, false
+	}
+	out := make([]byte, 0, len(obj)-(end-start)+len(value))
+	return append(append(append(out, obj[:start]...), value...), obj[end:]...), true
+}
+
+// PutMember returns obj with its top-level member key set to value (valid JSON): replaced
+// when present, else added first. ok is false when obj is not a JSON object.
+func PutMember(obj []byte, key string, value []byte) ([]byte, bool) {
+	if out, ok := SetMember(obj, key, value); ok {
+		return out, true
+	}
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil, false
+	}
+	quoted, _ := json.Marshal(key)
+	out := make([]byte, 0, len(obj)+len(quoted)+len(value)+2)
+	out = append(append(append(append(out, obj[:i+1]...), quoted...), ':'), value...)
+	if j := skipSpace(obj, i+1); j < len(obj) && obj[j] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, obj[i+1:]...), true
+}
+
+// DeleteMember returns obj without its top-level member key (and the comma that went with
+// it); obj itself when it has no such member.
+func DeleteMember(obj []byte, key string) []byte {
+	kStart, _, vEnd, ok := memberBounds(obj, key)
+	if !ok {
+		return obj
+	}
+	end := skipSpace(obj, vEnd)
+	start := kStart
+	if end < len(obj) && obj[end] == ',' {
+		end = skipSpace(obj, end+1) // a member follows: take our comma
+	} else {
+		// The last member: take the comma before it, if any.
+		j := start - 1
+		for j >= 0 && (obj[j] == ' ' || obj[j] == '\t' || obj[j] == '\n' || obj[j] == '\r') {
+			j--
+		}
+		if j >= 0 && obj[j] == ',' {
+			start = j
+		}
+		end = vEnd
+	}
+	out := make([]byte, 0, len(obj)-(end-start))
+	return append(append(out, obj[:start]...), obj[end:]...)
+}
+
+// skipString returns the index after the string starting at b[i] == '"', or -1.
+func skipString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// skipValue returns the index after the JSON value starting at b[i], or -1.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = skipString(b, j)
+				if j < 0 {
+					return -1
+				}
+				j--
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\r' && b[j] != '\n' {
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	return j
+}
