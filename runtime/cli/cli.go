@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -22,6 +21,8 @@ import (
 	"github.com/toolnode/toolnode/runtime/front"
 	"github.com/toolnode/toolnode/runtime/node"
 	"github.com/toolnode/toolnode/runtime/reload"
+	"github.com/toolnode/toolnode/runtime/rpc"
+	serveapi "github.com/toolnode/toolnode/runtime/serve"
 )
 
 // Version is toolnode's version.
@@ -98,17 +99,25 @@ type serveFlags struct {
 	http        string
 	allowOrigin listFlag
 	tokenFile   string
-	maxBody     int64
+	maxBody     byteSize
 	logLevel    string
 	logJSON     bool
 	pageSize    int
 	watch       bool
 	names       string
 	pingEvery   time.Duration
+
+	maxBundleMessage byteSize
+	maxQueue         byteSize
+	maxInflight      int
+	maxSessions      int
+	maxDepth         int
+	maxConns         int
+	sessionIdle      time.Duration
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
-	f := &serveFlags{}
+	f := &serveFlags{maxBody: 16 << 20, maxBundleMessage: rpc.DefaultMaxLine, maxQueue: rpc.DefaultMaxQueue}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Var(&f.bundles, "bundles", "`DIR` whose subdirectories holding a bundle.json are bundles (may be repeated)")
@@ -117,7 +126,14 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.http, "http", "", "serve MCP Streamable HTTP at http://`ADDR`/mcp, e.g. 127.0.0.1:7777 (keep it on loopback unless a --token-file guards it)")
 	fs.Var(&f.allowOrigin, "allow-origin", "accept browser requests from `ORIGIN` besides loopback ones, e.g. https://app.example.com; * for any (may be repeated)")
 	fs.StringVar(&f.tokenFile, "token-file", "", "require \"Authorization: Bearer <token>\" on HTTP, the token read from `FILE`")
-	fs.Int64Var(&f.maxBody, "max-body", 16<<20, "largest HTTP request body in `BYTES`; larger ones get 413")
+	fs.Var(&f.maxBody, "max-body", "largest client message in `BYTES` (an HTTP body, or a stdio line), e.g. 16MiB; larger HTTP bodies get 413")
+	fs.Var(&f.maxBundleMessage, "max-bundle-message", "largest message a bundle may send, in `BYTES` (e.g. 128MiB); a larger answer fails its call")
+	fs.Var(&f.maxQueue, "max-queue", "`BYTES` the node holds for one peer that does not read (a bundle's stdin, a client's stream); past it the bundle's calls fail or the client's stream is closed")
+	fs.IntVar(&f.maxInflight, "max-inflight", front.DefaultMaxInflight, "requests one client session may have in flight (`N`), and messages in one batch")
+	fs.IntVar(&f.maxSessions, "max-sessions", front.DefaultMaxSessions, "HTTP sessions open at once (`N`); past it initialize gets 503")
+	fs.DurationVar(&f.sessionIdle, "session-idle", 30*time.Minute, "end HTTP sessions idle for `DURATION` (a minute while over half of --max-sessions are open)")
+	fs.IntVar(&f.maxConns, "max-conns", serveapi.DefaultMaxConns, "HTTP connections open at once (`N`)")
+	fs.IntVar(&f.maxDepth, "max-depth", rpc.DefaultMaxDepth, "deepest nesting of arrays and objects accepted in any message (`N`)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: trace, debug, info, warn or error")
 	fs.BoolVar(&f.logJSON, "log-json", false, "write logs as JSON lines")
 	fs.BoolVar(&f.watch, "watch", true, "watch the bundle folders and --config file: start, restart and stop bundles as they change (--watch=false to turn off)")
@@ -158,6 +174,11 @@ Flags:
 	default:
 		return nil, fmt.Errorf("--names %q: use canonical, underscore or auto", f.names)
 	}
+	for name, v := range map[string]int{"--max-inflight": f.maxInflight, "--max-sessions": f.maxSessions, "--max-conns": f.maxConns, "--max-depth": f.maxDepth} {
+		if v <= 0 {
+			return nil, fmt.Errorf("%s %d: want a positive number", name, v)
+		}
+	}
 	if f.tokenFile != "" && f.http == "" {
 		return nil, errors.New("--token-file guards the HTTP front: give --http too")
 	}
@@ -179,12 +200,6 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		JSONFormat: f.logJSON,
 		Output:     stderr,
 	})
-	loader := reload.NewLoader(reload.Source{Dirs: f.bundles, Config: f.config}, log)
-	manifests := loader.Load()
-	if len(manifests) == 0 {
-		log.Warn("no bundles found; the node serves no tools until some are added", "bundles", f.bundles.String())
-	}
-
 	token := ""
 	if f.tokenFile != "" {
 		b, err := os.ReadFile(f.tokenFile)
@@ -207,71 +222,53 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 
+	// The first SIGINT or SIGTERM stops the node gracefully; a second hurries the bundles
+	// to SIGKILL.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	hurry, hurryNow := context.WithCancel(context.Background())
+	defer hurryNow()
+	go func() {
+		<-ctx.Done()
+		stop()
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(sig)
+		select {
+		case <-sig:
+			log.Warn("second signal: killing bundles now")
+			hurryNow()
+		case <-hurry.Done():
+		}
+	}()
 	sup := node.Supervision{PingEvery: f.pingEvery, PingTimeout: min(10*time.Second, f.pingEvery)}
 	if f.pingEvery <= 0 {
 		sup.PingEvery = -1
 	}
-	n := node.New(node.Config{Logger: log, Manifests: manifests, Version: Version, Supervision: sup,
-		OnStarting: startProgress(stderr, len(manifests))})
-	n.Start()
-	srv := front.NewServer(n, front.Options{Version: Version, PageSize: f.pageSize, Names: f.names, Logger: log.Named("front")})
-
-	// Either front ending (stdin closed, the listener failing) or a signal stops the node.
-	ctx, cancel := context.WithCancelCause(ctx)
-	var wg sync.WaitGroup
-	if f.watch {
-		w, err := reload.NewWatcher(log.Named("reload"), 0)
-		if err != nil {
-			log.Warn("hot reload is off", "error", err)
-		} else {
-			w.Watch(loader.WatchPaths(manifests))
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				w.Run(ctx, func() {
-					ms := loader.Load()
-					n.Apply(ms)
-					w.Watch(loader.WatchPaths(ms))
-				})
-			}()
-		}
+	limits := rpc.Limits{MaxDepth: f.maxDepth}
+	cfg := serveapi.Config{
+		Logger:  log,
+		Version: Version,
+		Source:  reload.Source{Dirs: f.bundles, Config: f.config},
+		Watch:   f.watch,
+		Node: node.Config{
+			Supervision: sup,
+			Limits:      node.Limits{MaxLine: int(f.maxBundleMessage), MaxQueue: int(f.maxQueue), Message: limits},
+			OnStarting:  startProgress(stderr),
+		},
+		Front: front.Options{PageSize: f.pageSize, Names: f.names, MaxMessage: int(f.maxBody),
+			MaxQueue: int(f.maxQueue), MaxInflight: f.maxInflight, Limits: limits},
+		Stdio:  f.stdio,
+		Stdin:  stdin,
+		Stdout: stdout,
+		HTTP:   f.http,
+		HTTPOptions: front.HTTPOptions{AllowOrigins: f.allowOrigin, Token: token, MaxBody: int64(f.maxBody),
+			MaxSessions: f.maxSessions, IdleTimeout: f.sessionIdle},
+		MaxConns: f.maxConns,
+		Hurry:    hurry,
 	}
-	if f.http != "" {
-		h := srv.NewHTTPHandler(front.HTTPOptions{AllowOrigins: f.allowOrigin, Token: token, MaxBody: f.maxBody})
-		ln, err := net.Listen("tcp", f.http)
-		if err != nil {
-			log.Error("cannot listen", "addr", f.http, "error", err)
-			cancel(err)
-			wg.Wait()
-			shutdown(n, log)
-			return ExitError
-		}
-		if host, _, _ := net.SplitHostPort(f.http); !isLoopback(host) && token == "" {
-			log.Warn("the HTTP front listens beyond loopback without a --token-file: anyone who reaches it can call every tool", "addr", f.http)
-		}
-		log.Info("HTTP front listening", "url", "http://"+ln.Addr().String()+"/mcp")
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cancel(serveHTTP(ctx, ln, h, log))
-		}()
-	}
-	if f.stdio {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cancel(srv.ServeStdio(ctx, stdin, stdout))
-		}()
-	}
-	<-ctx.Done()
-	cancel(nil)
-	wg.Wait()
-	stop()
-	shutdown(n, log)
-	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
-		log.Error("front failed", "error", err)
+	if err := serveapi.Run(ctx, cfg); err != nil {
+		log.Error("toolnode stopped", "error", err)
 		return ExitError
 	}
 	return ExitOK
@@ -279,9 +276,9 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // startProgress shows how many bundles have started on a terminal, where starting many
 // takes long enough to wonder; elsewhere (logs, pipes) the log lines say it.
-func startProgress(w io.Writer, total int) func(done, total int) {
+func startProgress(w io.Writer) func(done, total int) {
 	f, ok := w.(*os.File)
-	if !ok || total < 2 {
+	if !ok {
 		return nil
 	}
 	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
@@ -289,6 +286,9 @@ func startProgress(w io.Writer, total int) func(done, total int) {
 	}
 	var mu sync.Mutex
 	return func(done, total int) {
+		if total < 2 {
+			return
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		fmt.Fprintf(f, "\rstarting bundles: %d/%d", done, total)
@@ -296,58 +296,4 @@ func startProgress(w io.Writer, total int) func(done, total int) {
 			fmt.Fprintln(f)
 		}
 	}
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// serveHTTP serves h on ln until ctx ends, then closes the sessions and the server.
-func serveHTTP(ctx context.Context, ln net.Listener, h *front.HTTPHandler, log hclog.Logger) error {
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	hs := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		h.Close()
-		return fmt.Errorf("HTTP front: %w", err)
-	case <-ctx.Done():
-	}
-	h.Close()
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = hs.Shutdown(sctx)
-	<-errc
-	return nil
-}
-
-// shutdown stops the bundles gracefully; a second SIGINT or SIGTERM hurries them to SIGKILL.
-func shutdown(n *node.Node, log hclog.Logger) {
-	log.Info("stopping bundles")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	go func() {
-		select {
-		case <-sig:
-			log.Warn("second signal: killing bundles now")
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	start := time.Now()
-	n.Close(ctx)
-	log.Info("stopped", "took", time.Since(start).Round(time.Millisecond))
 }

@@ -67,7 +67,7 @@ func (t *targetFlags) open(ctx context.Context, stderr io.Writer) (target, error
 	case len(t.bundles) > 0 || t.config != "":
 		log := hclog.New(&hclog.LoggerOptions{Name: "toolnode", Level: hclog.LevelFromString(t.logLevel), Output: stderr})
 		ms := reload.NewLoader(reload.Source{Dirs: t.bundles, Config: t.config}, log).Load()
-		n := node.New(node.Config{Logger: log, Manifests: ms, Version: Version, OnStarting: startProgress(stderr, len(ms))})
+		n := node.New(node.Config{Logger: log, Manifests: ms, Version: Version, OnStarting: startProgress(stderr)})
 		n.Start()
 		select {
 		case <-n.Ready():

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolnode/toolnode/runtime/node"
 	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -793,4 +794,25 @@ func writeJSON(w http.ResponseWriter, status int, sessionID string, b []byte) {
 
 func httpError(w http.ResponseWriter, status int, code int64, msg string) {
 	writeMessage(w, status, "", rpc.Failure(rpc.NullID, rpc.Errorf(code, "%s", msg)))
+}
+
+// Bounds reports the HTTP front's bounds for toolnode.status.
+func (h *HTTPHandler) Bounds() []node.Bound {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var inflight, queued int64
+	for _, hs := range h.sessions {
+		inflight = max(inflight, int64(hs.sess.inflightCount()))
+		hs.mu.Lock()
+		if hs.get != nil {
+			queued = max(queued, int64(hs.get.out.Queued()))
+		}
+		hs.mu.Unlock()
+	}
+	return []node.Bound{
+		{Name: "http.sessions", Limit: int64(h.opts.MaxSessions), Used: int64(len(h.sessions))},
+		{Name: "http.body_bytes", Limit: h.opts.MaxBody},
+		{Name: "http.session_inflight", Limit: int64(h.srv.opts.MaxInflight), Used: inflight},
+		{Name: "http.stream_queued_bytes", Limit: int64(h.srv.opts.maxQueue()), Used: queued},
+	}
 }

@@ -195,6 +195,20 @@ func (sess *Session) Begin(ctx context.Context, id rpc.ID) (*Call, error) {
 	return c, nil
 }
 
+func (sess *Session) inflightCount() int {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return len(sess.inflight)
+}
+
+// maxQueue is MaxQueue with its default.
+func (o Options) maxQueue() int {
+	if o.MaxQueue <= 0 {
+		return rpc.DefaultMaxQueue
+	}
+	return o.MaxQueue
+}
+
 // Drain waits until the session has no request in flight, or ctx ends.
 func (sess *Session) Drain(ctx context.Context) {
 	t := time.NewTicker(5 * time.Millisecond)

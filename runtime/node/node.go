@@ -49,18 +49,23 @@ type Config struct {
 	// OnStarting, when set, is called as each bundle of the first start is ready or has
 	// failed, with how many are done out of how many: for showing progress.
 	OnStarting func(done, total int)
+	// Limits bound what the node holds for each bundle process.
+	Limits Limits
 }
 
 // Node runs bundles and routes between them and the sessions of the fronts.
 type Node struct {
-	cfg Config
-	sup Supervision
-	log hclog.Logger
+	cfg    Config
+	sup    Supervision
+	limits Limits
+	log    hclog.Logger
 
 	mu       sync.Mutex
 	bundles  map[string]*bundle
 	sessions map[Session]struct{}
 	closed   bool
+
+	boundSources []func() []Bound
 
 	catalog   atomic.Pointer[catalog.Catalog]
 	prompts   atomic.Pointer[catalog.Catalog]
@@ -97,6 +102,7 @@ func New(cfg Config) *Node {
 	n := &Node{
 		cfg:      cfg,
 		sup:      cfg.Supervision.withDefaults(),
+		limits:   cfg.Limits.withDefaults(),
 		log:      cfg.Logger,
 		bundles:  map[string]*bundle{},
 		sessions: map[Session]struct{}{},

@@ -71,9 +71,9 @@ func (n *Node) Status() []BundleStatus {
 // builtinTools is the node's own tool list; the caller holds n.mu.
 func (n *Node) builtinTools() catalog.Source {
 	tool := json.RawMessage(`{"name":"` + StatusTool + `","title":"toolnode status",` +
-		`"description":"Reports every bundle of this toolnode: state, process ids, restarts, last error, tool count, calls served and failed, and p50/p99 call latency.",` +
+		`"description":"Reports every bundle of this toolnode (state, process ids, restarts, last error, tool count, calls served and failed, p50/p99 call latency) and every bound of the node with how close to it the node is.",` +
 		`"inputSchema":{"type":"object","properties":{}},` +
-		`"outputSchema":{"type":"object","properties":{"bundles":{"type":"array","items":{"type":"object"}}},"required":["bundles"]},` +
+		`"outputSchema":{"type":"object","properties":{"bundles":{"type":"array","items":{"type":"object"}},"node":{"type":"object"}},"required":["bundles"]},` +
 		`"annotations":{"readOnlyHint":true,"openWorldHint":false}}`)
 	return catalog.Source{Bundle: builtinBundle, NoPrefix: true, Tools: []json.RawMessage{tool}}
 }
@@ -84,7 +84,9 @@ func (n *Node) callBuiltin(_ context.Context, tool string) (json.RawMessage, err
 		return nil, invalidParams(fmt.Sprintf("unknown tool %q", tool))
 	}
 	st := n.Status()
-	structured, err := json.Marshal(map[string]any{"bundles": st})
+	bounds := n.Bounds()
+	structured, err := json.Marshal(map[string]any{"bundles": st,
+		"node": map[string]any{"heap_live_bytes": heapLive(), "bounds": bounds}})
 	if err != nil {
 		return nil, fmt.Errorf("encode status: %w", err)
 	}
@@ -96,6 +98,13 @@ func (n *Node) callBuiltin(_ context.Context, tool string) (json.RawMessage, err
 			fmt.Fprintf(&sb, ", last error: %s", b.LastError)
 		}
 		sb.WriteString("\n")
+	}
+	for _, b := range bounds {
+		if b.Limit >= 0 {
+			fmt.Fprintf(&sb, "bound %s: %d of %d\n", b.Name, b.Used, b.Limit)
+		} else {
+			fmt.Fprintf(&sb, "bound %s: %d\n", b.Name, b.Used)
+		}
 	}
 	res := mcp.TextResult(sb.String())
 	res.StructuredContent = structured

@@ -316,6 +316,9 @@ func (n *Node) startInstance(b *bundle) (*instance, lists, error) {
 			Grace:  m.Timeouts.Shutdown.Std(manifest.DefaultShutdownTimeout),
 		},
 		Logger:     b.log,
+		MaxLine:    n.limits.MaxLine,
+		MaxQueue:   n.limits.MaxQueue,
+		Limits:     n.limits.Message,
 		Handler:    bundleHandler{n: n, b: b, inst: inst},
 		ClientInfo: mcp.Implementation{Name: "toolnode", Version: n.cfg.Version},
 		// Offered so that bundles may ask; the node relays each request to the client

@@ -1,0 +1,37 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// byteSize is a flag of a size in bytes: a number, or one with a unit (KiB, MiB, GiB, or
+// KB, MB, GB for powers of ten), e.g. 16MiB.
+type byteSize int64
+
+func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+func (b *byteSize) Set(s string) error {
+	s = strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		factor int64
+	}{
+		{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30},
+		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1},
+	}
+	factor := int64(1)
+	for _, u := range units {
+		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, factor = strings.TrimSpace(rest), u.factor
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > (1<<40)/factor {
+		return fmt.Errorf("want a positive size such as 1048576 or 16MiB")
+	}
+	*b = byteSize(n * factor)
+	return nil
+}

@@ -1,0 +1,149 @@
+package rpc
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestParse(t *testing.T) {
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	cases := []struct {
+		name   string
+		line   string
+		code   int64  // 0 when the message is valid
+		id     string // the id Parse reads, valid or not
+		method string
+	}{
+		{"request", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`, 0, "1", "tools/call"},
+		{"string id", `{"jsonrpc":"2.0","id":"a-1","method":"ping"}`, 0, `"a-1"`, "ping"},
+		{"escaped id is canonical", `{"jsonrpc":"2.0","id":"\u0061","method":"ping"}`, 0, `"a"`, "ping"},
+		{"negative id", `{"jsonrpc":"2.0","id":-7,"method":"ping"}`, 0, "-7", "ping"},
+		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, 0, "", "notifications/initialized"},
+		{"null params", `{"jsonrpc":"2.0","id":2,"method":"ping","params":null}`, 0, "2", "ping"},
+		{"result", `{"jsonrpc":"2.0","id":3,"result":{"ok":true}}`, 0, "3", ""},
+		{"error", `{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"no"}}`, 0, "3", ""},
+		{"null id error", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`, 0, "null", ""},
+		{"whitespace", " {\"jsonrpc\" : \"2.0\" , \"id\" : 4 , \"method\" : \"ping\" } ", 0, "4", "ping"},
+		{"depth at the limit", `{"jsonrpc":"2.0","id":5,"method":"x","params":{"a":` + deep(DefaultMaxDepth-2) + `}}`, 0, "5", "x"},
+
+		{"not JSON", `hello`, CodeParseError, "", ""},
+		{"truncated", `{"jsonrpc":"2.0","id":1,"method":"ping"`, CodeParseError, "1", ""},
+		{"invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"x\",\"params\":{\"a\":\"\xff\"}}", CodeParseError, "6", ""},
+		{"overlong UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"x\",\"params\":{\"a\":\"\xc0\xaf\"}}", CodeParseError, "6", ""},
+		{"lone high surrogate", `{"jsonrpc":"2.0","id":7,"method":"x","params":{"a":"\ud800"}}`, CodeParseError, "7", ""},
+		{"lone low surrogate", `{"jsonrpc":"2.0","id":7,"method":"x","params":{"a":"\udc00x"}}`, CodeParseError, "7", ""},
+		{"control character", "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"x\",\"params\":{\"a\":\"\x01\"}}", CodeParseError, "8", ""},
+		{"trailing data", `{"jsonrpc":"2.0","id":9,"method":"ping"} {}`, CodeParseError, "9", ""},
+		{"bad number", `{"jsonrpc":"2.0","id":10,"method":"x","params":{"n":01}}`, CodeParseError, "10", ""},
+		{"too deep", `{"jsonrpc":"2.0","id":11,"method":"x","params":{"a":` + deep(DefaultMaxDepth) + `}}`, CodeInvalidRequest, "11", ""},
+		{"duplicate top-level", `{"jsonrpc":"2.0","id":12,"method":"x","method":"y"}`, CodeInvalidRequest, "12", ""},
+		{"duplicate _meta", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"_meta":{},"name":"a","_meta":{"progressToken":1}}}`, CodeInvalidRequest, "13", ""},
+		{"duplicate escaped", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"a","n\u0061me":"b"}}`, CodeInvalidRequest, "14", ""},
+		{"duplicate deep", `{"jsonrpc":"2.0","id":15,"method":"x","params":{"a":[{"k":1,"k":2}]}}`, CodeInvalidRequest, "15", ""},
+		{"duplicate in a large object", `{"jsonrpc":"2.0","id":16,"method":"x","params":{` + manyKeys(40) + `,"k3":0}}`, CodeInvalidRequest, "16", ""},
+		{"no jsonrpc", `{"id":17,"method":"ping"}`, CodeInvalidRequest, "17", ""},
+		{"wrong jsonrpc", `{"jsonrpc":"1.0","id":17,"method":"ping"}`, CodeInvalidRequest, "17", ""},
+		{"fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, CodeInvalidRequest, "", ""},
+		{"object id", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, CodeInvalidRequest, "", ""},
+		{"null id request", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, CodeInvalidRequest, "null", ""},
+		{"numeric method", `{"jsonrpc":"2.0","id":18,"method":5}`, CodeInvalidRequest, "18", ""},
+		{"scalar params", `{"jsonrpc":"2.0","id":19,"method":"x","params":3}`, CodeInvalidRequest, "19", ""},
+		{"result and error", `{"jsonrpc":"2.0","id":20,"result":{},"error":{"code":1,"message":"m"}}`, CodeInvalidRequest, "20", ""},
+		{"response without id", `{"jsonrpc":"2.0","result":{}}`, CodeInvalidRequest, "", ""},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, CodeInvalidRequest, "", ""},
+		{"array scalar", `3`, CodeInvalidRequest, "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := Parse([]byte(c.line), Limits{})
+			switch {
+			case c.code == 0 && err != nil:
+				t.Fatalf("Parse: %v", err)
+			case c.code != 0 && err == nil:
+				t.Fatalf("Parse accepted it: %+v", m)
+			case c.code != 0 && err.Code != c.code:
+				t.Fatalf("code %d (%s), want %d", err.Code, err.Message, c.code)
+			}
+			if c.code != 0 && !errors.Is(err, &Error{Code: c.code}) {
+				t.Errorf("errors.Is does not match the code")
+			}
+			if got := m.ID.String(); got != c.id {
+				t.Errorf("id %q, want %q", got, c.id)
+			}
+			if c.code == 0 && m.Method != c.method {
+				t.Errorf("method %q, want %q", m.Method, c.method)
+			}
+		})
+	}
+}
+
+func manyKeys(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"k` + string(rune('0'+i%10)) + string(rune('a'+i/10)) + `":0`)
+	}
+	return strings.ReplaceAll(b.String(), `"k3a"`, `"k3"`)
+}
+
+func TestParseKeepsPayloadsAsSent(t *testing.T) {
+	line := `{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{"z":1,"a":{"b":[1,2.50,"é"]}}}`
+	m, err := Parse([]byte(line), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"z":1,"a":{"b":[1,2.50,"é"]}}`; string(m.Params) != want {
+		t.Errorf("params %s, want %s byte for byte", m.Params, want)
+	}
+	if got := string(m.Append(nil)); got != line {
+		t.Errorf("encoded\n%s\nwant\n%s", got, line)
+	}
+}
+
+func TestSplitBatch(t *testing.T) {
+	elems, err := SplitBatch([]byte(` [ {"jsonrpc":"2.0","id":1,"method":"ping"} , {"jsonrpc":"2.0","method":"x"} ] `), Limits{})
+	if err != nil || len(elems) != 2 || string(elems[1]) != `{"jsonrpc":"2.0","method":"x"}` {
+		t.Fatalf("SplitBatch = %q, %v", elems, err)
+	}
+	if _, err := SplitBatch([]byte(`[{"a":1,"a":2}]`), Limits{}); err == nil || err.Code != CodeInvalidRequest {
+		t.Errorf("duplicate in a batch element: %v", err)
+	}
+}
+
+// FuzzParse checks Parse against the standard library: what it accepts is valid JSON and
+// valid UTF-8, re-encodes to JSON that parses to the same message, and nothing panics.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,{"b":null}]}}}`,
+		`{"jsonrpc":"2.0","id":"x","result":{"content":[{"type":"text","text":"hi\n"}]}}`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":{"x":1}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":0.5}}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"a\":\"\\ud83d\\ude00\xe2\x82\xac\"}}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		m, err := Parse(line, Limits{MaxDepth: 32})
+		if err != nil {
+			if err.Code != CodeParseError && err.Code != CodeInvalidRequest {
+				t.Fatalf("code %d", err.Code)
+			}
+			return
+		}
+		if !json.Valid(line) || !utf8.Valid(line) {
+			t.Fatalf("accepted what is not valid JSON in UTF-8: %q", line)
+		}
+		again, err := Parse(m.Append(nil), Limits{MaxDepth: 32})
+		if err != nil {
+			t.Fatalf("re-encoded message fails: %v: %s", err, m.Append(nil))
+		}
+		if again.ID != m.ID || again.Method != m.Method || string(again.Params) != string(m.Params) || string(again.Result) != string(m.Result) {
+			t.Fatalf("re-encoded message differs: %+v vs %+v", again, m)
+		}
+	})
+}

@@ -1,0 +1,362 @@
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// pipePeer is the far side of a Conn under test: it reads what the Conn writes, line by
+// line, and writes raw lines to it.
+type pipePeer struct {
+	conn  *Conn
+	lines chan []byte
+	w     *os.File // the Conn's input
+	r     *os.File // the Conn's output
+}
+
+func newPipePeer(t *testing.T, opts ConnOptions) *pipePeer {
+	t.Helper()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.Handle == nil {
+		opts.Handle = func(*Message) {}
+	}
+	p := &pipePeer{lines: make(chan []byte, 100), w: inW, r: outR}
+	p.conn = NewConn(inR, outW, closers{inR, outW}, opts)
+	go func() {
+		defer close(p.lines)
+		buf := make([]byte, 0, 1<<20)
+		chunk := make([]byte, 64<<10)
+		for {
+			n, err := outR.Read(chunk)
+			buf = append(buf, chunk[:n]...)
+			for {
+				i := bytes.IndexByte(buf, '\n')
+				if i < 0 {
+					break
+				}
+				p.lines <- bytes.Clone(buf[:i])
+				buf = buf[i+1:]
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		p.conn.Close()
+		inW.Close()
+		<-p.conn.Done()
+		outR.Close()
+		for range p.lines {
+		}
+	})
+	return p
+}
+
+type closers []io.Closer
+
+func (cs closers) Close() error {
+	for _, c := range cs {
+		c.Close()
+	}
+	return nil
+}
+
+func (p *pipePeer) write(t *testing.T, line string) {
+	t.Helper()
+	if _, err := p.w.WriteString(line + "\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (p *pipePeer) next(t *testing.T) Message {
+	t.Helper()
+	select {
+	case line := <-p.lines:
+		m, err := Parse(line, Limits{})
+		if err != nil {
+			t.Fatalf("the conn wrote an invalid message %q: %v", line, err)
+		}
+		return m
+	case <-time.After(10 * time.Second):
+		t.Fatal("no message from the conn")
+	}
+	return Message{}
+}
+
+type outcome struct {
+	res json.RawMessage
+	err error
+}
+
+func waitOutcome(t *testing.T, ch <-chan outcome) outcome {
+	t.Helper()
+	select {
+	case o := <-ch:
+		return o
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call never ended")
+	}
+	return outcome{}
+}
+
+func call(t *testing.T, c *Conn, method string) (ID, <-chan outcome) {
+	t.Helper()
+	ch := make(chan outcome, 2)
+	id, err := c.Call(method, json.RawMessage(`{}`), func(res json.RawMessage, err error) { ch <- outcome{res, err} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id, ch
+}
+
+func TestCallsAreAnsweredOnceAndStrayAnswersDropped(t *testing.T) {
+	var mu sync.Mutex
+	var unmatched []string
+	p := newPipePeer(t, ConnOptions{OnUnmatched: func(m *Message) {
+		mu.Lock()
+		unmatched = append(unmatched, m.ID.String())
+		mu.Unlock()
+	}})
+	id, ch := call(t, p.conn, "tools/call")
+	req := p.next(t)
+	if req.ID != id || req.Method != "tools/call" {
+		t.Fatalf("sent %+v", req)
+	}
+	answer := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"n":1}}`, id)
+	p.write(t, answer)
+	p.write(t, answer)                                                        // a second answer
+	p.write(t, `{"jsonrpc":"2.0","id":99,"result":{"n":2}}`)                  // an id never sent
+	p.write(t, `{"jsonrpc":"2.0","id":"x","error":{"code":1,"message":"m"}}`) // nor this one
+	if o := waitOutcome(t, ch); o.err != nil || string(o.res) != `{"n":1}` {
+		t.Fatalf("outcome %s %v", o.res, o.err)
+	}
+	eventuallyTrue(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(unmatched) == 3 })
+	select {
+	case o := <-ch:
+		t.Fatalf("done ran twice: %+v", o)
+	default:
+	}
+	if p.conn.Waiting() != 0 {
+		t.Errorf("%d calls still waiting", p.conn.Waiting())
+	}
+}
+
+func TestAnErrorAnswerIsAnErrorComparedByCode(t *testing.T) {
+	p := newPipePeer(t, ConnOptions{})
+	id, ch := call(t, p.conn, "x")
+	p.next(t)
+	p.write(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"unknown tool"}}`, id))
+	o := waitOutcome(t, ch)
+	if !errors.Is(o.err, ErrInvalidParams) || errors.Is(o.err, ErrInternal) {
+		t.Fatalf("error %v is not -32602 by errors.Is", o.err)
+	}
+}
+
+func TestANullIDErrorEndsTheOnlyCallWaiting(t *testing.T) {
+	p := newPipePeer(t, ConnOptions{})
+	_, ch := call(t, p.conn, "x")
+	p.next(t)
+	p.write(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`)
+	if o := waitOutcome(t, ch); !errors.Is(o.err, ErrParse) {
+		t.Fatalf("outcome %v, want the peer's parse error", o.err)
+	}
+}
+
+func TestAnAnswerOverTheLimitFailsItsCall(t *testing.T) {
+	for _, where := range []string{"head", "tail"} {
+		t.Run(where, func(t *testing.T) {
+			p := newPipePeer(t, ConnOptions{MaxLine: 64 << 10})
+			id, ch := call(t, p.conn, "big")
+			p.next(t)
+			big := strings.Repeat("x", 200<<10)
+			line := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"text":%q}}`, id, big)
+			if where == "tail" {
+				line = fmt.Sprintf(`{"jsonrpc":"2.0","result":{"text":%q},"id":%s}`, big, id)
+			}
+			go p.w.WriteString(line + "\n") // larger than the pipe: written while the conn reads
+			o := waitOutcome(t, ch)
+			if o.err == nil || !strings.Contains(o.err.Error(), "over the limit") {
+				t.Fatalf("outcome %v, want an error saying the answer is over the limit", o.err)
+			}
+			// The connection goes on.
+			id2, ch2 := call(t, p.conn, "small")
+			p.next(t)
+			p.write(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{}}`, id2))
+			if o := waitOutcome(t, ch2); o.err != nil {
+				t.Fatal(o.err)
+			}
+		})
+	}
+}
+
+func TestAnInvalidAnswerFailsItsCallAndAnInvalidRequestIsReported(t *testing.T) {
+	got := make(chan string, 1)
+	p := newPipePeer(t, ConnOptions{OnInvalid: func(_ []byte, m *Message, err *Error) {
+		got <- fmt.Sprintf("%s %d", m.ID, err.Code)
+	}})
+	id, ch := call(t, p.conn, "x")
+	p.next(t)
+	p.write(t, fmt.Sprintf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"a\":\"\xff\"}}", id))
+	if o := waitOutcome(t, ch); !errors.Is(o.err, ErrParse) {
+		t.Fatalf("outcome %v, want a parse error", o.err)
+	}
+	p.write(t, `{"jsonrpc":"2.0","id":"r1","method":"x","params":{"a":1,"a":2}}`)
+	select {
+	case s := <-got:
+		if s != `"r1" -32600` {
+			t.Errorf("OnInvalid got %s", s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("OnInvalid not called")
+	}
+}
+
+func TestCallsWaitingFailWhenThePeerGoes(t *testing.T) {
+	p := newPipePeer(t, ConnOptions{})
+	_, ch := call(t, p.conn, "x")
+	p.next(t)
+	p.w.Close()
+	if o := waitOutcome(t, ch); !errors.Is(o.err, ErrClosed) {
+		t.Fatalf("outcome %v, want ErrClosed", o.err)
+	}
+	if _, err := p.conn.Call("y", nil, func(json.RawMessage, error) {}); !errors.Is(err, ErrClosed) {
+		t.Errorf("a call after the end: %v", err)
+	}
+}
+
+func TestRequestsAreHandedOnInOrder(t *testing.T) {
+	got := make(chan string, 10)
+	p := newPipePeer(t, ConnOptions{Handle: func(m *Message) { got <- m.Method + " " + m.ID.String() }})
+	for i := range 5 {
+		p.write(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"m%d"}`, i, i))
+	}
+	p.write(t, `{"jsonrpc":"2.0","method":"n"}`)
+	for i := range 5 {
+		if s := <-got; s != fmt.Sprintf("m%d %d", i, i) {
+			t.Fatalf("got %s", s)
+		}
+	}
+	if s := <-got; s != "n " {
+		t.Fatalf("got %q", s)
+	}
+}
+
+// A peer that reads nothing: sends go on being accepted up to the bound, then are refused,
+// and none of them waits.
+func TestAPeerThatDoesNotReadIsRefusedPastTheBound(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	o := NewOutbox(w, OutboxOptions{MaxQueue: 1 << 20})
+	go o.Run()
+	chunk := bytes.Repeat([]byte("x"), 256<<10)
+	done := make(chan error, 1)
+	go func() {
+		for {
+			if err := o.Send(chunk); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrNotReading) {
+			t.Fatalf("refused with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Send waited for a peer that does not read")
+	}
+	if q := o.Queued(); q > 1<<20+len(chunk) {
+		t.Errorf("%d bytes queued past the bound", q)
+	}
+	o.Close()
+	w.Close() // unblocks the writer
+	<-o.Done()
+}
+
+func TestOutboxWritesEverythingInOrder(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := NewOutbox(w, OutboxOptions{})
+	go o.Run()
+	var want bytes.Buffer
+	var wg sync.WaitGroup
+	read := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(r)
+		read <- b
+	}()
+	for i := range 2000 {
+		line := fmt.Sprintf("%d %s\n", i, strings.Repeat("y", i%700))
+		want.WriteString(line)
+		if err := o.Send([]byte(line)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	o.Close()
+	<-o.Done()
+	w.Close()
+	if got := <-read; !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("wrote %d bytes, want %d in order", len(got), want.Len())
+	}
+}
+
+func TestCallWaitForgetsACallWhoseContextEnds(t *testing.T) {
+	p := newPipePeer(t, ConnOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	told := make(chan ID, 1)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := CallWait(ctx, p.conn, "slow", nil, func(id ID) { told <- id })
+		errc <- err
+	}()
+	req := p.next(t)
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("CallWait: %v", err)
+	}
+	if id := <-told; id != req.ID {
+		t.Errorf("told %s, want %s", id, req.ID)
+	}
+	if p.conn.Waiting() != 0 {
+		t.Errorf("the call is still waiting")
+	}
+}
+
+func eventuallyTrue(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

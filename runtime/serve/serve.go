@@ -1,0 +1,204 @@
+// Package serve runs a node: it wires the loader, the node, the fronts, the watcher and the
+// shutdown together, so that the command line only parses flags and calls Run.
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"golang.org/x/net/netutil"
+
+	"github.com/toolnode/toolnode/runtime/front"
+	"github.com/toolnode/toolnode/runtime/manifest"
+	"github.com/toolnode/toolnode/runtime/node"
+	"github.com/toolnode/toolnode/runtime/reload"
+)
+
+// Config says what a node serves and how. Zero fields take the defaults their types name.
+type Config struct {
+	// Logger is the node's logger. Default: discard.
+	Logger hclog.Logger
+	// Version is the node's version, shown to clients and bundles.
+	Version string
+	// Source says where the bundles are: folders and an mcpServers file.
+	Source reload.Source
+	// Watch restarts, starts and stops bundles as their folders and files change.
+	Watch bool
+	// Node configures supervision and the bundles' limits; its Manifests and Logger are
+	// filled by Run.
+	Node node.Config
+	// Front configures what both fronts share.
+	Front front.Options
+	// Stdio serves one client on Stdin and Stdout.
+	Stdio  bool
+	Stdin  io.Reader
+	Stdout io.Writer
+	// HTTP is the address of the Streamable HTTP front ("" for none), with its options.
+	HTTP        string
+	HTTPOptions front.HTTPOptions
+	// MaxConns bounds the HTTP connections open at once. Default DefaultMaxConns.
+	MaxConns int
+	// OnListening, when set, is told the URL of the HTTP front once it listens.
+	OnListening func(url string)
+	// Hurry, when it ends during shutdown, stops the bundles at once (SIGKILL) instead of
+	// gracefully. Default: never.
+	Hurry context.Context
+}
+
+// HTTP server bounds: a client may take this long to send its headers and its body, and a
+// kept-alive connection may sit idle this long.
+const (
+	ReadHeaderTimeout = 10 * time.Second
+	ReadTimeout       = time.Minute
+	IdleTimeout       = 2 * time.Minute
+	// DefaultMaxConns is how many HTTP connections may be open at once by default; each
+	// costs a file descriptor, which bundles need too.
+	DefaultMaxConns = 1024
+)
+
+// Run starts the bundles and serves them until ctx ends or a front fails (stdin closed,
+// the listener failing), then stops everything. A front's failure is its error.
+func Run(ctx context.Context, cfg Config) error {
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.Hurry == nil {
+		cfg.Hurry = context.Background()
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	log := cfg.Logger
+	loader := reload.NewLoader(cfg.Source, log)
+	manifests := loader.Load()
+	if len(manifests) == 0 {
+		log.Warn("no bundles found; the node serves no tools until some are added", "bundles", fmt.Sprint(cfg.Source.Dirs))
+	}
+	nc := cfg.Node
+	nc.Logger, nc.Manifests, nc.Version = log, manifests, cfg.Version
+	n := node.New(nc)
+	n.Start()
+	fo := cfg.Front
+	fo.Version = cfg.Version
+	if fo.Logger == nil {
+		fo.Logger = log.Named("front")
+	}
+	srv := front.NewServer(n, fo)
+
+	// Either front ending or ctx ending stops the node.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	if cfg.Watch {
+		watch(ctx, &wg, loader, manifests, n, log)
+	}
+	if cfg.HTTP != "" {
+		ln, err := net.Listen("tcp", cfg.HTTP)
+		if err != nil {
+			cancel(nil)
+			wg.Wait()
+			shutdown(n, log, cfg.Hurry)
+			return fmt.Errorf("listen on %s: %w", cfg.HTTP, err)
+		}
+		ho := cfg.HTTPOptions
+		if host, _, _ := net.SplitHostPort(ln.Addr().String()); loopbackIP(host) {
+			ho.CheckHost = true
+		} else if ho.Token == "" {
+			log.Warn("the HTTP front listens beyond loopback without a --token-file: anyone who reaches it can call every tool", "addr", cfg.HTTP)
+		}
+		h := srv.NewHTTPHandler(ho)
+		n.AddBounds(h.Bounds)
+		url := "http://" + ln.Addr().String() + "/mcp"
+		log.Info("HTTP front listening", "url", url)
+		if cfg.OnListening != nil {
+			cfg.OnListening(url)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cancel(serveHTTP(ctx, netutil.LimitListener(ln, cfg.MaxConns), h, log))
+		}()
+	}
+	if cfg.Stdio {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cancel(srv.ServeStdio(ctx, cfg.Stdin, cfg.Stdout))
+		}()
+	}
+	<-ctx.Done()
+	cancel(nil)
+	wg.Wait()
+	shutdown(n, log, cfg.Hurry)
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// watch restarts, starts and stops bundles as their manifests, programs and config change.
+func watch(ctx context.Context, wg *sync.WaitGroup, loader *reload.Loader, manifests []*manifest.Manifest, n *node.Node, log hclog.Logger) {
+	w, err := reload.NewWatcher(log.Named("reload"), 0)
+	if err != nil {
+		log.Warn("hot reload is off", "error", err)
+		return
+	}
+	w.Watch(loader.WatchPaths(manifests))
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w.Run(ctx, func() {
+			ms := loader.Load()
+			n.Apply(ms)
+			w.Watch(loader.WatchPaths(ms))
+		})
+	}()
+}
+
+func loopbackIP(host string) bool {
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// serveHTTP serves the HTTP front on ln until ctx ends or serving fails.
+func serveHTTP(ctx context.Context, ln net.Listener, h *front.HTTPHandler, log hclog.Logger) error {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	hs := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: ReadHeaderTimeout,
+		ReadTimeout:       ReadTimeout,
+		IdleTimeout:       IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		h.Close()
+		return fmt.Errorf("HTTP front: %w", err)
+	case <-ctx.Done():
+	}
+	h.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(sctx)
+	<-errc
+	return nil
+}
+
+// shutdown stops the bundles gracefully, or at once when hurry ends.
+func shutdown(n *node.Node, log hclog.Logger, hurry context.Context) {
+	log.Info("stopping bundles")
+	start := time.Now()
+	n.Close(hurry)
+	log.Info("stopped", "took", time.Since(start).Round(time.Millisecond))
+}
