@@ -57,6 +57,9 @@ func fakeBundle() {
 		tool("sample", `"prompt":{"type":"string"}`),
 		tool("ticker", `"ms":{"type":"integer"},"every":{"type":"integer"}`),
 		tool("freeze", ``),
+		tool("flood", `"n":{"type":"integer"},"bytes":{"type":"integer"}`),
+		tool("nullerr", ``),
+		tool("late", `"ms":{"type":"integer"},"bytes":{"type":"integer"}`),
 		tool("bad name!", ``),
 	}
 	// Answers to our own requests (sampling) by id.
@@ -142,6 +145,22 @@ func fakeBundle() {
 					reply(req.ID, text(name+":"+args.Text))
 				case "big":
 					reply(req.ID, text(strings.Repeat("x", args.Bytes)))
+				case "late":
+					time.Sleep(time.Duration(args.MS) * time.Millisecond)
+					reply(req.ID, text(strings.Repeat("x", args.Bytes)))
+				case "flood":
+					// Log messages about the call, as many and as large as asked.
+					var a struct{ N, Bytes int }
+					json.Unmarshal(req.Params.Arguments, &a)
+					data := strings.Repeat("f", a.Bytes)
+					for range a.N {
+						send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
+							"params": map[string]any{"level": "info", "data": data, "_meta": map[string]any{"io.toolnode/request": req.ID}}})
+					}
+					reply(req.ID, text(fmt.Sprintf("flooded from %d", os.Getpid())))
+				case "nullerr":
+					// The answer of a server that could not read the request.
+					send(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32700, "message": "Parse error"}})
 				case "sleep":
 					if req.Params.Meta.ProgressToken != nil {
 						send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress",

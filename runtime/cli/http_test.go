@@ -23,6 +23,13 @@ import (
 // MCP endpoint.
 func startHTTPNode(t *testing.T, args ...string) string {
 	t.Helper()
+	url, _ := startHTTPNodeLogs(t, args...)
+	return url
+}
+
+// startHTTPNodeLogs is startHTTPNode that also returns the node's log as it grows.
+func startHTTPNodeLogs(t *testing.T, args ...string) (string, *syncBuffer) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -57,11 +64,11 @@ func startHTTPNode(t *testing.T, args ...string) string {
 	})
 	select {
 	case u := <-urlc:
-		return u
+		return u, logs
 	case <-time.After(20 * time.Second):
 		t.Fatalf("the node did not report its HTTP address; log:\n%s", logs)
 	}
-	return ""
+	return "", nil
 }
 
 func connectHTTP(t *testing.T, url string, opts *mcp.ClientOptions) *mcp.ClientSession {

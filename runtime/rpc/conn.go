@@ -15,6 +15,10 @@ import (
 // files, so this is far above bufio.Scanner's 64 KiB.
 const DefaultMaxLine = 128 << 20
 
+// ErrBadAnswer is wrapped by the errors of calls whose answer came but could not be taken:
+// not a valid message, or over MaxLine. It is the peer's fault, not the caller's.
+var ErrBadAnswer = errors.New("the answer is not a valid message")
+
 // ConnOptions configures a Conn. Handle is required.
 type ConnOptions struct {
 	// MaxLine is the longest line read, in bytes. Default DefaultMaxLine.
@@ -202,7 +206,7 @@ func (c *Conn) deliver(m *Message) {
 func (c *Conn) invalid(line []byte, m *Message, err *Error) {
 	if m.Method == "" && !m.ID.IsZero() {
 		if done := c.pending.Take(m.ID); done != nil {
-			done(nil, fmt.Errorf("the answer is not a valid message: %w", err))
+			done(nil, fmt.Errorf("%w: %s", ErrBadAnswer, err.Message))
 			return
 		}
 	}

@@ -196,7 +196,7 @@ func TestAnAnswerOverTheLimitFailsItsCall(t *testing.T) {
 			}
 			go p.w.WriteString(line + "\n") // larger than the pipe: written while the conn reads
 			o := waitOutcome(t, ch)
-			if o.err == nil || !strings.Contains(o.err.Error(), "over the limit") {
+			if !errors.Is(o.err, ErrBadAnswer) || !strings.Contains(o.err.Error(), "over the limit") {
 				t.Fatalf("outcome %v, want an error saying the answer is over the limit", o.err)
 			}
 			// The connection goes on.
@@ -218,8 +218,8 @@ func TestAnInvalidAnswerFailsItsCallAndAnInvalidRequestIsReported(t *testing.T) 
 	id, ch := call(t, p.conn, "x")
 	p.next(t)
 	p.write(t, fmt.Sprintf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"a\":\"\xff\"}}", id))
-	if o := waitOutcome(t, ch); !errors.Is(o.err, ErrParse) {
-		t.Fatalf("outcome %v, want a parse error", o.err)
+	if o := waitOutcome(t, ch); !errors.Is(o.err, ErrBadAnswer) || !strings.Contains(o.err.Error(), "UTF-8") {
+		t.Fatalf("outcome %v, want a bad answer saying why", o.err)
 	}
 	p.write(t, `{"jsonrpc":"2.0","id":"r1","method":"x","params":{"a":1,"a":2}}`)
 	select {

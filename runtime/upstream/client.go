@@ -186,8 +186,11 @@ func (p clientPeer) Forget(id rpc.ID) bool { return p.c.conn.Forget(id) }
 // calls Abandon.
 func (c *Client) Expect(done rpc.Done) (rpc.ID, error) {
 	id, err := c.conn.Expect(func(res json.RawMessage, err error) {
-		if errors.Is(err, rpc.ErrClosed) {
+		switch {
+		case errors.Is(err, rpc.ErrClosed):
 			err = c.gone()
+		case errors.Is(err, rpc.ErrBadAnswer):
+			err = fmt.Errorf("bundle %q: %w", c.cfg.Name, err)
 		}
 		done(res, err)
 	})
