@@ -114,6 +114,8 @@ type serveFlags struct {
 	maxDepth         int
 	maxConns         int
 	sessionIdle      time.Duration
+	readTimeout      time.Duration
+	connIdle         time.Duration
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
@@ -133,6 +135,8 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&f.maxSessions, "max-sessions", front.DefaultMaxSessions, "HTTP sessions open at once (`N`); past it initialize gets 503")
 	fs.DurationVar(&f.sessionIdle, "session-idle", 30*time.Minute, "end HTTP sessions idle for `DURATION` (a minute while over half of --max-sessions are open)")
 	fs.IntVar(&f.maxConns, "max-conns", serveapi.DefaultMaxConns, "HTTP connections open at once (`N`)")
+	fs.DurationVar(&f.readTimeout, "read-timeout", serveapi.DefaultReadTimeout, "close HTTP connections whose request, body included, takes longer than `DURATION` to arrive")
+	fs.DurationVar(&f.connIdle, "conn-idle", serveapi.DefaultConnIdle, "close kept-alive HTTP connections idle for `DURATION`")
 	fs.IntVar(&f.maxDepth, "max-depth", rpc.DefaultMaxDepth, "deepest nesting of arrays and objects accepted in any message (`N`)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: trace, debug, info, warn or error")
 	fs.BoolVar(&f.logJSON, "log-json", false, "write logs as JSON lines")
@@ -264,8 +268,10 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		HTTP:   f.http,
 		HTTPOptions: front.HTTPOptions{AllowOrigins: f.allowOrigin, Token: token, MaxBody: int64(f.maxBody),
 			MaxSessions: f.maxSessions, IdleTimeout: f.sessionIdle},
-		MaxConns: f.maxConns,
-		Hurry:    hurry,
+		MaxConns:    f.maxConns,
+		ReadTimeout: f.readTimeout,
+		ConnIdle:    f.connIdle,
+		Hurry:       hurry,
 	}
 	if err := serveapi.Run(ctx, cfg); err != nil {
 		log.Error("toolnode stopped", "error", err)

@@ -19,6 +19,7 @@ import (
 //	FAKE_DELAY_MS     wait this long before answering initialize
 //	FAKE_SECRET_CHECK the variable whose presence the "env" tool reports
 //	FAKE_EXIT_AFTER_MS exit with status 3 this long after answering initialize
+//	FAKE_RECORD       append every line received on stdin to this file
 func fakeBundle() {
 	name := os.Getenv("FAKE_NAME")
 	junk := os.Getenv("FAKE_JUNK") == "1"
@@ -60,6 +61,9 @@ func fakeBundle() {
 		tool("flood", `"n":{"type":"integer"},"bytes":{"type":"integer"}`),
 		tool("nullerr", ``),
 		tool("late", `"ms":{"type":"integer"},"bytes":{"type":"integer"}`),
+		tool("hold", `"ms":{"type":"integer"}`),
+		tool("spoof", `"token":{"type":"string"}`),
+		tool("shout", `"ms":{"type":"integer"}`),
 		tool("bad name!", ``),
 	}
 	// Answers to our own requests (sampling) by id.
@@ -77,11 +81,18 @@ func fakeBundle() {
 		return <-ch
 	}
 
+	var record *os.File
+	if path := os.Getenv("FAKE_RECORD"); path != "" {
+		record, _ = os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	}
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	for {
 		line, err := in.ReadBytes('\n')
 		if len(line) == 0 && err != nil {
 			return
+		}
+		if record != nil {
+			record.Write(line)
 		}
 		var req struct {
 			ID     json.RawMessage `json:"id"`
@@ -158,6 +169,32 @@ func fakeBundle() {
 							"params": map[string]any{"level": "info", "data": data, "_meta": map[string]any{"io.toolnode/request": req.ID}}})
 					}
 					reply(req.ID, text(fmt.Sprintf("flooded from %d", os.Getpid())))
+				case "hold":
+					// Tells its caller the progress token the node gave it, then waits.
+					send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
+						"params": map[string]any{"level": "info", "data": string(req.Params.Meta.ProgressToken), "_meta": map[string]any{"io.toolnode/request": req.ID}}})
+					time.Sleep(time.Duration(args.MS) * time.Millisecond)
+					reply(req.ID, text("held"))
+				case "spoof":
+					// Progress into calls this bundle does not serve: a token it was told,
+					// and tokens it guesses.
+					var a struct{ Token string }
+					json.Unmarshal(req.Params.Arguments, &a)
+					guesses := []string{a.Token}
+					for i := range 50 {
+						guesses = append(guesses, fmt.Sprintf("tn-%d", i))
+					}
+					for _, tok := range guesses {
+						send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress",
+							"params": map[string]any{"progressToken": tok, "progress": 99, "message": "spoofed"}})
+					}
+					reply(req.ID, text("spoofed"))
+				case "shout":
+					// A log message that names no call.
+					send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
+						"params": map[string]any{"level": "warning", "data": "shouted"}})
+					time.Sleep(time.Duration(args.MS) * time.Millisecond)
+					reply(req.ID, text("shout done"))
 				case "nullerr":
 					// The answer of a server that could not read the request.
 					send(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32700, "message": "Parse error"}})

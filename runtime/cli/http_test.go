@@ -23,12 +23,24 @@ import (
 // MCP endpoint.
 func startHTTPNode(t *testing.T, args ...string) string {
 	t.Helper()
-	url, _ := startHTTPNodeLogs(t, args...)
-	return url
+	return startHTTPNodeRun(t, args...).url
 }
 
 // startHTTPNodeLogs is startHTTPNode that also returns the node's log as it grows.
 func startHTTPNodeLogs(t *testing.T, args ...string) (string, *syncBuffer) {
+	t.Helper()
+	n := startHTTPNodeRun(t, args...)
+	return n.url, n.logs
+}
+
+// httpNode is a node serving HTTP, run by startHTTPNodeRun.
+type httpNode struct {
+	url  string
+	logs *syncBuffer
+	pid  int
+}
+
+func startHTTPNodeRun(t *testing.T, args ...string) httpNode {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -64,11 +76,11 @@ func startHTTPNodeLogs(t *testing.T, args ...string) (string, *syncBuffer) {
 	})
 	select {
 	case u := <-urlc:
-		return u, logs
+		return httpNode{url: u, logs: logs, pid: cmd.Process.Pid}
 	case <-time.After(20 * time.Second):
 		t.Fatalf("the node did not report its HTTP address; log:\n%s", logs)
 	}
-	return "", nil
+	return httpNode{}
 }
 
 func connectHTTP(t *testing.T, url string, opts *mcp.ClientOptions) *mcp.ClientSession {

@@ -45,6 +45,11 @@ type Config struct {
 	HTTPOptions front.HTTPOptions
 	// MaxConns bounds the HTTP connections open at once. Default DefaultMaxConns.
 	MaxConns int
+	// ReadTimeout bounds the time a client takes to send a request, body included.
+	// Default DefaultReadTimeout.
+	ReadTimeout time.Duration
+	// ConnIdle closes kept-alive connections idle this long. Default DefaultConnIdle.
+	ConnIdle time.Duration
 	// OnListening, when set, is told the URL of the HTTP front once it listens.
 	OnListening func(url string)
 	// Hurry, when it ends during shutdown, stops the bundles at once (SIGKILL) instead of
@@ -52,12 +57,12 @@ type Config struct {
 	Hurry context.Context
 }
 
-// HTTP server bounds: a client may take this long to send its headers and its body, and a
-// kept-alive connection may sit idle this long.
+// HTTP server bounds: a client may take this long to send its headers and its whole
+// request, and a kept-alive connection may sit idle this long.
 const (
-	ReadHeaderTimeout = 10 * time.Second
-	ReadTimeout       = time.Minute
-	IdleTimeout       = 2 * time.Minute
+	ReadHeaderTimeout  = 10 * time.Second
+	DefaultReadTimeout = time.Minute
+	DefaultConnIdle    = 2 * time.Minute
 	// DefaultMaxConns is how many HTTP connections may be open at once by default; each
 	// costs a file descriptor, which bundles need too.
 	DefaultMaxConns = 1024
@@ -74,6 +79,12 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = DefaultReadTimeout
+	}
+	if cfg.ConnIdle <= 0 {
+		cfg.ConnIdle = DefaultConnIdle
 	}
 	log := cfg.Logger
 	loader := reload.NewLoader(cfg.Source, log)
@@ -123,7 +134,7 @@ func Run(ctx context.Context, cfg Config) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cancel(serveHTTP(ctx, netutil.LimitListener(ln, cfg.MaxConns), h, log))
+			cancel(serveHTTP(ctx, netutil.LimitListener(ln, cfg.MaxConns), h, cfg, log))
 		}()
 	}
 	if cfg.Stdio {
@@ -168,14 +179,14 @@ func loopbackIP(host string) bool {
 }
 
 // serveHTTP serves the HTTP front on ln until ctx ends or serving fails.
-func serveHTTP(ctx context.Context, ln net.Listener, h *front.HTTPHandler, log hclog.Logger) error {
+func serveHTTP(ctx context.Context, ln net.Listener, h *front.HTTPHandler, cfg Config, log hclog.Logger) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	hs := &http.Server{
 		Handler:           mux,
-		ReadHeaderTimeout: ReadHeaderTimeout,
-		ReadTimeout:       ReadTimeout,
-		IdleTimeout:       IdleTimeout,
+		ReadHeaderTimeout: min(ReadHeaderTimeout, cfg.ReadTimeout),
+		ReadTimeout:       cfg.ReadTimeout,
+		IdleTimeout:       cfg.ConnIdle,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 	}
