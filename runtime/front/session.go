@@ -69,8 +69,9 @@ func strictClient(name string) bool {
 
 // Server answers MCP clients from a node. One Server serves any number of sessions.
 type Server struct {
-	node *node.Node
-	opts Options
+	node    *node.Node
+	opts    Options
+	waiting *waitingCalls // stateless calls waiting for their client's input
 }
 
 // NewServer returns a server fronting n.
@@ -87,7 +88,7 @@ func NewServer(n *node.Node, opts Options) *Server {
 	if opts.MaxInflight <= 0 {
 		opts.MaxInflight = DefaultMaxInflight
 	}
-	return &Server{node: n, opts: opts}
+	return &Server{node: n, opts: opts, waiting: newWaitingCalls()}
 }
 
 // Outbound sends to one client. Implementations are safe for concurrent use. ctx is that of
@@ -102,6 +103,8 @@ type Outbound interface {
 type Session struct {
 	srv *Server
 	out Outbound
+
+	stateless bool // serves one request of a 2026-07-28 client, and is never attached
 
 	mu          sync.Mutex
 	strict      bool // tool names rendered for a strict client
@@ -169,11 +172,13 @@ func (sess *Session) Request(ctx context.Context, method string, params json.Raw
 
 // Call is one client request being served.
 type Call struct {
-	sess      *Session
+	sess      *Session // whose version, capabilities and names serve the request
+	owner     *Session // whose requests in flight it counts among
 	id        rpc.ID
 	ctx       context.Context
 	cancel    context.CancelCauseFunc
 	cancelled atomic.Bool // by the client, as opposed to the end of Handle
+	longLived bool        // a subscription, which ends only when the client cancels it
 }
 
 // Begin registers the request id for cancellation. It must be called in the order requests
@@ -190,9 +195,16 @@ func (sess *Session) Begin(ctx context.Context, id rpc.ID) (*Call, error) {
 		return nil, rpc.Errorf(mcp.CodeInvalidRequest, "too many requests in flight: this session has %d, the limit", limit)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	c := &Call{sess: sess, id: id, ctx: ctx, cancel: cancel}
+	c := &Call{sess: sess, owner: sess, id: id, ctx: ctx, cancel: cancel}
 	sess.inflight[id] = c
 	return c, nil
+}
+
+// As serves the call as a stateless request described by view, while the session it began
+// in keeps it among its requests in flight (so that a stdio cancellation finds it).
+func (c *Call) As(view *Session) *Call {
+	c.sess = view
+	return c
 }
 
 func (sess *Session) inflightCount() int {
@@ -209,13 +221,19 @@ func (o Options) maxQueue() int {
 	return o.MaxQueue
 }
 
-// Drain waits until the session has no request in flight, or ctx ends.
+// Drain waits until the session has no request in flight but its subscriptions, or ctx
+// ends.
 func (sess *Session) Drain(ctx context.Context) {
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	for {
 		sess.mu.Lock()
-		n := len(sess.inflight)
+		n := 0
+		for _, c := range sess.inflight {
+			if !c.longLived {
+				n++
+			}
+		}
 		sess.mu.Unlock()
 		if n == 0 {
 			return
@@ -252,7 +270,17 @@ func (c *Call) HandleAsync(method string, params json.RawMessage, reply func(jso
 	select {
 	case <-n.Ready():
 	default:
-		go func() { reply(c.Handle(method, params)) }() // waits for the bundles' first start
+		go func() { // waits for the bundles' first start
+			if err := c.sess.waitReady(c.ctx); err != nil {
+				reply(c.end(nil, err))
+				return
+			}
+			c.HandleAsync(method, params, reply)
+		}()
+		return
+	}
+	if c.sess.stateless {
+		c.handleStateless(method, params, reply)
 		return
 	}
 	if method != mcp.MethodToolsCall {
@@ -260,15 +288,121 @@ func (c *Call) HandleAsync(method string, params json.RawMessage, reply func(jso
 		return
 	}
 	n.CallToolAsync(c.ctx, c.sess, c.sess.canonicalCall(params), func(res json.RawMessage, err error) {
+		if err == nil && isInputRequired(res) {
+			go func() {
+				reply(c.end(c.sess.fulfil(c.ctx, method, params, res, func(p json.RawMessage) (json.RawMessage, error) {
+					return n.CallTool(c.ctx, c.sess, c.sess.canonicalCall(p))
+				})))
+			}()
+			return
+		}
 		reply(c.end(res, err))
 	})
 }
 
+// handleStateless serves a request of a 2026-07-28 client. Calls that may need the
+// client's input run as an mrtrCall, which answers input_required for what a bundle asks.
+func (c *Call) handleStateless(method string, params json.RawMessage, reply func(json.RawMessage, *rpc.Error)) {
+	sess, n := c.sess, c.sess.srv.node
+	finish := func(res json.RawMessage, err *rpc.Error) {
+		var e error
+		if err != nil {
+			e = err
+		}
+		sess.finishStateless(method, res, e, func(res json.RawMessage, err *rpc.Error) {
+			var e error
+			if err != nil {
+				e = err
+			}
+			reply(c.end(res, e))
+		})
+	}
+	target, ok := mrtrMethod(method)
+	if !ok {
+		go func() {
+			res, err := sess.dispatchStateless(c.ctx, method, params)
+			raw, rerr := rpc.Marshal(res)
+			if err == nil && rerr != nil {
+				err = rerr
+			}
+			finish(raw, rpc.AsError(err))
+		}()
+		return
+	}
+	var name string
+	if raw, ok := rpc.Member(params, target); ok {
+		_ = json.Unmarshal(raw, &name)
+	}
+	if state, responses := retryOf(params); strings.HasPrefix(state, statePrefix) {
+		m, err := sess.srv.waiting.open(state, method, name)
+		if err != nil {
+			reply(c.end(nil, err))
+			return
+		}
+		m.resume(sess, c.ctx, responses, func(res json.RawMessage, err *rpc.Error) { reply(c.end(res, errOrNil(err))) })
+		return
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	m := &mrtrCall{w: sess.srv.waiting, method: method, name: name, cancel: cancel}
+	m.mu.Lock()
+	m.attach(sess, c.ctx, func(res json.RawMessage, err *rpc.Error) { reply(c.end(res, errOrNil(err))) })
+	m.mu.Unlock()
+	switch method {
+	case mcp.MethodToolsCall:
+		n.CallToolAsync(ctx, m, sess.canonicalCall(params), m.done)
+	case mcp.MethodPromptsGet:
+		go func() { m.done(n.GetPrompt(ctx, m, params)) }()
+	default:
+		go func() { m.done(n.ReadResource(ctx, m, params)) }()
+	}
+}
+
+// errOrNil keeps a nil *rpc.Error from becoming a non-nil error.
+func errOrNil(err *rpc.Error) error {
+	if err == nil {
+		return nil
+	}
+	return err
+}
+
+// dispatchStateless serves the methods of a stateless request that cannot ask for input.
+func (sess *Session) dispatchStateless(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	switch {
+	case method == mcp.MethodDiscover:
+		return sess.discover()
+	case removedIn2026(method):
+		return nil, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found: protocol version %s has no %s", method, sess.version, method)
+	}
+	return sess.dispatch(ctx, method, params)
+}
+
+// finishStateless answers a stateless request: errors in the revision's terms, results
+// with what the revision requires, and input asked for by a 2026 bundle passed on only
+// when the client declared the capabilities it needs.
+func (sess *Session) finishStateless(method string, res json.RawMessage, err error, reply func(json.RawMessage, *rpc.Error)) {
+	if err != nil {
+		reply(nil, statelessError(rpc.AsError(err)))
+		return
+	}
+	if isInputRequired(res) {
+		var ir mcp.InputRequiredResult
+		_ = json.Unmarshal(res, &ir)
+		for _, r := range ir.InputRequests {
+			need := capabilityFor(r.Method)
+			if _, has := sess.clientCaps[need]; need != "" && !has {
+				reply(nil, missingCapability(need, r.Method))
+				return
+			}
+		}
+	}
+	reply(decorate(method, res), nil)
+}
+
 // end removes the call from the session and encodes its outcome.
 func (c *Call) end(res any, err error) (json.RawMessage, *rpc.Error) {
-	c.sess.mu.Lock()
-	delete(c.sess.inflight, c.id)
-	c.sess.mu.Unlock()
+	c.owner.mu.Lock()
+	delete(c.owner.inflight, c.id)
+	c.owner.mu.Unlock()
 	c.cancel(nil)
 	if err != nil {
 		return nil, rpc.AsError(err)
@@ -309,7 +443,7 @@ func (sess *Session) dispatch(ctx context.Context, method string, params json.Ra
 			return n.Prompts().Page(cursor, sess.srv.opts.PageSize)
 		}, "prompts")
 	case mcp.MethodPromptsGet:
-		return n.GetPrompt(ctx, sess, params)
+		return sess.withInput(ctx, method, params, func(p json.RawMessage) (json.RawMessage, error) { return n.GetPrompt(ctx, sess, p) })
 	case mcp.MethodResourcesList:
 		return listPage(params, func(cursor string) ([]json.RawMessage, string, error) {
 			return n.Resources().Resources(cursor, sess.srv.opts.PageSize)
@@ -319,7 +453,7 @@ func (sess *Session) dispatch(ctx context.Context, method string, params json.Ra
 			return n.Resources().Templates(cursor, sess.srv.opts.PageSize)
 		}, "resourceTemplates")
 	case mcp.MethodResourcesRead:
-		return n.ReadResource(ctx, sess, params)
+		return sess.withInput(ctx, method, params, func(p json.RawMessage) (json.RawMessage, error) { return n.ReadResource(ctx, sess, p) })
 	case mcp.MethodResourcesSub:
 		return n.Subscribe(ctx, sess, params)
 	case mcp.MethodResourcesUnsub:
@@ -330,6 +464,15 @@ func (sess *Session) dispatch(ctx context.Context, method string, params json.Ra
 		return sess.setLevel(ctx, params)
 	}
 	return nil, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found", method)
+}
+
+// withInput makes a call for a session client, serving the input a 2026 bundle asks for.
+func (sess *Session) withInput(ctx context.Context, method string, params json.RawMessage, call func(json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
+	res, err := call(params)
+	if err != nil || sess.stateless || !isInputRequired(res) {
+		return res, err
+	}
+	return sess.fulfil(ctx, method, params, res, call)
 }
 
 func (sess *Session) isStrict() bool {

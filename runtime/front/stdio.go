@@ -80,6 +80,20 @@ func (st *stdioSession) handle(m *rpc.Message) {
 		st.send(rpc.Failure(m.ID, err))
 		return
 	}
+	if isStateless(m.Params) {
+		// A 2026-07-28 request: served on its own, with what its _meta says.
+		meta, err := readMeta(m.Params)
+		if err != nil {
+			_, e := call.end(nil, err)
+			st.send(rpc.Failure(m.ID, e))
+			return
+		}
+		call.As(st.srv.statelessSession(st, meta))
+		if m.Method == mcp.MethodSubscriptionsListen {
+			st.listen(call, m)
+			return
+		}
+	}
 	method, id := m.Method, m.ID
 	reply := func(res json.RawMessage, rpcErr *rpc.Error) {
 		switch {
@@ -96,6 +110,23 @@ func (st *stdioSession) handle(m *rpc.Message) {
 		return
 	}
 	go call.HandleAsync(method, m.Params, reply)
+}
+
+// listen serves subscriptions/listen over stdio: the notifications asked for go out on the
+// one stream, tagged with the listen request's id, until the client cancels it.
+func (st *stdioSession) listen(call *Call, m *rpc.Message) {
+	call.longLived = true
+	l, ack, err := st.srv.newListener(call.ctx, m, func(_ context.Context, msg *rpc.Message) error { return st.conn.Send(msg) })
+	if err != nil {
+		_, e := call.end(nil, err)
+		st.send(rpc.Failure(m.ID, e))
+		return
+	}
+	st.send(ack)
+	context.AfterFunc(call.ctx, func() {
+		l.close()
+		call.end(nil, nil) // cancelled: the spec wants no answer
+	})
 }
 
 // send writes to the client; one that has stopped reading is disconnected.
