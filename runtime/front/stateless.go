@@ -186,7 +186,9 @@ func capabilityFor(method string) string {
 
 // streamOutbound sends a stateless request's notifications on the stream of the request ctx
 // belongs to; nothing else goes to a client without a session.
-type streamOutbound struct{ send func(ctx context.Context, m *rpc.Message) error }
+type streamOutbound struct {
+	send func(ctx context.Context, m *rpc.Message) error
+}
 
 func (o streamOutbound) Notify(ctx context.Context, method string, params any) error {
 	raw, err := rpc.Marshal(params)
