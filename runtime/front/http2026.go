@@ -31,6 +31,12 @@ func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, msg *rpc
 		fail(http.StatusBadRequest, rpc.Errorf(mcp.CodeInvalidRequest, "invalid request: a client without a session sends no responses"))
 		return
 	}
+	if removedIn2026(msg.Method) {
+		// Before any other check: a 2025-era call (logging/setLevel from a client library
+		// that still sends it) learns plainly that the method is gone.
+		fail(http.StatusNotFound, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found: protocol version %s has no %s", msg.Method, mcp.Version20260728, msg.Method))
+		return
+	}
 	if err := h.checkHeaders(r, msg); err != nil {
 		fail(http.StatusBadRequest, err)
 		return
@@ -38,10 +44,6 @@ func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, msg *rpc
 	meta, err := readMeta(msg.Params)
 	if err != nil {
 		fail(http.StatusBadRequest, err)
-		return
-	}
-	if removedIn2026(msg.Method) {
-		fail(http.StatusNotFound, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found: protocol version %s has no %s", msg.Method, meta.version, msg.Method))
 		return
 	}
 	st := h.newStream(w, "", nil)
