@@ -10,7 +10,7 @@
 //	]}
 //
 // A tool is allowed to a client when its exposed name matches one of the client's allow
-// patterns and none of its deny patterns (see pattern for the glob rules). The node's
+// patterns and none of its deny patterns (see Pattern for the glob rules). The node's
 // toolnode.search and toolnode.execute are allowed to every client unless denied: they only
 // ever reveal and reach tools the client is allowed anyway. A client without a token can
 // only be chosen by name (the stdio front's --client).
@@ -53,7 +53,7 @@ type Client struct {
 
 	tokenHash   [sha256.Size]byte
 	hasToken    bool
-	allow, deny []pattern
+	allow, deny []Pattern
 }
 
 // Allowed reports whether the client may see and call the tool with the exposed name.
@@ -62,7 +62,7 @@ func (c *Client) Allowed(name string) bool {
 		return true
 	}
 	for _, p := range c.deny {
-		if p.match(name) {
+		if p.Match(name) {
 			return false
 		}
 	}
@@ -70,7 +70,7 @@ func (c *Client) Allowed(name string) bool {
 		return true // they only reveal and reach what the client may reach anyway
 	}
 	for _, p := range c.allow {
-		if p.match(name) {
+		if p.Match(name) {
 			return true
 		}
 	}

@@ -191,12 +191,12 @@ func TestGlob(t *testing.T) {
 		{"**", "x.y", true},
 	}
 	for _, tt := range tests {
-		p, err := parsePattern(tt.pattern)
+		p, err := ParsePattern(tt.pattern)
 		if err != nil {
-			t.Fatalf("parsePattern(%q): %v", tt.pattern, err)
+			t.Fatalf("ParsePattern(%q): %v", tt.pattern, err)
 		}
-		if got := p.match(tt.name); got != tt.want {
-			t.Errorf("%q.match(%q) = %v, want %v", tt.pattern, tt.name, got, tt.want)
+		if got := p.Match(tt.name); got != tt.want {
+			t.Errorf("%q.Match(%q) = %v, want %v", tt.pattern, tt.name, got, tt.want)
 		}
 	}
 }

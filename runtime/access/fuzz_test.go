@@ -99,7 +99,7 @@ func FuzzGlob(f *testing.F) {
 		f.Add(s[0], s[1])
 	}
 	f.Fuzz(func(t *testing.T, pat, name string) {
-		p, err := parsePattern(pat)
+		p, err := ParsePattern(pat)
 		if err != nil {
 			return
 		}
@@ -122,8 +122,8 @@ func FuzzGlob(f *testing.F) {
 				return
 			}
 		}
-		if want := regexp.MustCompile(re.String()).MatchString(name); p.match(name) != want {
-			t.Fatalf("%q.match(%q) = %v, want %v", pat, name, !want, want)
+		if want := regexp.MustCompile(re.String()).MatchString(name); p.Match(name) != want {
+			t.Fatalf("%q.Match(%q) = %v, want %v", pat, name, !want, want)
 		}
 	})
 }

@@ -5,23 +5,24 @@ import (
 	"strings"
 )
 
-// A pattern is a glob over exposed tool names:
+// A Pattern is a glob over exposed tool names:
 //
 //   - * matches any run of characters, dots included, so "meos.*" matches "meos.speed"
 //     and "go.*" matches "go.node-lamp.on"; "*.status" matches "node-lamp.status";
 //   - ? matches exactly one character;
 //   - every other character matches itself, case-sensitively, as tool names are.
 //
-// A pattern without * or ? names one tool. Patterns hold only the characters of tool
+// A Pattern without * or ? names one tool. Patterns hold only the characters of tool
 // names (A-Z a-z 0-9 _ - .) and the two wildcards.
-type pattern string
+type Pattern string
 
 // maxPattern bounds a pattern's length: a tool name has at most 128 characters, and a
 // pattern longer than twice that is a mistake, not a need.
 const maxPattern = 256
 
-// parsePattern checks a pattern and says how to fix it when it is bad.
-func parsePattern(s string) (pattern, error) {
+// ParsePattern checks a pattern written in an access file or given to --pin, and says how
+// to fix it when it is bad.
+func ParsePattern(s string) (Pattern, error) {
 	if s == "" {
 		return "", fmt.Errorf("empty pattern; write \"*\" for every tool")
 	}
@@ -36,12 +37,12 @@ func parsePattern(s string) (pattern, error) {
 			return "", fmt.Errorf("pattern %q holds %q, which no tool name has; names use A-Z a-z 0-9 _ - . and patterns add * (any run of characters, dots included) and ? (one character)", s, r)
 		}
 	}
-	return pattern(s), nil
+	return Pattern(s), nil
 }
 
-// match reports whether name matches the pattern. It backtracks only to the last *, so it
+// Match reports whether name matches the pattern. It backtracks only to the last *, so it
 // runs in time proportional to len(pattern) * len(name) at worst.
-func (p pattern) match(name string) bool {
+func (p Pattern) Match(name string) bool {
 	if !strings.ContainsAny(string(p), "*?") {
 		return string(p) == name
 	}

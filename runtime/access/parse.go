@@ -154,7 +154,7 @@ func parseClient(raw json.RawMessage) (*Client, []string) {
 }
 
 // patterns reads the pattern list under key.
-func patterns(m map[string]json.RawMessage, key string, fail func(string, ...any)) ([]pattern, []string) {
+func patterns(m map[string]json.RawMessage, key string, fail func(string, ...any)) ([]Pattern, []string) {
 	if _, ok := m[key]; !ok {
 		return nil, nil
 	}
@@ -163,9 +163,9 @@ func patterns(m map[string]json.RawMessage, key string, fail func(string, ...any
 		fail("%q must be a list of patterns (strings)", key)
 		return nil, nil
 	}
-	out := make([]pattern, 0, len(list))
+	out := make([]Pattern, 0, len(list))
 	for i, s := range list {
-		p, err := parsePattern(s)
+		p, err := ParsePattern(s)
 		if err != nil {
 			fail("%s[%d]: %v", key, i, err)
 			continue

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolnode/toolnode/runtime/catalog"
 )
 
 var tools = map[string]string{
@@ -153,5 +155,21 @@ func BenchmarkCheck(b *testing.B) {
 		if err := c.Check("geo.buffer", args); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestForCatalog(t *testing.T) {
+	cat, _ := catalog.Build([]catalog.Source{{Bundle: "geo", Tools: []json.RawMessage{json.RawMessage(tools["geo.buffer"])}}})
+	c := ForCatalog(cat)
+	// The catalog exposes the bundle's "geo.buffer" as "geo.geo.buffer".
+	if err := c.Check("geo.geo.buffer", json.RawMessage(`{"distance": 1}`)); err != nil {
+		t.Errorf("valid call: %v", err)
+	}
+	var ie *InvalidError
+	if err := c.Check("geo.geo.buffer", json.RawMessage(`{}`)); !errors.As(err, &ie) {
+		t.Errorf("invalid call: %v, want *InvalidError", err)
+	}
+	if err := c.Check("geo.buffer", nil); !errors.Is(err, ErrUnknownTool) {
+		t.Errorf("unexposed name: %v, want ErrUnknownTool", err)
 	}
 }

@@ -3,9 +3,13 @@ package search
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolnode/toolnode/runtime/catalog"
 )
 
 func TestTokens(t *testing.T) {
@@ -166,4 +170,62 @@ func FuzzTokens(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestConcurrentSearch shares one index between goroutines, as the fronts will (run with
+// -race): every query must see the answer it gets alone.
+func TestConcurrentSearch(t *testing.T) {
+	ix := Build(synthetic(2000))
+	queries := []string{"delete the file", "weather forecast", "speed of the trip", "user token"}
+	want := map[string][]string{}
+	for _, q := range queries {
+		want[q] = names(ix.Search(Query{Text: q}))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				q := queries[(g+i)%len(queries)]
+				if got := names(ix.Search(Query{Text: q})); !slices.Equal(got, want[q]) {
+					errs <- fmt.Sprintf("%q: %v, alone %v", q, got, want[q])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+func TestFromCatalog(t *testing.T) {
+	tools := loadCatalog(t, "examples")
+	var sources []catalog.Source
+	byBundle := map[string]int{}
+	for _, tl := range tools {
+		if tl.Bundle == "toolnode" {
+			continue
+		}
+		i, ok := byBundle[tl.Bundle]
+		if !ok {
+			i = len(sources)
+			byBundle[tl.Bundle] = i
+			sources = append(sources, catalog.Source{Bundle: tl.Bundle, NoPrefix: true})
+		}
+		sources[i].Tools = append(sources[i].Tools, tl.JSON)
+	}
+	cat, _ := catalog.Build(sources)
+	ix := FromCatalog(cat)
+	if ix.Len() != cat.Len() {
+		t.Fatalf("index holds %d tools, catalog %d", ix.Len(), cat.Len())
+	}
+	got := names(ix.Search(Query{Text: "greet someone", Bundles: []string{"go"}}))
+	if len(got) == 0 || got[0] != "go.greet" {
+		t.Errorf("greet in bundle go: %v, want go.greet first", got)
+	}
 }
