@@ -191,7 +191,7 @@ func checkName(name string) error {
 	}
 	for _, r := range name {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
-			return fmt.Errorf("name %q holds %q; use A-Z a-z 0-9 _ - .", name, r)
+			return fmt.Errorf("name %q holds %q; names use the characters A-Z a-z 0-9 _ - and dot", name, r)
 		}
 	}
 	return nil
