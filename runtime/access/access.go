@@ -131,15 +131,21 @@ func (p *Policy) Clients() []*Client { return p.clients }
 
 // Load reads and parses the access file at path.
 func Load(path string) (*Policy, error) {
+	_, p, err := readFile(path)
+	return p, err
+}
+
+// readFile returns the file's bytes (nil when it cannot be read) and its policy.
+func readFile(path string) ([]byte, *Policy, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read access file: %w", err)
+		return nil, nil, fmt.Errorf("read access file: %w", err)
 	}
 	p, err := Parse(data)
 	if err != nil {
-		return nil, fmt.Errorf("access file %s: %w", path, err)
+		return data, nil, fmt.Errorf("access file %s: %w", path, err)
 	}
-	return p, nil
+	return data, p, nil
 }
 
 // TokenHash returns what token_sha256 holds for token: its SHA-256 in lower-case hex, as

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -35,13 +34,9 @@ func Open(path string, log hclog.Logger, onChange func(*Policy)) (*Holder, error
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	data, err := os.ReadFile(path)
+	data, p, err := readFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read access file: %w", err)
-	}
-	p, err := Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("access file %s: %w", path, err)
+		return nil, err
 	}
 	h := &Holder{path: path, log: log, onChange: onChange, lastData: data}
 	h.cur.Store(p)
@@ -57,9 +52,8 @@ func (h *Holder) Policy() *Policy { return h.cur.Load() }
 func (h *Holder) Reload() (bool, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	data, err := os.ReadFile(h.path)
-	if err != nil {
-		err = fmt.Errorf("read access file: %w", err)
+	data, p, err := readFile(h.path)
+	if data == nil {
 		if h.lastData != nil {
 			h.log.Error("cannot read the access file; keeping the last good one", "file", h.path, "error", err)
 			h.lastData = nil
@@ -70,10 +64,9 @@ func (h *Holder) Reload() (bool, error) {
 		return false, nil
 	}
 	h.lastData = data
-	p, err := Parse(data)
 	if err != nil {
 		h.log.Error("access file is bad; keeping the last good one", "file", h.path, "error", err)
-		return false, fmt.Errorf("access file %s: %w", h.path, err)
+		return false, err
 	}
 	h.cur.Store(p)
 	h.log.Info("access file reloaded", "file", h.path, "clients", len(p.Clients()))

@@ -96,6 +96,7 @@ type Log struct {
 	dropped  atomic.Uint64
 	written  atomic.Uint64
 	failures atomic.Uint64
+	pending  uint64 // lines encoded since the last flush; the writer goroutine's alone
 }
 
 // Open appends to the file at path, creating it (mode 0600: it names clients and tools).
@@ -147,10 +148,11 @@ func (l *Log) Record(r Record) {
 	}
 }
 
-// Dropped is the number of records dropped so far, for a full buffer or after Close.
+// Dropped is the number of records lost so far: for a full buffer, after Close, or to a
+// write error.
 func (l *Log) Dropped() uint64 { return l.dropped.Load() }
 
-// Written is the number of records written so far.
+// Written is the number of records written to the file so far.
 func (l *Log) Written() uint64 { return l.written.Load() }
 
 // Close writes what is queued, stops the writer and closes the file. Safe to call more
@@ -198,20 +200,9 @@ func (l *Log) run() {
 				return
 			}
 			l.write(enc, r)
-			for drained := false; !drained; {
-				select {
-				case r, ok := <-l.ch:
-					if !ok {
-						l.flush()
-						report()
-						return
-					}
-					l.write(enc, r)
-				default:
-					drained = true
-				}
+			if len(l.ch) == 0 {
+				l.flush() // one write to the file per burst of calls, not per call
 			}
-			l.flush()
 		case <-tick.C:
 			report()
 		}
@@ -226,18 +217,23 @@ func (l *Log) write(enc *json.Encoder, r Record) {
 		err = enc.Encode(r)
 	}
 	if err != nil {
+		l.dropped.Add(1)
 		l.fail(err)
 		return
 	}
-	l.written.Add(1)
+	l.pending++
 }
 
 func (l *Log) flush() {
+	n := l.pending
+	l.pending = 0
 	if err := l.w.Flush(); err != nil {
+		l.dropped.Add(n)
 		l.fail(err)
 		l.w.Reset(l.out) // a bufio.Writer keeps its error; start afresh for the next lines
 		return
 	}
+	l.written.Add(n)
 	if l.failures.Swap(0) > 0 {
 		l.cfg.Log.Info("the audit log is being written again")
 	}
