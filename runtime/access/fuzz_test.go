@@ -46,7 +46,7 @@ func checkParse(t *testing.T, data []byte) {
 	}
 }
 
-// FuzzParse: run with go test -fuzz FuzzParse ./runtime/access (make fuzz-access); its seed
+// FuzzParse: run with go test -fuzz FuzzParse ./runtime/access (make fuzz); its seed
 // corpus, testdata/fuzz/FuzzParse and the files of testdata/valid and invalid, runs with
 // every go test.
 func FuzzParse(f *testing.F) {
