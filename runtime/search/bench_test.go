@@ -84,6 +84,19 @@ func BenchmarkSearchMEOS(b *testing.B) {
 	benchQueries(b, Build(tools), queries)
 }
 
+// BenchmarkSearchMEOSStandin queries one tool per libmeos function (2,376, named and with
+// parameters as the generated MEOS catalog has them, without its prose) with the MEOS tasks.
+func BenchmarkSearchMEOSStandin(b *testing.B) {
+	tools := loadCatalog(b, "meos-standin")
+	var queries []string
+	for _, tk := range loadTasks(b) {
+		if tk.Catalog == "meos" {
+			queries = append(queries, tk.Task)
+		}
+	}
+	benchQueries(b, Build(tools), queries)
+}
+
 // BenchmarkSearch10k queries 10,000 synthetic tools with three-word queries.
 func BenchmarkSearch10k(b *testing.B) {
 	ix := Build(synthetic(10000))

@@ -1,8 +1,12 @@
 package search
 
 import (
+	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,7 +31,7 @@ type task struct {
 // loadCatalog reads a tool list written by testdata/regen.
 func loadCatalog(t testing.TB, name string) []Tool {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name+"-tools.json"))
+	b, err := readMaybeGzipped(filepath.Join("testdata", name+"-tools.json"))
 	if err != nil {
 		t.Fatalf("read tool list: %v (regenerate with go run ./runtime/search/testdata/regen)", err)
 	}
@@ -49,6 +53,25 @@ func loadCatalog(t testing.TB, name string) []Tool {
 		tools = append(tools, Tool{Name: n.Name, Bundle: e.Bundle, JSON: e.Tool})
 	}
 	return tools
+}
+
+// readMaybeGzipped reads path, or path.gz when only that exists (the large lists are kept
+// compressed).
+func readMaybeGzipped(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return b, err
+	}
+	f, err := os.Open(path + ".gz")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s.gz: %w", path, err)
+	}
+	return io.ReadAll(zr)
 }
 
 func loadTasks(t testing.TB) []task {
