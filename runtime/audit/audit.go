@@ -185,7 +185,7 @@ func (l *Log) run() {
 	var reported uint64
 	report := func() {
 		if d := l.dropped.Load(); d > reported {
-			l.cfg.Log.Warn("audit records dropped: the audit log cannot keep up with the calls",
+			l.cfg.Log.Warn("audit records dropped: the audit log could not keep up with the calls or could not write",
 				"dropped", d-reported, "dropped_total", d)
 			reported = d
 		}
