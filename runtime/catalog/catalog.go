@@ -251,3 +251,28 @@ func decodeCursor(cursor string) (string, error) {
 	}
 	return strings.TrimPrefix(string(b), cursorPrefix), nil
 }
+
+// PageWhere is Page over the tools keep accepts: the cursor holds the last name returned,
+// so pages stay consistent as with Page.
+func (c *Catalog) PageWhere(cursor string, size int, keep func(Entry) bool) ([]json.RawMessage, string, error) {
+	start := 0
+	if cursor != "" {
+		after, err := decodeCursor(cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		start = sort.Search(len(c.entries), func(i int) bool { return c.entries[i].Name > after })
+	}
+	var tools []json.RawMessage
+	for i := start; i < len(c.entries); i++ {
+		e := c.entries[i]
+		if !keep(e) {
+			continue
+		}
+		if size > 0 && len(tools) == size {
+			return tools, encodeCursor(c.entries[i-1].Name), nil
+		}
+		tools = append(tools, e.JSON)
+	}
+	return tools, "", nil
+}

@@ -167,13 +167,18 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		preflight(w, r)
 		return
 	}
-	if h.opts.Token != "" {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(h.opts.Token)) != 1 {
+	if !h.authenticate(w, r) {
+		return
+	}
+	if acc := h.srv.opts.Access; acc != nil {
+		got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		c, ok := acc.Policy().Authenticate(got)
+		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="toolnode"`)
-			httpError(w, http.StatusUnauthorized, mcp.CodeInvalidRequest, "missing or wrong bearer token")
+			httpError(w, http.StatusUnauthorized, mcp.CodeInvalidRequest, "missing or unknown bearer token")
 			return
 		}
+		r = r.WithContext(context.WithValue(r.Context(), clientKey{}, c.Name))
 	}
 	if v := r.Header.Get(HeaderProtocolVersion); r.Method != http.MethodPost && v != "" && !mcp.IsSupportedVersion(v) {
 		badSessionVersion(w, v)
@@ -190,6 +195,29 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "GET, POST, DELETE, OPTIONS")
 		httpError(w, http.StatusMethodNotAllowed, mcp.CodeInvalidRequest, "use POST, GET or DELETE")
 	}
+}
+
+// clientKey is the request context key of the access file's client a request comes from.
+type clientKey struct{}
+
+// clientOf names the access file's client of a request, "" without an access file.
+func clientOf(r *http.Request) string {
+	name, _ := r.Context().Value(clientKey{}).(string)
+	return name
+}
+
+// authenticate checks the --token-file token, when there is one.
+func (h *HTTPHandler) authenticate(w http.ResponseWriter, r *http.Request) bool {
+	if h.opts.Token == "" {
+		return true
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(h.opts.Token)) != 1 {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="toolnode"`)
+		httpError(w, http.StatusUnauthorized, mcp.CodeInvalidRequest, "missing or wrong bearer token")
+		return false
+	}
+	return true
 }
 
 // badSessionVersion refuses a request of a session whose version header names a revision
@@ -267,6 +295,10 @@ func (h *HTTPHandler) session(w http.ResponseWriter, r *http.Request) *httpSessi
 		httpError(w, http.StatusNotFound, mcp.CodeInvalidRequest, "session not found; it ended or expired: initialize a new one")
 		return nil
 	}
+	if clientOf(r) != hs.sess.clientName {
+		httpError(w, http.StatusForbidden, mcp.CodeInvalidRequest, "this session belongs to another client's token")
+		return nil
+	}
 	hs.touch()
 	return hs
 }
@@ -313,7 +345,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if msg.IsRequest() && msg.Method == mcp.MethodInitialize {
-		h.initialize(w, &msg)
+		h.initialize(w, r, &msg)
 		return
 	}
 	hs := h.session(w, r)
@@ -349,7 +381,7 @@ func streams(method string) bool {
 	return false
 }
 
-func (h *HTTPHandler) initialize(w http.ResponseWriter, msg *rpc.Message) {
+func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, msg *rpc.Message) {
 	id, err := newSessionID()
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, mcp.CodeInternalError, err.Error())
@@ -368,6 +400,7 @@ func (h *HTTPHandler) initialize(w http.ResponseWriter, msg *rpc.Message) {
 	hs := &httpSession{id: id, h: h, ctx: ctx, cancel: cancel}
 	hs.touch()
 	hs.sess = h.srv.NewSession(hs)
+	hs.sess.clientName = clientOf(r)
 	resp, _ := hs.serve(ctx, msg)
 	if resp.Error != nil {
 		hs.end()

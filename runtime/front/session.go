@@ -14,6 +14,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/toolnode/toolnode/runtime/access"
+	"github.com/toolnode/toolnode/runtime/audit"
 	"github.com/toolnode/toolnode/runtime/catalog"
 	"github.com/toolnode/toolnode/runtime/node"
 	"github.com/toolnode/toolnode/runtime/rpc"
@@ -41,6 +43,18 @@ type Options struct {
 	MaxInflight int
 	// Limits are the checks every client message passes.
 	Limits rpc.Limits
+	// View is how tools/list shows the catalog to clients the access file leaves it to:
+	// access.ViewFull (every allowed tool; the default) or access.ViewSearch (the node's
+	// own tools and those matching Pins; the rest are found with toolnode.search).
+	View access.View
+	// Pins are the tools the search view lists besides the node's own.
+	Pins []access.Pattern
+	// Access, when set, is the access file: the clients and what each may see and call.
+	Access *access.Holder
+	// Audit, when set, records every tools/call.
+	Audit *audit.Log
+	// Client is the access file's client the stdio front serves.
+	Client string
 }
 
 // DefaultMaxInflight is how many requests one session may have in flight by default: far
@@ -104,7 +118,8 @@ type Session struct {
 	srv *Server
 	out Outbound
 
-	stateless bool // serves one request of a 2026-07-28 client, and is never attached
+	stateless  bool   // serves one request of a 2026-07-28 client, and is never attached
+	clientName string // the access file's client; "" without one
 
 	mu          sync.Mutex
 	strict      bool // tool names rendered for a strict client
@@ -287,11 +302,11 @@ func (c *Call) HandleAsync(method string, params json.RawMessage, reply func(jso
 		reply(c.Handle(method, params))
 		return
 	}
-	n.CallToolAsync(c.ctx, c.sess, c.sess.canonicalCall(params), func(res json.RawMessage, err error) {
+	c.sess.callTool(c.ctx, c.sess, c.sess.canonicalCall(params), func(res json.RawMessage, err error) {
 		if err == nil && isInputRequired(res) {
 			go func() {
 				reply(c.end(c.sess.fulfil(c.ctx, method, params, res, func(p json.RawMessage) (json.RawMessage, error) {
-					return n.CallTool(c.ctx, c.sess, c.sess.canonicalCall(p))
+					return waitCall(func(done func(json.RawMessage, error)) { c.sess.callTool(c.ctx, c.sess, c.sess.canonicalCall(p), done) })
 				})))
 			}()
 			return
@@ -349,7 +364,7 @@ func (c *Call) handleStateless(method string, params json.RawMessage, reply func
 	m.mu.Unlock()
 	switch method {
 	case mcp.MethodToolsCall:
-		n.CallToolAsync(ctx, m, sess.canonicalCall(params), m.done)
+		sess.callTool(ctx, m, sess.canonicalCall(params), m.done)
 	case mcp.MethodPromptsGet:
 		go func() { m.done(n.GetPrompt(ctx, m, params)) }()
 	default:
@@ -430,19 +445,29 @@ func (sess *Session) dispatch(ctx context.Context, method string, params json.Ra
 	case mcp.MethodToolsList:
 		return listPage(params, func(cursor string) ([]json.RawMessage, string, error) {
 			cat := n.Catalog()
-			tools, next, err := cat.Page(cursor, sess.srv.opts.PageSize)
+			tools, next, err := pageOf(cat, cursor, sess.srv.opts.PageSize, sess.listFilter())
 			if err == nil && sess.isStrict() {
 				tools = renderStrict(cat.Strict(), tools)
 			}
 			return tools, next, err
 		}, "tools")
 	case mcp.MethodToolsCall:
-		return n.CallTool(ctx, sess, sess.canonicalCall(params))
+		return waitCall(func(done func(json.RawMessage, error)) { sess.callTool(ctx, sess, sess.canonicalCall(params), done) })
 	case mcp.MethodPromptsList:
 		return listPage(params, func(cursor string) ([]json.RawMessage, string, error) {
-			return n.Prompts().Page(cursor, sess.srv.opts.PageSize)
+			var keep func(catalog.Entry) bool
+			if c := sess.client(); c != nil {
+				keep = func(e catalog.Entry) bool { return c.Allowed(e.Name) }
+			}
+			return pageOf(n.Prompts(), cursor, sess.srv.opts.PageSize, keep)
 		}, "prompts")
 	case mcp.MethodPromptsGet:
+		if c := sess.client(); c != nil {
+			var p struct{ Name string }
+			if json.Unmarshal(params, &p) == nil && !c.Allowed(p.Name) {
+				return nil, invalidParams("unknown prompt %q", p.Name)
+			}
+		}
 		return sess.withInput(ctx, method, params, func(p json.RawMessage) (json.RawMessage, error) { return n.GetPrompt(ctx, sess, p) })
 	case mcp.MethodResourcesList:
 		return listPage(params, func(cursor string) ([]json.RawMessage, string, error) {
@@ -464,6 +489,26 @@ func (sess *Session) dispatch(ctx context.Context, method string, params json.Ra
 		return sess.setLevel(ctx, params)
 	}
 	return nil, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found", method)
+}
+
+// pageOf is a page of cat, of the entries keep accepts (all when keep is nil).
+func pageOf(cat *catalog.Catalog, cursor string, size int, keep func(catalog.Entry) bool) ([]json.RawMessage, string, error) {
+	if keep == nil {
+		return cat.Page(cursor, size)
+	}
+	return cat.PageWhere(cursor, size, keep)
+}
+
+// waitCall runs an asynchronous call and waits for its outcome.
+func waitCall(call func(done func(json.RawMessage, error))) (json.RawMessage, error) {
+	type outcome struct {
+		res json.RawMessage
+		err error
+	}
+	ch := make(chan outcome, 1)
+	call(func(res json.RawMessage, err error) { ch <- outcome{res, err} })
+	o := <-ch
+	return o.res, o.err
 }
 
 // withInput makes a call for a session client, serving the input a 2026 bundle asks for.

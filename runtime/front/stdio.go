@@ -36,6 +36,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		OnUnmatched: st.unmatched,
 	})
 	st.sess = s.NewSession(st)
+	st.sess.clientName = s.opts.Client
 	close(st.ready)
 	defer st.sess.Close()
 
@@ -88,7 +89,9 @@ func (st *stdioSession) handle(m *rpc.Message) {
 			st.send(rpc.Failure(m.ID, e))
 			return
 		}
-		call.As(st.srv.statelessSession(st, meta))
+		view := st.srv.statelessSession(st, meta)
+		view.clientName = st.sess.clientName
+		call.As(view)
 		if m.Method == mcp.MethodSubscriptionsListen {
 			st.listen(call, m)
 			return

@@ -75,6 +75,7 @@ type Node struct {
 	settled   atomic.Bool // the first start is over: report collisions and changes
 
 	progress sync.Map // bundle-side token (string) -> progressRoute
+	meta     metaIndexes
 	wg       sync.WaitGroup
 }
 
@@ -310,6 +311,14 @@ func (n *Node) Detach(s Session) {
 	delete(n.sessions, s)
 	n.mu.Unlock()
 	n.dropSubscriptions(s)
+}
+
+// Announce tells every session that the lists named by the notification methods changed
+// (for example after an access file changed what clients may see).
+func (n *Node) Announce(methods ...string) {
+	for _, m := range methods {
+		n.broadcast(m, nil)
+	}
 }
 
 func (n *Node) broadcast(method string, params any) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/toolnode/toolnode/runtime/catalog"
+	"github.com/toolnode/toolnode/runtime/search"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
@@ -75,7 +76,7 @@ func (n *Node) builtinTools() catalog.Source {
 		`"inputSchema":{"type":"object","properties":{}},` +
 		`"outputSchema":{"type":"object","properties":{"bundles":{"type":"array","items":{"type":"object"}},"node":{"type":"object"}},"required":["bundles"]},` +
 		`"annotations":{"readOnlyHint":true,"openWorldHint":false}}`)
-	return catalog.Source{Bundle: builtinBundle, NoPrefix: true, Tools: []json.RawMessage{tool}}
+	return catalog.Source{Bundle: builtinBundle, NoPrefix: true, Tools: []json.RawMessage{tool, search.SearchTool(), search.ExecuteTool()}}
 }
 
 // callBuiltin serves the node's own tools.

@@ -15,10 +15,13 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/net/netutil"
 
+	"github.com/toolnode/toolnode/runtime/access"
+	"github.com/toolnode/toolnode/runtime/audit"
 	"github.com/toolnode/toolnode/runtime/front"
 	"github.com/toolnode/toolnode/runtime/manifest"
 	"github.com/toolnode/toolnode/runtime/node"
 	"github.com/toolnode/toolnode/runtime/reload"
+	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
 // Config says what a node serves and how. Zero fields take the defaults their types name.
@@ -55,6 +58,13 @@ type Config struct {
 	// Hurry, when it ends during shutdown, stops the bundles at once (SIGKILL) instead of
 	// gracefully. Default: never.
 	Hurry context.Context
+	// AccessFile, when set, is the access file: the clients, their tokens and what each may
+	// see and call. It is watched and reloaded; a bad file keeps the last good one.
+	AccessFile string
+	// AuditFile, when set, receives one JSON line per tools/call; AuditArgs adds the
+	// arguments and results.
+	AuditFile string
+	AuditArgs bool
 }
 
 // HTTP server bounds: a client may take this long to send its headers and its whole
@@ -101,12 +111,44 @@ func Run(ctx context.Context, cfg Config) error {
 	if fo.Logger == nil {
 		fo.Logger = log.Named("front")
 	}
-	srv := front.NewServer(n, fo)
 
 	// Either front ending or ctx ending stops the node.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var wg sync.WaitGroup
+	if cfg.AccessFile != "" {
+		h, err := access.Open(cfg.AccessFile, log.Named("access"), func(*access.Policy) {
+			log.Info("access file reloaded", "file", cfg.AccessFile)
+			n.Announce(mcp.NotifyToolsListChanged, mcp.NotifyPromptsListChanged)
+		})
+		if err != nil {
+			cancel(nil)
+			shutdown(n, log, cfg.Hurry)
+			return fmt.Errorf("--access: %w", err)
+		}
+		fo.Access = h
+		if cfg.Watch {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := h.Watch(ctx, 0); err != nil {
+					log.Warn("the access file is not watched", "error", err)
+				}
+			}()
+		}
+	}
+	if cfg.AuditFile != "" {
+		a, err := audit.Open(cfg.AuditFile, audit.Config{Args: cfg.AuditArgs, Log: log.Named("audit")})
+		if err != nil {
+			cancel(nil)
+			wg.Wait()
+			shutdown(n, log, cfg.Hurry)
+			return fmt.Errorf("--audit: %w", err)
+		}
+		defer a.Close()
+		fo.Audit = a
+	}
+	srv := front.NewServer(n, fo)
 	if cfg.Watch {
 		watch(ctx, &wg, loader, manifests, n, log)
 	}
