@@ -54,7 +54,7 @@ var errUnknownKey = errors.New("no key of the issuer's key set matches the token
 // VerifySignature checks the JWS signature of raw against the issuer's keys and returns
 // its payload.
 func (k *keySet) VerifySignature(ctx context.Context, raw string) ([]byte, error) {
-	jws, err := jose.ParseSigned(raw, signingAlgs)
+	jws, err := jose.ParseSignedCompact(raw, signingAlgs)
 	if err != nil {
 		return nil, fmt.Errorf("parse token: %w", err)
 	}
