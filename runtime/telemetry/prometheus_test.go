@@ -18,16 +18,26 @@ import (
 	"github.com/toolnode/toolnode/runtime/telemetry"
 )
 
-// startPrometheus runs the prometheus binary (Debian's package) scraping target every
-// second, and returns the base URL of its API.
+// startPrometheus runs the prometheus binary (Debian's package) with the configuration
+// docs/service.md gives, scraping target every second, and returns the base URL of its API.
 func startPrometheus(t *testing.T, target string) string {
 	t.Helper()
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
 		t.Skip("no prometheus binary: install the Debian package prometheus (apt-get install prometheus)")
 	}
+	doc, err := os.ReadFile("testdata/prometheus.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := string(doc)
+	for old, repl := range map[string]string{"scrape_interval: 15s": "scrape_interval: 1s", "127.0.0.1:9464": target} {
+		if !strings.Contains(cfg, old) {
+			t.Fatalf("testdata/prometheus.yml has no %q to replace", old)
+		}
+		cfg = strings.ReplaceAll(cfg, old, repl)
+	}
 	dir := t.TempDir()
-	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: toolnode\n    static_configs:\n      - targets: [%q]\n", target)
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -171,5 +181,19 @@ func TestPrometheusScrapesCalls(t *testing.T) {
 				t.Errorf("%s = %v (found %v), want %v", tc.query, got, ok, tc.want)
 			}
 		})
+	}
+}
+
+func TestServiceDocQuotesPrometheusConfig(t *testing.T) {
+	cfg, err := os.ReadFile("testdata/prometheus.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../../docs/service.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), strings.TrimSpace(string(cfg))) {
+		t.Error("docs/service.md does not quote runtime/telemetry/testdata/prometheus.yml word for word")
 	}
 }
