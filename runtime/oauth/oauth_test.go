@@ -109,7 +109,9 @@ func tamper(t *testing.T, tok string) string {
 	return strings.Join(parts, ".")
 }
 
-func TestHydraTokens(t *testing.T) {
+// TestAgainstHydra runs the cases that can share one provider (and a second one, for a
+// foreign issuer): each start costs seconds.
+func TestAgainstHydra(t *testing.T) {
 	idp := oauthtest.StartHydra(t)
 	client := idp.NewClient(t, []string{resource, other}, "tools:read", "tools:call")
 	short := idp.NewClient(t, []string{resource}, "tools:read", "tools:call")
@@ -142,24 +144,32 @@ func TestHydraTokens(t *testing.T) {
 		status    int
 		challenge []string // parts the WWW-Authenticate header must hold
 		sub       string
+		cause     string // in the error Verify returns: the check that refused it
 	}{
 		{name: "valid", token: good, status: 200, sub: client.ID},
 		{name: "no token", status: 401, challenge: []string{metadataURL, `scope="tools:call"`}},
 		{name: "other audience", token: idp.Token(t, client, other, "tools:read", "tools:call"), status: 401,
-			challenge: []string{metadataURL, `error="invalid_token"`}},
-		{name: "expired", token: expired, status: 401, challenge: []string{metadataURL, `error="invalid_token"`}},
-		{name: "bad signature", token: tamper(t, good), status: 401, challenge: []string{metadataURL, `error="invalid_token"`}},
+			challenge: []string{metadataURL, `error="invalid_token"`}, cause: "expected audience"},
+		{name: "expired", token: expired, status: 401, challenge: []string{metadataURL, `error="invalid_token"`}, cause: "expired"},
+		{name: "bad signature", token: tamper(t, good), status: 401, challenge: []string{metadataURL, `error="invalid_token"`},
+			cause: "signature does not verify"},
+		// Signed by a key the issuer never published, which is checked before the iss claim.
 		{name: "other issuer", token: stranger.Token(t, foreign, resource, "tools:read", "tools:call"), status: 401,
-			challenge: []string{metadataURL, `error="invalid_token"`}},
-		{name: "not a JWT", token: "opaque-token", status: 401, challenge: []string{`error="invalid_token"`}},
+			challenge: []string{metadataURL, `error="invalid_token"`}, cause: "key id"},
+		{name: "not a JWT", token: "opaque-token", status: 401, challenge: []string{`error="invalid_token"`}, cause: "malformed"},
 		{name: "missing scope", token: idp.Token(t, client, resource, "tools:read"), status: 403,
-			challenge: []string{metadataURL, `error="insufficient_scope"`, `scope="tools:call"`}},
+			challenge: []string{metadataURL, `error="insufficient_scope"`, `scope="tools:call"`}, cause: "lacks scope tools:call"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			a := call(t, srv.URL+"/mcp", tc.token)
 			if a.status != tc.status {
 				t.Fatalf("status %d, want %d (challenge %q, body %v)", a.status, tc.status, a.challenge, a.body)
+			}
+			if tc.cause != "" {
+				if _, err := rs.Verify(context.Background(), tc.token); err == nil || !strings.Contains(err.Error(), tc.cause) {
+					t.Errorf("Verify = %v, want an error about %q", err, tc.cause)
+				}
 			}
 			for _, part := range tc.challenge {
 				if !strings.HasPrefix(a.challenge, "Bearer ") || !strings.Contains(a.challenge, part) {
@@ -194,10 +204,13 @@ func TestHydraTokens(t *testing.T) {
 	if n := counter.n.Load(); n != before {
 		t.Errorf("unknown key ids caused %d key set fetches within the refresh interval, want 0", n-before)
 	}
+
+	t.Run("not before", func(t *testing.T) { testNotBefore(t, idp) })
+	t.Run("metadata", func(t *testing.T) { testMetadata(t, idp) })
+	t.Run("bad settings", func(t *testing.T) { testNewRefusesUnknownIssuer(t, idp) })
 }
 
-func TestNotBefore(t *testing.T) {
-	idp := oauthtest.StartHydra(t)
+func testNotBefore(t *testing.T, idp *oauthtest.Hydra) {
 	client := idp.NewClient(t, []string{resource}, "tools:call")
 	// A clock ten minutes behind the provider's sees the token's nbf in the future, past
 	// the five minutes of skew allowed.
@@ -251,8 +264,7 @@ func header(t *testing.T, tok string) string {
 	return string(h)
 }
 
-func TestMetadata(t *testing.T) {
-	idp := oauthtest.StartHydra(t)
+func testMetadata(t *testing.T, idp *oauthtest.Hydra) {
 	rs, err := oauth.New(context.Background(), oauth.Config{
 		Issuer: idp.Issuer, ResourceURL: resource,
 		RequiredScopes: []string{"tools:call"}, ScopesSupported: []string{"tools:read", "tools:call"},
@@ -297,8 +309,7 @@ func TestMetadata(t *testing.T) {
 	}
 }
 
-func TestNewRefusesUnknownIssuer(t *testing.T) {
-	idp := oauthtest.StartHydra(t)
+func testNewRefusesUnknownIssuer(t *testing.T, idp *oauthtest.Hydra) {
 	tests := []struct{ name, issuer, resource, want string }{
 		{"issuer spelt without its slash", strings.TrimSuffix(idp.Issuer, "/"), resource, "names issuer"},
 		{"nothing listens", "http://127.0.0.1:1/", resource, "discover issuer"},
