@@ -349,28 +349,107 @@ func setMeta(params json.RawMessage, kv map[string]string) (json.RawMessage, err
 	return append(out, p[1:]...), nil
 }
 
-// memberSpan finds the value of the top-level member name in the JSON object obj and
-// returns its byte offsets, or -1, -1 when there is none.
+// memberSpan finds the value of the top-level member name of the JSON object obj and
+// returns its byte offsets, or -1, -1 when there is none; of duplicates the last, the one
+// a decoder keeps. obj is taken to be valid JSON,
+// as params the node has parsed are; the scan only skips strings and brackets, which is
+// what lets it run without allocating.
 func memberSpan(obj []byte, name string) (int, int, error) {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if _, err := dec.Token(); err != nil {
-		return 0, 0, fmt.Errorf("params: %w", err)
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return 0, 0, errors.New("params is not an object")
 	}
-	for dec.More() {
-		key, err := dec.Token()
+	found, foundEnd := -1, -1
+	for i++; ; {
+		i = skipSpace(obj, i)
+		if i >= len(obj) {
+			return 0, 0, errors.New("params: unexpected end")
+		}
+		switch obj[i] {
+		case '}':
+			return found, foundEnd, nil
+		case ',':
+			i++
+			continue
+		case '"':
+		default:
+			return 0, 0, fmt.Errorf("params: unexpected %q at %d", obj[i], i)
+		}
+		keyEnd, err := skipString(obj, i)
 		if err != nil {
-			return 0, 0, fmt.Errorf("params: %w", err)
+			return 0, 0, err
 		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return 0, 0, fmt.Errorf("params: %w", err)
+		key := obj[i+1 : keyEnd-1]
+		i = skipSpace(obj, keyEnd)
+		if i >= len(obj) || obj[i] != ':' {
+			return 0, 0, fmt.Errorf("params: no colon after key at %d", keyEnd)
 		}
-		if key == name {
-			end := int(dec.InputOffset())
-			return end - len(v), end, nil
+		start := skipSpace(obj, i+1)
+		end, err := skipValue(obj, start)
+		if err != nil {
+			return 0, 0, err
+		}
+		if string(key) == name {
+			found, foundEnd = start, end
+		}
+		i = end
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the offset just past the string starting at b[i].
+func skipString(b []byte, i int) (int, error) {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, nil
 		}
 	}
-	return -1, -1, nil
+	return 0, errors.New("params: unterminated string")
+}
+
+// skipValue returns the offset just past the value starting at b[i].
+func skipValue(b []byte, i int) (int, error) {
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			end, err := skipString(b, j)
+			if err != nil || depth == 0 {
+				return end, err
+			}
+			j = end - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 { // the enclosing object ends: so did a scalar
+				return nonEmpty(i, j)
+			}
+			if depth--; depth == 0 {
+				return j + 1, nil
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return nonEmpty(i, j)
+			}
+		}
+	}
+	return 0, errors.New("params: unexpected end")
+}
+
+func nonEmpty(start, end int) (int, error) {
+	if end == start {
+		return 0, fmt.Errorf("params: no value at %d", start)
+	}
+	return end, nil
 }
 
 func (r *recorder) SessionOpened() { r.sessions.Add(context.Background(), 1) }

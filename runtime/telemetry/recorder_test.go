@@ -159,6 +159,7 @@ func BenchmarkRecorder(b *testing.B) {
 	defer sink.Close()
 	params := json.RawMessage(`{"name":"greet","arguments":{"who":"world"},"_meta":{"progressToken":1}}`)
 	meta := json.RawMessage(`{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}`)
+	reqID, callID := json.RawMessage(`7`), json.RawMessage(`3`)
 	cases := []struct {
 		name       string
 		prometheus bool
@@ -181,10 +182,10 @@ func BenchmarkRecorder(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				rctx, op := rec.StartRequest(ctx, telemetry.Request{
-					Method: "tools/call", Target: "example.greet", ID: json.RawMessage(`7`),
+					Method: "tools/call", Target: "example.greet", ID: reqID,
 					SessionID: "s", ProtocolVersion: "2025-11-25", Transport: "tcp", Meta: meta,
 				})
-				bctx, bop := rec.StartBundleCall(rctx, telemetry.BundleCall{Bundle: "example", Method: "tools/call", Target: "greet", ID: json.RawMessage(`3`)})
+				bctx, bop := rec.StartBundleCall(rctx, telemetry.BundleCall{Bundle: "example", Method: "tools/call", Target: "greet", ID: callID})
 				_ = rec.Inject(bctx, params)
 				bop.End("")
 				op.End("")
