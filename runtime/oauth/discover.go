@@ -14,11 +14,8 @@ import (
 // issuerMetadata is the part of an authorization server's metadata (RFC 8414, or OpenID
 // Connect Discovery 1.0) the resource server needs.
 type issuerMetadata struct {
-	Issuer                string   `json:"issuer"`
-	JWKSURI               string   `json:"jwks_uri"`
-	SigningAlgs           []string `json:"id_token_signing_alg_values_supported"`
-	TokenEndpoint         string   `json:"token_endpoint"`
-	AuthorizationEndpoint string   `json:"authorization_endpoint"`
+	Issuer  string `json:"issuer"`
+	JWKSURI string `json:"jwks_uri"`
 }
 
 // maxDocument bounds what is read of a metadata or key set document: both are small, and

@@ -61,8 +61,6 @@ type Config struct {
 // ResourceServer checks bearer tokens against one issuer. It is safe for concurrent use.
 type ResourceServer struct {
 	cfg      Config
-	issuer   *issuerMetadata
-	keys     *keySet
 	verifier *oidc.IDTokenVerifier
 	resource *url.URL
 }
@@ -132,7 +130,7 @@ func New(ctx context.Context, cfg Config) (*ResourceServer, error) {
 		SupportedSigningAlgs: algs,
 		Now:                  cfg.Now,
 	})
-	return &ResourceServer{cfg: cfg, issuer: md, keys: keys, verifier: verifier, resource: resource}, nil
+	return &ResourceServer{cfg: cfg, verifier: verifier, resource: resource}, nil
 }
 
 // Error is why a request was refused; Status is 401 or 403.
