@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -307,46 +309,51 @@ func (r *recorder) Inject(ctx context.Context, params json.RawMessage) json.RawM
 
 // setMeta returns params with kv set in its _meta object (which it adds when missing).
 // It splices rather than decoding and encoding params, which may hold large arguments:
-// one scan to find _meta, and only _meta is decoded.
+// one scan of params to find _meta, one of _meta per key.
 func setMeta(params json.RawMessage, kv map[string]string) (json.RawMessage, error) {
 	p := bytes.TrimSpace(params)
 	if len(p) == 0 || bytes.Equal(p, []byte("null")) {
 		p = []byte("{}")
 	}
-	if p[0] != '{' {
-		return nil, errors.New("params is not an object")
-	}
 	start, end, err := memberSpan(p, "_meta")
 	if err != nil {
 		return nil, err
 	}
-	meta := map[string]json.RawMessage{}
+	meta := []byte("{}")
 	if start >= 0 && !bytes.Equal(p[start:end], []byte("null")) {
-		if err := json.Unmarshal(p[start:end], &meta); err != nil {
-			return nil, fmt.Errorf("params._meta: %w", err)
-		}
+		meta = p[start:end]
 	}
-	for k, v := range kv {
-		b, err := json.Marshal(v)
+	for _, k := range slices.Sorted(maps.Keys(kv)) {
+		v, err := json.Marshal(kv[k])
 		if err != nil {
 			return nil, fmt.Errorf("_meta.%s: %w", k, err)
 		}
-		meta[k] = b
+		if meta, err = setMember(meta, k, v); err != nil {
+			return nil, fmt.Errorf("_meta: %w", err)
+		}
 	}
-	m, err := json.Marshal(meta)
+	return setMember(p, "_meta", meta)
+}
+
+// setMember returns the JSON object obj with member name set to value: in place of the
+// member's value when obj has it, else first.
+func setMember(obj []byte, name string, value []byte) ([]byte, error) {
+	start, end, err := memberSpan(obj, name)
 	if err != nil {
-		return nil, fmt.Errorf("_meta: %w", err)
+		return nil, err
 	}
-	out := make([]byte, 0, len(p)+len(m)+10)
 	if start >= 0 {
-		out = append(append(append(out, p[:start]...), m...), p[end:]...)
-		return out, nil
+		out := make([]byte, 0, len(obj)-(end-start)+len(value))
+		return append(append(append(out, obj[:start]...), value...), obj[end:]...), nil
 	}
-	out = append(append(out, `{"_meta":`...), m...)
-	if rest := bytes.TrimSpace(p[1:]); len(rest) > 0 && rest[0] != '}' {
+	open := skipSpace(obj, 0) + 1 // memberSpan checked that obj is an object
+	key, _ := json.Marshal(name)
+	out := make([]byte, 0, len(obj)+len(key)+len(value)+2)
+	out = append(append(append(append(out, obj[:open]...), key...), ':'), value...)
+	if rest := skipSpace(obj, open); obj[rest] != '}' {
 		out = append(out, ',')
 	}
-	return append(out, p[1:]...), nil
+	return append(out, obj[open:]...), nil
 }
 
 // memberSpan finds the value of the top-level member name of the JSON object obj and
