@@ -20,7 +20,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -52,6 +51,9 @@ type Client struct {
 // Binary returns the path of the hydra binary, or "" when there is none.
 func Binary() string {
 	if p := os.Getenv(HydraEnv); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return ""
+		}
 		return p
 	}
 	dir, err := os.Getwd()
@@ -97,7 +99,9 @@ func StartHydra(t testing.TB) *Hydra {
 		"LOG_LEVEL=warn",
 		"SQA_OPT_OUT=true",
 	)
-	var logs syncBuffer
+	// One writer for both: exec then writes from one goroutine at a time. Read it only
+	// once the process is done.
+	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
@@ -131,6 +135,8 @@ func StartHydra(t testing.TB) *Hydra {
 			return h
 		}
 		if time.Now().After(deadline) {
+			cancel()
+			<-done
 			t.Fatalf("hydra not ready after 60s:\n%s", logs.String())
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -259,24 +265,6 @@ func freePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-// syncBuffer collects the process's output from its two pipes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func randomHex(n int) string {
