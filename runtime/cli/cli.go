@@ -124,6 +124,10 @@ type serveFlags struct {
 	client    string
 	audit     string
 	auditArgs bool
+
+	metrics       string
+	oauthIssuer   string
+	oauthAudience string
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
@@ -152,6 +156,9 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.client, "client", "", "the access file's client `NAME` the stdio front serves (required with --access and stdio)")
 	fs.StringVar(&f.audit, "audit", "", "append one JSON line per tool call (time, client, tool, bundle, outcome, duration) to `FILE`")
 	fs.BoolVar(&f.auditArgs, "audit-args", false, "with --audit, also record each call's arguments and result")
+	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics, e.g. 127.0.0.1:9464 (traces and metrics also go out by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set)")
+	fs.StringVar(&f.oauthIssuer, "oauth-issuer", "", "accept OAuth 2.1 access tokens (JWT) of the issuer at `URL` on the HTTP front; their scopes select --access entries")
+	fs.StringVar(&f.oauthAudience, "oauth-audience", "", "the audience (`AUD`) tokens must carry: this front's URL, e.g. https://node.example.com/mcp (default http://<--http>/mcp)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: trace, debug, info, warn or error")
 	fs.BoolVar(&f.logJSON, "log-json", false, "write logs as JSON lines")
 	fs.BoolVar(&f.watch, "watch", true, "watch the bundle folders and --config file: start, restart and stop bundles as they change (--watch=false to turn off)")
@@ -216,6 +223,13 @@ Flags:
 		return nil, errors.New("--client names a client of the access file: give --access FILE too")
 	case f.auditArgs && f.audit == "":
 		return nil, errors.New("--audit-args goes with --audit FILE")
+	case f.oauthIssuer != "" && f.http == "":
+		return nil, errors.New("--oauth-issuer guards the HTTP front: give --http too")
+	case f.oauthAudience != "" && f.oauthIssuer == "":
+		return nil, errors.New("--oauth-audience goes with --oauth-issuer URL")
+	}
+	if f.oauthIssuer != "" && f.oauthAudience == "" {
+		f.oauthAudience = "http://" + f.http + "/mcp"
 	}
 	if f.tokenFile != "" && f.http == "" {
 		return nil, errors.New("--token-file guards the HTTP front: give --http too")
@@ -297,13 +311,16 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Front: front.Options{PageSize: f.pageSize, Names: f.names, MaxMessage: int(f.maxBody),
 			MaxQueue: int(f.maxQueue), MaxInflight: f.maxInflight, Limits: limits,
 			View: access.View(f.view), Pins: pins(f.pins), Client: f.client},
-		AccessFile: f.access,
-		AuditFile:  f.audit,
-		AuditArgs:  f.auditArgs,
-		Stdio:      f.stdio,
-		Stdin:      stdin,
-		Stdout:     stdout,
-		HTTP:       f.http,
+		AccessFile:    f.access,
+		AuditFile:     f.audit,
+		AuditArgs:     f.auditArgs,
+		Metrics:       f.metrics,
+		OAuthIssuer:   f.oauthIssuer,
+		OAuthAudience: f.oauthAudience,
+		Stdio:         f.stdio,
+		Stdin:         stdin,
+		Stdout:        stdout,
+		HTTP:          f.http,
 		HTTPOptions: front.HTTPOptions{AllowOrigins: f.allowOrigin, Token: token, MaxBody: int64(f.maxBody),
 			MaxSessions: f.maxSessions, IdleTimeout: f.sessionIdle},
 		MaxConns:    f.maxConns,

@@ -167,10 +167,14 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		preflight(w, r)
 		return
 	}
-	if !h.authenticate(w, r) {
+	if name, isOAuth, refused := h.oauthClient(r); refused {
+		insufficientScope(w)
 		return
-	}
-	if acc := h.srv.opts.Access; acc != nil {
+	} else if isOAuth {
+		r = r.WithContext(context.WithValue(r.Context(), clientKey{}, name))
+	} else if !h.authenticate(w, r) {
+		return
+	} else if acc := h.srv.opts.Access; acc != nil {
 		got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		c, ok := acc.Policy().Authenticate(got)
 		if !ok {
@@ -401,6 +405,7 @@ func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, msg *rp
 	hs.touch()
 	hs.sess = h.srv.NewSession(hs)
 	hs.sess.clientName = clientOf(r)
+	hs.sess.sessionID, hs.sess.transport = id, "tcp"
 	resp, _ := hs.serve(ctx, msg)
 	if resp.Error != nil {
 		hs.end()

@@ -53,7 +53,7 @@ func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, msg *rpc
 		return
 	}
 	view := h.srv.statelessSession(streamOutbound{send: st.send}, meta)
-	view.clientName = clientOf(r)
+	view.clientName, view.transport = clientOf(r), "tcp"
 	// Closing the stream cancels the request: the call's context is the request's.
 	call, berr := view.Begin(r.Context(), msg.ID)
 	if berr != nil {

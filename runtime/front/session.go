@@ -19,6 +19,7 @@ import (
 	"github.com/toolnode/toolnode/runtime/catalog"
 	"github.com/toolnode/toolnode/runtime/node"
 	"github.com/toolnode/toolnode/runtime/rpc"
+	"github.com/toolnode/toolnode/runtime/telemetry"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
@@ -55,6 +56,8 @@ type Options struct {
 	Audit *audit.Log
 	// Client is the access file's client the stdio front serves.
 	Client string
+	// Telemetry records a span and a duration per request, and sessions. Default: none.
+	Telemetry telemetry.Recorder
 }
 
 // DefaultMaxInflight is how many requests one session may have in flight by default: far
@@ -120,6 +123,9 @@ type Session struct {
 
 	stateless  bool   // serves one request of a 2026-07-28 client, and is never attached
 	clientName string // the access file's client; "" without one
+	sessionID  string // for telemetry: the HTTP session id, or "stdio"
+	transport  string // for telemetry: "tcp" or "pipe"
+	opened     time.Time
 
 	mu          sync.Mutex
 	strict      bool // tool names rendered for a strict client
@@ -132,14 +138,16 @@ type Session struct {
 
 // NewSession starts a session that sends through out.
 func (s *Server) NewSession(out Outbound) *Session {
-	sess := &Session{srv: s, out: out, inflight: map[rpc.ID]*Call{}}
+	sess := &Session{srv: s, out: out, inflight: map[rpc.ID]*Call{}, opened: time.Now()}
 	s.node.Attach(sess)
+	s.recorder().SessionOpened()
 	return sess
 }
 
 // Close detaches the session and cancels its calls in flight.
 func (sess *Session) Close() {
 	sess.srv.node.Detach(sess)
+	sess.srv.recorder().SessionClosed(sess.Version(), time.Since(sess.opened))
 	sess.mu.Lock()
 	for _, c := range sess.inflight {
 		c.cancelByClient(errors.New("client session closed"))
@@ -269,8 +277,20 @@ func (c *Call) cancelByClient(reason error) {
 	c.cancel(reason)
 }
 
-// Handle serves the request and ends the call.
+// Handle serves the request and ends the call, waiting for the outcome.
 func (c *Call) Handle(method string, params json.RawMessage) (json.RawMessage, *rpc.Error) {
+	type outcome struct {
+		res json.RawMessage
+		err *rpc.Error
+	}
+	ch := make(chan outcome, 1)
+	c.HandleAsync(method, params, func(res json.RawMessage, err *rpc.Error) { ch <- outcome{res, err} })
+	o := <-ch
+	return o.res, o.err
+}
+
+// handleSync serves a request that is not a tools/call, on the caller's goroutine.
+func (c *Call) handleSync(method string, params json.RawMessage) (json.RawMessage, *rpc.Error) {
 	res, err := c.sess.dispatch(c.ctx, method, params)
 	return c.end(res, err)
 }
@@ -294,12 +314,13 @@ func (c *Call) HandleAsync(method string, params json.RawMessage, reply func(jso
 		}()
 		return
 	}
+	reply = c.traced(method, params, reply)
 	if c.sess.stateless {
 		c.handleStateless(method, params, reply)
 		return
 	}
 	if method != mcp.MethodToolsCall {
-		reply(c.Handle(method, params))
+		reply(c.handleSync(method, params))
 		return
 	}
 	c.sess.callTool(c.ctx, c.sess, c.sess.canonicalCall(params), func(res json.RawMessage, err error) {
@@ -357,7 +378,9 @@ func (c *Call) handleStateless(method string, params json.RawMessage, reply func
 		m.resume(sess, c.ctx, responses, func(res json.RawMessage, err *rpc.Error) { reply(c.end(res, errOrNil(err))) })
 		return
 	}
-	ctx, cancel := context.WithCancelCause(context.Background())
+	// The call outlives this request (it may wait for the client's input), but keeps its
+	// values: the trace it belongs to.
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(c.ctx))
 	m := &mrtrCall{w: sess.srv.waiting, method: method, name: name, cancel: cancel}
 	m.mu.Lock()
 	m.attach(sess, c.ctx, func(res json.RawMessage, err *rpc.Error) { reply(c.end(res, errOrNil(err))) })

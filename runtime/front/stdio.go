@@ -37,6 +37,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	})
 	st.sess = s.NewSession(st)
 	st.sess.clientName = s.opts.Client
+	st.sess.sessionID, st.sess.transport = "stdio", "pipe"
 	close(st.ready)
 	defer st.sess.Close()
 
@@ -90,7 +91,7 @@ func (st *stdioSession) handle(m *rpc.Message) {
 			return
 		}
 		view := st.srv.statelessSession(st, meta)
-		view.clientName = st.sess.clientName
+		view.clientName, view.transport = st.sess.clientName, "pipe"
 		call.As(view)
 		if m.Method == mcp.MethodSubscriptionsListen {
 			st.listen(call, m)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/catalog"
 	"github.com/toolnode/toolnode/runtime/manifest"
+	"github.com/toolnode/toolnode/runtime/telemetry"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
@@ -51,6 +52,9 @@ type Config struct {
 	OnStarting func(done, total int)
 	// Limits bound what the node holds for each bundle process.
 	Limits Limits
+	// Telemetry records a span per bundle call, passes the trace on to the bundle in
+	// _meta, and keeps the bundles' metrics. Default: none.
+	Telemetry telemetry.Recorder
 }
 
 // Node runs bundles and routes between them and the sessions of the fronts.
@@ -99,6 +103,9 @@ func New(cfg Config) *Node {
 	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
+	}
+	if cfg.Telemetry == nil {
+		cfg.Telemetry = telemetry.Nop{}
 	}
 	n := &Node{
 		cfg:      cfg,

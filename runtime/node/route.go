@@ -14,6 +14,7 @@ import (
 	"github.com/toolnode/toolnode/runtime/manifest"
 	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/runtime/search"
+	"github.com/toolnode/toolnode/runtime/telemetry"
 	"github.com/toolnode/toolnode/runtime/upstream"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -210,6 +211,32 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 	// Every call gets a token of ours, so that its progress extends its timeout even when
 	// the client asked for none (then the progress goes no further).
 	params, token := swapProgressToken(params, ours)
+	if _, nop := n.cfg.Telemetry.(telemetry.Nop); !nop {
+		var op *telemetry.Op
+		var target string
+		if raw, ok := rpc.Member(params, "name"); ok {
+			_ = json.Unmarshal(raw, &target)
+		}
+		ctx, op = n.cfg.Telemetry.StartBundleCall(ctx, telemetry.BundleCall{Bundle: b.name, Method: method, Target: target, ID: json.RawMessage(id.String())})
+		params = n.cfg.Telemetry.Inject(ctx, params)
+		inner := done
+		done = func(res json.RawMessage, err error) {
+			var rpcErr *rpc.Error
+			switch {
+			case errors.As(err, &rpcErr):
+				op.End(telemetry.ErrorCode(rpcErr.Code))
+			case errors.Is(err, ErrTimeout):
+				op.End(telemetry.Timeout)
+			case err != nil:
+				op.End(telemetry.ErrorCode(mcp.CodeInternalError))
+			case isToolError(res):
+				op.End(telemetry.ToolError)
+			default:
+				op.End("")
+			}
+			inner(res, err)
+		}
+	}
 	n.progress.Store(ours, progressRoute{flight: f, token: token})
 	mu.Lock()
 	// The causes are built only when a limit is hit: this runs for every call.
