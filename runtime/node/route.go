@@ -13,7 +13,6 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/toolnode/toolnode/runtime/jsonl"
-	"github.com/toolnode/toolnode/runtime/manifest"
 	"github.com/toolnode/toolnode/runtime/upstream"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -110,7 +109,7 @@ func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, metho
 	}
 	// Starting or restarting: wait for a process without holding up the caller.
 	go func() {
-		inst, err := n.pick(b, min(b.m.Timeouts.Call.Std(manifest.DefaultCallTimeout), b.m.Timeouts.Start.Std(manifest.DefaultStartTimeout)))
+		inst, err := n.pick(b, min(b.m.Timeouts.Call, b.m.Timeouts.Start))
 		if err != nil {
 			done(nil, err)
 			return
@@ -121,8 +120,8 @@ func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, metho
 
 func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instance, method string, params json.RawMessage,
 	what func() string, done func(json.RawMessage, error)) {
-	idle := b.m.Timeouts.Call.Std(manifest.DefaultCallTimeout)
-	hard := max(b.m.Timeouts.CallMax.Std(manifest.DefaultCallMaxTimeout), idle)
+	idle := b.m.Timeouts.Call
+	hard := max(b.m.Timeouts.CallMax, idle)
 	start := time.Now()
 	id := inst.client.ReserveID()
 	ours := "tn-" + strconv.FormatUint(n.tokens.Add(1), 10)
@@ -374,7 +373,7 @@ func (n *Node) forwardProgress(params json.RawMessage) {
 
 // refresh re-reads what a bundle offers after one of its processes said a list changed.
 func (n *Node) refresh(b *bundle, inst *instance) {
-	ctx, cancel := context.WithTimeout(context.Background(), b.m.Timeouts.Start.Std(manifest.DefaultStartTimeout))
+	ctx, cancel := context.WithTimeout(context.Background(), b.m.Timeouts.Start)
 	defer cancel()
 	l, err := fetchLists(ctx, inst.client)
 	if err != nil {

@@ -290,7 +290,7 @@ func sleep(stop <-chan struct{}, d time.Duration) bool {
 // startInstance starts one process of b, runs the handshake and lists what it offers.
 func (n *Node) startInstance(b *bundle) (*instance, lists, error) {
 	m := b.m
-	timeout := m.Timeouts.Start.Std(manifest.DefaultStartTimeout)
+	timeout := m.Timeouts.Start
 	ctx, cancel := context.WithTimeoutCause(context.Background(), timeout, fmt.Errorf("no answer within the start timeout of %s", timeout))
 	defer cancel()
 	go func() {
@@ -313,7 +313,7 @@ func (n *Node) startInstance(b *bundle) (*instance, lists, error) {
 			Dir:    m.Dir,
 			Env:    m.Environ(n.cfg.LookupEnv),
 			Logger: b.log,
-			Grace:  m.Timeouts.Shutdown.Std(manifest.DefaultShutdownTimeout),
+			Grace:  m.Timeouts.Shutdown,
 		},
 		Logger:     b.log,
 		Handler:    bundleHandler{n: n, b: b, inst: inst},
