@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/toolnode/toolnode/runtime/catalog"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
@@ -21,18 +22,23 @@ const builtinBundle = "(toolnode)"
 
 // BundleStatus is what toolnode.status says of one bundle.
 type BundleStatus struct {
-	Name      string  `json:"name"`
-	State     State   `json:"state"`
-	PIDs      []int   `json:"pids"`
-	Instances int     `json:"instances"`
-	Restarts  int     `json:"restarts"`
-	LastError string  `json:"last_error,omitempty"`
-	Tools     int     `json:"tools"`
-	Calls     uint64  `json:"calls"`
-	Failed    uint64  `json:"failed"`
-	P50ms     float64 `json:"p50_ms"`
-	P99ms     float64 `json:"p99_ms"`
-	Manifest  string  `json:"manifest"`
+	Name      string `json:"name"`
+	State     State  `json:"state"`
+	PIDs      []int  `json:"pids"`
+	Instances int    `json:"instances"`
+	Restarts  int    `json:"restarts"`
+	LastError string `json:"last_error,omitempty"`
+	// FailuresInARow counts the failures since a process of the bundle last ran for
+	// Supervision.Stable; from Supervision.CrashLoop of them the state is crash-loop.
+	FailuresInARow int `json:"failures_in_a_row"`
+	// RetryAt is when the next try is due (RFC 3339), while no process of the bundle runs.
+	RetryAt  string  `json:"retry_at,omitempty"`
+	Tools    int     `json:"tools"`
+	Calls    uint64  `json:"calls"`
+	Failed   uint64  `json:"failed"`
+	P50ms    float64 `json:"p50_ms"`
+	P99ms    float64 `json:"p99_ms"`
+	Manifest string  `json:"manifest"`
 }
 
 // Status reports every bundle, sorted by name.
@@ -44,6 +50,10 @@ func (n *Node) Status() []BundleStatus {
 			Tools: len(b.lists.tools), Manifest: b.m.Path, PIDs: []int{}}
 		if b.err != nil {
 			st.LastError = b.err.Error()
+		}
+		st.FailuresInARow = b.failures
+		if !b.retryAt.IsZero() && live(b) == 0 {
+			st.RetryAt = b.retryAt.UTC().Format(time.RFC3339Nano)
 		}
 		for _, s := range b.slots {
 			if s != nil {
@@ -71,7 +81,7 @@ func (n *Node) Status() []BundleStatus {
 // builtinTools is the node's own tool list; the caller holds n.mu.
 func (n *Node) builtinTools() catalog.Source {
 	tool := json.RawMessage(`{"name":"` + StatusTool + `","title":"toolnode status",` +
-		`"description":"Reports every bundle of this toolnode: state, process ids, restarts, last error, tool count, calls served and failed, and p50/p99 call latency.",` +
+		`"description":"Reports every bundle of this toolnode: state (crash-loop for one that keeps failing), process ids, restarts, failures in a row, last error, tool count, calls served and failed, and p50/p99 call latency.",` +
 		`"inputSchema":{"type":"object","properties":{}},` +
 		`"outputSchema":{"type":"object","properties":{"bundles":{"type":"array","items":{"type":"object"}}},"required":["bundles"]},` +
 		`"annotations":{"readOnlyHint":true,"openWorldHint":false}}`)
@@ -92,6 +102,9 @@ func (n *Node) callBuiltin(_ context.Context, tool string) (json.RawMessage, err
 	for _, b := range st {
 		fmt.Fprintf(&sb, "%s: %s, pids %v, %d restarts, %d tools, %d calls (%d failed), p50 %.2f ms, p99 %.2f ms",
 			b.Name, b.State, b.PIDs, b.Restarts, b.Tools, b.Calls, b.Failed, b.P50ms, b.P99ms)
+		if b.State == StateCrashLoop {
+			fmt.Fprintf(&sb, ", crash loop: %d failures in a row, next try at %s", b.FailuresInARow, b.RetryAt)
+		}
 		if b.LastError != "" {
 			fmt.Fprintf(&sb, ", last error: %s", b.LastError)
 		}
