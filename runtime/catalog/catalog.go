@@ -16,6 +16,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -27,8 +28,8 @@ import (
 // Source is the tool (or prompt) list of one bundle.
 type Source struct {
 	Bundle string
-	// Namespace is the prefix of the names that belong to this source alone (names
-	// beginning "<Namespace>."). Default: Bundle.
+	// Namespace is the prefix of the names that belong to this source (names beginning
+	// "<Namespace>."), and to no source of another namespace. Default: Bundle.
 	Namespace string
 	Seats     []string
 	// NoPrefix exposes every tool under its own name, as long as it collides with nothing.
@@ -81,9 +82,12 @@ type candidate struct {
 
 // Build merges sources and returns the catalog with what it refused or renamed.
 func Build(sources []Source) (*Catalog, []Notice) {
-	owners := map[string]string{} // namespace -> bundle
+	owners := map[string][]string{} // namespace -> the bundles it belongs to, sorted
 	for _, s := range sources {
-		owners[namespace(s)] = s.Bundle
+		owners[namespace(s)] = append(owners[namespace(s)], s.Bundle)
+	}
+	for _, o := range owners {
+		sort.Strings(o)
 	}
 	var cands, fallbacks []candidate
 	var notices []Notice
@@ -114,9 +118,9 @@ func Build(sources []Source) (*Catalog, []Notice) {
 			prefix, _, dotted := strings.Cut(t.Name, ".")
 			claim := dotted && seats[prefix] || s.NoPrefix
 			c := candidate{name: t.Name, bundle: s.Bundle, tool: t.Name, claim: claim, raw: raw}
-			if owner, owned := owners[prefix]; claim && dotted && owned && owner != s.Bundle {
+			if owner := owners[prefix]; claim && dotted && len(owner) > 0 && !slices.Contains(owner, s.Bundle) {
 				c.claim, c.name = false, s.Bundle+"."+t.Name
-				c.why = fmt.Sprintf("name %q belongs to bundle %q", t.Name, owner)
+				c.why = fmt.Sprintf("name %q belongs to bundle %q", t.Name, owner[0])
 				fallbacks = append(fallbacks, c)
 				continue
 			}

@@ -75,6 +75,15 @@ func TestBuild(t *testing.T) {
 			wantNotices: []string{`tool "toolnode.search" of bundle "a" exposed as "a.toolnode.search": name "toolnode.search" belongs to bundle "(toolnode)"`},
 		},
 		{
+			name: "a bundle called toolnode shares the node's namespace, and the node's claims win",
+			sources: []Source{
+				{Bundle: "(toolnode)", Namespace: "toolnode", NoPrefix: true, Tools: tools("toolnode.status")},
+				{Bundle: "toolnode", Tools: tools("status", "go.greet")},
+			},
+			want:        map[string]string{"toolnode.status": "(toolnode)", "toolnode.go.greet": "toolnode"},
+			wantNotices: []string{`tool "status" of bundle "toolnode" left out: name "toolnode.status" is already served by bundle "(toolnode)"`},
+		},
+		{
 			name:    "a name listed twice by one bundle is kept once, the first",
 			sources: []Source{{Bundle: "b", Tools: append(tools("x", "y"), json.RawMessage(`{"name":"x","title":"second"}`))}},
 			want:    map[string]string{"b.x": "b", "b.y": "b"},

@@ -95,7 +95,7 @@ func ParseConfig(data []byte, abs string) ([]*Manifest, []ConfigNote, error) {
 		}
 		if name != key {
 			notes = append(notes, ConfigNote{Server: key, Bundle: name,
-				Reason: "the key is not a valid bundle name (1 to 64 of A-Z a-z 0-9 _ -, not \"toolnode\")"})
+				Reason: "the key is not a valid bundle name (1 to 64 of A-Z a-z 0-9 _ -)"})
 		}
 		dir := filepath.Dir(abs)
 		if s.Cwd != "" {
@@ -139,7 +139,7 @@ func BundleNames(keys []string) map[string]string {
 	out := make(map[string]string, len(sorted))
 	taken := map[string]bool{}
 	for _, k := range sorted {
-		if ValidName(k) && k != ReservedName {
+		if ValidName(k) {
 			out[k] = k
 			taken[k] = true
 		}
@@ -172,12 +172,8 @@ func sanitize(key string) string {
 			sb.WriteByte('-')
 		}
 	}
-	s := sb.String()
-	switch s {
-	case "":
+	if sb.Len() == 0 {
 		return "server"
-	case ReservedName:
-		return ReservedName + "-server"
 	}
-	return s
+	return sb.String()
 }

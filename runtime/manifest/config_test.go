@@ -30,13 +30,13 @@ func TestParseConfig(t *testing.T) {
 		{
 			name: "keys that are not bundle names are turned into ones, the same way each time",
 			json: `{"servers": {"github.com/x": {"command": "a"}, "my server": {"command": "b"}, "my-server": {"command": "c"},
-				"toolnode": {"command": "d"}, "é": {"command": "e"}}}`,
-			want: map[string]string{"github-com-x": "a", "my-server-2": "b", "my-server": "c", "toolnode-server": "d", "-": "e"},
+				"toolnode": {"command": "d"}, "é": {"command": "e"}, "": {"command": "f"}}}`,
+			want: map[string]string{"github-com-x": "a", "my-server-2": "b", "my-server": "c", "toolnode": "d", "-": "e", "server": "f"},
 			wantNotes: []string{
-				`server "github.com/x" runs as bundle "github-com-x": the key is not a valid bundle name (1 to 64 of A-Z a-z 0-9 _ -, not "toolnode")`,
-				`server "my server" runs as bundle "my-server-2": the key is not a valid bundle name (1 to 64 of A-Z a-z 0-9 _ -, not "toolnode")`,
-				`server "toolnode" runs as bundle "toolnode-server": the key is not a valid bundle name (1 to 64 of A-Z a-z 0-9 _ -, not "toolnode")`,
-				`server "é" runs as bundle "-": the key is not a valid bundle name (1 to 64 of A-Z a-z 0-9 _ -, not "toolnode")`,
+				`server "" runs as bundle "server": the key is not a valid bundle name (1 to 64 of A-Z a-z 0-9 _ -)`,
+				`server "github.com/x" runs as bundle "github-com-x": the key is not a valid bundle name (1 to 64 of A-Z a-z 0-9 _ -)`,
+				`server "my server" runs as bundle "my-server-2": the key is not a valid bundle name (1 to 64 of A-Z a-z 0-9 _ -)`,
+				`server "é" runs as bundle "-": the key is not a valid bundle name (1 to 64 of A-Z a-z 0-9 _ -)`,
 			},
 		},
 		{
@@ -88,7 +88,7 @@ func TestBundleNamesFitAndDoNotCollide(t *testing.T) {
 	seen := map[string]string{}
 	for _, k := range keys {
 		n := names[k]
-		if !ValidName(n) || n == ReservedName {
+		if !ValidName(n) {
 			t.Errorf("key %q got the invalid name %q", k, n)
 		}
 		if other, dup := seen[n]; dup {

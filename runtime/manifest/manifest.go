@@ -38,10 +38,6 @@ const (
 	IsolationClient = "client"
 )
 
-// ReservedName is the node's own name: its tools are toolnode.<verb>, so no bundle may take
-// it and with it that namespace.
-const ReservedName = "toolnode"
-
 // Manifest is a bundle's bundle.json, checked, with the fields the file leaves out filled in.
 type Manifest struct {
 	// Name names the bundle: it prefixes the bundle's own tools and its log lines.
@@ -247,9 +243,6 @@ func (m *Manifest) check() error {
 	}
 	if !ValidName(m.Name) {
 		return fmt.Errorf("bad name %q: use 1 to 64 of A-Z a-z 0-9 _ - (no dots: a dot separates a bundle from its tool)", m.Name)
-	}
-	if m.Name == ReservedName {
-		return fmt.Errorf("bad name %q: it is the node's own (its tools are %s.<verb>); pick another", m.Name, ReservedName)
 	}
 	if len(m.Command) == 0 || m.Command[0] == "" {
 		return errors.New(`missing "command": give the program and its arguments, e.g. ["./server"]`)

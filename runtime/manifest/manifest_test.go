@@ -33,7 +33,6 @@ func TestParse(t *testing.T) {
 		{"timeouts not an object", `{"name": "x", "command": ["./run"], "timeouts": 5}`, `key "timeouts" must be an object`},
 		{"isolation client", `{"name": "x", "command": ["./run"], "isolation": "client"}`, ""},
 		{"bad isolation", `{"name": "x", "command": ["./run"], "isolation": "process"}`, `isolation "process": use "shared"`},
-		{"the node's own name", `{"name": "toolnode", "command": ["./run"]}`, `"toolnode": it is the node's own`},
 		{"wrong type", `{"name": "x", "command": "./run"}`, `key "command" must be an array`},
 		{"not JSON", `{"name": `, "not valid JSON"},
 		{"trailing data", `{"name": "x", "command": ["./run"]} {}`, "unexpected data"},

@@ -9,15 +9,16 @@ import (
 	"time"
 
 	"github.com/toolnode/toolnode/runtime/catalog"
-	"github.com/toolnode/toolnode/runtime/manifest"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
 // StatusTool is the node's own tool that reports the state of every bundle.
 const StatusTool = "toolnode.status"
 
-// builtinBundle names the node itself in the catalog. It cannot be a bundle's name, and
-// the names toolnode.* are the node's namespace, which no bundle may name itself after.
+// builtinBundle names the node itself in the catalog. It cannot be a bundle's name, so a
+// bundle called "toolnode" cannot take over the node's tools: its "status" would lose the
+// name toolnode.status to the node's, which claims it. The names toolnode.* belong to the
+// node and to such a bundle alone.
 const builtinBundle = "(toolnode)"
 
 // BundleStatus is what toolnode.status says of one bundle.
@@ -85,7 +86,7 @@ func (n *Node) builtinTools() catalog.Source {
 		`"inputSchema":{"type":"object","properties":{}},` +
 		`"outputSchema":{"type":"object","properties":{"bundles":{"type":"array","items":{"type":"object"}}},"required":["bundles"]},` +
 		`"annotations":{"readOnlyHint":true,"openWorldHint":false}}`)
-	return catalog.Source{Bundle: builtinBundle, Namespace: manifest.ReservedName, NoPrefix: true, Tools: []json.RawMessage{tool}}
+	return catalog.Source{Bundle: builtinBundle, Namespace: "toolnode", NoPrefix: true, Tools: []json.RawMessage{tool}}
 }
 
 // callBuiltin serves the node's own tools.
