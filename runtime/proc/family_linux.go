@@ -39,8 +39,9 @@ type family struct {
 	leader      int
 	leaderStart uint64 // against the leader's pid being reused once it is reaped
 
-	mu    sync.Mutex
-	known map[int]uint64 // descendants seen, by pid, with their start time against pid reuse
+	mu        sync.Mutex
+	known     map[int]uint64 // descendants seen, by pid, with their start time against pid reuse
+	strangers map[int]uint64 // children of the node found not to be of the family, likewise
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -59,7 +60,7 @@ func newFamily(env []string) (*family, []string, error) {
 		return nil, nil, fmt.Errorf("family tag: %w", err)
 	}
 	tag := TagVar + "=" + hex.EncodeToString(b[:])
-	f := &family{self: os.Getpid(), tag: []byte(tag), known: map[int]uint64{}, stop: make(chan struct{}), done: make(chan struct{})}
+	f := &family{self: os.Getpid(), tag: []byte(tag), known: map[int]uint64{}, strangers: map[int]uint64{}, stop: make(chan struct{}), done: make(chan struct{})}
 	return f, append(env[:len(env):len(env)], tag), nil
 }
 
@@ -112,14 +113,24 @@ func (f *family) members() []int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	queue := []int{f.leader}
+	strangers := map[int]uint64{}
 	for _, c := range children(f.self) {
 		if c == f.leader {
 			continue
 		}
-		if st, ok := readStat(c); ok && (f.known[c] == st.start || f.tagged(c)) {
+		st, ok := readStat(c)
+		switch {
+		case !ok:
+		case f.strangers[c] == st.start:
+			strangers[c] = st.start
+		case f.known[c] == st.start || f.tagged(c):
 			queue = append(queue, c)
+		default:
+			// A tag is inherited at fork: a child of the node without it never gets it.
+			strangers[c] = st.start
 		}
 	}
+	f.strangers = strangers
 	seen := map[int]uint64{}
 	var live []int
 	for len(queue) > 0 {

@@ -74,3 +74,34 @@ func running(pid int) bool {
 	st, ok := readStat(pid)
 	return ok && !st.zombie
 }
+
+// TestOrphansThatExitAreReapedWhileTheBundleRuns: a bundle whose detached helpers exit
+// must not leave zombies in the node until it stops.
+func TestOrphansThatExitAreReapedWhileTheBundleRuns(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("setsid(1) is not installed: cannot start a daemon that leaves the group")
+	}
+	dir := t.TempDir()
+	p, err := Start(Config{Path: "/bin/sh", Args: []string{"-c", `setsid sh -c 'sleep 0.1 & echo $! > pid' </dev/null >/dev/null 2>&1; exec cat`},
+		Dir: dir, Env: []string{"PATH=" + os.Getenv("PATH")}, TrackEvery: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop(context.Background())
+	helper := waitPidFile(t, filepath.Join(dir, "pid"))
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := os.Stat("/proc/" + strconv.Itoa(helper))
+		if err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			st, _ := os.ReadFile("/proc/" + strconv.Itoa(helper) + "/stat")
+			t.Fatalf("the exited helper is still there while the bundle runs: %s", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !running(p.Pid()) {
+		t.Error("the bundle itself is gone")
+	}
+}

@@ -41,7 +41,7 @@ type Config struct {
 	// never writes a newline (a "\r" progress bar) cannot grow the node. Default 64 KiB.
 	StderrLineMax int
 	// TrackEvery is how often the process's descendants are looked for (and those that
-	// were orphaned and exited, reaped), where the platform can. Default 1s.
+	// were orphaned and exited, reaped), where the platform can. Default 2s.
 	TrackEvery time.Duration
 }
 
@@ -79,7 +79,7 @@ func Start(cfg Config) (*Process, error) {
 		cfg.StderrLineMax = DefaultStderrLineMax
 	}
 	if cfg.TrackEvery <= 0 {
-		cfg.TrackEvery = time.Second
+		cfg.TrackEvery = 2 * time.Second
 	}
 	path := cfg.Path
 	if !strings.ContainsRune(path, '/') {
