@@ -86,10 +86,10 @@ type Timeouts struct {
 
 // timeoutsJSON is how Timeouts are written: duration strings.
 type timeoutsJSON struct {
-	Start    Duration `json:"start,omitempty"`
-	Call     Duration `json:"call,omitempty"`
-	CallMax  Duration `json:"call_max,omitempty"`
-	Shutdown Duration `json:"shutdown,omitempty"`
+	Start    duration `json:"start,omitempty"`
+	Call     duration `json:"call,omitempty"`
+	CallMax  duration `json:"call_max,omitempty"`
+	Shutdown duration `json:"shutdown,omitempty"`
 }
 
 // UnmarshalJSON reads the timeouts object strictly: an unknown key is an error naming it.
@@ -112,7 +112,7 @@ func (t *Timeouts) UnmarshalJSON(b []byte) error {
 
 // MarshalJSON writes the timeouts as duration strings.
 func (t Timeouts) MarshalJSON() ([]byte, error) {
-	return json.Marshal(timeoutsJSON{Start: Duration(t.Start), Call: Duration(t.Call), CallMax: Duration(t.CallMax), Shutdown: Duration(t.Shutdown)})
+	return json.Marshal(timeoutsJSON{Start: duration(t.Start), Call: duration(t.Call), CallMax: duration(t.CallMax), Shutdown: duration(t.Shutdown)})
 }
 
 // withDefaults returns t with every zero field set to its default.
@@ -131,11 +131,11 @@ func (t Timeouts) withDefaults() Timeouts {
 	return t
 }
 
-// Duration is a time.Duration written in JSON as a Go duration string ("10s", "1m30s").
-type Duration time.Duration
+// duration is a time.Duration written in JSON as a Go duration string ("10s", "1m30s").
+type duration time.Duration
 
 // UnmarshalJSON reads a duration string.
-func (d *Duration) UnmarshalJSON(b []byte) error {
+func (d *duration) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("a duration must be a string such as \"10s\"")
@@ -144,12 +144,12 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	if err != nil || v < 0 {
 		return fmt.Errorf("%q is not a duration such as \"10s\"", s)
 	}
-	*d = Duration(v)
+	*d = duration(v)
 	return nil
 }
 
 // MarshalJSON writes a duration string.
-func (d Duration) MarshalJSON() ([]byte, error) {
+func (d duration) MarshalJSON() ([]byte, error) {
 	return json.Marshal(time.Duration(d).String())
 }
 
