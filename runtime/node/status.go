@@ -82,7 +82,7 @@ func (n *Node) Status() []BundleStatus {
 // builtinTools is the node's own tool list; the caller holds n.mu.
 func (n *Node) builtinTools() catalog.Source {
 	tool := json.RawMessage(`{"name":"` + StatusTool + `","title":"toolnode status",` +
-		`"description":"Reports every bundle of this toolnode: state (crash-loop for one that keeps failing), process ids, restarts, failures in a row, last error, tool count, calls served and failed, and p50/p99 call latency.",` +
+		`"description":"Reports every bundle of this toolnode: state, process ids, restarts, last error, tool count, calls served and failed, and p50/p99 call latency.",` +
 		`"inputSchema":{"type":"object","properties":{}},` +
 		`"outputSchema":{"type":"object","properties":{"bundles":{"type":"array","items":{"type":"object"}}},"required":["bundles"]},` +
 		`"annotations":{"readOnlyHint":true,"openWorldHint":false}}`)
