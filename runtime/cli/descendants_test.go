@@ -83,9 +83,10 @@ func nthPid(t *testing.T, path string, n int) int {
 }
 
 // procLeft reports whether pid is still in /proc, running or as a zombie; a daemon is
-// killed at the last step of a stop, so it is given a moment to go.
+// killed at the last step of a stop, so it is given a moment to go (a long one on a loaded
+// machine).
 func procLeft(pid int) bool {
-	for range 100 {
+	for range 500 {
 		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err != nil {
 			return false
 		}

@@ -102,6 +102,19 @@ func (f *family) signal(sig syscall.Signal) {
 	}
 }
 
+// reapLater waits, each in a goroutine of its own, for the members the node adopted that
+// are still there after a SIGKILL, so that they do not stay zombies of the node.
+func (f *family) reapLater() {
+	for _, pid := range f.members() {
+		if st, ok := readStat(pid); ok && st.ppid == f.self && pid != f.leader {
+			go func() {
+				var ws unix.WaitStatus
+				_, _ = unix.Wait4(pid, &ws, 0, nil)
+			}()
+		}
+	}
+}
+
 // alive reports whether a member of the family or of the leader's group still runs.
 func (f *family) alive() bool {
 	return len(f.members()) > 0 || f.groupAlive()

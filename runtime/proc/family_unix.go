@@ -19,6 +19,9 @@ func (f *family) follow(leader int, _ time.Duration) { f.pgid = leader }
 
 func (f *family) close() {}
 
+// reapLater has nothing to do: the processes left belong to init, which reaps them.
+func (f *family) reapLater() {}
+
 func (f *family) signal(sig syscall.Signal) { _ = syscall.Kill(-f.pgid, sig) }
 
 // alive reports whether a process of the group is left; it counts zombies, which the init

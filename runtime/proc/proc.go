@@ -243,10 +243,14 @@ func (p *Process) stop(ctx context.Context) error {
 			time.Sleep(20 * time.Millisecond)
 		}
 		p.fam.signal(syscall.SIGKILL)
-		// Reap what the kill leaves, so no zombie of the bundle outlives Stop either.
-		for i := 0; i < 50 && p.fam.alive(); i++ {
+		// Reap what the kill leaves, so no zombie of the bundle outlives Stop either. On a
+		// loaded machine the killed may take a while to go; whoever is still there past the
+		// grace is reaped when it does.
+		deadline = time.Now().Add(max(p.grace, time.Second))
+		for p.fam.alive() && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
+		p.fam.reapLater()
 	}
 	p.stderrWG.Wait()
 	p.stdout.Close()
