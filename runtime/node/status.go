@@ -23,23 +23,24 @@ const builtinBundle = "(toolnode)"
 
 // BundleStatus is what toolnode.status says of one bundle.
 type BundleStatus struct {
-	Name      string `json:"name"`
-	State     State  `json:"state"`
-	PIDs      []int  `json:"pids"`
-	Instances int    `json:"instances"`
-	Restarts  int    `json:"restarts"`
-	LastError string `json:"last_error,omitempty"`
+	Name      string  `json:"name"`
+	State     State   `json:"state"`
+	PIDs      []int   `json:"pids"`
+	Instances int     `json:"instances"`
+	Restarts  int     `json:"restarts"`
+	LastError string  `json:"last_error,omitempty"`
+	Tools     int     `json:"tools"`
+	Calls     uint64  `json:"calls"`
+	Failed    uint64  `json:"failed"`
+	P50ms     float64 `json:"p50_ms"`
+	P99ms     float64 `json:"p99_ms"`
+	Manifest  string  `json:"manifest"`
+
 	// FailuresInARow counts the failures since a process of the bundle last ran for
 	// Supervision.Stable; from Supervision.CrashLoop of them the state is crash-loop.
 	FailuresInARow int `json:"failures_in_a_row"`
 	// RetryAt is when the next try is due (RFC 3339), while no process of the bundle runs.
-	RetryAt  string  `json:"retry_at,omitempty"`
-	Tools    int     `json:"tools"`
-	Calls    uint64  `json:"calls"`
-	Failed   uint64  `json:"failed"`
-	P50ms    float64 `json:"p50_ms"`
-	P99ms    float64 `json:"p99_ms"`
-	Manifest string  `json:"manifest"`
+	RetryAt string `json:"retry_at,omitempty"`
 }
 
 // Status reports every bundle, sorted by name.
