@@ -190,7 +190,7 @@ func Build(sources []Source) (*Catalog, []Notice) {
 	return cat, notices
 }
 
-// namespace is the prefix whose names belong to s alone.
+// namespace is the prefix whose names belong to s (and to any source that shares it).
 func namespace(s Source) string {
 	if s.Namespace != "" {
 		return s.Namespace
