@@ -144,13 +144,16 @@ func BundleNames(keys []string) map[string]string {
 			taken[k] = true
 		}
 	}
+	next := map[string]int{} // the next suffix to try for a base, so many alike stay linear
 	for _, k := range sorted {
 		if _, ok := out[k]; ok {
 			continue
 		}
 		base := sanitize(k)
 		name := base
-		for i := 2; taken[name]; i++ {
+		for taken[name] {
+			i := max(next[base], 2)
+			next[base] = i + 1
 			suffix := "-" + strconv.Itoa(i)
 			name = base[:min(len(base), 64-len(suffix))] + suffix
 		}
@@ -160,13 +163,18 @@ func BundleNames(keys []string) map[string]string {
 	return out
 }
 
+// nameChar reports whether c may appear in a bundle name.
+func nameChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+}
+
 func sanitize(key string) string {
 	var sb strings.Builder
 	for _, r := range key {
 		if sb.Len() >= 64 {
 			break
 		}
-		if r < 128 && ValidName(string(r)) {
+		if r < 128 && nameChar(byte(r)) {
 			sb.WriteRune(r)
 		} else {
 			sb.WriteByte('-')

@@ -110,3 +110,20 @@ func TestLoadConfigNamesTheFileInErrors(t *testing.T) {
 		t.Fatalf("error %v does not name %s", err, path)
 	}
 }
+
+// BenchmarkBundleNamesAlike maps many keys that all turn into the same name: the cost per
+// key must stay flat as their number grows.
+func BenchmarkBundleNamesAlike(b *testing.B) {
+	const bad = ".:/ !"
+	keys := make([]string, 5000)
+	for i := range keys {
+		k := []byte("k")
+		for n := i; len(k) < 7; n /= len(bad) {
+			k = append(k, bad[n%len(bad)]) // all of them turn into k------
+		}
+		keys[i] = string(k)
+	}
+	for b.Loop() {
+		BundleNames(keys)
+	}
+}
