@@ -24,15 +24,9 @@ func TestNoDaemonOfABundleOutlivesItsProcess(t *testing.T) {
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("setsid(1) is not installed: cannot start a daemon that leaves the group")
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "daemonic", command: []string{"./run"}})
+	writeWrappedFake(t, dir, "daemonic", "setsid sh -c 'echo $$ >> daemons; exec sleep 300' </dev/null >/dev/null 2>&1 &")
 	daemons := filepath.Join(dir, "daemonic", "daemons")
-	os.WriteFile(filepath.Join(dir, "daemonic", "run"), []byte("#!/bin/sh\n"+
-		"setsid sh -c 'echo $$ >> daemons; exec sleep 300' </dev/null >/dev/null 2>&1 &\nexec "+exe+"\n"), 0o755)
 	run := startNode(t, nil, nil, "--bundles", dir)
 
 	first, _ := callText(t, run.session, "daemonic.pid", nil)
@@ -61,6 +55,20 @@ func TestNoDaemonOfABundleOutlivesItsProcess(t *testing.T) {
 	run.session.Close()
 	if procLeft(daemon2) {
 		t.Errorf("the daemon %d is left after the node exited", daemon2)
+	}
+}
+
+// writeWrappedFake writes the fake bundle name whose command is a shell script running
+// prelude in the bundle's folder, then the fake bundle itself.
+func writeWrappedFake(t *testing.T, dir, name, prelude string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFake(t, dir, fake{name: name, command: []string{"./run"}})
+	if err := os.WriteFile(filepath.Join(dir, name, "run"), []byte("#!/bin/sh\n"+prelude+"\nexec "+exe+"\n"), 0o755); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -183,12 +183,7 @@ func TestSupervision(t *testing.T) {
 	writeFake(t, dir, fake{name: "steady"})
 	// crashy exits 30ms after its handshake for as long as its folder holds the file
 	// "crash": removing it is the fix, with no change to the manifest or the program.
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFake(t, dir, fake{name: "crashy", command: []string{"./run"}})
-	os.WriteFile(filepath.Join(dir, "crashy", "run"), []byte("#!/bin/sh\n[ -e crash ] && export FAKE_EXIT_AFTER_MS=30\nexec "+exe+"\n"), 0o755)
+	writeWrappedFake(t, dir, "crashy", "[ -e crash ] && export FAKE_EXIT_AFTER_MS=30")
 	os.WriteFile(filepath.Join(dir, "crashy", "crash"), nil, 0o644)
 	writeFake(t, dir, fake{name: "slowpoke", extra: `"timeouts": {"call": "300ms"}`})
 	writeFake(t, dir, fake{name: "pool", extra: `"instances": 4`})
