@@ -70,6 +70,18 @@ test: all test-go test-c test-python test-meos
 test-go:
 	$(GO) vet ./...
 	$(GO) test ./...
+	$(MAKE) fuzz FUZZTIME=10s
+
+# Runs every fuzz target (a func Fuzz... in a Go test file) for FUZZTIME each. Their seed
+# corpora (testdata/fuzz) run in every go test; make test runs a 10 s slice of each.
+FUZZTIME ?= 5m
+fuzz:
+	@set -e; for file in $$(grep -rl --include='*_test.go' '^func Fuzz' runtime sdk-go | sort); do \
+	  for f in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$file); do \
+	    echo "fuzz $$f in ./$$(dirname $$file) for $(FUZZTIME)"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./$$(dirname $$file); \
+	  done; \
+	done
 
 test-c:
 	$(MAKE) -C sdk-c test

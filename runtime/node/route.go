@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolnode/toolnode/runtime/manifest"
 	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/runtime/search"
 	"github.com/toolnode/toolnode/runtime/telemetry"
@@ -131,7 +130,7 @@ func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, metho
 	}
 	// Starting or restarting: wait for a process without holding up the caller.
 	go func() {
-		inst, err := n.pick(b, min(b.m.Timeouts.Call.Std(manifest.DefaultCallTimeout), b.m.Timeouts.Start.Std(manifest.DefaultStartTimeout)))
+		inst, err := n.pick(b, min(b.m.Timeouts.Call, b.m.Timeouts.Start))
 		if err != nil {
 			done(nil, notSent(err))
 			return
@@ -142,8 +141,8 @@ func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, metho
 
 func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instance, method string, params json.RawMessage,
 	what func() string, done func(json.RawMessage, error)) {
-	idle := b.m.Timeouts.Call.Std(manifest.DefaultCallTimeout)
-	hard := max(b.m.Timeouts.CallMax.Std(manifest.DefaultCallMaxTimeout), idle)
+	idle := b.m.Timeouts.Call
+	hard := max(b.m.Timeouts.CallMax, idle)
 	start := time.Now()
 	ours := n.newToken()
 	ctx, cancel := context.WithCancelCause(outer) // what the bundle asks about the call lives as long
@@ -467,7 +466,7 @@ func clipRaw(b json.RawMessage) string {
 
 // refresh re-reads what a bundle offers after one of its processes said a list changed.
 func (n *Node) refresh(b *bundle, inst *instance) {
-	ctx, cancel := context.WithTimeout(context.Background(), b.m.Timeouts.Start.Std(manifest.DefaultStartTimeout))
+	ctx, cancel := context.WithTimeout(context.Background(), b.m.Timeouts.Start)
 	defer cancel()
 	l, err := fetchLists(ctx, inst.client)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/toolnode/toolnode/runtime/catalog"
 	"github.com/toolnode/toolnode/runtime/search"
@@ -17,7 +18,8 @@ const StatusTool = "toolnode.status"
 
 // builtinBundle names the node itself in the catalog. It cannot be a bundle's name, so a
 // bundle called "toolnode" cannot take over the node's tools: its "status" would lose the
-// name toolnode.status to the node's, which claims it.
+// name toolnode.status to the node's, which claims it. The names toolnode.* belong to the
+// node and to such a bundle alone.
 const builtinBundle = "(toolnode)"
 
 // BundleStatus is what toolnode.status says of one bundle.
@@ -34,6 +36,12 @@ type BundleStatus struct {
 	P50ms     float64 `json:"p50_ms"`
 	P99ms     float64 `json:"p99_ms"`
 	Manifest  string  `json:"manifest"`
+
+	// FailuresInARow counts the failures since a process of the bundle last ran for
+	// Supervision.Stable; from Supervision.CrashLoop of them the state is crash-loop.
+	FailuresInARow int `json:"failures_in_a_row"`
+	// RetryAt is when the next try is due (RFC 3339), while no process of the bundle runs.
+	RetryAt string `json:"retry_at,omitempty"`
 }
 
 // Status reports every bundle, sorted by name.
@@ -45,6 +53,10 @@ func (n *Node) Status() []BundleStatus {
 			Tools: len(b.lists.tools), Manifest: b.m.Path, PIDs: []int{}}
 		if b.err != nil {
 			st.LastError = b.err.Error()
+		}
+		st.FailuresInARow = b.failures
+		if !b.retryAt.IsZero() && live(b) == 0 {
+			st.RetryAt = b.retryAt.UTC().Format(time.RFC3339Nano)
 		}
 		for _, s := range b.slots {
 			if s != nil {
@@ -76,7 +88,7 @@ func (n *Node) builtinTools() catalog.Source {
 		`"inputSchema":{"type":"object","properties":{}},` +
 		`"outputSchema":{"type":"object","properties":{"bundles":{"type":"array","items":{"type":"object"}},"node":{"type":"object"}},"required":["bundles"]},` +
 		`"annotations":{"readOnlyHint":true,"openWorldHint":false}}`)
-	return catalog.Source{Bundle: builtinBundle, NoPrefix: true, Tools: []json.RawMessage{tool, search.SearchTool(), search.ExecuteTool()}}
+	return catalog.Source{Bundle: builtinBundle, Namespace: "toolnode", NoPrefix: true, Tools: []json.RawMessage{tool, search.SearchTool(), search.ExecuteTool()}}
 }
 
 // callBuiltin serves the node's own tools.
@@ -95,6 +107,9 @@ func (n *Node) callBuiltin(_ context.Context, tool string) (json.RawMessage, err
 	for _, b := range st {
 		fmt.Fprintf(&sb, "%s: %s, pids %v, %d restarts, %d tools, %d calls (%d failed), p50 %.2f ms, p99 %.2f ms",
 			b.Name, b.State, b.PIDs, b.Restarts, b.Tools, b.Calls, b.Failed, b.P50ms, b.P99ms)
+		if b.State == StateCrashLoop {
+			fmt.Fprintf(&sb, ", crash loop: %d failures in a row, next try at %s", b.FailuresInARow, b.RetryAt)
+		}
 		if b.LastError != "" {
 			fmt.Fprintf(&sb, ", last error: %s", b.LastError)
 		}
