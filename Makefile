@@ -69,6 +69,7 @@ test: all test-go test-c test-python test-meos
 
 test-go:
 	$(GO) vet ./...
+	GOOS=darwin $(GO) build ./...
 	$(GO) test ./...
 	$(MAKE) fuzz FUZZTIME=10s
 
@@ -91,14 +92,6 @@ test-python:
 
 test-meos:
 	$(MAKE) -C bundles/meos test
-
-# Full fuzz runs, FUZZTIME each (go test runs only their seed corpora and bounded slices).
-FUZZTIME ?= 2m
-fuzz:
-	$(GO) test ./runtime/access -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./runtime/access -run '^$$' -fuzz '^FuzzGlob$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./runtime/argcheck -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./runtime/search -run '^$$' -fuzz '^FuzzTokens$$' -fuzztime $(FUZZTIME)
 
 # Bundles the benchmarks run (testdata/bench/README.md says which does what).
 bench-bundles: deps

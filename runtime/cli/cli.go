@@ -21,6 +21,7 @@ import (
 	"github.com/toolnode/toolnode/runtime/access"
 	"github.com/toolnode/toolnode/runtime/front"
 	"github.com/toolnode/toolnode/runtime/node"
+	"github.com/toolnode/toolnode/runtime/proc"
 	"github.com/toolnode/toolnode/runtime/reload"
 	"github.com/toolnode/toolnode/runtime/rpc"
 	serveapi "github.com/toolnode/toolnode/runtime/serve"
@@ -109,6 +110,7 @@ type serveFlags struct {
 	pingEvery   time.Duration
 
 	maxBundleMessage byteSize
+	maxStderrLine    byteSize
 	maxQueue         byteSize
 	maxInflight      int
 	maxSessions      int
@@ -131,7 +133,7 @@ type serveFlags struct {
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
-	f := &serveFlags{maxBody: 16 << 20, maxBundleMessage: rpc.DefaultMaxLine, maxQueue: rpc.DefaultMaxQueue}
+	f := &serveFlags{maxBody: 16 << 20, maxBundleMessage: rpc.DefaultMaxLine, maxQueue: rpc.DefaultMaxQueue, maxStderrLine: proc.DefaultStderrLineMax}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Var(&f.bundles, "bundles", "`DIR` whose subdirectories holding a bundle.json are bundles (may be repeated)")
@@ -142,6 +144,7 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.tokenFile, "token-file", "", "require \"Authorization: Bearer <token>\" on HTTP, the token read from `FILE`")
 	fs.Var(&f.maxBody, "max-body", "largest client message in `BYTES` (an HTTP body, or a stdio line), e.g. 16MiB; larger HTTP bodies get 413")
 	fs.Var(&f.maxBundleMessage, "max-bundle-message", "largest message a bundle may send, in `BYTES` (e.g. 128MiB); a larger answer fails its call")
+	fs.Var(&f.maxStderrLine, "max-stderr-line", "longest line in `BYTES` kept of a bundle's stderr; longer ones (a progress bar without newlines) are cut and logged as such")
 	fs.Var(&f.maxQueue, "max-queue", "`BYTES` the node holds for one peer that does not read (a bundle's stdin, a client's stream); past it the bundle's calls fail or the client's stream is closed")
 	fs.IntVar(&f.maxInflight, "max-inflight", front.DefaultMaxInflight, "requests one client session may have in flight (`N`), and messages in one batch")
 	fs.IntVar(&f.maxSessions, "max-sessions", front.DefaultMaxSessions, "HTTP sessions open at once (`N`); past it initialize gets 503")
@@ -305,8 +308,9 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Watch:   f.watch,
 		Node: node.Config{
 			Supervision: sup,
-			Limits:      node.Limits{MaxLine: int(f.maxBundleMessage), MaxQueue: int(f.maxQueue), Message: limits},
-			OnStarting:  startProgress(stderr),
+			Limits: node.Limits{MaxLine: int(f.maxBundleMessage), MaxQueue: int(f.maxQueue), Message: limits,
+				StderrLine: int(f.maxStderrLine)},
+			OnStarting: startProgress(stderr),
 		},
 		Front: front.Options{PageSize: f.pageSize, Names: f.names, MaxMessage: int(f.maxBody),
 			MaxQueue: int(f.maxQueue), MaxInflight: f.maxInflight, Limits: limits,

@@ -3,6 +3,7 @@ package node
 import (
 	"runtime/metrics"
 
+	"github.com/toolnode/toolnode/runtime/proc"
 	"github.com/toolnode/toolnode/runtime/rpc"
 )
 
@@ -15,6 +16,9 @@ type Limits struct {
 	MaxQueue int
 	// Message are the checks every message of a bundle passes.
 	Message rpc.Limits
+	// StderrLine bounds a line a bundle writes on stderr; longer ones are cut. Default
+	// proc.DefaultStderrLineMax.
+	StderrLine int
 }
 
 func (l Limits) withDefaults() Limits {
@@ -26,6 +30,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.Message.MaxDepth <= 0 {
 		l.Message.MaxDepth = rpc.DefaultMaxDepth
+	}
+	if l.StderrLine <= 0 {
+		l.StderrLine = proc.DefaultStderrLineMax
 	}
 	return l
 }
@@ -65,6 +72,7 @@ func (n *Node) Bounds() []Bound {
 		{Name: "bundle.queued_bytes", Limit: int64(n.limits.MaxQueue), Used: queued},
 		{Name: "bundle.message_bytes", Limit: int64(n.limits.MaxLine)},
 		{Name: "bundle.message_depth", Limit: int64(n.limits.Message.MaxDepth)},
+		{Name: "bundle.stderr_line_bytes", Limit: int64(n.limits.StderrLine)},
 		{Name: "bundle.calls_waiting", Limit: -1, Used: waiting},
 	}
 	for _, f := range sources {

@@ -360,3 +360,32 @@ func eventuallyTrue(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// FuzzConnLines feeds a Conn arbitrary bytes as its peer's stream: it never panics, hands
+// on only messages that pass Parse, and ends when the stream does.
+func FuzzConnLines(f *testing.F) {
+	for _, s := range []string{
+		"{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n",
+		"junk\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"y\",\"params\":{}}\r\n\n",
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}",
+		strings.Repeat("[", 300) + "\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Skip("no pipe:", err)
+		}
+		var handled []*Message
+		c := NewConn(bytes.NewReader(stream), w, closers{r, w}, ConnOptions{MaxLine: 1 << 10, Limits: Limits{MaxDepth: 16},
+			Handle: func(m *Message) { handled = append(handled, m) }})
+		<-c.Done()
+		c.Close()
+		for _, m := range handled {
+			if _, err := Parse(m.Append(nil), Limits{MaxDepth: 16}); err != nil {
+				t.Fatalf("handed on a message that fails Parse: %v", err)
+			}
+		}
+	})
+}
