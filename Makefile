@@ -8,7 +8,7 @@ VENV    := build/venv
 HTTP    ?= 127.0.0.1:7777
 
 # Debian packages the build and the tests need.
-DEB_PACKAGES := libjansson-dev valgrind tzdata unzip
+DEB_PACKAGES := libjansson-dev valgrind tzdata unzip prometheus
 # The official MCP Python client and pytest, for the Python tests.
 PY_TEST_PACKAGES := pytest==9.2.0 mcp==2.3.0
 
@@ -67,7 +67,21 @@ run: all
 
 test: all test-go test-c test-python test-meos
 
-test-go:
+# ORY Hydra, the OpenID provider the OAuth tests run (runtime/oauth/oauthtest). Its go.mod
+# replaces its API client by a directory the module zip leaves out, so `go install` refuses
+# it: build a copy with that replace dropped. sqlite (cgo) backs its in-memory store.
+HYDRA_VERSION := v2.3.0
+build/hydra:
+	@mkdir -p build
+	@rm -rf build/hydra-src
+	$(GO) mod download github.com/ory/hydra/v2@$(HYDRA_VERSION)
+	cp -r "$$($(GO) env GOMODCACHE)/github.com/ory/hydra/v2@$(HYDRA_VERSION)" build/hydra-src && chmod -R u+w build/hydra-src
+	cd build/hydra-src && $(GO) mod edit -dropreplace github.com/ory/hydra-client-go/v2 && \
+		$(GO) get github.com/ory/hydra-client-go/v2@v2.2.1 && \
+		CGO_ENABLED=1 $(GO) build -tags sqlite,sqlite_omit_load_extension -o ../hydra .
+	@rm -rf build/hydra-src
+
+test-go: build/hydra
 	$(GO) vet ./...
 	GOOS=darwin $(GO) build ./...
 	$(GO) test ./...
