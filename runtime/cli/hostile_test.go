@@ -350,3 +350,49 @@ func TestBrowsersAndHosts(t *testing.T) {
 		t.Errorf("a localhost Host header was refused")
 	}
 }
+
+// A bundle with "isolation": "client" runs a process per client: each session's calls go to
+// its own process, a message the server does not tag reaches its one client, and the
+// process stops with the session.
+func TestIsolatedBundlesRunAProcessPerClient(t *testing.T) {
+	dir := t.TempDir()
+	writeFake(t, dir, fake{name: "iso", extra: `"isolation": "client"`})
+	h := startHTTPNodeRun(t, "--bundles", dir)
+	var mu sync.Mutex
+	heard := map[string]int{}
+	client := func(name string) *mcp.ClientSession {
+		s := connectHTTPAt(t, h.url, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+			mu.Lock()
+			heard[name+":"+fmt.Sprint(r.Params.Data)]++
+			mu.Unlock()
+		}}, "2025-11-25")
+		if err := s.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a, b := client("a"), client("b")
+	pidA, _ := callText(t, a, "iso.pid", nil)
+	pidB, _ := callText(t, b, "iso.pid", nil)
+	if again, _ := callText(t, a, "iso.pid", nil); pidA == pidB || again != pidA {
+		t.Fatalf("pids: a %s then %s, b %s; want one process per client", pidA, again, pidB)
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); callText(t, a, "iso.shout", map[string]any{"ms": 300}) }()
+	go func() { defer wg.Done(); callText(t, b, "iso.sleep", map[string]any{"ms": 300}) }()
+	wg.Wait()
+	eventually(t, 5*time.Second, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		if heard["a:shouted"] != 1 || heard["b:shouted"] != 0 {
+			return fmt.Sprintf("heard %v, want the untagged message at a only", heard)
+		}
+		return ""
+	})
+	a.Close()
+	n, _ := strconv.Atoi(pidA)
+	if !exitedWithin(n, 10*time.Second) {
+		t.Errorf("the process of a closed session (pid %d) still runs", n)
+	}
+}

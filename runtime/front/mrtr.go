@@ -97,6 +97,7 @@ func (w *waitingCalls) open(state, method, name string) (*mrtrCall, *rpc.Error) 
 type mrtrCall struct {
 	w            *waitingCalls
 	method, name string
+	key          string // the client's, for isolated bundles
 	cancel       context.CancelCauseFunc // ends the call at the bundle
 
 	mu        sync.Mutex
@@ -198,6 +199,12 @@ func (m *mrtrCall) done(res json.RawMessage, err error) {
 	m.mu.Unlock()
 	view.finishStateless(m.method, res, err, r)
 }
+
+// ClientKey implements node.Keyed: the client of the request the call began with.
+func (m *mrtrCall) ClientKey() string { return m.key }
+
+// Ended implements node.Keyed.
+func (m *mrtrCall) Ended() <-chan struct{} { return nil }
 
 // Notify implements node.Session: the call's progress and log messages go to the request
 // attached now, under its log level; while none is, they are dropped.

@@ -126,6 +126,8 @@ type Session struct {
 	sessionID  string // for telemetry: the HTTP session id, or "stdio"
 	transport  string // for telemetry: "tcp" or "pipe"
 	opened     time.Time
+	ended      chan struct{} // closed by Close; nil for a stateless request
+	closeOnce  sync.Once
 
 	mu          sync.Mutex
 	strict      bool // tool names rendered for a strict client
@@ -138,7 +140,7 @@ type Session struct {
 
 // NewSession starts a session that sends through out.
 func (s *Server) NewSession(out Outbound) *Session {
-	sess := &Session{srv: s, out: out, inflight: map[rpc.ID]*Call{}, opened: time.Now()}
+	sess := &Session{srv: s, out: out, inflight: map[rpc.ID]*Call{}, opened: time.Now(), ended: make(chan struct{})}
 	s.node.Attach(sess)
 	s.recorder().SessionOpened()
 	return sess
@@ -146,6 +148,7 @@ func (s *Server) NewSession(out Outbound) *Session {
 
 // Close detaches the session and cancels its calls in flight.
 func (sess *Session) Close() {
+	sess.closeOnce.Do(func() { close(sess.ended) })
 	sess.srv.node.Detach(sess)
 	sess.srv.recorder().SessionClosed(sess.Version(), time.Since(sess.opened))
 	sess.mu.Lock()
@@ -154,6 +157,18 @@ func (sess *Session) Close() {
 	}
 	sess.mu.Unlock()
 }
+
+// ClientKey implements node.Keyed: a session is its own client; stateless requests of one
+// access-file client share one.
+func (sess *Session) ClientKey() string {
+	if sess.stateless {
+		return "client:" + sess.clientName
+	}
+	return fmt.Sprintf("session:%p", sess)
+}
+
+// Ended implements node.Keyed.
+func (sess *Session) Ended() <-chan struct{} { return sess.ended }
 
 // Notify sends a notification to the client, dropping log messages below the level the
 // client set. It implements node.Session.
@@ -381,7 +396,7 @@ func (c *Call) handleStateless(method string, params json.RawMessage, reply func
 	// The call outlives this request (it may wait for the client's input), but keeps its
 	// values: the trace it belongs to.
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(c.ctx))
-	m := &mrtrCall{w: sess.srv.waiting, method: method, name: name, cancel: cancel}
+	m := &mrtrCall{w: sess.srv.waiting, method: method, name: name, cancel: cancel, key: sess.ClientKey()}
 	m.mu.Lock()
 	m.attach(sess, c.ctx, func(res json.RawMessage, err *rpc.Error) { reply(c.end(res, errOrNil(err))) })
 	m.mu.Unlock()

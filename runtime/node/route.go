@@ -124,6 +124,17 @@ func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, metho
 		done(nil, notSent(fmt.Errorf("bundle %q is not running", bundleName)))
 		return
 	}
+	if isolatedBundle(b) {
+		go func() {
+			inst, err := n.pickIsolated(b, sess)
+			if err != nil {
+				done(nil, notSent(err))
+				return
+			}
+			n.send(ctx, sess, b, inst, method, params, what, done)
+		}()
+		return
+	}
 	if inst := n.pickNow(b); inst != nil {
 		n.send(ctx, sess, b, inst, method, params, what, done)
 		return

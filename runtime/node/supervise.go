@@ -96,6 +96,7 @@ type bundle struct {
 	retryAt    time.Time // when the next try is due, while none of its processes runs
 	slots      []*instance
 	lists      lists
+	iso        isolated // the processes of each client, for "isolation": "client"
 
 	stats stats
 }
