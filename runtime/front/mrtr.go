@@ -97,7 +97,7 @@ func (w *waitingCalls) open(state, method, name string) (*mrtrCall, *rpc.Error) 
 type mrtrCall struct {
 	w            *waitingCalls
 	method, name string
-	key          string // the client's, for isolated bundles
+	key          string                  // the client's, for isolated bundles
 	cancel       context.CancelCauseFunc // ends the call at the bundle
 
 	mu        sync.Mutex
