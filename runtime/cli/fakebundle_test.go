@@ -65,6 +65,7 @@ func fakeBundle() {
 		tool("spoof", `"token":{"type":"string"}`),
 		tool("shout", `"ms":{"type":"integer"}`),
 		tool("elicit", `"question":{"type":"string"}`),
+		tool("crash", ``),
 		tool("bad name!", ``),
 	}
 	// Answers to our own requests (sampling) by id.
@@ -248,6 +249,9 @@ func fakeBundle() {
 					}
 					json.Unmarshal(res, &r)
 					reply(req.ID, text("model said: "+r.Content.Text))
+				case "crash":
+					fmt.Fprintf(os.Stderr, "fake bundle %s: crashing on purpose\n", name)
+					os.Exit(2)
 				case "elicit":
 					// Asks its user, the 2025 way: a request to the client.
 					var a struct{ Question string }

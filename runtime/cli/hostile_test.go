@@ -396,3 +396,36 @@ func TestIsolatedBundlesRunAProcessPerClient(t *testing.T) {
 		t.Errorf("the process of a closed session (pid %d) still runs", n)
 	}
 }
+
+// A client whose calls crash a bundle again and again is refused that bundle; another
+// client's calls go on being served.
+func TestTheClientThatCrashesABundleIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	writeFake(t, dir, fake{name: "frail"})
+	h := startHTTPNodeRun(t, "--bundles", dir)
+	bad := connectHTTPAt(t, h.url, nil, "2025-11-25")
+	good := connectHTTPAt(t, h.url, nil, "2025-11-25")
+	for i := range 3 {
+		res, err := callWithin(t, bad, 20*time.Second, "frail.crash", nil)
+		if err == nil && !res.IsError {
+			t.Fatalf("crash %d answered", i)
+		}
+		// The bundle comes back for everyone.
+		eventually(t, 15*time.Second, func() string {
+			if res, err := callWithin(t, good, 10*time.Second, "frail.echo", map[string]any{"text": "x"}); err != nil || res.IsError {
+				return "the bundle is not back"
+			}
+			return ""
+		})
+	}
+	res, err := callWithin(t, bad, 10*time.Second, "frail.echo", map[string]any{"text": "again"})
+	if err == nil && !res.IsError {
+		t.Fatalf("the crashing client is still served: %q", resultText(res))
+	}
+	if res != nil && !strings.Contains(resultText(res), "crashed bundle") {
+		t.Errorf("the refusal does not say why: %q", resultText(res))
+	}
+	if text, _ := callText(t, good, "frail.echo", map[string]any{"text": "fine"}); text != "frail:fine" {
+		t.Errorf("the other client got %q", text)
+	}
+}

@@ -159,9 +159,12 @@ func (sess *Session) Close() {
 }
 
 // ClientKey implements node.Keyed: a session is its own client; stateless requests of one
-// access-file client share one.
+// access-file client share one, and anonymous ones have none ("").
 func (sess *Session) ClientKey() string {
 	if sess.stateless {
+		if sess.clientName == "" {
+			return ""
+		}
 		return "client:" + sess.clientName
 	}
 	return fmt.Sprintf("session:%p", sess)

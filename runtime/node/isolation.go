@@ -16,7 +16,8 @@ import (
 // Keyed is a Session that says which client it serves, for isolated bundles. Sessions that
 // do not implement it share one process per bundle.
 type Keyed interface {
-	// ClientKey names the client: sessions of one client share a process; "" is anonymous.
+	// ClientKey names the client: sessions of one client share a process; "" is anonymous
+	// (all anonymous callers share one, and are never blamed for crashes).
 	ClientKey() string
 	// Ended is closed when the client is gone and its processes may stop; nil when they
 	// live as long as the node.

@@ -124,6 +124,11 @@ func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, metho
 		done(nil, notSent(fmt.Errorf("bundle %q is not running", bundleName)))
 		return
 	}
+	key, _ := clientKey(sess)
+	if err := b.blame.refused(key, b.name); err != nil {
+		done(nil, notSent(err))
+		return
+	}
 	if isolatedBundle(b) {
 		go func() {
 			inst, err := n.pickIsolated(b, sess)
@@ -191,6 +196,12 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 		b.stats.record(time.Since(start), err != nil && !errors.As(err, &rpcErr) || isToolError(res))
 		if err != nil && errors.Is(err, upstream.ErrGone) && reason != "" {
 			err = fmt.Errorf("%w; the bundle was %s", err, reason)
+		}
+		switch key, _ := clientKey(sess); {
+		case err == nil:
+			b.blame.forgive(key)
+		case errors.Is(err, upstream.ErrGone) && reason == "":
+			b.blame.crashed(key, inst) // the process died under this call, on its own
 		}
 		done(res, err)
 	}

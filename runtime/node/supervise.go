@@ -97,6 +97,7 @@ type bundle struct {
 	slots      []*instance
 	lists      lists
 	iso        isolated // the processes of each client, for "isolation": "client"
+	blame      blame    // the clients whose calls crash it
 
 	stats stats
 }
