@@ -254,27 +254,7 @@ func (c *Catalog) Equal(o *Catalog) bool {
 // end). size <= 0 means all. A cursor holds the last name returned, so pages stay consistent
 // while tools come and go between requests.
 func (c *Catalog) Page(cursor string, size int) ([]json.RawMessage, string, error) {
-	start := 0
-	if cursor != "" {
-		after, err := decodeCursor(cursor)
-		if err != nil {
-			return nil, "", err
-		}
-		start = sort.Search(len(c.entries), func(i int) bool { return c.entries[i].Name > after })
-	}
-	end := len(c.entries)
-	if size > 0 && start+size < end {
-		end = start + size
-	}
-	tools := make([]json.RawMessage, 0, end-start)
-	for _, e := range c.entries[start:end] {
-		tools = append(tools, e.JSON)
-	}
-	next := ""
-	if end < len(c.entries) {
-		next = encodeCursor(c.entries[end-1].Name)
-	}
-	return tools, next, nil
+	return c.PageWhere(cursor, size, nil)
 }
 
 const cursorPrefix = "after:"
@@ -291,8 +271,7 @@ func decodeCursor(cursor string) (string, error) {
 	return strings.TrimPrefix(string(b), cursorPrefix), nil
 }
 
-// PageWhere is Page over the tools keep accepts: the cursor holds the last name returned,
-// so pages stay consistent as with Page.
+// PageWhere is Page over the tools keep accepts (every tool when keep is nil).
 func (c *Catalog) PageWhere(cursor string, size int, keep func(Entry) bool) ([]json.RawMessage, string, error) {
 	start := 0
 	if cursor != "" {
@@ -302,10 +281,10 @@ func (c *Catalog) PageWhere(cursor string, size int, keep func(Entry) bool) ([]j
 		}
 		start = sort.Search(len(c.entries), func(i int) bool { return c.entries[i].Name > after })
 	}
-	var tools []json.RawMessage
+	tools := make([]json.RawMessage, 0, min(len(c.entries)-start, max(size, 0)))
 	for i := start; i < len(c.entries); i++ {
 		e := c.entries[i]
-		if !keep(e) {
+		if keep != nil && !keep(e) {
 			continue
 		}
 		if size > 0 && len(tools) == size {

@@ -345,7 +345,7 @@ func (c *Call) HandleAsync(method string, params json.RawMessage, reply func(jso
 		if err == nil && isInputRequired(res) {
 			go func() {
 				reply(c.end(c.sess.fulfil(c.ctx, method, params, res, func(p json.RawMessage) (json.RawMessage, error) {
-					return waitCall(func(done func(json.RawMessage, error)) { c.sess.callTool(c.ctx, c.sess, c.sess.canonicalCall(p), done) })
+					return rpc.Await(func(done rpc.Done) { c.sess.callTool(c.ctx, c.sess, c.sess.canonicalCall(p), done) })
 				})))
 			}()
 			return
@@ -486,21 +486,21 @@ func (sess *Session) dispatch(ctx context.Context, method string, params json.Ra
 	case mcp.MethodToolsList:
 		return listPage(params, func(cursor string) ([]json.RawMessage, string, error) {
 			cat := n.Catalog()
-			tools, next, err := pageOf(cat, cursor, sess.srv.opts.PageSize, sess.listFilter())
+			tools, next, err := cat.PageWhere(cursor, sess.srv.opts.PageSize, sess.listFilter())
 			if err == nil && sess.isStrict() {
 				tools = renderStrict(cat.Strict(), tools)
 			}
 			return tools, next, err
 		}, "tools")
 	case mcp.MethodToolsCall:
-		return waitCall(func(done func(json.RawMessage, error)) { sess.callTool(ctx, sess, sess.canonicalCall(params), done) })
+		return rpc.Await(func(done rpc.Done) { sess.callTool(ctx, sess, sess.canonicalCall(params), done) })
 	case mcp.MethodPromptsList:
 		return listPage(params, func(cursor string) ([]json.RawMessage, string, error) {
 			var keep func(catalog.Entry) bool
 			if c := sess.client(); c != nil {
 				keep = func(e catalog.Entry) bool { return c.Allowed(e.Name) }
 			}
-			return pageOf(n.Prompts(), cursor, sess.srv.opts.PageSize, keep)
+			return n.Prompts().PageWhere(cursor, sess.srv.opts.PageSize, keep)
 		}, "prompts")
 	case mcp.MethodPromptsGet:
 		if c := sess.client(); c != nil {
@@ -530,26 +530,6 @@ func (sess *Session) dispatch(ctx context.Context, method string, params json.Ra
 		return sess.setLevel(ctx, params)
 	}
 	return nil, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found", method)
-}
-
-// pageOf is a page of cat, of the entries keep accepts (all when keep is nil).
-func pageOf(cat *catalog.Catalog, cursor string, size int, keep func(catalog.Entry) bool) ([]json.RawMessage, string, error) {
-	if keep == nil {
-		return cat.Page(cursor, size)
-	}
-	return cat.PageWhere(cursor, size, keep)
-}
-
-// waitCall runs an asynchronous call and waits for its outcome.
-func waitCall(call func(done func(json.RawMessage, error))) (json.RawMessage, error) {
-	type outcome struct {
-		res json.RawMessage
-		err error
-	}
-	ch := make(chan outcome, 1)
-	call(func(res json.RawMessage, err error) { ch <- outcome{res, err} })
-	o := <-ch
-	return o.res, o.err
 }
 
 // withInput makes a call for a session client, serving the input a 2026 bundle asks for.

@@ -101,23 +101,13 @@ func (n *Node) ExecuteAsync(ctx context.Context, sess Session, params json.RawMe
 	if meta, ok := rpc.Member(params, "_meta"); ok {
 		inner, _ = rpc.PutMember(inner, "_meta", meta)
 	}
-	n.callTool(ctx, sess, inner, allow, func(res json.RawMessage, err error) {
-		var rpcErr *rpc.Error
-		switch {
-		case err == nil:
-			done(res, nil)
-		case ctx.Err() != nil:
-			done(nil, context.Cause(ctx))
-		case errors.As(err, &rpcErr):
-			done(nil, rpcErr)
-		default:
-			kind := search.KindFailed
-			if errors.Is(err, ErrTimeout) {
-				kind = search.KindTimeout
-			}
-			fail(&search.ExecError{Kind: kind, Dispatched: !errors.Is(err, ErrNotSent), Message: err.Error()})
+	n.callTool(ctx, sess, inner, allow, settle(ctx, done, func(err error) {
+		kind := search.KindFailed
+		if errors.Is(err, ErrTimeout) {
+			kind = search.KindTimeout
 		}
-	})
+		fail(&search.ExecError{Kind: kind, Dispatched: !errors.Is(err, ErrNotSent), Message: err.Error()})
+	}))
 }
 
 // ErrTimeout is wrapped by the errors of calls that went past their time limit.

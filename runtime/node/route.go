@@ -29,7 +29,7 @@ const RelatedRequestKey = "io.toolnode/request"
 // bundle that fails or times out gives a result with isError set, naming the bundle, so that
 // the model on the other side can act on it.
 func (n *Node) CallTool(ctx context.Context, sess Session, params json.RawMessage) (json.RawMessage, error) {
-	return wait(func(done func(json.RawMessage, error)) { n.CallToolAsync(ctx, sess, params, done) })
+	return rpc.Await(func(done rpc.Done) { n.CallToolAsync(ctx, sess, params, done) })
 }
 
 // CallToolAsync is CallTool calling done with the outcome instead of returning it. done may
@@ -42,7 +42,15 @@ func (n *Node) CallToolAsync(ctx context.Context, sess Session, params json.RawM
 // accepts: another tool is unknown to it, and toolnode.search and toolnode.execute see only
 // what it may.
 func (n *Node) CallToolFor(ctx context.Context, sess Session, params json.RawMessage, allow Allow, done func(json.RawMessage, error)) {
-	n.callTool(ctx, sess, params, allow, func(res json.RawMessage, err error) {
+	n.callTool(ctx, sess, params, allow, settle(ctx, done, func(err error) {
+		done(json.Marshal(mcp.ErrorResult(err.Error())))
+	}))
+}
+
+// settle passes a call's outcome to done: results and JSON-RPC errors as they are, the
+// caller's cancellation as its cause, and any other failure (the bundle's) to failed.
+func settle(ctx context.Context, done rpc.Done, failed func(error)) rpc.Done {
+	return func(res json.RawMessage, err error) {
 		var rpcErr *rpc.Error
 		switch {
 		case err == nil:
@@ -52,9 +60,9 @@ func (n *Node) CallToolFor(ctx context.Context, sess Session, params json.RawMes
 		case errors.As(err, &rpcErr):
 			done(nil, rpcErr)
 		default:
-			done(json.Marshal(mcp.ErrorResult(err.Error())))
+			failed(err)
 		}
-	})
+	}
 }
 
 // callTool routes a tools/call and reports the outcome as it is: the result, a JSON-RPC
@@ -92,21 +100,9 @@ func (n *Node) callTool(ctx context.Context, sess Session, params json.RawMessag
 	n.forwardAsync(ctx, sess, e.Bundle, mcp.MethodToolsCall, params, func() string { return fmt.Sprintf("tool %q", name) }, done)
 }
 
-// wait runs an asynchronous call and waits for its outcome.
-func wait(call func(done func(json.RawMessage, error))) (json.RawMessage, error) {
-	type outcome struct {
-		res json.RawMessage
-		err error
-	}
-	ch := make(chan outcome, 1)
-	call(func(res json.RawMessage, err error) { ch <- outcome{res, err} })
-	o := <-ch
-	return o.res, o.err
-}
-
 // forward is forwardAsync waiting for the outcome.
 func (n *Node) forward(ctx context.Context, sess Session, bundleName, method string, params json.RawMessage, what func() string) (json.RawMessage, error) {
-	return wait(func(done func(json.RawMessage, error)) {
+	return rpc.Await(func(done rpc.Done) {
 		n.forwardAsync(ctx, sess, bundleName, method, params, what, done)
 	})
 }

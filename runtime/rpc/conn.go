@@ -346,25 +346,29 @@ type Peer interface {
 // forgotten (a late answer is dropped), cancelled is told its id, so that the peer can be
 // told, and ctx's cause is returned.
 func CallWait(ctx context.Context, p Peer, method string, params json.RawMessage, cancelled func(ID)) (json.RawMessage, error) {
-	type outcome struct {
-		res json.RawMessage
-		err error
-	}
-	ch := make(chan outcome, 1)
-	id, err := p.Expect(func(res json.RawMessage, err error) { ch <- outcome{res, err} })
-	if err != nil {
-		return nil, err
-	}
-	if err := p.Request(id, method, params); err != nil {
-		return nil, err
-	}
-	select {
-	case o := <-ch:
-		return o.res, o.err
-	case <-ctx.Done():
-		if p.Forget(id) && cancelled != nil {
-			cancelled(id)
+	ch := make(chan Done, 1)
+	res, err := Await(func(done Done) {
+		id, err := p.Expect(done)
+		if err == nil {
+			err = p.Request(id, method, params)
 		}
-		return nil, context.Cause(ctx)
-	}
+		if err != nil {
+			done(nil, err)
+			return
+		}
+		go func() {
+			select {
+			case <-ctx.Done():
+				if p.Forget(id) {
+					if cancelled != nil {
+						cancelled(id)
+					}
+					done(nil, context.Cause(ctx))
+				}
+			case <-ch:
+			}
+		}()
+	})
+	close(ch)
+	return res, err
 }

@@ -107,3 +107,15 @@ func (p *Pending) Close(err error) {
 		done(nil, err)
 	}
 }
+
+// Await runs an asynchronous call and waits for its outcome.
+func Await(call func(done Done)) (json.RawMessage, error) {
+	type outcome struct {
+		res json.RawMessage
+		err error
+	}
+	ch := make(chan outcome, 1)
+	call(func(res json.RawMessage, err error) { ch <- outcome{res, err} })
+	o := <-ch
+	return o.res, o.err
+}

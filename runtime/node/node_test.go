@@ -1,0 +1,119 @@
+package node_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/toolnode/toolnode/runtime/manifest"
+	"github.com/toolnode/toolnode/runtime/node"
+	"github.com/toolnode/toolnode/runtime/testbundle"
+)
+
+func TestMain(m *testing.M) {
+	testbundle.RunIfChild()
+	goleak.VerifyTestMain(m)
+}
+
+// session records what the node sends a client.
+type session struct {
+	mu   sync.Mutex
+	got  []string
+	seen chan struct{}
+}
+
+func (s *session) Notify(_ context.Context, method string, params any) error {
+	b, _ := json.Marshal(params)
+	s.mu.Lock()
+	s.got = append(s.got, method+" "+string(b))
+	s.mu.Unlock()
+	select {
+	case s.seen <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (s *session) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, fmt.Errorf("no requests")
+}
+
+func (s *session) messages() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Join(s.got, "\n")
+}
+
+func startNode(t *testing.T, names ...string) *node.Node {
+	t.Helper()
+	dir := t.TempDir()
+	var ms []*manifest.Manifest
+	for _, name := range names {
+		testbundle.Write(t, dir, name)
+		m, err := manifest.Load(dir + "/" + name + "/bundle.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
+	}
+	n := node.New(node.Config{Manifests: ms, Supervision: node.Supervision{PingEvery: -1}})
+	n.Start()
+	select {
+	case <-n.Ready():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the node did not start its bundles")
+	}
+	t.Cleanup(func() { n.Close(context.Background()) })
+	return n
+}
+
+func TestCallsReachTheirBundleAndMessagesTheirSession(t *testing.T) {
+	n := startNode(t, "a", "b")
+	s := &session{seen: make(chan struct{}, 16)}
+	n.Attach(s)
+	defer n.Detach(s)
+	for _, tc := range []struct{ tool, want string }{{"a.echo", "a:x"}, {"b.echo", "b:x"}} {
+		res, err := n.CallTool(context.Background(), s, json.RawMessage(`{"name":"`+tc.tool+`","arguments":{"text":"x"}}`))
+		if err != nil || !strings.Contains(string(res), `"`+tc.want+`"`) {
+			t.Errorf("%s: %s %v", tc.tool, res, err)
+		}
+	}
+	res, err := n.CallTool(context.Background(), s, json.RawMessage(`{"name":"a.talk","arguments":{"text":"hello"},"_meta":{"progressToken":"mine"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res), "a:hello") {
+		t.Errorf("talk answered %s", res)
+	}
+	got := s.messages()
+	if !strings.Contains(got, `notifications/message {"level":"info","logger":"a","data":"hello"`) ||
+		!strings.Contains(got, `notifications/progress {"progress":1,"progressToken":"mine"}`) {
+		t.Errorf("the session got:\n%s", got)
+	}
+	if _, err := n.CallTool(context.Background(), s, json.RawMessage(`{"name":"c.echo"}`)); err == nil {
+		t.Error("an unknown tool was called")
+	}
+}
+
+func TestStatusReportsBoundsAndBundles(t *testing.T) {
+	n := startNode(t, "a")
+	st := n.Status()
+	if len(st) != 1 || st[0].Name != "a" || st[0].State != node.StateReady || len(st[0].PIDs) != 1 {
+		t.Fatalf("status %+v", st)
+	}
+	names := map[string]bool{}
+	for _, b := range n.Bounds() {
+		names[b.Name] = true
+	}
+	for _, want := range []string{"bundle.queued_bytes", "bundle.message_bytes", "bundle.message_depth", "bundle.stderr_line_bytes"} {
+		if !names[want] {
+			t.Errorf("bound %s missing from %v", want, names)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+// Package testbundle is a small MCP server for the in-process tests of the node's packages:
+// a test binary re-runs itself as the bundle (TestMain calls RunIfChild), so the tests
+// supervise real processes over real pipes without building anything.
+package testbundle
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// childEnv marks a test binary run as the bundle; its value is the bundle's name.
+const childEnv = "TOOLNODE_TESTBUNDLE"
+
+// RunIfChild serves MCP on stdin and stdout and exits when the test binary runs as the
+// bundle; otherwise it returns at once. Call it first in TestMain.
+func RunIfChild() {
+	name := os.Getenv(childEnv)
+	if name == "" {
+		return
+	}
+	Serve(os.Stdin, os.Stdout, name)
+	os.Exit(0)
+}
+
+// Write puts a bundle named name in dir/name whose process is the running test binary.
+func Write(t testing.TB, dir, name string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := json.Marshal(map[string]any{"name": name, "command": []string{exe}, "env": map[string]string{childEnv: name}})
+	if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name, "bundle.json"), m, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Serve answers initialize, tools/list and tools/call of two tools: echo, which returns
+// "<name>:<text>", and talk, which first sends a log message about the call (tagged with
+// its id, as toolnode's SDKs do) and progress under the call's token.
+func Serve(in io.Reader, out io.Writer, name string) {
+	var mu sync.Mutex
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		mu.Lock()
+		defer mu.Unlock()
+		out.Write(append(b, '\n'))
+	}
+	r := bufio.NewReader(in)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			return
+		}
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name      string `json:"name"`
+				Arguments struct {
+					Text string `json:"text"`
+				} `json:"arguments"`
+				Meta struct {
+					ProgressToken json.RawMessage `json:"progressToken"`
+				} `json:"_meta"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(line, &req) != nil || req.ID == nil || req.Method == "" {
+			continue
+		}
+		reply := func(result any) { send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result}) }
+		switch req.Method {
+		case "initialize":
+			reply(map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{}, "logging": map[string]any{}},
+				"serverInfo": map[string]any{"name": name, "version": "1"}})
+		case "tools/list":
+			schema := map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}}
+			reply(map[string]any{"tools": []any{
+				map[string]any{"name": "echo", "inputSchema": schema},
+				map[string]any{"name": "talk", "inputSchema": schema},
+			}})
+		case "tools/call":
+			if req.Params.Name == "talk" {
+				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{
+					"level": "info", "data": req.Params.Arguments.Text, "_meta": map[string]any{"io.toolnode/request": req.ID}}})
+				if req.Params.Meta.ProgressToken != nil {
+					send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{
+						"progressToken": req.Params.Meta.ProgressToken, "progress": 1}})
+				}
+			}
+			reply(map[string]any{"content": []any{map[string]any{"type": "text", "text": fmt.Sprintf("%s:%s", name, req.Params.Arguments.Text)}}})
+		default:
+			reply(map[string]any{})
+		}
+	}
+}
