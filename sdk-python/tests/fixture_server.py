@@ -134,6 +134,23 @@ def typed(args: Dict[str, Any], ctx: Context) -> str:
     return "ok"
 
 
+NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+@server.tool(name="ask")
+def ask(args: Dict[str, Any], ctx: Context) -> str:
+    """Ask the user's name, then the model for a colour: two rounds of input."""
+    name = ctx.elicit("user_name", "What is your name?", NAME_SCHEMA)
+    if name.get("action") != "accept":
+        raise ToolError(f"no name: {name.get('action')}")
+    colour = ctx.create_message(
+        "colour",
+        {"messages": [{"role": "user", "content": {"type": "text", "text": "A colour?"}}],
+         "maxTokens": 10},
+    )
+    return f"{name['content']['name']} likes {colour['content']['text']}"
+
+
 for index in range(int(os.environ.get("FIXTURE_FILLER_TOOLS", "0"))):
     server.tool(name=f"filler-{index}")(echo)
 
