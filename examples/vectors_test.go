@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,15 @@ type step struct {
 }
 
 const defaultTimeout = 5 * time.Second
+
+// slowdown is how many times longer than the vectors say to wait for an answer:
+// VECTORS_SLOWDOWN, for bundles run under valgrind on a busy machine; 1 by default.
+func slowdown() time.Duration {
+	if n, err := strconv.Atoi(os.Getenv("VECTORS_SLOWDOWN")); err == nil && n > 1 {
+		return time.Duration(n)
+	}
+	return 1
+}
 
 func readVector(t *testing.T, file string) *vector {
 	t.Helper()
@@ -95,6 +105,7 @@ func (v *vector) run(t *testing.T, p *bundleProc) {
 			if s.TimeoutMS > 0 {
 				timeout = time.Duration(s.TimeoutMS) * time.Millisecond
 			}
+			timeout *= slowdown()
 			got, ok := p.take(sel, timeout)
 			if !ok && p.ended {
 				t.Fatalf("%s: the bundle closed its stdout before sending a message with %v; if it did not start, %s", at, sel, p.hint)
@@ -111,9 +122,9 @@ func (v *vector) run(t *testing.T, p *bundleProc) {
 				t.Errorf("%s: got %v, want no message with %v", at, got, s.ExpectNone)
 			}
 		case s.Collect != nil:
-			got, ok := p.collect(s.Collect, s.Until, defaultTimeout)
+			got, ok := p.collect(s.Collect, s.Until, defaultTimeout*slowdown())
 			if !ok {
-				t.Fatalf("%s: no message with %v within %v", at, s.Until, defaultTimeout)
+				t.Fatalf("%s: no message with %v within %v", at, s.Until, defaultTimeout*slowdown())
 			}
 			if len(got) < s.Min || s.Max != nil && len(got) > *s.Max {
 				t.Errorf("%s: got %d messages with %v before the one with %v, want %d to %v: %v", at, len(got), s.Collect, s.Until, s.Min, maxString(s.Max), got)

@@ -101,7 +101,31 @@ int tn_progress(tn_call_t *call, double progress, double total,
         json_object_set_new(params, "total", tn__number(total));
     if (message)
         json_object_set_new(params, "message", json_string(message));
+    json_object_set_new(params, "_meta", tn__routing_meta(call));
     return notify(call->server, "notifications/progress", params);
+}
+
+int tn_call_log(tn_call_t *call, const char *level, const char *fmt, ...)
+{
+    int index = tn__level_index(level);
+    if (!call || !fmt || index < 0)
+        return -1;
+    int least = call->stateless ? call->log_min
+                                : atomic_load(&call->server->log_min);
+    if (index < least)
+        return 0;
+    va_list ap;
+    va_start(ap, fmt);
+    char *text = tn__vformat(fmt, ap);
+    va_end(ap);
+    if (!text)
+        return -1;
+    int rc = notify(call->server, "notifications/message",
+                    json_pack("{s:s, s:s, s:s, s:o}", "level", level,
+                              "logger", call->tool->name, "data", text,
+                              "_meta", tn__routing_meta(call)));
+    free(text);
+    return rc;
 }
 
 int tn_log(tn_server_t *server, const char *level, const char *fmt, ...)
