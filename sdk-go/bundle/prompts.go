@@ -87,12 +87,8 @@ func (ss *session) getPrompt(ctx context.Context, id, params json.RawMessage, e 
 			return nil, errorf(mcp.CodeInvalidParams, "prompt %q: missing required argument %q", p.Name, a.Name)
 		}
 	}
-	var digest string
-	if e.stateless {
-		args, _ := json.Marshal(p.Arguments)
-		digest = callDigest(mcp.MethodPromptsGet, p.Name, args)
-	}
-	in, rerr := ss.newInput(id, e, params, digest)
+	args, _ := json.Marshal(p.Arguments)
+	in, rerr := ss.newInput(id, e, params, mcp.MethodPromptsGet, p.Name, args)
 	if rerr != nil {
 		return nil, rerr
 	}
@@ -100,7 +96,7 @@ func (ss *session) getPrompt(ctx context.Context, id, params json.RawMessage, e 
 		return pr.handler(ctx, &PromptRequest{Name: p.Name, Arguments: p.Arguments, Input: in})
 	})
 	if err != nil {
-		return in.finish(digest, nil, toRPCError(err))
+		return in.finish(nil, toRPCError(err))
 	}
 	if res == nil {
 		res = &mcp.GetPromptResult{}
@@ -111,5 +107,5 @@ func (ss *session) getPrompt(ctx context.Context, id, params json.RawMessage, e 
 		r.Messages = []mcp.PromptMessage{}
 		res = &r
 	}
-	return in.finish(digest, res, nil)
+	return in.finish(res, nil)
 }

@@ -179,11 +179,7 @@ func (ss *session) readResource(ctx context.Context, id, params json.RawMessage,
 	if h == nil {
 		return nil, ResourceNotFound(uri)
 	}
-	var digest string
-	if e.stateless {
-		digest = callDigest(mcp.MethodResourcesRead, uri, nil)
-	}
-	in, rerr := ss.newInput(id, e, params, digest)
+	in, rerr := ss.newInput(id, e, params, mcp.MethodResourcesRead, uri, nil)
 	if rerr != nil {
 		return nil, rerr
 	}
@@ -191,7 +187,7 @@ func (ss *session) readResource(ctx context.Context, id, params json.RawMessage,
 		return h(ctx, &ResourceRequest{URI: uri, Vars: vars, Input: in})
 	})
 	if err != nil {
-		return in.finish(digest, nil, toRPCError(err))
+		return in.finish(nil, toRPCError(err))
 	}
 	res := mcp.ReadResourceResult{Contents: make([]mcp.ResourceContents, len(contents))}
 	for i, c := range contents {
@@ -200,7 +196,7 @@ func (ss *session) readResource(ctx context.Context, id, params json.RawMessage,
 		}
 		res.Contents[i] = c
 	}
-	return in.finish(digest, res, nil)
+	return in.finish(res, nil)
 }
 
 // subscribe answers resources/subscribe (on) and resources/unsubscribe: the session is

@@ -393,16 +393,12 @@ func (ss *session) callTool(ctx context.Context, id, params json.RawMessage, e e
 	if p.Meta != nil && len(p.Meta.ProgressToken) > 0 && string(p.Meta.ProgressToken) != "null" {
 		c.progressToken = p.Meta.ProgressToken
 	}
-	var digest string
-	if e.stateless {
-		digest = callDigest(mcp.MethodToolsCall, p.Name, c.Arguments)
-	}
-	in, rerr := ss.newInput(id, e, params, digest)
+	in, rerr := ss.newInput(id, e, params, mcp.MethodToolsCall, p.Name, c.Arguments)
 	if rerr != nil {
 		return nil, rerr
 	}
 	c.Input = in
-	return in.finish(digest, t.run(ctx, c), nil)
+	return in.finish(t.run(ctx, c), nil)
 }
 
 // send sends the client a request and waits for its answer. meta relates the

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolnode/toolnode/sdk-go/mcp"
@@ -135,6 +136,7 @@ type Input struct {
 	era     era
 	answers map[string]json.RawMessage // given so far, 2026-07-28 only
 	asked   int                        // questions so far, for keys not given
+	digest  func() string              // what binds a state to the request
 
 	// Set when the request cannot finish: the questions to send, or why not.
 	need *mcp.InputRequiredResult
@@ -271,19 +273,25 @@ func (in *Input) require(method string) error {
 
 // newInput prepares the questions of one request. Under 2026-07-28 it opens the answers
 // the client gives back: those sealed in requestState by an earlier round and those of
-// this round. Malformed or tampered answers are -32602.
-func (ss *session) newInput(id json.RawMessage, e era, params json.RawMessage, digest string) (*Input, *RPCError) {
+// this round. Malformed or tampered answers are -32602. method, target and args say what
+// a state is bound to; they are hashed only when a state is opened or sealed, which costs
+// more than a small call.
+func (ss *session) newInput(id json.RawMessage, e era, params json.RawMessage, method, target string, args json.RawMessage) (*Input, *RPCError) {
 	in := &Input{ss: ss, id: id, era: e}
 	if !e.stateless {
 		return in, nil
 	}
+	in.digest = sync.OnceValue(func() string { return callDigest(method, target, args) })
 	in.answers = map[string]json.RawMessage{}
+	if !bytes.Contains(params, []byte(`"requestState"`)) && !bytes.Contains(params, []byte(`"inputResponses"`)) {
+		return in, nil
+	}
 	var p statelessMeta
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
 	if p.RequestState != nil {
-		sealed, err := ss.s.openState(*p.RequestState, digest)
+		sealed, err := ss.s.openState(*p.RequestState, in.digest())
 		if err != nil {
 			return nil, errorf(mcp.CodeInvalidParams, "invalid requestState: %v", err)
 		}
@@ -306,7 +314,7 @@ func (ss *session) newInput(id json.RawMessage, e era, params json.RawMessage, d
 
 // finish turns the end of a round into its answer: the questions still open (with the
 // answers so far sealed), a failure, or the handler's own result.
-func (in *Input) finish(digest string, res any, rerr *RPCError) (any, *RPCError) {
+func (in *Input) finish(res any, rerr *RPCError) (any, *RPCError) {
 	in.ss.mu.Lock()
 	need, fail := in.need, in.fail
 	in.ss.mu.Unlock()
@@ -314,7 +322,7 @@ func (in *Input) finish(digest string, res any, rerr *RPCError) (any, *RPCError)
 	case fail != nil:
 		return nil, fail
 	case need != nil && in.era.stateless:
-		need.RequestState = in.ss.s.sealState(digest, in.answers)
+		need.RequestState = in.ss.s.sealState(in.digest(), in.answers)
 		return need, nil
 	}
 	return res, rerr

@@ -186,7 +186,6 @@ class _Session:
         self._inflight: Dict[RequestId, Context] = {}
         self._inflight_lock = threading.Lock()
         self._log_threshold = 0
-        self._client_capabilities: Message = {}
         # Requests of ours waiting for the client's answer, by id.
         self._pending: Dict[str, "_Pending"] = {}
         self._ids = itertools.count(1)
@@ -294,7 +293,7 @@ class _Session:
         meta = params.get("_meta")
         version = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
         if version is None or version in SUPPORTED_VERSIONS:
-            return _Era(False, self._client_capabilities, self._log_threshold)
+            return _Era(False, {}, self._log_threshold)
         assert isinstance(meta, dict)
         if version not in STATELESS_VERSIONS:
             raise RpcError(
@@ -328,8 +327,6 @@ class _Session:
         return {"tools": {"listChanged": False}, "logging": {}}
 
     def _initialize(self, params: Message, era: _Era) -> Message:
-        capabilities = params.get("capabilities")
-        self._client_capabilities = capabilities if isinstance(capabilities, dict) else {}
         result: Message = {
             "protocolVersion": negotiate_version(params.get("protocolVersion")),
             "capabilities": self._capabilities(),
@@ -397,7 +394,9 @@ class _Session:
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         if era.stateless:
-            digest = call_digest("tools/call", name, args)
+            # Hashing the arguments costs more than a small call: only when a state is
+            # opened or sealed.
+            digest = lambda: call_digest("tools/call", name, args)  # noqa: E731
             answers = self._restore_answers(params, digest)
             threshold = era.log_threshold
 
@@ -421,7 +420,7 @@ class _Session:
             self._inflight[request_id] = ctx
         self._pool.submit(self._finish_call, tool.name, run, ctx)
 
-    def _restore_answers(self, params: Message, digest: str) -> Dict[str, Message]:
+    def _restore_answers(self, params: Message, digest: Callable[[], str]) -> Dict[str, Message]:
         """The client's answers so far: those sealed in requestState by an earlier round and
         those of this one. Refuses what is malformed or tampered with (-32602)."""
         answers: Dict[str, Message] = {}
@@ -430,7 +429,7 @@ class _Session:
             if not isinstance(state, str):
                 raise RpcError(INVALID_PARAMS, "requestState must be a string")
             try:
-                answers.update(self._server._sealer.open(state, digest))
+                answers.update(self._server._sealer.open(state, digest()))
             except ValueError as exc:
                 raise RpcError(INVALID_PARAMS, f"invalid requestState: {exc}") from None
         responses = params.get("inputResponses")
@@ -445,7 +444,7 @@ class _Session:
         return answers
 
     def _run_stateless(
-        self, tool: Tool, args: Dict[str, Any], ctx: Context, digest: str
+        self, tool: Tool, args: Dict[str, Any], ctx: Context, digest: Callable[[], str]
     ) -> Message:
         try:
             result = _invoke(tool, args, ctx)
@@ -453,7 +452,7 @@ class _Session:
             return {
                 "resultType": "input_required",
                 "inputRequests": need.requests,
-                "requestState": self._server._sealer.seal(digest, need.answers),
+                "requestState": self._server._sealer.seal(digest(), need.answers),
             }
         result["resultType"] = "complete"
         return result
@@ -485,9 +484,10 @@ class _Session:
     # Requests to the client (2025-11-25 and older)
 
     def _ask_client(self, ctx: Context, wanted: Dict[str, Message]) -> Dict[str, Message]:
+        # Capabilities are not checked here: the client answers a request it cannot serve
+        # with an error, and a node in between may declare less than its clients can do.
         answers: Dict[str, Message] = {}
         for key, request in wanted.items():
-            _require_capability(self._client_capabilities, request["method"])
             answers[key] = self._request(ctx, request["method"], request["params"])
         return answers
 
