@@ -240,6 +240,19 @@ func requestAs[T any](ctx context.Context, in *Input, method string, params any)
 	return res, nil
 }
 
+// Capable reports whether the client declared capability (such as "sampling" or
+// "elicitation") for this request: under 2026-07-28 a handler asks only what the client
+// can answer. In a session it reports true: the client refuses what it cannot do.
+func (in *Input) Capable(capability string) bool {
+	if !in.era.stateless {
+		return true
+	}
+	var caps map[string]json.RawMessage
+	_ = json.Unmarshal(in.era.capabilities, &caps)
+	c := caps[capability]
+	return len(c) > 0 && c[0] == '{'
+}
+
 // inputCapability names the client capability each kind of question needs.
 var inputCapability = map[string]string{
 	mcp.MethodElicitation: "elicitation",
@@ -255,12 +268,7 @@ func (in *Input) require(method string) error {
 	if !ok {
 		return fmt.Errorf("%s is not a question for the client", method)
 	}
-	if !in.era.stateless {
-		return nil
-	}
-	var caps map[string]json.RawMessage
-	_ = json.Unmarshal(in.era.capabilities, &caps)
-	if c := caps[name]; len(c) > 0 && c[0] == '{' {
+	if in.Capable(name) {
 		return nil
 	}
 	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{name: struct{}{}}})
