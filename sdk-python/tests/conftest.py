@@ -72,7 +72,9 @@ class Peer:
         try:
             line = self._lines.get(timeout=timeout)
         except queue.Empty:
-            raise AssertionError(f"no message within {timeout} s; stderr:\n{self.stderr}") from None
+            raise AssertionError(
+                f"no message within {timeout} s; stderr:\n{self.stderr}"
+            ) from None
         if line is None:
             raise AssertionError(f"stdout closed; stderr:\n{self.stderr}")
         return line

@@ -30,7 +30,10 @@ _barriers_lock = threading.Lock()
 @server.tool(
     input_schema={
         "type": "object",
-        "properties": {"parties": {"type": "integer", "minimum": 1}, "timeout": {"type": "number"}},
+        "properties": {
+            "parties": {"type": "integer", "minimum": 1},
+            "timeout": {"type": "number"},
+        },
         "required": ["parties"],
     }
 )
@@ -145,8 +148,10 @@ def ask(args: Dict[str, Any], ctx: Context) -> str:
         raise ToolError(f"no name: {name.get('action')}")
     colour = ctx.create_message(
         "colour",
-        {"messages": [{"role": "user", "content": {"type": "text", "text": "A colour?"}}],
-         "maxTokens": 10},
+        {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "A colour?"}}],
+            "maxTokens": 10,
+        },
     )
     return f"{name['content']['name']} likes {colour['content']['text']}"
 

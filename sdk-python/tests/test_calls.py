@@ -284,7 +284,9 @@ def test_max_workers_bounds_concurrency(spawn: Any) -> None:
 def test_fast_call_overtakes_slow_one(spawn: Any) -> None:
     peer = spawn()
     peer.initialize()
-    peer.send({"jsonrpc": "2.0", "id": "slow", "method": "tools/call", "params": {"name": "block"}})
+    peer.send(
+        {"jsonrpc": "2.0", "id": "slow", "method": "tools/call", "params": {"name": "block"}}
+    )
     assert peer.recv()["method"] == "notifications/message"
     assert text_of(peer.call("echo", {})).endswith("[]")
     peer.notify("notifications/cancelled", {"requestId": "slow"})

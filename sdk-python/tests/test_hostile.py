@@ -18,7 +18,7 @@ DEEP = CALL + b'{"a":' + b"[" * 5000 + b"]" * 5000 + b"}}}"
         (b'{"jsonrpc":"2.0","id":5,"method":"ping"\x00}', -32700),
         (CALL + b'{"n":1e999}}}', -32700),
         (CALL + b'{"n":' + b"9" * 5000 + b"}}}", -32700),
-        (b'[' * 100000, -32700),
+        (b"[" * 100000, -32700),
     ],
     ids=["nested-5000", "invalid-utf8", "raw-nul", "huge-float", "huge-integer", "unclosed-100k"],
 )

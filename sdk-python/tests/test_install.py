@@ -10,7 +10,7 @@ from pathlib import Path
 
 SDK = Path(__file__).resolve().parents[1]
 
-BUNDLE = '''
+BUNDLE = """
 from toolnode_sdk import Context, Server
 
 server = Server("outside", version="1.0.0")
@@ -22,7 +22,7 @@ def twice(args: dict, ctx: Context) -> str:
 
 
 server.run()
-'''
+"""
 
 
 def test_pip_install_into_a_venv(tmp_path: Path) -> None:
@@ -46,14 +46,24 @@ def test_pip_install_into_a_venv(tmp_path: Path) -> None:
 
     script = tmp_path / "bundle.py"
     script.write_text(BUNDLE)
-    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-               "params": {"name": "twice", "arguments": {"n": 21}}}
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "twice", "arguments": {"n": 21}},
+    }
     run = subprocess.run(
-        [str(python), str(script)], input=json.dumps(request) + "\n",
-        capture_output=True, text=True, cwd=tmp_path, timeout=60,
+        [str(python), str(script)],
+        input=json.dumps(request) + "\n",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
     )
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout) == {
-        "jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "42"}]}
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"content": [{"type": "text", "text": "42"}]},
     }
     assert sys.executable != str(python)

@@ -47,7 +47,15 @@ def test_list_shows_definitions_in_order(spawn: Any) -> None:
     tools = peer.request("tools/list")["result"]["tools"]
     names = [tool["name"] for tool in tools]
     assert names == [
-        "barrier", "block", "echo", "print", "log", "progress", "returns", "typed", "ask"
+        "barrier",
+        "block",
+        "echo",
+        "print",
+        "log",
+        "progress",
+        "returns",
+        "typed",
+        "ask",
     ]
     echo = tools[2]
     assert echo == {

@@ -79,15 +79,20 @@ def test_input_required_rounds(spawn: Any) -> None:
     assert first["inputRequests"]["user_name"]["method"] == "elicitation/create"
     name = {"action": "accept", "content": {"name": "Ada"}}
     second = peer.call(
-        "ask", {}, _meta=meta(**CAPS),
-        inputResponses={"user_name": name}, requestState=first["requestState"],
+        "ask",
+        {},
+        _meta=meta(**CAPS),
+        inputResponses={"user_name": name},
+        requestState=first["requestState"],
     )
     assert second["resultType"] == "input_required"
     assert list(second["inputRequests"]) == ["colour"]
     colour = {"role": "assistant", "content": {"type": "text", "text": "green"}, "model": "m"}
     # The name comes back from the sealed state alone: the client sends only this round's answer.
     third = peer.call(
-        "ask", {}, _meta=meta(**CAPS),
+        "ask",
+        {},
+        _meta=meta(**CAPS),
         inputResponses={"colour": colour, "extra": {"ignored": True}},
         requestState=second["requestState"],
     )
@@ -97,7 +102,9 @@ def test_input_required_rounds(spawn: Any) -> None:
 
 def test_missing_answer_is_asked_again(spawn: Any) -> None:
     peer = spawn()
-    again = peer.call("ask", {}, _meta=meta(**CAPS), inputResponses={"wrong": {"action": "accept"}})
+    again = peer.call(
+        "ask", {}, _meta=meta(**CAPS), inputResponses={"wrong": {"action": "accept"}}
+    )
     assert again["resultType"] == "input_required"
     assert list(again["inputRequests"]) == ["user_name"]
 
@@ -114,9 +121,13 @@ def test_tampered_state_is_refused(spawn: Any, how: str) -> None:
         state = "not-a-state"
     answer = peer.request(
         "tools/call",
-        {"name": "ask", "arguments": arguments, "_meta": meta(**CAPS),
-         "inputResponses": {"user_name": {"action": "accept", "content": {"name": "x"}}},
-         "requestState": state},
+        {
+            "name": "ask",
+            "arguments": arguments,
+            "_meta": meta(**CAPS),
+            "inputResponses": {"user_name": {"action": "accept", "content": {"name": "x"}}},
+            "requestState": state,
+        },
     )
     assert answer["error"]["code"] == -32602, answer
 
@@ -140,18 +151,34 @@ def test_the_same_tool_asks_by_request_under_2025(spawn: Any) -> None:
     peer = spawn()
     peer.request(
         "initialize",
-        {"protocolVersion": "2025-11-25", "capabilities": CAPS,
-         "clientInfo": {"name": "t", "version": "0"}},
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": CAPS,
+            "clientInfo": {"name": "t", "version": "0"},
+        },
     )
     peer.send({"jsonrpc": "2.0", "id": "call", "method": "tools/call", "params": {"name": "ask"}})
     asked = peer.recv()
     assert asked["method"] == "elicitation/create"
     assert asked["params"]["_meta"] == {"io.toolnode/request": "call"}
-    peer.send({"jsonrpc": "2.0", "id": asked["id"],
-               "result": {"action": "accept", "content": {"name": "Bo"}}})
+    peer.send(
+        {
+            "jsonrpc": "2.0",
+            "id": asked["id"],
+            "result": {"action": "accept", "content": {"name": "Bo"}},
+        }
+    )
     asked = peer.recv()
     assert asked["method"] == "sampling/createMessage"
-    peer.send({"jsonrpc": "2.0", "id": asked["id"],
-               "result": {"role": "assistant", "content": {"type": "text", "text": "red"},
-                          "model": "m"}})
+    peer.send(
+        {
+            "jsonrpc": "2.0",
+            "id": asked["id"],
+            "result": {
+                "role": "assistant",
+                "content": {"type": "text", "text": "red"},
+                "model": "m",
+            },
+        }
+    )
     assert text_of(peer.wait_for("call")["result"]) == "Bo likes red"

@@ -42,12 +42,14 @@ class Context:
         send: Callable[[Message], None],
         log_enabled: Callable[[str], bool],
         asker: Optional[Asker] = None,
+        capable: Optional[Callable[[str], bool]] = None,
     ) -> None:
         self._request_id = request_id
         self._progress_token = progress_token
         self._send = send
         self._log_enabled = log_enabled
         self._asker = asker
+        self._capable = capable
         self._cancelled = threading.Event()
 
     @property
@@ -127,6 +129,12 @@ class Context:
         if self._asker is None:
             raise RuntimeError("this call cannot ask the client for input")
         return self._asker(self, wanted)
+
+    def capable(self, capability: str) -> bool:
+        """Whether the client declared capability ("elicitation", "sampling", "roots") for
+        this request. Under 2026-07-28 a handler asks only what the client can answer; in a
+        session it is always True, and the client refuses what it cannot do."""
+        return self._capable is None or self._capable(capability)
 
     def elicit(self, key: str, message: str, requested_schema: Mapping[str, Any]) -> Message:
         """Ask the user (elicitation/create, form mode); returns the ElicitResult."""

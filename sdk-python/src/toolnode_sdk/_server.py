@@ -9,7 +9,7 @@ import os
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import IO, Any, Callable, Dict, List, Optional, Tuple, TypeVar
+from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar
 
 from ._context import Context, InputRequired
 from ._errors import ToolError
@@ -40,11 +40,26 @@ from ._protocol import (
     negotiate_version,
     response,
 )
+from ._resources import (
+    Prompt,
+    PromptHandler,
+    Resource,
+    ResourceHandler,
+    Template,
+    TemplateHandler,
+    contents,
+    prompt_result,
+)
 from ._schema import check_arguments
 from ._state import StateSealer, call_digest
 from ._tool import Handler, Tool, call_result, text_result
 
 H = TypeVar("H", bound=Handler)
+R = TypeVar("R", bound=ResourceHandler)
+T = TypeVar("T", bound=TemplateHandler)
+P = TypeVar("P", bound=PromptHandler)
+
+RESOURCE_NOT_FOUND = -32002
 
 _log = logging.getLogger("toolnode_sdk")
 
@@ -86,6 +101,12 @@ class Server:
         self.cache_ttl_ms = cache_ttl_ms
         self._sealer = StateSealer(state_key)
         self._tools: Dict[str, Tool] = {}
+        self._resources: Dict[str, Resource] = {}
+        self._templates: List[Template] = []
+        self._prompts: Dict[str, Prompt] = {}
+        # Completion values by (reference type, prompt name or URI template, argument).
+        self._completions: Dict[Tuple[str, str, str], List[str]] = {}
+        self._session: Optional["_Session"] = None
 
     @property
     def tools(self) -> List[Tool]:
@@ -140,10 +161,100 @@ class Server:
             raise ValueError(f"tool {tool.name!r} is already registered")
         self._tools[tool.name] = tool
 
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: Optional[str] = None,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        mime_type: Optional[str] = None,
+    ) -> Callable[[R], R]:
+        """Register the decorated function as the resource at uri; it is called as
+        handler(uri, ctx) and returns str (text), bytes (a blob), or contents dicts."""
+
+        def register(func: R) -> R:
+            if uri in self._resources:
+                raise ValueError(f"resource {uri!r} is already registered")
+            self._resources[uri] = Resource(
+                uri, name or uri, func, title, description or inspect.getdoc(func), mime_type
+            )
+            return func
+
+        return register
+
+    def resource_template(
+        self,
+        uri_template: str,
+        *,
+        name: Optional[str] = None,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        mime_type: Optional[str] = None,
+    ) -> Callable[[T], T]:
+        """Register the decorated function for the URIs matching uri_template (variables
+        as {name}); it is called as handler(uri, variables, ctx)."""
+
+        def register(func: T) -> T:
+            self._templates.append(
+                Template(
+                    uri_template,
+                    name or uri_template,
+                    func,
+                    title,
+                    description or inspect.getdoc(func),
+                    mime_type,
+                )
+            )
+            return func
+
+        return register
+
+    def prompt(
+        self,
+        name: Optional[str] = None,
+        *,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        arguments: Optional[List[Dict[str, Any]]] = None,
+    ) -> Callable[[P], P]:
+        """Register the decorated function as a prompt, called as handler(args, ctx);
+        arguments lists {"name", "description", "required"} dicts."""
+        if callable(name):
+            raise TypeError("@server.prompt must be called: write @server.prompt()")
+
+        def register(func: P) -> P:
+            key = name if name is not None else func.__name__
+            if key in self._prompts:
+                raise ValueError(f"prompt {key!r} is already registered")
+            self._prompts[key] = Prompt(
+                key, func, title, description or inspect.getdoc(func), arguments
+            )
+            return func
+
+        return register
+
+    def complete(self, ref: str, name: str, argument: str, values: Sequence[str]) -> None:
+        """Offer values for completion/complete of a prompt's argument (ref "prompt", name
+        the prompt's) or a template's variable (ref "resource", name the URI template)."""
+        if ref not in ("prompt", "resource"):
+            raise ValueError('ref must be "prompt" or "resource"')
+        self._completions[(f"ref/{ref}", name, argument)] = list(values)
+
+    def resource_updated(self, uri: str) -> None:
+        """Tell a client that subscribed to uri that it changed; safe from any thread."""
+        session = self._session
+        if session is not None:
+            session._updated(uri)
+
     def run(self) -> None:
         """Serve stdin/stdout until stdin closes; calls in flight finish first."""
         lines, out = _claim_stdio()
-        _Session(self, out).serve(lines)
+        self._session = _Session(self, out)
+        try:
+            self._session.serve(lines)
+        finally:
+            self._session = None
 
 
 def _claim_stdio() -> Tuple[IO[bytes], IO[bytes]]:
@@ -191,6 +302,7 @@ class _Session:
         self._ids = itertools.count(1)
         self._input_ended = False
         self._pool = ThreadPoolExecutor(server.max_workers, thread_name_prefix="toolnode-call")
+        self._subscribed: Set[str] = set()
         self._requests: Dict[str, Callable[[Message, _Era], Message]] = {
             "initialize": self._initialize,
             "server/discover": self._discover,
@@ -198,6 +310,19 @@ class _Session:
             "tools/list": self._list_tools,
             "logging/setLevel": self._set_level,
         }
+        if server._resources or server._templates:
+            self._requests.update(
+                {
+                    "resources/list": self._list_resources,
+                    "resources/templates/list": self._list_templates,
+                    "resources/subscribe": lambda params, era: self._subscribe(params, True),
+                    "resources/unsubscribe": lambda params, era: self._subscribe(params, False),
+                }
+            )
+        if server._prompts:
+            self._requests["prompts/list"] = self._list_prompts
+        if server._completions:
+            self._requests["completion/complete"] = self._complete
 
     def serve(self, lines: IO[bytes]) -> None:
         try:
@@ -279,6 +404,12 @@ class _Session:
             if method == "tools/call":
                 self._call_tool(valid_id, params, era)
                 return
+            if method == "prompts/get" and self._server._prompts:
+                self._get_prompt(valid_id, params, era)
+                return
+            if method == "resources/read" and (self._server._resources or self._server._templates):
+                self._read_resource(valid_id, params, era)
+                return
             handler = self._requests.get(method)
             if handler is None:
                 raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
@@ -324,7 +455,14 @@ class _Session:
         return {"name": self._server.name, "version": self._server.version}
 
     def _capabilities(self) -> Message:
-        return {"tools": {"listChanged": False}, "logging": {}}
+        capabilities: Message = {"tools": {"listChanged": False}, "logging": {}}
+        if self._server._prompts:
+            capabilities["prompts"] = {"listChanged": False}
+        if self._server._resources or self._server._templates:
+            capabilities["resources"] = {"subscribe": True, "listChanged": False}
+        if self._server._completions:
+            capabilities["completions"] = {}
+        return capabilities
 
     def _initialize(self, params: Message, era: _Era) -> Message:
         result: Message = {
@@ -351,21 +489,70 @@ class _Session:
         return {"ttlMs": self._server.cache_ttl_ms, "cacheScope": "public"}
 
     def _list_tools(self, params: Message, era: _Era) -> Message:
-        tools = self._server.tools
+        return self._page("tools", [t.definition() for t in self._server.tools], params, era)
+
+    def _list_resources(self, params: Message, era: _Era) -> Message:
+        listed = [r.definition() for r in self._server._resources.values()]
+        return self._page("resources", listed, params, era)
+
+    def _list_templates(self, params: Message, era: _Era) -> Message:
+        listed = [t.definition() for t in self._server._templates]
+        return self._page("resourceTemplates", listed, params, era)
+
+    def _list_prompts(self, params: Message, era: _Era) -> Message:
+        listed = [p.definition() for p in self._server._prompts.values()]
+        return self._page("prompts", listed, params, era)
+
+    def _page(self, key: str, items: List[Message], params: Message, era: _Era) -> Message:
         cursor = params.get("cursor")
         start = 0
         if cursor is not None:
             # The cursor is opaque to clients; to us it is the offset of the next page.
-            if not (isinstance(cursor, str) and cursor.isdecimal() and int(cursor) <= len(tools)):
+            if not (isinstance(cursor, str) and cursor.isdecimal() and int(cursor) <= len(items)):
                 raise RpcError(INVALID_PARAMS, f"invalid cursor {cursor!r}")
             start = int(cursor)
         end = start + self._server.page_size
-        result: Message = {"tools": [tool.definition() for tool in tools[start:end]]}
-        if end < len(tools):
+        result: Message = {key: items[start:end]}
+        if end < len(items):
             result["nextCursor"] = str(end)
         if era.stateless:
             result.update(self._cache_hint())
         return result
+
+    def _subscribe(self, params: Message, on: bool) -> Message:
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise RpcError(INVALID_PARAMS, 'needs a string "uri"')
+        with self._inflight_lock:
+            (self._subscribed.add if on else self._subscribed.discard)(uri)
+        return {}
+
+    def _updated(self, uri: str) -> None:
+        with self._inflight_lock:
+            wanted = uri in self._subscribed
+        if wanted:
+            self._send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/resources/updated",
+                    "params": {"uri": uri},
+                }
+            )
+
+    def _complete(self, params: Message, era: _Era) -> Message:
+        ref = params.get("ref")
+        argument = params.get("argument")
+        if not isinstance(ref, dict) or not isinstance(argument, dict):
+            raise RpcError(INVALID_PARAMS, 'completion/complete needs "ref" and "argument"')
+        target = ref.get("name") if ref.get("type") == "ref/prompt" else ref.get("uri")
+        values = self._server._completions.get(
+            (str(ref.get("type")), str(target), str(argument.get("name")))
+        )
+        if values is None:
+            raise RpcError(INVALID_PARAMS, f"nothing to complete for {target!r}")
+        prefix = str(argument.get("value", ""))
+        found = [v for v in values if v.startswith(prefix)][:100]
+        return {"completion": {"values": found, "total": len(found), "hasMore": False}}
 
     def _set_level(self, params: Message, era: _Era) -> Message:
         level = params.get("level")
@@ -391,12 +578,83 @@ class _Session:
             args = {}
         if not isinstance(args, dict):
             raise RpcError(INVALID_PARAMS, '"arguments" must be an object')
+        self._start(
+            request_id, params, era, "tools/call", name, args, lambda ctx: _invoke(tool, args, ctx)
+        )
+
+    def _get_prompt(self, request_id: RequestId, params: Message, era: _Era) -> None:
+        name = params.get("name")
+        prompt = self._server._prompts.get(name) if isinstance(name, str) else None
+        if prompt is None:
+            raise RpcError(INVALID_PARAMS, f"unknown prompt {name!r}")
+        args = params.get("arguments") or {}
+        if not isinstance(args, dict) or not all(isinstance(v, str) for v in args.values()):
+            raise RpcError(INVALID_PARAMS, '"arguments" must map names to strings')
+        for argument in prompt.arguments or []:
+            if argument.get("required") and argument.get("name") not in args:
+                raise RpcError(INVALID_PARAMS, f"missing required argument {argument['name']!r}")
+        self._start(
+            request_id,
+            params,
+            era,
+            "prompts/get",
+            prompt.name,
+            args,
+            lambda ctx: _call_handler(
+                f"prompt {prompt.name}", prompt_result, prompt.handler, args, ctx
+            ),
+        )
+
+    def _read_resource(self, request_id: RequestId, params: Message, era: _Era) -> None:
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise RpcError(INVALID_PARAMS, 'resources/read needs a string "uri"')
+        resource = self._server._resources.get(uri)
+        work: Callable[[Context], Message]
+        if resource is not None:
+            mime, handler = resource.mime_type, resource.handler
+            work = lambda ctx: _call_handler(  # noqa: E731
+                f"resource {uri}",
+                lambda v: {"contents": contents(uri, mime, v)},
+                handler,
+                uri,
+                ctx,
+            )
+        else:
+            matches = [(t, t.match(uri)) for t in self._server._templates]
+            found = [(t, v) for t, v in matches if v is not None]
+            if not found:
+                # 2026-07-28 moved this error to -32602.
+                code = INVALID_PARAMS if era.stateless else RESOURCE_NOT_FOUND
+                raise RpcError(code, f"resource {uri!r} not found", {"uri": uri})
+            template, variables = found[0]
+            work = lambda ctx: _call_handler(  # noqa: E731
+                f"resource {uri}",
+                lambda v: {"contents": contents(uri, template.mime_type, v)},
+                template.handler,
+                uri,
+                variables,
+                ctx,
+            )
+        self._start(request_id, params, era, "resources/read", uri, None, work)
+
+    def _start(
+        self,
+        request_id: RequestId,
+        params: Message,
+        era: _Era,
+        method: str,
+        target: str,
+        args: Any,
+        work: Callable[[Context], Message],
+    ) -> None:
+        """Run work on the pool with a Context for the request, in its era."""
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         if era.stateless:
             # Hashing the arguments costs more than a small call: only when a state is
             # opened or sealed.
-            digest = lambda: call_digest("tools/call", name, args)  # noqa: E731
+            digest = lambda: call_digest(method, target, args)  # noqa: E731
             answers = self._restore_answers(params, digest)
             threshold = era.log_threshold
 
@@ -409,16 +667,18 @@ class _Session:
                 self._send,
                 log_enabled,
                 lambda ctx, wanted: _answer_from(era, answers, wanted),
+                lambda capability: isinstance(era.capabilities.get(capability), dict),
             )
-            run = lambda: self._run_stateless(tool, args, ctx, digest)  # noqa: E731
+            cacheable = method == "resources/read"
+            run = lambda: self._run_stateless(work, ctx, digest, cacheable)  # noqa: E731
         else:
             ctx = Context(
                 request_id, as_request_id(token), self._send, self._log_enabled, self._ask_client
             )
-            run = lambda: self._run_call(tool, args, ctx)  # noqa: E731
+            run = lambda: work(ctx)  # noqa: E731
         with self._inflight_lock:
             self._inflight[request_id] = ctx
-        self._pool.submit(self._finish_call, tool.name, run, ctx)
+        self._pool.submit(self._finish_call, target, run, ctx)
 
     def _restore_answers(self, params: Message, digest: Callable[[], str]) -> Dict[str, Message]:
         """The client's answers so far: those sealed in requestState by an earlier round and
@@ -444,10 +704,14 @@ class _Session:
         return answers
 
     def _run_stateless(
-        self, tool: Tool, args: Dict[str, Any], ctx: Context, digest: Callable[[], str]
+        self,
+        work: Callable[[Context], Message],
+        ctx: Context,
+        digest: Callable[[], str],
+        cacheable: bool,
     ) -> Message:
         try:
-            result = _invoke(tool, args, ctx)
+            result = work(ctx)
         except InputRequired as need:
             return {
                 "resultType": "input_required",
@@ -455,12 +719,11 @@ class _Session:
                 "requestState": self._server._sealer.seal(digest(), need.answers),
             }
         result["resultType"] = "complete"
+        if cacheable:
+            result.update(self._cache_hint())
         return result
 
-    def _run_call(self, tool: Tool, args: Dict[str, Any], ctx: Context) -> Message:
-        return _invoke(tool, args, ctx)
-
-    def _finish_call(self, name: str, run: Callable[[], Message], ctx: Context) -> None:
+    def _finish_call(self, target: str, run: Callable[[], Message], ctx: Context) -> None:
         try:
             if ctx.cancelled:
                 return
@@ -470,7 +733,7 @@ class _Session:
                 line = encode(error_response(ctx.request_id, exc.code, exc.message, exc.data))
             except (TypeError, ValueError, RecursionError) as exc:
                 failure = text_result(
-                    f"tool {name} returned a value that is not JSON: {exc}", is_error=True
+                    f"tool {target} returned a value that is not JSON: {exc}", is_error=True
                 )
                 line = encode(response(ctx.request_id, failure))
             if ctx.cancelled:
@@ -580,6 +843,19 @@ def _answer_from(
     for request in missing.values():
         _require_capability(era.capabilities, request["method"])
     raise InputRequired(missing, answers)
+
+
+def _call_handler(
+    what: str, convert: Callable[[Any], Message], handler: Any, *args: Any
+) -> Message:
+    """Run a prompt or resource handler: a failure is a JSON-RPC error, not a result."""
+    try:
+        return convert(handler(*args))
+    except (RpcError, InputRequired):
+        raise
+    except Exception as exc:
+        _log.exception("%s failed", what)
+        raise RpcError(INTERNAL_ERROR, f"{what} failed: {exc}") from None
 
 
 def _invoke(tool: Tool, args: Dict[str, Any], ctx: Context) -> Message:
