@@ -55,9 +55,6 @@ func TestTwoClientsGetOnlyTheirOwnLogs(t *testing.T) {
 			t.Fatalf("connect: %v", err)
 		}
 		t.Cleanup(func() { s.Close() })
-		if err := s.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
-			t.Fatal(err)
-		}
 		sessions[i] = s
 	}
 	var wg sync.WaitGroup
