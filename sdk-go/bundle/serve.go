@@ -86,7 +86,6 @@ type session struct {
 
 	mu       sync.Mutex
 	closed   bool                 // no new calls once Serve is ending
-	caps     json.RawMessage      // the client's capabilities, from initialize
 	inflight map[string]*inflight // by request id as sent
 	calls    sync.WaitGroup
 	subs     map[string]bool // resource URIs the client subscribed to
@@ -267,9 +266,6 @@ func (ss *session) quick(method string, params json.RawMessage) (any, *RPCError)
 		if err := decodeParams(params, &p); err != nil {
 			return nil, err
 		}
-		ss.mu.Lock()
-		ss.caps = p.Capabilities
-		ss.mu.Unlock()
 		o := ss.s.opts
 		return initializeResult{
 			ProtocolVersion: mcp.NegotiateVersion(p.ProtocolVersion),

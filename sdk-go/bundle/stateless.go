@@ -31,8 +31,8 @@ const stateTTL = 15 * time.Minute
 // where everything the server may know about the client travels in the request's _meta.
 type era struct {
 	stateless    bool
-	capabilities json.RawMessage // the client's, for this request alone
-	logMin       int32           // rank of the least severe log level sent; math.MaxInt32: none
+	capabilities json.RawMessage // the client's, for this request alone (2026-07-28)
+	logMin       int32           // 2026-07-28: rank of the least severe level sent; math.MaxInt32: none
 }
 
 // statelessMeta is the part of a request's params this file reads.
@@ -46,7 +46,7 @@ type statelessMeta struct {
 // _meta, or with one negotiated by initialize, is served in the session; one naming a
 // version nobody speaks is refused with -32022.
 func (ss *session) eraOf(params json.RawMessage) (era, *RPCError) {
-	session := era{capabilities: ss.clientCaps(), logMin: ss.minLevel.Load()}
+	var session era
 	// Most requests of a session carry no such key: spare them a second decoding.
 	if !bytes.Contains(params, []byte(mcp.MetaProtocolVersion)) {
 		return session, nil
@@ -66,12 +66,6 @@ func (ss *session) eraOf(params json.RawMessage) (era, *RPCError) {
 		e.logMin = int32(rank)
 	}
 	return e, nil
-}
-
-func (ss *session) clientCaps() json.RawMessage {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return ss.caps
 }
 
 // discover answers server/discover, in either era.
