@@ -316,7 +316,7 @@ def reconnection(args: Dict[str, Any], ctx: Context) -> str:
 
 # The input_required scenarios of 2026-07-28 (SEP-2322); the same tools ask by request
 # under 2025-11-25.
-NAME = {
+NAME: Dict[str, Any] = {
     "method": "elicitation/create",
     "params": {
         "message": "What is your name?",
@@ -327,14 +327,14 @@ NAME = {
         },
     },
 }
-CAPITAL = {
+CAPITAL: Dict[str, Any] = {
     "method": "sampling/createMessage",
     "params": {
         "messages": [{"role": "user", "content": text("What is the capital of France?")}],
         "maxTokens": 100,
     },
 }
-ROOTS = {"method": "roots/list", "params": {}}
+ROOTS: Dict[str, Any] = {"method": "roots/list", "params": {}}
 
 
 def _name(answer: Dict[str, Any]) -> str:
