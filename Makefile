@@ -51,6 +51,7 @@ examples: deps
 	$(GO) build -o examples/conformance/build/conformance ./examples/conformance
 	$(MAKE) -C examples/c
 	$(MAKE) -C examples/python
+	$(MAKE) -C examples/conformance-python
 
 bundles: deps
 	$(MAKE) -C bundles/meos

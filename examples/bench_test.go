@@ -10,20 +10,27 @@ import (
 )
 
 // BenchmarkGreet measures calls per second of each example bundle as a real process over
-// pipes, with one greet call in flight and with eight pipelined.
+// pipes, in each era (a session opened by initialize, and 2026-07-28 requests that carry
+// their protocol version and capabilities in _meta), with one greet call in flight and
+// with eight pipelined.
 //
 //	go test ./examples -run '^$' -bench Greet
 func BenchmarkGreet(b *testing.B) {
 	for _, lang := range langs {
-		for _, inflight := range []int{1, 8} {
-			b.Run(fmt.Sprintf("%s/inflight=%d", lang, inflight), func(b *testing.B) {
-				benchGreet(b, lang, inflight)
-			})
+		for _, era := range []string{"2025-11-25", "2026-07-28"} {
+			for _, inflight := range []int{1, 8} {
+				b.Run(fmt.Sprintf("%s/%s/inflight=%d", lang, era, inflight), func(b *testing.B) {
+					benchGreet(b, lang, era, inflight)
+				})
+			}
 		}
 	}
 }
 
-func benchGreet(b *testing.B, lang string, inflight int) {
+// statelessMeta is the _meta of a 2026-07-28 greet call, as a client sends it.
+const statelessMeta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"0"}}`
+
+func benchGreet(b *testing.B, lang, era string, inflight int) {
 	cmd, err := exampleCommand(lang)
 	if err != nil {
 		b.Skip(err)
@@ -48,12 +55,16 @@ func benchGreet(b *testing.B, lang string, inflight int) {
 		}
 	}()
 	out := bufio.NewReader(stdout)
-	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}`+"\n"+
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := out.ReadSlice('\n'); err != nil {
-		b.Fatal(err)
+	meta := statelessMeta
+	if era != "2026-07-28" {
+		meta = ""
+		if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+era+`","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}`+"\n"+
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := out.ReadSlice('\n'); err != nil {
+			b.Fatal(err)
+		}
 	}
 
 	// The writer keeps at most inflight calls unanswered: it takes a token per call and
@@ -71,7 +82,7 @@ func benchGreet(b *testing.B, lang string, inflight int) {
 				writeErr <- nil
 				return
 			}
-			req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ada"}}}`+"\n", i+1)
+			req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ada"}%s}}`+"\n", i+1, meta)
 			if _, err := io.WriteString(stdin, req); err != nil {
 				writeErr <- err
 				return

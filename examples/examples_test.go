@@ -78,7 +78,13 @@ func exampleCommand(lang string) (*exec.Cmd, error) {
 	} else if prog, err = exec.LookPath(prog); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(prog, m.Command[1:]...)
+	args := m.Command[1:]
+	// The C SDK's tests run its example under valgrind this way.
+	if wrap := strings.Fields(os.Getenv("EXAMPLE_C_WRAPPER")); lang == "c" && len(wrap) > 0 {
+		args = append(append(wrap[1:], prog), args...)
+		prog = wrap[0]
+	}
+	cmd := exec.Command(prog, args...)
 	cmd.Dir = dir
 	cmd.Env = os.Environ()
 	for k, v := range m.Env {
@@ -224,7 +230,7 @@ func (p *bundleProc) recv(deadline time.Time) (map[string]any, bool) {
 func (p *bundleProc) finish() {
 	p.t.Helper()
 	p.stdin.Close()
-	deadline := time.Now().Add(exitTimeout)
+	deadline := time.Now().Add(exitTimeout * slowdown())
 	for {
 		m, ok := p.recv(deadline)
 		if !ok {

@@ -2,12 +2,14 @@ package examples_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +26,7 @@ type vector struct {
 type step struct {
 	Send       json.RawMessage `json:"send"`
 	SendRaw    *string         `json:"sendRaw"`
+	SendBase64 *string         `json:"sendBase64"`
 	Expect     any             `json:"expect"`
 	TimeoutMS  int             `json:"timeoutMs"`
 	ExpectNone map[string]any  `json:"expectNone"`
@@ -36,6 +39,15 @@ type step struct {
 }
 
 const defaultTimeout = 5 * time.Second
+
+// slowdown is how many times longer than the vectors say to wait for an answer:
+// VECTORS_SLOWDOWN, for bundles run under valgrind on a busy machine; 1 by default.
+func slowdown() time.Duration {
+	if n, err := strconv.Atoi(os.Getenv("VECTORS_SLOWDOWN")); err == nil && n > 1 {
+		return time.Duration(n)
+	}
+	return 1
+}
 
 func readVector(t *testing.T, file string) *vector {
 	t.Helper()
@@ -51,30 +63,41 @@ func readVector(t *testing.T, file string) *vector {
 	}
 	for i, s := range v.Steps {
 		actions := 0
-		for _, set := range []bool{s.Send != nil, s.SendRaw != nil, s.Expect != nil, s.ExpectNone != nil, s.Collect != nil} {
+		for _, set := range []bool{s.Send != nil, s.SendRaw != nil, s.SendBase64 != nil, s.Expect != nil, s.ExpectNone != nil, s.Collect != nil} {
 			if set {
 				actions++
 			}
 		}
 		if actions != 1 {
-			t.Fatalf("%s: step %d: want exactly one of send, sendRaw, expect, expectNone, collect", file, i+1)
+			t.Fatalf("%s: step %d: want exactly one of send, sendRaw, sendBase64, expect, expectNone, collect", file, i+1)
 		}
 	}
 	return &v
 }
 
 func (v *vector) run(t *testing.T, p *bundleProc) {
+	saved := map[string]any{} // by the $save matchers of earlier steps
 	for i, s := range v.Steps {
 		at := fmt.Sprintf("step %d", i+1)
 		switch {
 		case s.Send != nil:
-			var line bytes.Buffer
-			if err := json.Compact(&line, s.Send); err != nil {
+			var msg any
+			if err := json.Unmarshal(s.Send, &msg); err != nil {
 				t.Fatalf("%s: %v", at, err)
 			}
-			p.send(line.Bytes())
+			line, err := json.Marshal(fill(msg, saved))
+			if err != nil {
+				t.Fatalf("%s: %v", at, err)
+			}
+			p.send(line)
 		case s.SendRaw != nil:
 			p.send([]byte(*s.SendRaw))
+		case s.SendBase64 != nil:
+			b, err := base64.StdEncoding.DecodeString(*s.SendBase64)
+			if err != nil {
+				t.Fatalf("%s: %v", at, err)
+			}
+			p.send(b)
 		case s.Expect != nil:
 			want, _ := s.Expect.(map[string]any)
 			sel := selectorOf(want)
@@ -82,6 +105,7 @@ func (v *vector) run(t *testing.T, p *bundleProc) {
 			if s.TimeoutMS > 0 {
 				timeout = time.Duration(s.TimeoutMS) * time.Millisecond
 			}
+			timeout *= slowdown()
 			got, ok := p.take(sel, timeout)
 			if !ok && p.ended {
 				t.Fatalf("%s: the bundle closed its stdout before sending a message with %v; if it did not start, %s", at, sel, p.hint)
@@ -92,14 +116,15 @@ func (v *vector) run(t *testing.T, p *bundleProc) {
 			if d := cmp.Diff(resolve(want, got), got); d != "" {
 				t.Errorf("%s: (-want +got)\n%s", at, d)
 			}
+			save(want, got, saved)
 		case s.ExpectNone != nil:
 			if got, ok := p.take(s.ExpectNone, time.Duration(s.ForMS)*time.Millisecond); ok {
 				t.Errorf("%s: got %v, want no message with %v", at, got, s.ExpectNone)
 			}
 		case s.Collect != nil:
-			got, ok := p.collect(s.Collect, s.Until, defaultTimeout)
+			got, ok := p.collect(s.Collect, s.Until, defaultTimeout*slowdown())
 			if !ok {
-				t.Fatalf("%s: no message with %v within %v", at, s.Until, defaultTimeout)
+				t.Fatalf("%s: no message with %v within %v", at, s.Until, defaultTimeout*slowdown())
 			}
 			if len(got) < s.Min || s.Max != nil && len(got) > *s.Max {
 				t.Errorf("%s: got %d messages with %v before the one with %v, want %d to %v: %v", at, len(got), s.Collect, s.Until, s.Min, maxString(s.Max), got)
@@ -124,12 +149,61 @@ func maxString(n *int) string {
 	return fmt.Sprint(*n)
 }
 
-// selectorOf picks out what identifies the message a shape expects: its id, or its method.
+// selectorOf picks out what identifies the message a shape expects: its id, or its method
+// when it has no id or its id is a matcher (a request of the bundle, whose id it chooses).
 func selectorOf(shape map[string]any) map[string]any {
 	if id, ok := shape["id"]; ok {
-		return map[string]any{"id": id}
+		if m, isObject := id.(map[string]any); !isObject || len(m) == 0 {
+			return map[string]any{"id": id}
+		}
 	}
 	return map[string]any{"method": shape["method"]}
+}
+
+// save records in saved what got holds where want has a {"$save": name} matcher.
+func save(want, got any, saved map[string]any) {
+	switch w := want.(type) {
+	case map[string]any:
+		if op, arg, ok := matcher(w); ok {
+			if name, isName := arg.(string); op == "$save" && isName {
+				saved[name] = got
+			}
+			return
+		}
+		if g, ok := got.(map[string]any); ok {
+			for k, wv := range w {
+				save(wv, g[k], saved)
+			}
+		}
+	case []any:
+		if g, ok := got.([]any); ok {
+			for i := range min(len(w), len(g)) {
+				save(w[i], g[i], saved)
+			}
+		}
+	}
+}
+
+// fill returns msg with every {"$saved": name} replaced by what an earlier step saved.
+func fill(msg any, saved map[string]any) any {
+	switch m := msg.(type) {
+	case map[string]any:
+		if name, ok := m["$saved"].(string); ok && len(m) == 1 {
+			return saved[name]
+		}
+		out := map[string]any{}
+		for k, v := range m {
+			out[k] = fill(v, saved)
+		}
+		return out
+	case []any:
+		out := make([]any, len(m))
+		for i, v := range m {
+			out[i] = fill(v, saved)
+		}
+		return out
+	}
+	return msg
 }
 
 func selects(sel, m map[string]any) bool {
@@ -252,6 +326,8 @@ func matches(op string, arg, got any) bool {
 	s, isString := got.(string)
 	pattern, _ := arg.(string)
 	switch op {
+	case "$save":
+		return true
 	case "$type":
 		return jsonType(got) == arg || arg == "number" && jsonType(got) == "integer"
 	case "$contains":

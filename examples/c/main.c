@@ -4,6 +4,7 @@
 
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "tn.h"
@@ -53,6 +54,7 @@ static json_t *sleep_tool(tn_call_t *call, json_t *args, void *user)
 {
     (void)user;
     json_int_t ms = json_integer_value(json_object_get(args, "ms"));
+    tn_call_log(call, "info", "sleeping %lld ms", (long long)ms);
     long long start = now_ms(), next_progress = start + 100;
     for (long long now = start; now - start < ms; now = now_ms()) {
         if (tn_cancelled(call))
@@ -67,6 +69,27 @@ static json_t *sleep_tool(tn_call_t *call, json_t *args, void *user)
         nanosleep(&step, NULL);
     }
     return tn_result_textf("slept %lld ms", (long long)ms);
+}
+
+/* One way to ask in both eras: a request to the client under 2025-11-25,
+ * an input_required round under 2026-07-28. */
+static json_t *ask_name(tn_call_t *call, json_t *args, void *user)
+{
+    (void)args, (void)user;
+    json_t *answer = tn_elicit(
+        call, "name", "What is your name?",
+        "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":"
+        "\"string\"}},\"required\":[\"name\"]}");
+    if (!answer)
+        return NULL; /* the SDK answers: input_required, or why not */
+    const char *name = json_string_value(
+        json_object_get(json_object_get(answer, "content"), "name"));
+    const char *action = json_string_value(json_object_get(answer, "action"));
+    json_t *result = action && !strcmp(action, "accept") && name
+                         ? tn_result_textf("Hello, %s!", name)
+                         : tn_result_error("no name given");
+    json_decref(answer);
+    return result;
 }
 
 static const tn_tool_t tools[] = {
@@ -93,6 +116,10 @@ static const tn_tool_t tools[] = {
                      "{\"type\":\"integer\",\"minimum\":0,\"maximum\":60000}},"
                      "\"required\":[\"ms\"]}",
      .handler = sleep_tool},
+    {.name = "ask-name",
+     .description = "Ask the user for their name and greet them.",
+     .input_schema = "{\"type\":\"object\",\"properties\":{}}",
+     .handler = ask_name},
 };
 
 int main(void)

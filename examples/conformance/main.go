@@ -41,7 +41,7 @@ const watchedURI = "test://watched-resource"
 func newServer(ctx context.Context) (*bundle.Server, error) {
 	s := bundle.NewServer(bundle.Options{Name: "toolnode-conformance", Version: "0.1.0"})
 	var errs []error
-	for _, t := range tools() {
+	for _, t := range append(tools(), inputTools()...) {
 		errs = append(errs, s.AddTool(t.tool, t.handler))
 	}
 	for _, r := range resources() {
@@ -56,7 +56,7 @@ func newServer(ctx context.Context) (*bundle.Server, error) {
 			MimeType:    "application/json",
 		}, templateData),
 		s.CompleteTemplateVariable("test://template/{id}/data", "id", bundle.CompleteFrom("1", "12", "123")))
-	for _, p := range prompts() {
+	for _, p := range append(prompts(), inputPrompt()) {
 		errs = append(errs, s.AddPrompt(p.prompt, p.handler))
 	}
 	errs = append(errs, s.CompletePromptArgument("test_prompt_with_arguments", "arg1",

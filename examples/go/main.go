@@ -66,6 +66,11 @@ func run(ctx context.Context) error {
 			Description: "Sleep for ms milliseconds, reporting progress every 100 ms.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer","minimum":0,"maximum":60000}},"required":["ms"]}`),
 		}, sleep},
+		{mcp.Tool{
+			Name:        "ask-name",
+			Description: "Ask the user for their name and greet them.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
+		}, askName},
 	}
 	for _, t := range tools {
 		if err := s.AddTool(t.tool, t.handler); err != nil {
@@ -92,6 +97,9 @@ func sleep(ctx context.Context, call *bundle.Call) (*mcp.CallToolResult, error) 
 	if err := call.Bind(&args); err != nil {
 		return nil, err
 	}
+	if err := call.Log("info", fmt.Sprintf("sleeping %d ms", args.MS)); err != nil {
+		return nil, err
+	}
 	total := time.Duration(args.MS) * time.Millisecond
 	deadline := time.NewTimer(total)
 	defer deadline.Stop()
@@ -111,4 +119,26 @@ func sleep(ctx context.Context, call *bundle.Call) (*mcp.CallToolResult, error) 
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// askName asks in a way that works in both eras: a request to the client under 2025-11-25,
+// an input_required round under 2026-07-28.
+func askName(ctx context.Context, call *bundle.Call) (*mcp.CallToolResult, error) {
+	answers, err := call.Ask(ctx, mcp.InputRequests{"name": {
+		Method: mcp.MethodElicitation,
+		Params: json.RawMessage(`{"message":"What is your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}`),
+	}})
+	if err != nil {
+		return nil, err
+	}
+	var answer struct {
+		Action  string `json:"action"`
+		Content struct {
+			Name string `json:"name"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(answers["name"], &answer); err != nil || answer.Action != mcp.ElicitAccept {
+		return mcp.ErrorResult("no name given"), nil
+	}
+	return mcp.TextResult("Hello, " + answer.Content.Name + "!"), nil
 }

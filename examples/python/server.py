@@ -70,6 +70,7 @@ def lamp_status(args: Dict[str, Any], ctx: Context) -> Result:
 )
 def sleep(args: Dict[str, Any], ctx: Context) -> str:
     ms: int = args["ms"]
+    ctx.log("info", f"sleeping {ms} ms", logger="sleep")
     slept = 0
     while slept < ms:
         step = min(100, ms - slept)
@@ -78,6 +79,23 @@ def sleep(args: Dict[str, Any], ctx: Context) -> str:
         slept += step
         ctx.progress(slept, total=ms)
     return f"slept {ms} ms"
+
+
+NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+@server.tool(
+    name="ask-name",
+    description="Ask the user for their name and greet them.",
+    input_schema={"type": "object", "properties": {}},
+)
+def ask_name(args: Dict[str, Any], ctx: Context) -> str:
+    # One way for both eras: a request to the client under 2025-11-25, an
+    # input_required round under 2026-07-28.
+    answer = ctx.elicit("name", "What is your name?", NAME_SCHEMA)
+    if answer.get("action") != "accept":
+        raise ToolError("no name given")
+    return f"Hello, {answer['content']['name']}!"
 
 
 if __name__ == "__main__":

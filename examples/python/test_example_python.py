@@ -14,6 +14,7 @@ pytest.importorskip("mcp", reason="the official MCP client (PyPI package mcp) is
 import anyio  # noqa: E402  (a dependency of mcp)
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
+from mcp.types import ElicitResult  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
@@ -36,9 +37,13 @@ def test_official_client_drives_the_example() -> None:
     async def on_progress(value: float, total: Any, message: Any) -> None:
         progress.append(value)
 
+    async def on_elicit(context: Any, params: Any) -> ElicitResult:
+        assert params.message == "What is your name?"
+        return ElicitResult(action="accept", content={"name": "Grace"})
+
     async def session() -> None:
         async with stdio_client(_server_parameters()) as (read, write):
-            async with ClientSession(read, write) as client:
+            async with ClientSession(read, write, elicitation_callback=on_elicit) as client:
                 init = await client.initialize()
                 assert init.server_info.name == "toolnode-example-python"
 
@@ -48,6 +53,7 @@ def test_official_client_drives_the_example() -> None:
                     "node-lamp.on",
                     "node-lamp.status",
                     "sleep",
+                    "ask-name",
                 ]
                 assert tools[1].output_schema == {
                     "type": "object",
@@ -71,6 +77,9 @@ def test_official_client_drives_the_example() -> None:
 
                 slept = await client.call_tool("sleep", {"ms": 250}, progress_callback=on_progress)
                 assert slept.content[0].text == "slept 250 ms"
+
+                asked = await client.call_tool("ask-name", {})
+                assert [(c.type, c.text) for c in asked.content] == [("text", "Hello, Grace!")]
 
     anyio.run(session)
     assert progress == [100, 200, 250]

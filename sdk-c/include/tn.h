@@ -49,9 +49,9 @@ extern "C" {
  * ------------------------------------------------------------------------ */
 
 #define TN_VERSION_MAJOR 0
-#define TN_VERSION_MINOR 1
+#define TN_VERSION_MINOR 2
 #define TN_VERSION_PATCH 0
-#define TN_VERSION "0.1.0"
+#define TN_VERSION "0.2.0"
 
 /* ------------------------------------------------------------------------
  * Errors
@@ -150,7 +150,21 @@ int tn_server_set_workers(tn_server_t *server, int n);
 int tn_server_set_page_size(tn_server_t *server, int n);
 
 /*
- * Serves MCP on stdin/stdout until stdin closes.
+ * Sets how long, in milliseconds, a client may keep the tools/list and
+ * server/discover answers under MCP 2026-07-28 (their ttlMs; default
+ * 60000: tools do not change while a server runs). Only before
+ * tn_server_run().
+ *   server: borrowed.
+ * Returns 0, or -1 when server is NULL, ms < 0 or the server is running.
+ */
+int tn_server_set_cache_ttl(tn_server_t *server, long long ms);
+
+/*
+ * Serves MCP on stdin/stdout until stdin closes, in both eras: after
+ * initialize (2024-11-05 to 2025-11-25) and per request (2026-07-28: a
+ * request naming that version in params._meta is served on its own, with
+ * the client's capabilities and log level read from it; server/discover
+ * answers without initialize; other versions there are refused, -32022).
  * First it protects the protocol stream: stdout's file descriptor moves to
  * a private descriptor and fd 1 becomes a copy of fd 2, so anything printed
  * to stdout afterwards, by the bundle or a library it links, lands on
@@ -188,7 +202,8 @@ int tn_cancelled(const tn_call_t *call);
 /*
  * Sends notifications/progress for the call when the client asked for it
  * (params._meta.progressToken); does nothing otherwise, or once the call is
- * cancelled. progress should grow from one notification to the next.
+ * cancelled. progress should grow from one notification to the next. It
+ * carries _meta["io.toolnode/request"] as tn_call_log() does.
  *   call: borrowed.  message: borrowed, nullable (omitted when NULL).
  *   total: omitted when not positive.
  * Returns 0, or -1 when call is NULL or the message cannot be written.
@@ -198,17 +213,77 @@ int tn_progress(tn_call_t *call, double progress, double total,
 
 /*
  * Returns the server running the call (borrowed, do not free), or NULL for
- * NULL; for tn_log() from a handler.
+ * NULL.
  *   call: borrowed.
  */
 tn_server_t *tn_call_server(const tn_call_t *call);
+
+/*
+ * Sends a log message on behalf of the call: notifications/message with
+ * logger = the tool's name, data = the formatted text and
+ * _meta["io.toolnode/request"] = the call's request id, so that a node
+ * serving several clients with one process sends it to the client whose
+ * call it is. Filtered by logging/setLevel in a session; under 2026-07-28
+ * by the level the call's own _meta asks for, and not sent when it asks
+ * for none. Safe from any thread while the handler runs.
+ *   call: borrowed.  level: as for tn_log().  fmt: printf format, borrowed.
+ * Returns 0 (also when filtered out), or -1 when an argument is NULL, the
+ * level is unknown or the message cannot be written.
+ */
+int tn_call_log(tn_call_t *call, const char *level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ------------------------------------------------------------------------
+ * Asking the client for input
+ *
+ * One way for both eras. In a session (2025-11-25 and older) each question
+ * is a request to the client (elicitation/create, sampling/createMessage,
+ * roots/list, tagged with the call's id), and tn_ask() waits for the
+ * answers. Under 2026-07-28 the call ends with an input_required result
+ * naming the open questions; the client calls again with the answers and
+ * the handler runs again from the start, so it must ask the same questions
+ * in the same order and do nothing it cannot repeat before its last one.
+ * The answers of earlier rounds travel in requestState, sealed with
+ * HMAC-SHA256 under $TOOLNODE_STATE_KEY (else a random key per process)
+ * and bound to the tool and its arguments: the handler never sees it, and
+ * a forged one is refused with -32602.
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Asks the client every question of questions, an object
+ * {"<key>": {"method": "elicitation/create" | "sampling/createMessage" |
+ * "roots/list", "params": {...}}}; keys are the handler's to choose.
+ *   call: borrowed.  questions: stolen, even on failure.
+ * Returns a new reference to {"<key>": <the client's result>} holding every
+ * key, or NULL when the call cannot go on now: then the handler should
+ * return NULL at once. The SDK answers the call itself: input_required
+ * (2026-07-28), -32021 when the request did not declare the capability a
+ * question needs, or a tool error when the client refused or went away;
+ * nothing when the call was cancelled.
+ */
+json_t *tn_ask(tn_call_t *call, json_t *questions);
+
+/*
+ * tn_ask() of one elicitation/create in form mode under key.
+ *   call: borrowed.  key, message: borrowed.  requested_schema: JSON object
+ *   text, borrowed.
+ * Returns a new reference to the ElicitResult ({"action": ..., "content":
+ * {...}}), or NULL as tn_ask() does (also for a NULL argument or a schema
+ * that is not a JSON object).
+ */
+json_t *tn_elicit(tn_call_t *call, const char *key, const char *message,
+                  const char *requested_schema);
 
 /* ------------------------------------------------------------------------
  * Logging
  * ------------------------------------------------------------------------ */
 
 /*
- * Sends a log message to the client as notifications/message with
+ * Sends a log message that belongs to no call (use tn_call_log() from a
+ * handler) as notifications/message with
  * logger = the server name and data = the formatted text, unless the client
  * set a higher level with logging/setLevel (until then every level is
  * sent). Before the server runs, the line goes to stderr instead.

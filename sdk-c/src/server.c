@@ -11,17 +11,38 @@
 
 #define MAX_WORKERS 256
 
-/* Versions we speak, newest first; the only place that knows them. */
+/* Versions we speak, newest first; the only place that knows them. Those
+ * before stateless_from are negotiated by initialize, the rest are served
+ * per request. */
 static const char *const protocol_versions[] = {
-    "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL};
+    "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
+    NULL};
+enum { stateless_count = 1 };
+
+static int version_index(const char *v)
+{
+    for (int i = 0; v && protocol_versions[i]; i++)
+        if (!strcmp(v, protocol_versions[i]))
+            return i;
+    return -1;
+}
+
+/* Every version, oldest first, as server/discover and -32022 list them. */
+static json_t *all_versions(void)
+{
+    json_t *list = json_array();
+    int n = 0;
+    while (protocol_versions[n])
+        n++;
+    for (int i = n - 1; i >= 0; i--)
+        json_array_append_new(list, json_string(protocol_versions[i]));
+    return list;
+}
 
 static const char *negotiate_version(const json_t *offered)
 {
-    for (int i = 0; protocol_versions[i]; i++)
-        if (json_is_string(offered) &&
-            !strcmp(json_string_value(offered), protocol_versions[i]))
-            return protocol_versions[i];
-    return protocol_versions[0];
+    int i = version_index(json_string_value(offered));
+    return protocol_versions[i >= stateless_count ? i : stateless_count];
 }
 
 /* ------------------------------------------------------------------------
@@ -39,9 +60,12 @@ tn_server_t *tn_server_new(const char *name, const char *version)
     server->version = strdup(version);
     server->workers = 1;
     server->page_size = 100;
+    server->cache_ttl_ms = 60000;
+    tn__state_key_init(server);
     pthread_mutex_init(&server->out_lock, NULL);
     pthread_mutex_init(&server->lock, NULL);
     pthread_cond_init(&server->work, NULL);
+    pthread_cond_init(&server->answered, NULL);
     if (!server->name || !server->version) {
         tn_server_free(server);
         return NULL;
@@ -63,6 +87,7 @@ void tn_server_free(tn_server_t *server)
     pthread_mutex_destroy(&server->out_lock);
     pthread_mutex_destroy(&server->lock);
     pthread_cond_destroy(&server->work);
+    pthread_cond_destroy(&server->answered);
     free(server);
 }
 
@@ -71,6 +96,14 @@ int tn_server_set_workers(tn_server_t *server, int n)
     if (!server || server->started || n < 1 || n > MAX_WORKERS)
         return -1;
     server->workers = n;
+    return 0;
+}
+
+int tn_server_set_cache_ttl(tn_server_t *server, long long ms)
+{
+    if (!server || server->started || ms < 0)
+        return -1;
+    server->cache_ttl_ms = ms;
     return 0;
 }
 
@@ -101,6 +134,11 @@ static void call_free(tn_call_t *call)
     json_decref(call->id);
     json_decref(call->args);
     json_decref(call->progress_token);
+    json_decref(call->capabilities);
+    json_decref(call->answers);
+    json_decref(call->need);
+    json_decref(call->fail_data);
+    free(call->fail_message);
     free(call);
 }
 
@@ -142,14 +180,34 @@ static void finish(tn_server_t *server, tn_call_t *call, json_t *result)
         call->next_live->prev_live = call->prev_live;
     pthread_mutex_unlock(&server->lock);
 
-    if (tn_cancelled(call))
+    /* tn_ask() may have ended the call: its outcome wins over whatever the
+     * handler returned. */
+    if (tn_cancelled(call)) {
         json_decref(result);
-    else if (!result)
+    } else if (call->fail_message && call->fail_code != TN_FAIL_TOOL) {
+        json_decref(result);
+        json_t *error = json_pack("{s:i, s:s}", "code", call->fail_code,
+                                  "message", call->fail_message);
+        if (error && call->fail_data)
+            json_object_set(error, "data", call->fail_data);
+        tn__send(server, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id",
+                                   call->id, "error", error));
+    } else if (call->fail_message) {
+        json_decref(result);
+        tn__reply(server, call->id, tn_result_error("%s", call->fail_message));
+    } else if (call->need) {
+        json_decref(result);
+        tn__reply(server, call->id, tn__input_required(server, call));
+    } else if (!result) {
         tn__reply_error(server, call->id, TN_RPC_INTERNAL_ERROR,
                         "tool \"%s\" failed without a result",
                         call->tool->name);
-    else
+    } else {
+        if (call->stateless)
+            json_object_set_new(result, "resultType",
+                                json_string("complete"));
         tn__reply(server, call->id, result);
+    }
     call_free(call);
 }
 
@@ -181,19 +239,78 @@ static void *worker(void *arg)
  * Dispatch (on the reading thread)
  * ------------------------------------------------------------------------ */
 
+/* Answers a request served without a handler; under 2026-07-28 the result
+ * says it is complete and, for what a client may cache, for how long. */
+static void reply_in(tn_server_t *server, const tn_era_t *era, json_t *id,
+                     json_t *result, int cacheable)
+{
+    if (result && era->stateless) {
+        json_object_set_new(result, "resultType", json_string("complete"));
+        if (cacheable) {
+            json_object_set_new(result, "ttlMs",
+                                json_integer(server->cache_ttl_ms));
+            json_object_set_new(result, "cacheScope", json_string("public"));
+        }
+    }
+    tn__reply(server, id, result);
+}
+
+/* Reads the era of a request from params._meta; answers -32022 and returns
+ * -1 for a version nobody speaks. */
+static int era_of(tn_server_t *server, json_t *id, json_t *params,
+                  tn_era_t *era)
+{
+    json_t *meta = json_object_get(params, "_meta");
+    const char *v = json_string_value(json_object_get(meta, TN_META_VERSION));
+    int i = version_index(v);
+    *era = (tn_era_t){0};
+    if (!v || i >= stateless_count)
+        return 0;
+    if (i < 0) {
+        tn__send(server, json_pack(
+            "{s:s, s:O, s:{s:i, s:s, s:{s:o, s:s}}}", "jsonrpc", "2.0", "id",
+            id, "error", "code", TN_RPC_UNSUPPORTED_VERSION, "message",
+            "unsupported protocol version", "data", "supported",
+            all_versions(), "requested", v));
+        return -1;
+    }
+    era->stateless = 1;
+    era->capabilities = json_object_get(meta, TN_META_CAPABILITIES);
+    int level = tn__level_index(json_string_value(
+        json_object_get(meta, TN_META_LOG_LEVEL)));
+    era->log_min = level >= 0 ? level : 8;
+    return 0;
+}
+
+static json_t *capabilities(void)
+{
+    return json_pack("{s:{s:b}, s:{}}", "tools", "listChanged", 0,
+                     "logging");
+}
+
+static void on_discover(tn_server_t *server, const tn_era_t *era, json_t *id)
+{
+    tn_era_t cached = *era;
+    cached.stateless = 1; /* discover always carries the 2026-07-28 members */
+    reply_in(server, &cached, id, json_pack(
+        "{s:o, s:o, s:{s:{s:s, s:s}}}", "supportedVersions", all_versions(),
+        "capabilities", capabilities(), "_meta", TN_META_SERVER_INFO,
+        "name", server->name, "version", server->version), 1);
+}
+
 static void on_initialize(tn_server_t *server, json_t *id, json_t *params)
 {
     tn__reply(server, id, json_pack(
-        "{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s}}",
-        "protocolVersion",
+        "{s:s, s:o, s:{s:s, s:s}}", "protocolVersion",
         negotiate_version(json_object_get(params, "protocolVersion")),
-        "capabilities", "tools", "listChanged", 0, "logging",
-        "serverInfo", "name", server->name, "version", server->version));
+        "capabilities", capabilities(), "serverInfo", "name", server->name,
+        "version", server->version));
 }
 
 /* The cursor is the index of the page's first tool: opaque to clients,
  * checked on the way back in. */
-static void on_tools_list(tn_server_t *server, json_t *id, json_t *params)
+static void on_tools_list(tn_server_t *server, const tn_era_t *era,
+                          json_t *id, json_t *params)
 {
     size_t start = 0;
     json_t *cursor = json_object_get(params, "cursor");
@@ -223,10 +340,11 @@ static void on_tools_list(tn_server_t *server, json_t *id, json_t *params)
         snprintf(next, sizeof next, "%zu", end);
         json_object_set_new(result, "nextCursor", json_string(next));
     }
-    tn__reply(server, id, result);
+    reply_in(server, era, id, result, 1);
 }
 
-static void on_set_level(tn_server_t *server, json_t *id, json_t *params)
+static void on_set_level(tn_server_t *server, const tn_era_t *era,
+                         json_t *id, json_t *params)
 {
     const char *level = json_string_value(json_object_get(params, "level"));
     int index = tn__level_index(level);
@@ -236,10 +354,11 @@ static void on_set_level(tn_server_t *server, json_t *id, json_t *params)
         return;
     }
     atomic_store(&server->log_min, index);
-    tn__reply(server, id, json_object());
+    reply_in(server, era, id, json_object(), 0);
 }
 
-static void on_tools_call(tn_server_t *server, json_t *id, json_t *params)
+static void on_tools_call(tn_server_t *server, const tn_era_t *era,
+                          json_t *id, json_t *params)
 {
     const char *name = json_string_value(json_object_get(params, "name"));
     if (!name) {
@@ -282,6 +401,16 @@ static void on_tools_call(tn_server_t *server, json_t *id, json_t *params)
     call->args = args;
     if (json_is_string(token) || json_is_integer(token))
         call->progress_token = json_incref(token);
+    call->stateless = era->stateless;
+    call->log_min = era->log_min;
+    call->capabilities = json_incref(era->capabilities);
+    if (era->stateless &&
+        tn__restore_answers(server, call, params, "tools/call", name, args,
+                            msg, sizeof msg) != 0) {
+        tn__reply_error(server, id, TN_RPC_INVALID_PARAMS, "%s", msg);
+        call_free(call);
+        return;
+    }
     submit(server, call);
 }
 
@@ -311,10 +440,12 @@ static void dispatch(tn_server_t *server, json_t *message)
                                                             "jsonrpc"));
     int id_ok = json_is_string(id) || json_is_integer(id);
 
-    /* A response: we send no requests, so there is nothing to match. */
+    /* A response to a request of ours. */
     if (!method && id_ok && (json_object_get(message, "result") ||
-                             json_object_get(message, "error")))
+                             json_object_get(message, "error"))) {
+        tn__answered(server, message);
         return;
+    }
     if (!version || strcmp(version, "2.0") || !json_is_string(method) ||
         (id && !id_ok)) {
         tn__reply_error(server, id_ok ? id : NULL, TN_RPC_INVALID_REQUEST,
@@ -332,16 +463,21 @@ static void dispatch(tn_server_t *server, json_t *message)
                         "params must be an object");
         return;
     }
+    tn_era_t era;
+    if (era_of(server, id, params, &era) != 0)
+        return;
     if (!strcmp(name, "tools/call"))
-        on_tools_call(server, id, params);
+        on_tools_call(server, &era, id, params);
     else if (!strcmp(name, "tools/list"))
-        on_tools_list(server, id, params);
+        on_tools_list(server, &era, id, params);
     else if (!strcmp(name, "ping"))
-        tn__reply(server, id, json_object());
+        reply_in(server, &era, id, json_object(), 0);
+    else if (!strcmp(name, "server/discover"))
+        on_discover(server, &era, id);
     else if (!strcmp(name, "initialize"))
         on_initialize(server, id, params);
     else if (!strcmp(name, "logging/setLevel"))
-        on_set_level(server, id, params);
+        on_set_level(server, &era, id, params);
     else
         tn__reply_error(server, id, TN_RPC_METHOD_NOT_FOUND,
                         "method not found: %s", name);
@@ -390,6 +526,7 @@ static int serve(tn_server_t *server, FILE *in)
         json_decref(message);
     }
     free(line);
+    tn__end_input(server);
     if (ferror(in)) {
         fprintf(stderr, "%s: reading requests: %s\n", server->name,
                 strerror(errno));

@@ -19,7 +19,26 @@ enum {
     TN_RPC_METHOD_NOT_FOUND = -32601,
     TN_RPC_INVALID_PARAMS = -32602,
     TN_RPC_INTERNAL_ERROR = -32603,
+    TN_RPC_MISSING_CAPABILITY = -32021,
+    TN_RPC_UNSUPPORTED_VERSION = -32022,
+    /* Not JSON-RPC: a call answered with an isError result instead. */
+    TN_FAIL_TOOL = 1,
 };
+
+/* _meta keys. */
+#define TN_META_ROUTING "io.toolnode/request"
+#define TN_META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define TN_META_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
+#define TN_META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
+#define TN_META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
+
+/* How a request is served: in the session opened by initialize, or on its
+ * own under 2026-07-28 with what the server may know in its _meta. */
+typedef struct {
+    int stateless;
+    json_t *capabilities; /* borrowed from the request; stateless only */
+    int log_min;          /* stateless: least level index sent, 8 = none */
+} tn_era_t;
 
 struct tn_tool {
     char *name;
@@ -36,6 +55,23 @@ struct tn_call_t {
     json_t *args;           /* checked arguments, always an object */
     json_t *progress_token; /* NULL when the client asked for no progress */
     atomic_int cancelled;
+
+    /* Era of the request. Under 2026-07-28: the capabilities and log level
+     * of this request, the client's answers so far, and what binds a sealed
+     * state to the call. */
+    int stateless;
+    json_t *capabilities;
+    int log_min;
+    json_t *answers;
+    char digest[48];
+
+    /* Set by tn_ask() when the call cannot finish now (guarded by
+     * server->lock): the questions still open, or a JSON-RPC error. */
+    json_t *need;
+    int fail_code;
+    char *fail_message;
+    json_t *fail_data;
+
     struct tn_call_t *next_queued;
     struct tn_call_t *prev_live, *next_live;
 };
@@ -49,6 +85,9 @@ struct tn_server_t {
     int page_size;
     int started;
     atomic_int log_min; /* index into tn__levels of the lowest level sent */
+    long long cache_ttl_ms;
+    unsigned char state_key[32];
+    size_t state_key_len;
 
     /* Output: out is non-NULL exactly while the server runs. */
     pthread_mutex_t out_lock;
@@ -60,6 +99,21 @@ struct tn_server_t {
     struct tn_call_t *queue_head, *queue_tail;
     struct tn_call_t *live;
     int closing;
+
+    /* Requests of ours waiting for the client's answer, guarded by lock;
+     * answered signals their arrival (and the end of input). */
+    struct tn_pending *pending;
+    pthread_cond_t answered;
+    long long last_request;
+    int input_ended;
+};
+
+struct tn_pending {
+    char id[32];
+    json_t *result; /* new, once answered */
+    json_t *error;  /* new, once answered with an error */
+    int done;
+    struct tn_pending *next;
 };
 
 /* io.c */
@@ -85,6 +139,28 @@ int tn__valid_tool_name(const char *name);
  * with json_integer_value(). */
 int tn__check_args(const json_t *schema, json_t *args, char *msg,
                    size_t size);
+
+/* seal.c */
+void tn__sha256(const void *data, size_t n, unsigned char out[32]);
+void tn__hmac_sha256(const unsigned char *key, size_t key_len,
+                     const void *data, size_t n, unsigned char out[32]);
+char *tn__b64url(const unsigned char *data, size_t n); /* malloc'd */
+unsigned char *tn__unb64url(const char *text, size_t n, size_t *out_len);
+
+/* input.c */
+void tn__state_key_init(tn_server_t *server);
+/* Prepares a stateless call's answers from params (inputResponses and
+ * requestState) and its digest; -1 with msg on malformed or forged input. */
+int tn__restore_answers(tn_server_t *server, tn_call_t *call,
+                        const json_t *params, const char *method,
+                        const char *target, const json_t *args, char *msg,
+                        size_t size);
+/* The input_required result of a call that asked questions still open,
+ * new; NULL when it asked none. */
+json_t *tn__input_required(tn_server_t *server, tn_call_t *call);
+void tn__answered(tn_server_t *server, json_t *message);
+json_t *tn__routing_meta(const tn_call_t *call); /* new */
+void tn__end_input(tn_server_t *server);
 
 /* result.c */
 char *tn__vformat(const char *fmt, va_list ap); /* malloc'd, NULL on OOM */

@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "child.h"
+#include "tn.h"
 
 #define TIMEOUT 60000 /* generous: the child may run under valgrind */
 
@@ -98,8 +99,8 @@ static void handshake(const char *name)
              "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{"
              "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{"
              "\"tools\":{\"listChanged\":false},\"logging\":{}},"
-             "\"serverInfo\":{\"name\":\"%s\",\"version\":\"0.1.0\"}}}",
-             name);
+             "\"serverInfo\":{\"name\":\"%s\",\"version\":\"%s\"}}}",
+             name, TN_VERSION);
     CHECK_CALL(1, "initialize",
                "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
                "\"clientInfo\":{\"name\":\"e2e\",\"version\":\"1\"}}",
@@ -128,10 +129,11 @@ static void contract(void)
          "{\"type\":\"object\",\"properties\":{\"ms\":{\"type\":\"integer\","
          "\"minimum\":0,\"maximum\":60000}},\"required\":[\"ms\"]}",
          NULL},
+        {"ask-name", "{\"type\":\"object\",\"properties\":{}}", NULL},
     };
     json_t *tools = json_object_get(json_object_get(list, "result"), "tools");
-    CHECK_INT(json_array_size(tools), 4);
-    for (size_t i = 0; i < 4 && i < json_array_size(tools); i++) {
+    CHECK_INT(json_array_size(tools), 5);
+    for (size_t i = 0; i < 5 && i < json_array_size(tools); i++) {
         json_t *tool = json_array_get(tools, i);
         CHECK_STR(json_string_value(json_object_get(tool, "name")),
                   want[i][0]);
@@ -237,7 +239,8 @@ static void progress_and_concurrency(void)
         snprintf(want, sizeof want,
                  "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
                  "\"params\":{\"progressToken\":\"tok-20\",\"progress\":%zu,"
-                 "\"total\":450}}", (i + 1) * 100);
+                 "\"total\":450,\"_meta\":{\"io.toolnode/request\":20}}}",
+                 (i + 1) * 100);
         CHECK_JSON(note, want);
     }
 

@@ -120,10 +120,21 @@ static void limits(void)
 
 int main(void)
 {
-    CHECK_STR(TN_VERSION, "0.1.0");
+    CHECK_STR(TN_VERSION, "0.2.0");
     CHECK_INT(TN_VERSION_MAJOR * 10000 + TN_VERSION_MINOR * 100 +
                   TN_VERSION_PATCH,
-              100);
+              200);
+
+    /* The entry points of 0.2 refuse NULL; tn_ask() still takes its
+     * argument over. */
+    CHECK(tn_ask(NULL, json_object()) == NULL);
+    CHECK(tn_elicit(NULL, "k", "m", "{}") == NULL);
+    CHECK_INT(tn_call_log(NULL, "info", "x"), -1);
+    CHECK_INT(tn_server_set_cache_ttl(NULL, 1), -1);
+    tn_server_t *ttl = tn_server_new("s", "1");
+    CHECK_INT(tn_server_set_cache_ttl(ttl, -1), -1);
+    CHECK_INT(tn_server_set_cache_ttl(ttl, 0), 0);
+    tn_server_free(ttl);
     null_arguments();
     add_tool_rules();
     limits();

@@ -1,7 +1,6 @@
 package bundle
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -19,8 +18,10 @@ type Call struct {
 	// {} when the client sent none.
 	Arguments json.RawMessage
 
-	ss            *session
-	id            json.RawMessage // of the tools/call, as received
+	// Input asks the client for input on behalf of the call (Elicit, CreateMessage,
+	// Request, Ask), in whichever era the call came.
+	*Input
+
 	progressToken json.RawMessage
 }
 
@@ -44,19 +45,27 @@ func (c *Call) Progress(progress, total float64, message string) error {
 	if total != 0 {
 		p.Total = &total
 	}
-	return c.ss.notify(mcp.NotifyProgress, p)
+	return c.ss.notify(mcp.NotifyProgress, struct {
+		mcp.ProgressParams
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}{p, c.meta()})
 }
 
 // Log sends data, any JSON value, to the client as a notifications/message at level (debug,
 // info, notice, warning, error, critical, alert or emergency), with the tool's name as the
 // logger. Levels below the one the client set with logging/setLevel are dropped; before it
-// sets one, every level is sent.
+// sets one, every level is sent. Under 2026-07-28 the level is the one the call's _meta
+// asks for, and none is sent when it asks for none.
 func (c *Call) Log(level string, data any) error {
 	rank, ok := mcp.LogLevelRank(level)
 	if !ok {
 		return fmt.Errorf("bundle: unknown log level %q", level)
 	}
-	if int32(rank) < c.ss.minLevel.Load() {
+	least := c.ss.minLevel.Load()
+	if c.era.stateless {
+		least = c.era.logMin
+	}
+	if int32(rank) < least {
 		return nil
 	}
 	raw, err := json.Marshal(data)
@@ -72,47 +81,6 @@ func (c *Call) Log(level string, data any) error {
 type logParams struct {
 	mcp.LoggingMessageParams
 	Meta map[string]json.RawMessage `json:"_meta"`
-}
-
-// meta relates a message to the call, for a node that serves several clients with one
-// bundle process.
-func (c *Call) meta() map[string]json.RawMessage {
-	return map[string]json.RawMessage{mcp.MetaRelatedRequest: c.id}
-}
-
-// Request sends the client a request of its own on behalf of the call, such as
-// sampling/createMessage or elicitation/create, and waits for the answer: its result, or
-// an *RPCError when the client answers with an error. params must encode to a JSON object
-// (or be nil); its _meta is given the call's id under mcp.MetaRelatedRequest. When ctx
-// ends first, the client is sent notifications/cancelled for the request.
-func (c *Call) Request(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	raw, err := withMeta(params, c.meta())
-	if err != nil {
-		return nil, fmt.Errorf("bundle: %s params: %w", method, err)
-	}
-	return c.ss.send(ctx, method, raw, c.meta())
-}
-
-// CreateMessage asks the client's model for a completion (sampling/createMessage).
-func (c *Call) CreateMessage(ctx context.Context, p mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-	return requestAs[mcp.CreateMessageResult](ctx, c, mcp.MethodSampling, p)
-}
-
-// Elicit asks the user for input shaped by p.RequestedSchema (elicitation/create).
-func (c *Call) Elicit(ctx context.Context, p mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	return requestAs[mcp.ElicitResult](ctx, c, mcp.MethodElicitation, p)
-}
-
-func requestAs[T any](ctx context.Context, c *Call, method string, params any) (*T, error) {
-	raw, err := c.Request(ctx, method, params)
-	if err != nil {
-		return nil, err
-	}
-	res := new(T)
-	if err := json.Unmarshal(raw, res); err != nil {
-		return nil, fmt.Errorf("bundle: %s: unreadable answer: %w", method, err)
-	}
-	return res, nil
 }
 
 // withMeta encodes params with meta added to its _meta member.

@@ -14,9 +14,15 @@
 // resources/read, resource subscriptions, completion/complete and logging/setLevel, and
 // honours notifications/cancelled. Arguments are checked against the tool's input schema
 // before its handler runs, so a handler only sees arguments of the declared shape. Each
-// call runs in its own goroutine and may ask the client something with [Call.Request].
+// call runs in its own goroutine and may ask the client for input with [Input] (embedded in
+// Call, PromptRequest and ResourceRequest): by request in a session, by input_required
+// rounds under 2026-07-28.
 //
-// What a call sends the client (log messages, requests) carries the id of the call in
-// _meta["io.toolnode/request"], so that a node serving several clients with one bundle
-// process can tell whose call it is.
+// A request whose _meta names protocol version 2026-07-28 is served on its own, without
+// initialize: server/discover, resultType, cache hints, the client's capabilities and log
+// level from that request alone.
+//
+// What a call sends the client (log messages, progress, requests) carries the id of the
+// call in _meta["io.toolnode/request"], so that a node serving several clients with one
+// bundle process can tell whose call it is.
 package bundle

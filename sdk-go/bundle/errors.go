@@ -11,7 +11,7 @@ import (
 )
 
 // RPCError is a JSON-RPC error. A prompt, resource or completion handler returns one to
-// answer with its code; other errors from those handlers answer -32603. Call.Request
+// answer with its code; other errors from those handlers answer -32603. Input.Request
 // returns one when the client answers with an error.
 type RPCError struct {
 	Code    int             `json:"code"`

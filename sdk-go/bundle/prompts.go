@@ -20,6 +20,9 @@ type PromptRequest struct {
 	Name string
 	// Arguments are the values the client gave, by argument name; never nil.
 	Arguments map[string]string
+
+	// Input asks the client for input on behalf of the request.
+	*Input
 }
 
 type prompt struct {
@@ -67,7 +70,7 @@ func (s *Server) prompt(name string) *prompt {
 }
 
 // getPrompt answers prompts/get.
-func (ss *session) getPrompt(ctx context.Context, params json.RawMessage) (any, *RPCError) {
+func (ss *session) getPrompt(ctx context.Context, id, params json.RawMessage, e era) (any, *RPCError) {
 	var p mcp.GetPromptParams
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
@@ -84,11 +87,16 @@ func (ss *session) getPrompt(ctx context.Context, params json.RawMessage) (any, 
 			return nil, errorf(mcp.CodeInvalidParams, "prompt %q: missing required argument %q", p.Name, a.Name)
 		}
 	}
+	args, _ := json.Marshal(p.Arguments)
+	in, rerr := ss.newInput(id, e, params, mcp.MethodPromptsGet, p.Name, args)
+	if rerr != nil {
+		return nil, rerr
+	}
 	res, err := protect(ss.log, fmt.Sprintf("prompt %q", p.Name), func() (*mcp.GetPromptResult, error) {
-		return pr.handler(ctx, &PromptRequest{Name: p.Name, Arguments: p.Arguments})
+		return pr.handler(ctx, &PromptRequest{Name: p.Name, Arguments: p.Arguments, Input: in})
 	})
 	if err != nil {
-		return nil, toRPCError(err)
+		return in.finish(nil, toRPCError(err))
 	}
 	if res == nil {
 		res = &mcp.GetPromptResult{}
@@ -99,5 +107,5 @@ func (ss *session) getPrompt(ctx context.Context, params json.RawMessage) (any, 
 		r.Messages = []mcp.PromptMessage{}
 		res = &r
 	}
-	return res, nil
+	return in.finish(res, nil)
 }

@@ -23,6 +23,9 @@ type ResourceRequest struct {
 	// Vars are the values of the template's variables in URI, percent-decoded; nil for a
 	// resource added with AddResource.
 	Vars map[string]string
+
+	// Input asks the client for input on behalf of the request.
+	*Input
 }
 
 type template struct {
@@ -167,7 +170,7 @@ func (s *Server) lookup(uri string) (ResourceHandler, map[string]string) {
 }
 
 // readResource answers resources/read.
-func (ss *session) readResource(ctx context.Context, params json.RawMessage) (any, *RPCError) {
+func (ss *session) readResource(ctx context.Context, id, params json.RawMessage, e era) (any, *RPCError) {
 	uri, rerr := uriParam(params)
 	if rerr != nil {
 		return nil, rerr
@@ -176,11 +179,15 @@ func (ss *session) readResource(ctx context.Context, params json.RawMessage) (an
 	if h == nil {
 		return nil, ResourceNotFound(uri)
 	}
+	in, rerr := ss.newInput(id, e, params, mcp.MethodResourcesRead, uri, nil)
+	if rerr != nil {
+		return nil, rerr
+	}
 	contents, err := protect(ss.log, fmt.Sprintf("resource %q", uri), func() ([]mcp.ResourceContents, error) {
-		return h(ctx, &ResourceRequest{URI: uri, Vars: vars})
+		return h(ctx, &ResourceRequest{URI: uri, Vars: vars, Input: in})
 	})
 	if err != nil {
-		return nil, toRPCError(err)
+		return in.finish(nil, toRPCError(err))
 	}
 	res := mcp.ReadResourceResult{Contents: make([]mcp.ResourceContents, len(contents))}
 	for i, c := range contents {
@@ -189,7 +196,7 @@ func (ss *session) readResource(ctx context.Context, params json.RawMessage) (an
 		}
 		res.Contents[i] = c
 	}
-	return res, nil
+	return in.finish(res, nil)
 }
 
 // subscribe answers resources/subscribe (on) and resources/unsubscribe: the session is

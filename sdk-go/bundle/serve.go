@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -177,8 +178,20 @@ func (ss *session) read(r *bufio.Reader, ended chan<- error) {
 	}
 }
 
+// maxDepth bounds how deeply a message may nest; deeper ones are refused unread, as the
+// other SDKs do, whose parsers recurse.
+const maxDepth = 1000
+
 // handle answers one line, or returns the call it starts.
 func (ss *session) handle(line []byte) func() {
+	if !utf8.Valid(line) {
+		ss.answer(json.RawMessage(nullID), nil, errorf(mcp.CodeParseError, "parse error: the line is not valid UTF-8"))
+		return nil
+	}
+	if tooDeep(line, maxDepth) {
+		ss.answer(json.RawMessage(nullID), nil, errorf(mcp.CodeParseError, "parse error: nested deeper than %d levels", maxDepth))
+		return nil
+	}
 	var req request
 	if err := json.Unmarshal(line, &req); err != nil {
 		if _, ok := errors.AsType[*json.SyntaxError](err); ok {
@@ -201,24 +214,53 @@ func (ss *session) handle(line []byte) func() {
 		ss.notified(req.Method, req.Params)
 	case !validID(req.ID):
 		ss.answer(json.RawMessage(nullID), nil, errorf(mcp.CodeInvalidRequest, "invalid request: id must be a string or a number"))
-	case req.Method == mcp.MethodToolsCall:
-		return ss.start(req.ID, func(ctx context.Context) (any, *RPCError) { return ss.callTool(ctx, req.ID, req.Params) })
-	case req.Method == mcp.MethodPromptsGet:
-		return ss.start(req.ID, func(ctx context.Context) (any, *RPCError) { return ss.getPrompt(ctx, req.Params) })
-	case req.Method == mcp.MethodResourcesRead:
-		return ss.start(req.ID, func(ctx context.Context) (any, *RPCError) { return ss.readResource(ctx, req.Params) })
-	case req.Method == mcp.MethodComplete && ss.s.hasCompleters():
-		return ss.start(req.ID, func(ctx context.Context) (any, *RPCError) { return ss.complete(ctx, req.Params) })
 	default:
-		result, rerr := ss.quick(req.Method, req.Params)
-		ss.answer(req.ID, result, rerr)
+		return ss.request(req.ID, req.Method, req.Params)
 	}
 	return nil
+}
+
+// request answers a request, or returns the call it starts for the methods that run a
+// handler of the bundle.
+func (ss *session) request(id json.RawMessage, method string, params json.RawMessage) func() {
+	e, rerr := ss.eraOf(params)
+	if rerr != nil {
+		ss.answer(id, nil, rerr)
+		return nil
+	}
+	var run func(context.Context) (any, *RPCError)
+	switch {
+	case method == mcp.MethodToolsCall:
+		run = func(ctx context.Context) (any, *RPCError) { return ss.callTool(ctx, id, params, e) }
+	case method == mcp.MethodPromptsGet:
+		run = func(ctx context.Context) (any, *RPCError) { return ss.getPrompt(ctx, id, params, e) }
+	case method == mcp.MethodResourcesRead:
+		run = func(ctx context.Context) (any, *RPCError) { return ss.readResource(ctx, id, params, e) }
+	case method == mcp.MethodComplete && ss.s.hasCompleters():
+		run = func(ctx context.Context) (any, *RPCError) { return ss.complete(ctx, params) }
+	default:
+		result, rerr := ss.quick(method, params)
+		if e.stateless {
+			result, rerr = ss.statelessAnswer(method, result, rerr)
+		}
+		ss.answer(id, result, rerr)
+		return nil
+	}
+	if e.stateless {
+		inner := run
+		run = func(ctx context.Context) (any, *RPCError) {
+			res, rerr := inner(ctx)
+			return ss.statelessAnswer(method, res, rerr)
+		}
+	}
+	return ss.start(id, run)
 }
 
 // quick answers the methods that run no handler of the bundle, on the reading goroutine.
 func (ss *session) quick(method string, params json.RawMessage) (any, *RPCError) {
 	switch method {
+	case mcp.MethodDiscover:
+		return ss.discover(), nil
 	case mcp.MethodInitialize:
 		var p mcp.InitializeParams
 		if err := decodeParams(params, &p); err != nil {
@@ -331,7 +373,7 @@ func (ss *session) start(id json.RawMessage, run func(context.Context) (any, *RP
 }
 
 // callTool answers tools/call: unknown tools are errors, the rest a tool's result.
-func (ss *session) callTool(ctx context.Context, id, params json.RawMessage) (any, *RPCError) {
+func (ss *session) callTool(ctx context.Context, id, params json.RawMessage, e era) (any, *RPCError) {
 	var p mcp.CallToolParams
 	if err := decodeParams(params, &p); err != nil || p.Name == "" {
 		return nil, errorf(mcp.CodeInvalidParams, "invalid params: tools/call needs a string name")
@@ -340,14 +382,19 @@ func (ss *session) callTool(ctx context.Context, id, params json.RawMessage) (an
 	if t == nil {
 		return nil, errorf(mcp.CodeInvalidParams, "unknown tool %q", p.Name)
 	}
-	c := &Call{Name: p.Name, Arguments: p.Arguments, ss: ss, id: id}
+	c := &Call{Name: p.Name, Arguments: p.Arguments}
 	if len(c.Arguments) == 0 || string(c.Arguments) == "null" {
 		c.Arguments = json.RawMessage("{}")
 	}
 	if p.Meta != nil && len(p.Meta.ProgressToken) > 0 && string(p.Meta.ProgressToken) != "null" {
 		c.progressToken = p.Meta.ProgressToken
 	}
-	return t.run(ctx, c), nil
+	in, rerr := ss.newInput(id, e, params, mcp.MethodToolsCall, p.Name, c.Arguments)
+	if rerr != nil {
+		return nil, rerr
+	}
+	c.Input = in
+	return in.finish(t.run(ctx, c), nil)
 }
 
 // send sends the client a request and waits for its answer. meta relates the
@@ -484,6 +531,34 @@ func decodeParams(params json.RawMessage, p any) *RPCError {
 		return errorf(mcp.CodeInvalidParams, "invalid params: %v", err)
 	}
 	return nil
+}
+
+// tooDeep reports whether the JSON text in b nests arrays and objects more than limit
+// levels deep. Brackets inside strings do not count.
+func tooDeep(b []byte, limit int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, c := range b {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			switch c {
+			case '\\':
+				escaped = true
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			if depth++; depth > limit {
+				return true
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return false
 }
 
 // validID reports whether id is a string or a number: MCP forbids null ids.

@@ -236,7 +236,7 @@ func TestProgress(t *testing.T) {
 			req["params"].(map[string]any)["_meta"] = map[string]any{"progressToken": token}
 			c.sendJSON(req)
 			b, _ := json.Marshal(token)
-			diff(t, decode(t, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`+string(b)+`,"progress":0,"total":10,"message":"starting"}}`), c.recv())
+			diff(t, decode(t, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`+string(b)+`,"progress":0,"total":10,"message":"starting","_meta":{"io.toolnode/request":1}}}`), c.recv())
 			diff(t, decode(t, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"slept 10 ms"}]}}`), c.recv())
 		})
 	}

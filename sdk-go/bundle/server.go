@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -45,6 +46,16 @@ type Options struct {
 	// Logger receives what the server cannot tell the client: unreadable input, handler
 	// panics, invalid results, write failures. Default: a text logger on os.Stderr.
 	Logger *slog.Logger
+
+	// CacheTTL is, under 2026-07-28, how long a client may keep a list, a read or the
+	// server/discover answer (ttlMs). Default: one minute; a negative value sends 0, which
+	// makes clients fetch again every time.
+	CacheTTL time.Duration
+
+	// StateKey seals the requestState of input_required results (HMAC-SHA256). Default:
+	// the value of the environment variable TOOLNODE_STATE_KEY, else a random key per
+	// process (then a state is only accepted by the process that sealed it).
+	StateKey []byte
 }
 
 // Handler runs one tools/call. The arguments in call have already been checked against the
@@ -56,7 +67,8 @@ type Handler func(ctx context.Context, call *Call) (*mcp.CallToolResult, error)
 // Server is an MCP server offering tools, and optionally prompts, resources and
 // completions. Its methods may be called concurrently, also while it serves.
 type Server struct {
-	opts Options
+	opts     Options
+	stateKey []byte
 
 	mu         sync.RWMutex
 	tools      map[string]*tool
@@ -107,8 +119,15 @@ func NewServer(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
+	switch {
+	case opts.CacheTTL == 0:
+		opts.CacheTTL = time.Minute
+	case opts.CacheTTL < 0:
+		opts.CacheTTL = 0
+	}
 	return &Server{
 		opts:      opts,
+		stateKey:  newStateKey(opts.StateKey, os.Getenv(StateKeyEnv)),
 		tools:     map[string]*tool{},
 		prompts:   map[string]*prompt{},
 		resources: map[string]ResourceHandler{},

@@ -37,6 +37,7 @@ class Peer:
             env=full_env,
         )
         self._ids = itertools.count(1)
+        self.last_id: Any = None  # of the latest request()
         self._lines: "queue.Queue[Optional[bytes]]" = queue.Queue()
         self._stderr: List[bytes] = []
         self.junk: List[bytes] = []  # stdout lines that were not JSON
@@ -71,7 +72,9 @@ class Peer:
         try:
             line = self._lines.get(timeout=timeout)
         except queue.Empty:
-            raise AssertionError(f"no message within {timeout} s; stderr:\n{self.stderr}") from None
+            raise AssertionError(
+                f"no message within {timeout} s; stderr:\n{self.stderr}"
+            ) from None
         if line is None:
             raise AssertionError(f"stdout closed; stderr:\n{self.stderr}")
         return line
@@ -89,6 +92,7 @@ class Peer:
     def request(self, method: str, params: Optional[Message] = None, **extra: Any) -> Message:
         """Send a request and return its answer, keeping notifications that come first."""
         request_id = next(self._ids) + 1000
+        self.last_id = request_id
         message: Message = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params

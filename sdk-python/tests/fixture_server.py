@@ -30,7 +30,10 @@ _barriers_lock = threading.Lock()
 @server.tool(
     input_schema={
         "type": "object",
-        "properties": {"parties": {"type": "integer", "minimum": 1}, "timeout": {"type": "number"}},
+        "properties": {
+            "parties": {"type": "integer", "minimum": 1},
+            "timeout": {"type": "number"},
+        },
         "required": ["parties"],
     }
 )
@@ -132,6 +135,25 @@ def returns(args: Dict[str, Any], ctx: Context) -> Any:
 )
 def typed(args: Dict[str, Any], ctx: Context) -> str:
     return "ok"
+
+
+NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+@server.tool(name="ask")
+def ask(args: Dict[str, Any], ctx: Context) -> str:
+    """Ask the user's name, then the model for a colour: two rounds of input."""
+    name = ctx.elicit("user_name", "What is your name?", NAME_SCHEMA)
+    if name.get("action") != "accept":
+        raise ToolError(f"no name: {name.get('action')}")
+    colour = ctx.create_message(
+        "colour",
+        {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "A colour?"}}],
+            "maxTokens": 10,
+        },
+    )
+    return f"{name['content']['name']} likes {colour['content']['text']}"
 
 
 for index in range(int(os.environ.get("FIXTURE_FILLER_TOOLS", "0"))):

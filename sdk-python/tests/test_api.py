@@ -51,7 +51,7 @@ def test_duplicate_tool_names_are_refused() -> None:
         server.tool(name="a.b-c_D")(handler)
 
 
-@pytest.mark.parametrize("options", [{"max_workers": 0}, {"page_size": 0}])
+@pytest.mark.parametrize("options", [{"max_workers": 0}, {"page_size": 0}, {"cache_ttl_ms": -1}])
 def test_options_are_checked(options: Dict[str, int]) -> None:
     with pytest.raises(ValueError):
         Server("s", **options)
@@ -61,6 +61,7 @@ def test_exports() -> None:
     assert sorted(toolnode_sdk.__all__) == sorted(
         [
             "LATEST_VERSION",
+            "STATELESS_VERSIONS",
             "SUPPORTED_VERSIONS",
             "Context",
             "Result",
@@ -72,3 +73,4 @@ def test_exports() -> None:
     )
     assert issubclass(toolnode_sdk.ToolError, toolnode_sdk.ToolnodeError)
     assert toolnode_sdk.LATEST_VERSION == "2025-11-25"
+    assert toolnode_sdk.STATELESS_VERSIONS == ("2026-07-28",)

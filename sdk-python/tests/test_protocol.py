@@ -46,7 +46,17 @@ def test_list_shows_definitions_in_order(spawn: Any) -> None:
     peer.initialize()
     tools = peer.request("tools/list")["result"]["tools"]
     names = [tool["name"] for tool in tools]
-    assert names == ["barrier", "block", "echo", "print", "log", "progress", "returns", "typed"]
+    assert names == [
+        "barrier",
+        "block",
+        "echo",
+        "print",
+        "log",
+        "progress",
+        "returns",
+        "typed",
+        "ask",
+    ]
     echo = tools[2]
     assert echo == {
         "name": "echo",
@@ -62,7 +72,7 @@ def test_list_shows_definitions_in_order(spawn: Any) -> None:
 def test_list_paginates(spawn: Any, page_size: int, fillers: int) -> None:
     everything = spawn(FIXTURE_FILLER_TOOLS=str(fillers), FIXTURE_PAGE_SIZE="1000")
     expected = [t["name"] for t in everything.request("tools/list")["result"]["tools"]]
-    assert len(expected) == 8 + fillers
+    assert len(expected) == 9 + fillers
 
     peer = spawn(FIXTURE_FILLER_TOOLS=str(fillers), FIXTURE_PAGE_SIZE=str(page_size))
     seen, pages, params = [], 0, {}

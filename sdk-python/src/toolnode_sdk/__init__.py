@@ -2,12 +2,13 @@
 
 from ._context import Context
 from ._errors import ToolError, ToolnodeError
-from ._protocol import LATEST_VERSION, SUPPORTED_VERSIONS
+from ._protocol import LATEST_VERSION, STATELESS_VERSIONS, SUPPORTED_VERSIONS
 from ._server import Server
 from ._tool import Result, Tool
 
 __all__ = [
     "LATEST_VERSION",
+    "STATELESS_VERSIONS",
     "SUPPORTED_VERSIONS",
     "Context",
     "Result",
@@ -16,4 +17,4 @@ __all__ = [
     "ToolError",
     "ToolnodeError",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -1,11 +1,35 @@
-"""What a tool handler can do besides returning: report progress, log, notice cancellation."""
+"""What a tool handler can do besides returning: report progress, log, ask the client for
+input, notice cancellation."""
 
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from ._protocol import LOG_LEVELS, Message, RequestId, notification
+from ._protocol import (
+    INPUT_METHODS,
+    LOG_LEVELS,
+    META_ROUTING_KEY,
+    Message,
+    RequestId,
+    notification,
+)
+
+# Asks the client every request of a {key: {"method", "params"}} map; returns the answers.
+Asker = Callable[["Context", Dict[str, Message]], Dict[str, Message]]
+
+
+class InputRequired(BaseException):
+    """Ends a handler's round under 2026-07-28: the client must answer requests first.
+
+    The SDK raises and catches it; a BaseException, so that a handler's
+    ``except Exception`` does not swallow it.
+    """
+
+    def __init__(self, requests: Dict[str, Message], answers: Dict[str, Message]) -> None:
+        super().__init__("input required")
+        self.requests = requests
+        self.answers = answers
 
 
 class Context:
@@ -17,11 +41,15 @@ class Context:
         progress_token: Optional[RequestId],
         send: Callable[[Message], None],
         log_enabled: Callable[[str], bool],
+        asker: Optional[Asker] = None,
+        capable: Optional[Callable[[str], bool]] = None,
     ) -> None:
         self._request_id = request_id
         self._progress_token = progress_token
         self._send = send
         self._log_enabled = log_enabled
+        self._asker = asker
+        self._capable = capable
         self._cancelled = threading.Event()
 
     @property
@@ -56,6 +84,7 @@ class Context:
             params["total"] = total
         if message is not None:
             params["message"] = message
+        params["_meta"] = self.routing_meta()
         self._send(notification("notifications/progress", params))
 
     def log(self, level: str, data: Any, logger: Optional[str] = None) -> None:
@@ -71,7 +100,55 @@ class Context:
         params: Message = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
+        params["_meta"] = self.routing_meta()
         self._send(notification("notifications/message", params))
+
+    def routing_meta(self) -> Message:
+        """The _meta by which the node relates a message to this call."""
+        return {META_ROUTING_KEY: self._request_id}
+
+    def ask(self, requests: Mapping[str, Mapping[str, Any]]) -> Dict[str, Message]:
+        """Ask the client for input: ``{key: {"method": ..., "params": {...}}}`` with
+        methods elicitation/create, sampling/createMessage or roots/list. Returns the
+        client's result for each key.
+
+        Under 2025-11-25 and older each is sent to the client as a request. Under
+        2026-07-28 the call ends with an input_required result and is run again, from the
+        start, once the client has the answers: a handler must ask the same questions in
+        the same order, and do nothing it cannot repeat before its last question.
+        Raises ToolnodeError (as a JSON-RPC error) when the client lacks the capability.
+        """
+        wanted: Dict[str, Message] = {}
+        for key, request in requests.items():
+            method = request.get("method")
+            if method not in INPUT_METHODS:
+                raise ValueError(
+                    f"input {key!r}: method must be one of {', '.join(INPUT_METHODS)}"
+                )
+            wanted[key] = {"method": method, "params": dict(request.get("params") or {})}
+        if self._asker is None:
+            raise RuntimeError("this call cannot ask the client for input")
+        return self._asker(self, wanted)
+
+    def capable(self, capability: str) -> bool:
+        """Whether the client declared capability ("elicitation", "sampling", "roots") for
+        this request. Under 2026-07-28 a handler asks only what the client can answer; in a
+        session it is always True, and the client refuses what it cannot do."""
+        return self._capable is None or self._capable(capability)
+
+    def elicit(self, key: str, message: str, requested_schema: Mapping[str, Any]) -> Message:
+        """Ask the user (elicitation/create, form mode); returns the ElicitResult."""
+        params = {"message": message, "requestedSchema": dict(requested_schema)}
+        return self.ask({key: {"method": "elicitation/create", "params": params}})[key]
+
+    def create_message(self, key: str, params: Mapping[str, Any]) -> Message:
+        """Ask the client's model (sampling/createMessage); returns its result."""
+        return self.ask({key: {"method": "sampling/createMessage", "params": params}})[key]
+
+    def list_roots(self, key: str) -> List[Message]:
+        """Ask for the client's roots (roots/list); returns the list of roots."""
+        roots = self.ask({key: {"method": "roots/list", "params": {}}})[key].get("roots")
+        return roots if isinstance(roots, list) else []
 
     def _cancel(self) -> None:
         self._cancelled.set()

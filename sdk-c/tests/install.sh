@@ -1,0 +1,53 @@
+#!/bin/sh
+# Installs the SDK into a temporary prefix, then builds a bundle in a
+# directory outside the checkout the way a user would, with pkg-config, both
+# against the shared library and statically, and checks each answers a call.
+set -eu
+cd "$(dirname "$0")/.."
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix="$work/prefix"
+make -s install PREFIX="$prefix" >/dev/null
+
+mkdir "$work/bundle"
+cat > "$work/bundle/main.c" <<'C'
+#include <tn.h>
+
+static json_t *twice(tn_call_t *call, json_t *args, void *user)
+{
+    (void)call, (void)user;
+    return tn_result_textf("%lld",
+        2 * (long long)json_integer_value(json_object_get(args, "n")));
+}
+
+int main(void)
+{
+    tn_server_t *server = tn_server_new("outside", TN_VERSION);
+    tn_tool_t tool = {.name = "twice", .handler = twice,
+        .input_schema = "{\"type\":\"object\",\"properties\":"
+                        "{\"n\":{\"type\":\"integer\"}},\"required\":[\"n\"]}"};
+    if (!server || tn_server_add_tool(server, &tool, NULL) != 0)
+        return 1;
+    int rc = tn_server_run(server);
+    tn_server_free(server);
+    return rc != 0;
+}
+C
+
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+cd "$work/bundle"
+want='{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"42"}]}}'
+request='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"twice","arguments":{"n":21}}}'
+
+# shellcheck disable=SC2046  # pkg-config's output is meant to be split
+${CC:-cc} -std=c11 -Wall -Wextra -Werror -o shared main.c $(pkg-config --cflags --libs tn)
+got=$(echo "$request" | LD_LIBRARY_PATH="$prefix/lib" ./shared)
+[ "$got" = "$want" ] || { echo "shared build answered: $got" >&2; exit 1; }
+LD_LIBRARY_PATH="$prefix/lib" ldd ./shared | grep -q "$prefix/lib/libtn.so.0" || { echo "shared build did not link libtn.so" >&2; exit 1; }
+
+# shellcheck disable=SC2046
+${CC:-cc} -std=c11 -Wall -Wextra -Werror -o static main.c $(pkg-config --cflags tn) \
+    "$prefix/lib/libtn.a" $(pkg-config --libs jansson) -pthread
+got=$(echo "$request" | ./static)
+[ "$got" = "$want" ] || { echo "static build answered: $got" >&2; exit 1; }
+echo "install: header, libtn.a, libtn.so and tn.pc under a prefix; a bundle outside the checkout builds and answers"

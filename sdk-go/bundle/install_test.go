@@ -1,0 +1,72 @@
+package bundle_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestUsableFromAnotherModule does what sdk-go/README.md tells a bundle author: a module of
+// its own requires the SDK (from this checkout, through a replace directive), go mod tidy
+// fetches what it needs, and a bundle builds there and answers a call.
+func TestUsableFromAnotherModule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command; not with -short")
+	}
+	_, here, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(here), "..", "..")
+	dir := t.TempDir()
+	goCmd := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("go", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	goCmd("mod", "init", "example.com/hello")
+	goCmd("mod", "edit", "-replace", "github.com/toolnode/toolnode="+root,
+		"-require", "github.com/toolnode/toolnode@v0.0.0-00010101000000-000000000000")
+	src := `package main
+
+import (
+	"context"
+	"log"
+
+	"github.com/toolnode/toolnode/sdk-go/bundle"
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+)
+
+func main() {
+	s := bundle.NewServer(bundle.Options{Name: "hello", Version: "1.0.0"})
+	if err := s.AddTool(mcp.Tool{Name: "hi"}, func(context.Context, *bundle.Call) (*mcp.CallToolResult, error) {
+		return mcp.TextResult("hi from outside"), nil
+	}); err != nil {
+		log.Fatal(err)
+	}
+	if err := s.ServeStdio(context.Background()); err != nil {
+		log.Fatal(err)
+	}
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	goCmd("mod", "tidy")
+	goCmd("build", "-o", "hello", ".")
+	cmd := exec.Command(filepath.Join(dir, "hello"))
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hi"}}` + "\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi from outside"}]}}`; strings.TrimSpace(string(out)) != want {
+		t.Errorf("got %s, want %s", out, want)
+	}
+}
