@@ -79,6 +79,9 @@ func inputTools() []tool {
 			}
 			return q
 		}, func(a map[string]json.RawMessage) string { return fmt.Sprintf("Got %d answers", len(a)) }),
+		// The stateless scenario's probe: what a call asks for must come back as an
+		// input_required result, never as a request of its own on the stream.
+		ask("test_streaming_elicitation", fixed(mcp.InputRequests{"user_name": askName}), hello),
 		ask("test_missing_capability", fixed(mcp.InputRequests{"capital_question": askCapital}),
 			func(a map[string]json.RawMessage) string {
 				return "LLM response: " + field(a["capital_question"], "text")

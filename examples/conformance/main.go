@@ -115,6 +115,10 @@ func tools() []tool {
 				mcp.EmbeddedResource(mcp.TextContents("test://mixed-content-resource", "application/json", `{"test":"data","value":123}`)))},
 		{mcp.Tool{Name: "test_tool_with_logging", Description: "Tests tool that emits log messages during execution", InputSchema: noArgs},
 			withLogging},
+		// The stateless scenario's probe: log messages of a request that names no log
+		// level must not reach the client.
+		{mcp.Tool{Name: "test_logging_tool", Description: "Emits log messages during execution", InputSchema: noArgs},
+			withLogging},
 		{mcp.Tool{Name: "test_tool_with_progress", Description: "Tests tool that reports progress notifications", InputSchema: noArgs},
 			withProgress},
 		{mcp.Tool{Name: "test_error_handling", Description: "Tests error response handling", InputSchema: noArgs},
