@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -168,7 +167,8 @@ func (n *Node) runSlot(b *bundle, slot int, settled func()) {
 			b.lists = l
 		}
 		n.mu.Unlock()
-		b.log.Info("bundle ready", "pid", inst.client.Pid(), "slot", slot, "tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))
+		b.log.Info("bundle ready", "at", where(inst.client), "era", inst.client.Era().String(), "slot", slot,
+			"tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))
 		if changed {
 			n.rebuild()
 		}
@@ -194,7 +194,11 @@ func (n *Node) runSlot(b *bundle, slot int, settled func()) {
 		if !n.recordFailure(b, fmt.Errorf("exited (%s)", status)) {
 			return
 		}
-		b.log.Warn("bundle process exited; restarting", "status", status, "slot", slot, "in", backoff)
+		if b.m.Remote() {
+			b.log.Warn("remote bundle disconnected; connecting again", "url", b.m.URL, "status", status, "slot", slot, "in", backoff)
+		} else {
+			b.log.Warn("bundle process exited; restarting", "status", status, "slot", slot, "in", backoff)
+		}
 		if !sleep(b.stop, backoff) {
 			return
 		}
@@ -262,11 +266,10 @@ func (n *Node) watch(b *bundle, inst *instance) bool {
 			return false
 		case <-tick:
 			ctx, cancel := context.WithTimeout(context.Background(), n.sup.PingTimeout)
-			_, err := inst.client.Call(ctx, mcp.MethodPing, struct{}{})
+			err := inst.client.Ping(ctx)
 			cancel()
-			var rpcErr *rpc.Error
-			if err != nil && !errors.As(err, &rpcErr) { // an error answer is still an answer
-				b.log.Error("bundle did not answer a ping; killing it", "pid", inst.client.Pid(), "error", err)
+			if err != nil {
+				b.log.Error("bundle did not answer a ping; killing it (a remote one: disconnecting)", "bundle", where(inst.client), "error", err)
 				kill, stop := context.WithCancel(context.Background())
 				stop() // a hung process gets no grace
 				inst.client.Close(kill)
@@ -287,7 +290,16 @@ func sleep(stop <-chan struct{}, d time.Duration) bool {
 	}
 }
 
-// startInstance starts one process of b, runs the handshake and lists what it offers.
+// where names an instance in logs: its process id, or the URL of a remote bundle.
+func where(c *upstream.Client) any {
+	if u := c.URL(); u != "" {
+		return u
+	}
+	return c.Pid()
+}
+
+// startInstance starts one process of b (or connects to a remote bundle), finds the era it
+// speaks, runs the handshake and lists what it offers.
 func (n *Node) startInstance(b *bundle) (*instance, lists, error) {
 	m := b.m
 	timeout := m.Timeouts.Start.Std(manifest.DefaultStartTimeout)
@@ -300,21 +312,9 @@ func (n *Node) startInstance(b *bundle) (*instance, lists, error) {
 		case <-ctx.Done():
 		}
 	}()
-	prog, err := m.Program()
-	if err != nil {
-		return nil, lists{}, err
-	}
 	inst := &instance{flights: map[rpc.ID]*flight{}}
-	c, err := upstream.Start(upstream.Config{
-		Name: m.Name,
-		Process: proc.Config{
-			Path:   prog,
-			Args:   m.Command[1:],
-			Dir:    m.Dir,
-			Env:    m.Environ(n.cfg.LookupEnv),
-			Logger: b.log,
-			Grace:  m.Timeouts.Shutdown.Std(manifest.DefaultShutdownTimeout),
-		},
+	cfg := upstream.Config{
+		Name:       m.Name,
 		Logger:     b.log,
 		MaxLine:    n.limits.MaxLine,
 		MaxQueue:   n.limits.MaxQueue,
@@ -323,8 +323,30 @@ func (n *Node) startInstance(b *bundle) (*instance, lists, error) {
 		ClientInfo: mcp.Implementation{Name: "toolnode", Version: n.cfg.Version},
 		// Offered so that bundles may ask; the node relays each request to the client
 		// whose call caused it, which answers or refuses.
-		Capabilities: json.RawMessage(`{"roots":{"listChanged":true},"sampling":{},"elicitation":{}}`),
-	})
+		Capabilities:    json.RawMessage(`{"roots":{"listChanged":true},"sampling":{},"elicitation":{}}`),
+		DiscoverTimeout: min(upstream.DefaultDiscoverTimeout, timeout/2),
+	}
+	if m.Remote() {
+		headers, err := m.RequestHeaders(n.cfg.LookupEnv)
+		if err != nil {
+			return nil, lists{}, err
+		}
+		cfg.URL, cfg.Headers = m.URL, headers
+	} else {
+		prog, err := m.Program()
+		if err != nil {
+			return nil, lists{}, err
+		}
+		cfg.Process = proc.Config{
+			Path:   prog,
+			Args:   m.Command[1:],
+			Dir:    m.Dir,
+			Env:    m.Environ(n.cfg.LookupEnv),
+			Logger: b.log,
+			Grace:  m.Timeouts.Shutdown.Std(manifest.DefaultShutdownTimeout),
+		}
+	}
+	c, err := upstream.Start(cfg)
 	if err != nil {
 		return nil, lists{}, err
 	}
