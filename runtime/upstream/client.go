@@ -185,7 +185,7 @@ func (c *Client) Initialize(ctx context.Context) error {
 		c.t.opened()
 		return nil
 	}
-	c.setEra(EraSession)
+	c.setEra(EraSession, "")
 	params := mcp.InitializeParams{
 		ProtocolVersion: mcp.LatestVersion,
 		Capabilities:    c.cfg.Capabilities,
@@ -202,6 +202,7 @@ func (c *Client) Initialize(ctx context.Context) error {
 		return fmt.Errorf("initialize: bundle answered protocol version %q; supported: %v",
 			c.Init.ProtocolVersion, mcp.SupportedVersions())
 	}
+	c.setEra(EraSession, c.Init.ProtocolVersion)
 	if err := c.Notify(mcp.NotifyInitialized, nil); err != nil {
 		return err
 	}
@@ -215,7 +216,7 @@ func (c *Client) Initialize(ctx context.Context) error {
 // Init when it does, and else why not. An error only when the whole start must fail (ctx
 // ended, the bundle went away).
 func (c *Client) discover(ctx context.Context) (bool, string, error) {
-	c.setEra(EraStateless) // so that the probe carries the _meta, and its HTTP headers
+	c.setEra(EraStateless, mcp.Version20260728) // so that the probe carries the _meta, and its HTTP headers
 	pctx, cancel := context.WithTimeoutCause(ctx, c.cfg.DiscoverTimeout,
 		fmt.Errorf("no answer to %s within %s", mcp.MethodDiscover, c.cfg.DiscoverTimeout))
 	defer cancel()
@@ -272,9 +273,9 @@ func (c *Client) listen() {
 	}
 }
 
-func (c *Client) setEra(e Era) {
+func (c *Client) setEra(e Era, version string) {
 	c.era.Store(uint32(e))
-	c.t.setEra(e)
+	c.t.setEra(e, version)
 }
 
 // Era is the era the bundle speaks, known once Initialize has succeeded. For a stateless

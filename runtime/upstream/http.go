@@ -101,9 +101,9 @@ func newHTTP(cfg Config, h hooks) (*httpTransport, error) {
 	return t, nil
 }
 
-func (t *httpTransport) setEra(e Era) {
+func (t *httpTransport) setEra(e Era, version string) {
 	t.mu.Lock()
-	t.era = e
+	t.era, t.version = e, version
 	t.mu.Unlock()
 }
 

@@ -70,7 +70,7 @@ func (t *stdio) goneError() error {
 	return fmt.Errorf("%w: bundle %q exited (%s)", ErrGone, t.name, t.proc.ExitStatus())
 }
 
-func (t *stdio) setEra(Era) {}
+func (t *stdio) setEra(Era, string) {}
 func (t *stdio) opened()    {}
 func (t *stdio) gone() error {
 	return t.goneOnce()

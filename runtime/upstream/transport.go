@@ -23,9 +23,9 @@ type transport interface {
 	Queued() int
 	Waiting() int
 
-	// setEra tells the transport which era the session speaks, for what it adds around
-	// messages (HTTP headers, the GET stream).
-	setEra(era Era)
+	// setEra tells the transport which era the session speaks, and in a session the
+	// revision agreed, for what it adds around messages (HTTP headers, the GET stream).
+	setEra(era Era, version string)
 	// opened is told that the handshake is over.
 	opened()
 	// gone says why calls fail once the transport has ended.
