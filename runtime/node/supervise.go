@@ -219,7 +219,9 @@ func (n *Node) recordFailure(b *bundle, err error) bool {
 	b.failures++
 	b.restarts++
 	b.err = err
-	gaveUp := b.failures >= n.sup.MaxFailures
+	// A remote server that cannot be reached is an outage, not a crash loop: it is tried
+	// again at the longest backoff for as long as the node runs.
+	gaveUp := b.failures >= n.sup.MaxFailures && !b.m.Remote()
 	if gaveUp {
 		b.state = StateFailed
 	} else if live(b) == 0 {
