@@ -71,7 +71,7 @@ func (t *stdio) goneError() error {
 }
 
 func (t *stdio) setEra(Era, string) {}
-func (t *stdio) opened()    {}
+func (t *stdio) opened()            {}
 func (t *stdio) gone() error {
 	return t.goneOnce()
 }
