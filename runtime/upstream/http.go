@@ -458,9 +458,9 @@ func (t *httpTransport) stream() {
 func (t *httpTransport) end(why error) {
 	t.endOnce.Do(func() {
 		t.endErr = why
+		close(t.done) // first, so that the calls ended below are told why
 		t.cancel(why)
 		t.pending.Close(fmt.Errorf("%w: %v", rpc.ErrClosed, why))
-		close(t.done)
 	})
 }
 
