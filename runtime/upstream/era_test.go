@@ -25,6 +25,7 @@ import (
 // The test binary doubles as a bundle: UPSTREAM_TEST_BUNDLE says which.
 //   - "sdk": a server built with the official Go SDK, serving the revisions in
 //     UPSTREAM_TEST_VERSIONS (comma-separated; empty for every one it knows, both eras);
+//   - "echo": the same with a tool that echoes its arguments, for benchmarks;
 //   - "silent": a server of the initialize era that ignores whatever comes before
 //     initialize, as some do.
 func TestMain(m *testing.M) {
@@ -35,6 +36,11 @@ func TestMain(m *testing.M) {
 			versions = strings.Split(v, ",")
 		}
 		if err := sdkServer(versions).Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+		os.Exit(0)
+	case "echo":
+		if err := echoServer(os.Getenv("UPSTREAM_TEST_VERSIONS")).Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 		}
 		os.Exit(0)
@@ -121,7 +127,7 @@ func (r *recorder) Request(context.Context, *Client, string, json.RawMessage) (j
 	return nil, errors.New("no client here")
 }
 
-func selfProcess(t *testing.T, env ...string) proc.Config {
+func selfProcess(t testing.TB, env ...string) proc.Config {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
