@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 a 2025-11-25 server asking the client over its session is what one of these tests exercises
+
 package upstream
 
 import (
