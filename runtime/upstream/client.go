@@ -441,9 +441,36 @@ func (c *Client) Notify(method string, params any) error {
 	return nil
 }
 
-// ListTools fetches every tool of the bundle, following nextCursor to the end.
+// ListTools fetches every tool of the bundle, following nextCursor to the end. For a
+// stateless remote bundle, the parameters its tools mark with x-mcp-header are mirrored
+// into headers of each call from then on, and a tool whose marks break the rules is left
+// out, with a warning, as the 2026-07-28 revision requires.
 func (c *Client) ListTools(ctx context.Context) ([]json.RawMessage, error) {
-	return c.ListAll(ctx, mcp.MethodToolsList, "tools")
+	tools, err := c.ListAll(ctx, mcp.MethodToolsList, "tools")
+	h, remote := c.t.(*httpTransport)
+	if err != nil || !remote || c.Era() != EraStateless {
+		return tools, err
+	}
+	kept := tools[:0]
+	mirrored := map[string][]paramHeader{}
+	for _, raw := range tools {
+		var tool struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		}
+		_ = json.Unmarshal(raw, &tool)
+		params, err := paramHeaders(tool.InputSchema)
+		if err != nil {
+			c.log.Warn("tool left out: its x-mcp-header marks break the rules of MCP 2026-07-28", "tool", tool.Name, "reason", err)
+			continue
+		}
+		if len(params) > 0 {
+			mirrored[tool.Name] = params
+		}
+		kept = append(kept, raw)
+	}
+	h.paramHeaders.Store(&mirrored)
+	return kept, nil
 }
 
 // ListAll calls a */list method and follows nextCursor to the end, returning the items of

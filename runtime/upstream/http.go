@@ -73,6 +73,9 @@ type httpTransport struct {
 	maxQueue int
 	queued   atomic.Int64 // bytes of request bodies not yet answered
 
+	// The tool parameters mirrored into headers of tools/call, by tool name.
+	paramHeaders atomic.Pointer[map[string][]paramHeader]
+
 	mu        sync.Mutex
 	era       Era
 	version   string // of the session's initialize answer
@@ -239,6 +242,7 @@ func (t *httpTransport) newRequest(ctx context.Context, verb string, body []byte
 			req.Header.Set(headerMethod, method)
 			if name, ok := nameOf(method, params); ok {
 				req.Header.Set(headerName, headerValue(name))
+				t.mirrorParams(req.Header, method, name, params)
 			}
 		}
 	case EraSession:
@@ -250,6 +254,24 @@ func (t *httpTransport) newRequest(ctx context.Context, verb string, body []byte
 		}
 	}
 	return req, nil
+}
+
+// mirrorParams sets the Mcp-Param-<Name> headers of a tools/call, from the parameters its
+// tool marks with x-mcp-header.
+func (t *httpTransport) mirrorParams(h http.Header, method, tool string, params json.RawMessage) {
+	m := t.paramHeaders.Load()
+	if method != mcp.MethodToolsCall || m == nil || len((*m)[tool]) == 0 {
+		return
+	}
+	args, ok := rpc.Member(params, "arguments")
+	if !ok {
+		return
+	}
+	for _, p := range (*m)[tool] {
+		if v, ok := paramValue(args, p.path); ok {
+			h.Set("Mcp-Param-"+p.name, v)
+		}
+	}
 }
 
 // nameOf is what Mcp-Name carries: the tool or prompt name, or the resource URI.

@@ -80,7 +80,7 @@ func TestARemoteBundleInASessionAsksTheClient(t *testing.T) {
 
 // statelessStub is a hand-written 2026-07-28 server: it answers server/discover, and
 // tools/call with what answer returns for the call's params.
-func statelessStub(t *testing.T, answer func(w http.ResponseWriter, r *http.Request, id string, params json.RawMessage)) *httptest.Server {
+func statelessStub(t *testing.T, tools string, answer func(w http.ResponseWriter, r *http.Request, id string, params json.RawMessage)) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var m struct {
@@ -98,7 +98,7 @@ func statelessStub(t *testing.T, answer func(w http.ResponseWriter, r *http.Requ
 		case mcp.MethodDiscover:
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"public"}}`, m.ID)
 		case mcp.MethodToolsList:
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[]}}`, m.ID)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[%s]}}`, m.ID, tools)
 		default:
 			answer(w, r, string(m.ID), m.Params)
 		}
@@ -111,7 +111,7 @@ func statelessStub(t *testing.T, answer func(w http.ResponseWriter, r *http.Requ
 // as it was sent, and the retry's inputResponses and requestState reach the bundle.
 func TestInputRequiredPassesThrough(t *testing.T) {
 	const need = `{"resultType":"input_required","inputRequests":{"q":{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object"}}}},"requestState":"opaque-1"}`
-	srv := statelessStub(t, func(w http.ResponseWriter, _ *http.Request, id string, params json.RawMessage) {
+	srv := statelessStub(t, "", func(w http.ResponseWriter, _ *http.Request, id string, params json.RawMessage) {
 		if state, ok := rpc.Member(params, "requestState"); ok {
 			resp, _ := rpc.Member(params, "inputResponses")
 			text, _ := json.Marshal(fmt.Sprintf("state %s, responses %s", state, resp))
@@ -139,7 +139,7 @@ func TestInputRequiredPassesThrough(t *testing.T) {
 // an error saying what, and only a lost server ends the session.
 func TestRemoteFailures(t *testing.T) {
 	t.Run("an answer over the limit fails its call only", func(t *testing.T) {
-		srv := statelessStub(t, func(w http.ResponseWriter, _ *http.Request, id string, _ json.RawMessage) {
+		srv := statelessStub(t, "", func(w http.ResponseWriter, _ *http.Request, id string, _ json.RawMessage) {
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"%s"}]}}`, id, strings.Repeat("x", 4096))
 		})
 		c := startRemote(t, Config{URL: srv.URL, MaxLine: 2048})
@@ -152,7 +152,7 @@ func TestRemoteFailures(t *testing.T) {
 		}
 	})
 	t.Run("an HTTP error without a JSON-RPC body", func(t *testing.T) {
-		srv := statelessStub(t, func(w http.ResponseWriter, _ *http.Request, _ string, _ json.RawMessage) {
+		srv := statelessStub(t, "", func(w http.ResponseWriter, _ *http.Request, _ string, _ json.RawMessage) {
 			w.Header().Set("Content-Type", "text/plain")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			io.WriteString(w, "down for maintenance")
@@ -165,7 +165,7 @@ func TestRemoteFailures(t *testing.T) {
 	})
 	t.Run("giving up closes the request's stream, which cancels it", func(t *testing.T) {
 		var cancelled atomic.Bool
-		srv := statelessStub(t, func(w http.ResponseWriter, r *http.Request, _ string, _ json.RawMessage) {
+		srv := statelessStub(t, "", func(w http.ResponseWriter, r *http.Request, _ string, _ json.RawMessage) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.WriteHeader(http.StatusOK)
 			w.(http.Flusher).Flush()
@@ -187,7 +187,7 @@ func TestRemoteFailures(t *testing.T) {
 		}
 	})
 	t.Run("a server that goes away ends the session", func(t *testing.T) {
-		srv := statelessStub(t, func(http.ResponseWriter, *http.Request, string, json.RawMessage) {})
+		srv := statelessStub(t, "", func(http.ResponseWriter, *http.Request, string, json.RawMessage) {})
 		c := startRemote(t, Config{URL: srv.URL})
 		srv.Close()
 		_, err := c.Call(context.Background(), mcp.MethodToolsCall, json.RawMessage(`{"name":"x"}`))
@@ -203,4 +203,37 @@ func TestRemoteFailures(t *testing.T) {
 			t.Errorf("status %q", c.ExitStatus())
 		}
 	})
+}
+
+// TestParametersMarkedForHeadersAreMirrored: a stateless remote bundle's tool parameters
+// marked x-mcp-header go into Mcp-Param-<Name> headers of each call, encoded as the
+// revision says; a tool whose marks break the rules is left out of the list.
+func TestParametersMarkedForHeadersAreMirrored(t *testing.T) {
+	const tools = `{"name":"sql","inputSchema":{"type":"object","properties":{` +
+		`"region":{"type":"string","x-mcp-header":"Region"},` +
+		`"opts":{"type":"object","properties":{"verbose":{"type":"boolean","x-mcp-header":"Verbose"},"limit":{"type":"integer","x-mcp-header":"Limit"}}},` +
+		`"query":{"type":"string"}}}},` +
+		`{"name":"bad","inputSchema":{"type":"object","properties":{"xs":{"type":"array","items":{"type":"string","x-mcp-header":"X"}}}}},` +
+		`{"name":"float","inputSchema":{"type":"object","properties":{"f":{"type":"number","x-mcp-header":"F"}}}}`
+	got := make(chan http.Header, 1)
+	srv := statelessStub(t, tools, func(w http.ResponseWriter, r *http.Request, id string, _ json.RawMessage) {
+		got <- r.Header.Clone()
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[]}}`, id)
+	})
+	c := startRemote(t, Config{URL: srv.URL})
+	list, err := c.ListTools(context.Background())
+	if err != nil || len(list) != 1 || !strings.Contains(string(list[0]), `"sql"`) {
+		t.Fatalf("tools/list kept %d tools, want only sql: %s %v", len(list), list, err)
+	}
+	if _, err := c.Call(context.Background(), mcp.MethodToolsCall,
+		json.RawMessage(`{"name":"sql","arguments":{"region":"Zürich","opts":{"verbose":true,"limit":42},"query":"select 1"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	h := <-got
+	for k, want := range map[string]string{"Mcp-Param-Region": "=?base64?WsO8cmljaA==?=", "Mcp-Param-Verbose": "true",
+		"Mcp-Param-Limit": "42", "Mcp-Name": "sql", "Mcp-Method": "tools/call"} {
+		if h.Get(k) != want {
+			t.Errorf("%s: %q, want %q", k, h.Get(k), want)
+		}
+	}
 }
