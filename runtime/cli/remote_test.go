@@ -22,36 +22,14 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolnode/toolnode/runtime/upstream/upstreamtest"
 )
 
-// goSDKServer is a server built with the official Go SDK, serving both eras as the SDK
-// does by default. Its tool "received" tells what the server received (each method, in
-// order) and the revision of the call itself, so that a test can tell which era the node
-// spoke.
-func goSDKServer() *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "recorder", Version: "1"}, nil)
-	var mu sync.Mutex
-	var methods []string
-	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			mu.Lock()
-			methods = append(methods, method)
-			mu.Unlock()
-			return next(ctx, method, req)
-		}
-	})
-	mcp.AddTool(s, &mcp.Tool{Name: "received", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(_ context.Context, req *mcp.CallToolRequest, _ map[string]any) (*mcp.CallToolResult, map[string]any, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			return nil, map[string]any{"methods": slices.Clone(methods), "version": req.ProtocolVersion()}, nil
-		})
-	return s
-}
-
-// goSDKBundle runs goSDKServer on stdin and stdout.
+// goSDKBundle runs upstreamtest.Recorder, a bundle built with the official Go SDK that
+// tells what it received, on stdin and stdout.
 func goSDKBundle() {
-	if err := goSDKServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	if err := upstreamtest.Recorder(nil).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	}
 }
@@ -151,7 +129,7 @@ func TestRemoteBundlesBesideLocalOnesInBothEras(t *testing.T) {
 	// Closed after the node has stopped (cleanups run last to first), so that no stream
 	// of the node holds them open.
 	t.Cleanup(gate.Close)
-	recorder := goSDKServer()
+	recorder := upstreamtest.Recorder(nil)
 	stateless := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return recorder },
 		&mcp.StreamableHTTPOptions{Stateless: true}))
 	t.Cleanup(stateless.Close)
@@ -237,19 +215,14 @@ func TestRemoteBundlesBesideLocalOnesInBothEras(t *testing.T) {
 	})
 }
 
-type receivedResult struct {
-	Methods []string
-	Version string
-}
-
-func received(t *testing.T, s *mcp.ClientSession, tool string) receivedResult {
+func received(t *testing.T, s *mcp.ClientSession, tool string) upstreamtest.Received {
 	t.Helper()
 	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: tool})
 	if err != nil || res.IsError {
 		t.Fatalf("%s: %v %v", tool, err, res)
 	}
 	b, _ := json.Marshal(res.StructuredContent)
-	var got receivedResult
+	var got upstreamtest.Received
 	json.Unmarshal(b, &got)
 	return got
 }

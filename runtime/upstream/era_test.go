@@ -19,11 +19,12 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolnode/toolnode/runtime/proc"
+	"github.com/toolnode/toolnode/runtime/upstream/upstreamtest"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
 // The test binary doubles as a bundle: UPSTREAM_TEST_BUNDLE says which.
-//   - "sdk": a server built with the official Go SDK, serving the revisions in
+//   - "sdk": upstreamtest.Recorder, serving the revisions in
 //     UPSTREAM_TEST_VERSIONS (comma-separated; empty for every one it knows, both eras);
 //   - "echo": the same with a tool that echoes its arguments, for benchmarks;
 //   - "silent": a server of the initialize era that ignores whatever comes before
@@ -35,7 +36,7 @@ func TestMain(m *testing.M) {
 		if v := os.Getenv("UPSTREAM_TEST_VERSIONS"); v != "" {
 			versions = strings.Split(v, ",")
 		}
-		if err := sdkServer(versions).Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+		if err := upstreamtest.Recorder(versions).Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 		}
 		os.Exit(0)
@@ -49,30 +50,6 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	goleak.VerifyTestMain(m)
-}
-
-// sdkServer is an official Go SDK server whose tool "received" tells what the server has
-// received: each method in order, and the protocol version of the call itself.
-func sdkServer(versions []string) *sdk.Server {
-	s := sdk.NewServer(&sdk.Implementation{Name: "recorder", Version: "1"},
-		&sdk.ServerOptions{SupportedProtocolVersions: versions})
-	var mu sync.Mutex
-	var methods []string
-	s.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
-		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-			mu.Lock()
-			methods = append(methods, method)
-			mu.Unlock()
-			return next(ctx, method, req)
-		}
-	})
-	sdk.AddTool(s, &sdk.Tool{Name: "received", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(_ context.Context, req *sdk.CallToolRequest, _ map[string]any) (*sdk.CallToolResult, map[string]any, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			return nil, map[string]any{"methods": slices.Clone(methods), "version": req.ProtocolVersion()}, nil
-		})
-	return s
 }
 
 // silentServer answers initialize, tools/list and tools/call, and nothing sent before
@@ -161,12 +138,7 @@ func (l *headerLog) all() []http.Header {
 	return slices.Clone(l.reqs)
 }
 
-type received struct {
-	Methods []string `json:"methods"`
-	Version string   `json:"version"`
-}
-
-func callReceived(t *testing.T, c *Client) received {
+func callReceived(t *testing.T, c *Client) upstreamtest.Received {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -175,7 +147,7 @@ func callReceived(t *testing.T, c *Client) received {
 		t.Fatalf("tools/call: %v", err)
 	}
 	var res struct {
-		StructuredContent received `json:"structuredContent"`
+		StructuredContent upstreamtest.Received `json:"structuredContent"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
 		t.Fatalf("bad result %s: %v", raw, err)
@@ -191,9 +163,9 @@ func TestEachBundleIsSpokenToInItsEra(t *testing.T) {
 	stateless := httptest.NewServer(nil)
 	statelessLog := &headerLog{}
 	stateless.Config.Handler = statelessLog.wrap(sdk.NewStreamableHTTPHandler(
-		func(*http.Request) *sdk.Server { return sdkServer(nil) }, &sdk.StreamableHTTPOptions{Stateless: true}))
+		func(*http.Request) *sdk.Server { return upstreamtest.Recorder(nil) }, &sdk.StreamableHTTPOptions{Stateless: true}))
 	defer stateless.Close()
-	old := sdkServer([]string{"2025-11-25"})
+	old := upstreamtest.Recorder([]string{"2025-11-25"})
 	session := httptest.NewServer(nil)
 	sessionLog := &headerLog{}
 	session.Config.Handler = sessionLog.wrap(sdk.NewStreamableHTTPHandler(
