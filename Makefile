@@ -12,7 +12,7 @@ DEB_PACKAGES := libjansson-dev valgrind tzdata unzip
 # The official MCP Python client and pytest, for the Python tests.
 PY_TEST_PACKAGES := pytest==9.2.0 mcp==2.3.0
 
-.PHONY: all deps toolnode examples bundles run test test-go test-c test-python test-meos bench bench-bundles bench-peers clean
+.PHONY: all deps toolnode examples bundles run test test-go test-c test-python test-meos fuzz bench bench-bundles bench-peers clean
 
 all: deps toolnode examples bundles
 
@@ -70,6 +70,18 @@ test: all test-go test-c test-python test-meos
 test-go:
 	$(GO) vet ./...
 	$(GO) test ./...
+	$(MAKE) fuzz FUZZTIME=10s
+
+# Runs every fuzz target (a func Fuzz... in a Go test file) for FUZZTIME each. Their seed
+# corpora (testdata/fuzz) run in every go test; make test runs a 10 s slice of each.
+FUZZTIME ?= 5m
+fuzz:
+	@set -e; for file in $$(grep -rl --include='*_test.go' '^func Fuzz' runtime sdk-go | sort); do \
+	  for f in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$file); do \
+	    echo "fuzz $$f in ./$$(dirname $$file) for $(FUZZTIME)"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./$$(dirname $$file); \
+	  done; \
+	done
 
 test-c:
 	$(MAKE) -C sdk-c test
@@ -79,6 +91,14 @@ test-python:
 
 test-meos:
 	$(MAKE) -C bundles/meos test
+
+# Full fuzz runs, FUZZTIME each (go test runs only their seed corpora and bounded slices).
+FUZZTIME ?= 2m
+fuzz:
+	$(GO) test ./runtime/access -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./runtime/access -run '^$$' -fuzz '^FuzzGlob$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./runtime/argcheck -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./runtime/search -run '^$$' -fuzz '^FuzzTokens$$' -fuzztime $(FUZZTIME)
 
 # Bundles the benchmarks run (testdata/bench/README.md says which does what).
 bench-bundles: deps

@@ -3,16 +3,20 @@
 //
 // A tool named <seat>.<verb> by a bundle that declares the seat keeps its name, as do all the
 // tools of a bundle exposed without prefix; any other tool is exposed as <bundle>.<tool>.
-// When names collide, the outcome depends only on the set of bundles, never on the order
+// Names beginning <bundle>. belong to that bundle: no other can take one, whether by a seat
+// or without prefix; such a claim falls back to the claimer's own prefix. When names
+// collide otherwise, the outcome depends only on the set of bundles, never on the order
 // they started in: a name a bundle claims as is beats a prefixed one, then the bundle whose
 // name sorts first wins. A claimed name that loses falls back to its prefixed form, so the
-// tool stays reachable; every collision is reported. Prompts follow the same rules.
+// tool stays reachable; every collision is reported, as is a name a bundle lists twice (the
+// first is kept). Prompts follow the same rules.
 package catalog
 
 import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -24,7 +28,10 @@ import (
 // Source is the tool (or prompt) list of one bundle.
 type Source struct {
 	Bundle string
-	Seats  []string
+	// Namespace is the prefix of the names that belong to this source (names beginning
+	// "<Namespace>."), and to no source of another namespace. Default: Bundle.
+	Namespace string
+	Seats     []string
 	// NoPrefix exposes every tool under its own name, as long as it collides with nothing.
 	NoPrefix bool
 	Tools    []json.RawMessage
@@ -70,17 +77,26 @@ type candidate struct {
 	name, bundle, tool string
 	claim              bool // keeps its own name: a seat verb, or a bundle without prefix
 	raw                json.RawMessage
+	why                string // why a claim fell back to the prefixed name
 }
 
 // Build merges sources and returns the catalog with what it refused or renamed.
 func Build(sources []Source) (*Catalog, []Notice) {
-	var cands []candidate
+	owners := map[string][]string{} // namespace -> the bundles it belongs to, sorted
+	for _, s := range sources {
+		owners[namespace(s)] = append(owners[namespace(s)], s.Bundle)
+	}
+	for _, o := range owners {
+		sort.Strings(o)
+	}
+	var cands, fallbacks []candidate
 	var notices []Notice
 	for _, s := range sources {
 		seats := map[string]bool{}
 		for _, seat := range s.Seats {
 			seats[seat] = true
 		}
+		listed := map[string]bool{}
 		for _, raw := range s.Tools {
 			var t struct {
 				Name string `json:"name"`
@@ -94,9 +110,20 @@ func Build(sources []Source) (*Catalog, []Notice) {
 					Reason: "name breaks the spec's rule (1 to 128 of A-Z a-z 0-9 _ - .)"})
 				continue
 			}
-			seat, _, isSeat := strings.Cut(t.Name, ".")
-			claim := isSeat && seats[seat] || s.NoPrefix
+			if listed[t.Name] {
+				notices = append(notices, Notice{Bundle: s.Bundle, Tool: t.Name, Reason: "listed twice by the bundle; the first is kept"})
+				continue
+			}
+			listed[t.Name] = true
+			prefix, _, dotted := strings.Cut(t.Name, ".")
+			claim := dotted && seats[prefix] || s.NoPrefix
 			c := candidate{name: t.Name, bundle: s.Bundle, tool: t.Name, claim: claim, raw: raw}
+			if owner := owners[prefix]; claim && dotted && len(owner) > 0 && !slices.Contains(owner, s.Bundle) {
+				c.claim, c.name = false, s.Bundle+"."+t.Name
+				c.why = fmt.Sprintf("name %q belongs to bundle %q", t.Name, owner[0])
+				fallbacks = append(fallbacks, c)
+				continue
+			}
 			if !claim {
 				c.name = s.Bundle + "." + t.Name
 			}
@@ -115,7 +142,6 @@ func Build(sources []Source) (*Catalog, []Notice) {
 	})
 
 	cat := &Catalog{byName: map[string]int{}}
-	var fallbacks []candidate
 	add := func(c candidate) bool {
 		if len(c.name) > mcp.MaxToolNameLen {
 			notices = append(notices, Notice{Bundle: c.bundle, Tool: c.tool,
@@ -136,27 +162,40 @@ func Build(sources []Source) (*Catalog, []Notice) {
 		winner := cat.owner(c.name)
 		if c.claim {
 			c.claim, c.name = false, c.bundle+"."+c.tool
+			c.why = fmt.Sprintf("name %q is served by bundle %q, which sorts first", c.tool, winner)
 			fallbacks = append(fallbacks, c)
 			continue
 		}
 		notices = append(notices, Notice{Bundle: c.bundle, Tool: c.tool,
 			Reason: fmt.Sprintf("name %q is already served by bundle %q", c.name, winner)})
 	}
-	sort.SliceStable(fallbacks, func(i, j int) bool { return fallbacks[i].bundle < fallbacks[j].bundle })
+	sort.SliceStable(fallbacks, func(i, j int) bool {
+		if fallbacks[i].bundle != fallbacks[j].bundle {
+			return fallbacks[i].bundle < fallbacks[j].bundle
+		}
+		return fallbacks[i].tool < fallbacks[j].tool
+	})
 	for _, c := range fallbacks {
 		if add(c) {
-			notices = append(notices, Notice{Bundle: c.bundle, Tool: c.tool, Exposed: c.name,
-				Reason: fmt.Sprintf("name %q is served by bundle %q, which sorts first", c.tool, cat.owner(c.tool))})
+			notices = append(notices, Notice{Bundle: c.bundle, Tool: c.tool, Exposed: c.name, Reason: c.why})
 			continue
 		}
 		notices = append(notices, Notice{Bundle: c.bundle, Tool: c.tool,
-			Reason: fmt.Sprintf("name %q is served by bundle %q and %q is taken too", c.tool, cat.owner(c.tool), c.name)})
+			Reason: fmt.Sprintf("%s, and %q is taken too", c.why, c.name)})
 	}
 	sort.Slice(cat.entries, func(i, j int) bool { return cat.entries[i].Name < cat.entries[j].Name })
 	for i, e := range cat.entries {
 		cat.byName[e.Name] = i
 	}
 	return cat, notices
+}
+
+// namespace is the prefix whose names belong to s (and to any source that shares it).
+func namespace(s Source) string {
+	if s.Namespace != "" {
+		return s.Namespace
+	}
+	return s.Bundle
 }
 
 func (c *Catalog) owner(name string) string {
@@ -250,4 +289,29 @@ func decodeCursor(cursor string) (string, error) {
 		return "", fmt.Errorf("invalid cursor %q", cursor)
 	}
 	return strings.TrimPrefix(string(b), cursorPrefix), nil
+}
+
+// PageWhere is Page over the tools keep accepts: the cursor holds the last name returned,
+// so pages stay consistent as with Page.
+func (c *Catalog) PageWhere(cursor string, size int, keep func(Entry) bool) ([]json.RawMessage, string, error) {
+	start := 0
+	if cursor != "" {
+		after, err := decodeCursor(cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		start = sort.Search(len(c.entries), func(i int) bool { return c.entries[i].Name > after })
+	}
+	var tools []json.RawMessage
+	for i := start; i < len(c.entries); i++ {
+		e := c.entries[i]
+		if !keep(e) {
+			continue
+		}
+		if size > 0 && len(tools) == size {
+			return tools, encodeCursor(c.entries[i-1].Name), nil
+		}
+		tools = append(tools, e.JSON)
+	}
+	return tools, "", nil
 }

@@ -45,13 +45,51 @@ func TestBuild(t *testing.T) {
 			},
 		},
 		{
-			name: "a seat implementation beats a bundle whose prefixed name looks like it",
+			name: "a bundle's prefixed names are its own, even against a seat of that name",
 			sources: []Source{
 				{Bundle: "node-lamp", Tools: tools("on")},
 				{Bundle: "z", Seats: []string{"node-lamp"}, Tools: tools("node-lamp.on")},
 			},
-			want:        map[string]string{"node-lamp.on": "z"},
-			wantNotices: []string{`tool "on" of bundle "node-lamp" left out: name "node-lamp.on" is already served by bundle "z"`},
+			want:        map[string]string{"node-lamp.on": "node-lamp", "z.node-lamp.on": "z"},
+			wantNotices: []string{`tool "node-lamp.on" of bundle "z" exposed as "z.node-lamp.on": name "node-lamp.on" belongs to bundle "node-lamp"`},
+		},
+		{
+			name: "a bundle without prefix cannot take another bundle's name",
+			sources: []Source{
+				{Bundle: "go", Tools: tools("greet")},
+				{Bundle: "thief", NoPrefix: true, Tools: tools("go.greet", "go.other", "greet")},
+			},
+			want: map[string]string{"go.greet": "go", "thief.go.greet": "thief", "thief.go.other": "thief", "greet": "thief"},
+			wantNotices: []string{
+				`tool "go.greet" of bundle "thief" exposed as "thief.go.greet": name "go.greet" belongs to bundle "go"`,
+				`tool "go.other" of bundle "thief" exposed as "thief.go.other": name "go.other" belongs to bundle "go"`,
+			},
+		},
+		{
+			name: "the node's namespace is its own",
+			sources: []Source{
+				{Bundle: "(toolnode)", Namespace: "toolnode", NoPrefix: true, Tools: tools("toolnode.status")},
+				{Bundle: "a", NoPrefix: true, Tools: tools("toolnode.search")},
+			},
+			want:        map[string]string{"toolnode.status": "(toolnode)", "a.toolnode.search": "a"},
+			wantNotices: []string{`tool "toolnode.search" of bundle "a" exposed as "a.toolnode.search": name "toolnode.search" belongs to bundle "(toolnode)"`},
+		},
+		{
+			name: "a bundle called toolnode shares the node's namespace, and the node's claims win",
+			sources: []Source{
+				{Bundle: "(toolnode)", Namespace: "toolnode", NoPrefix: true, Tools: tools("toolnode.status")},
+				{Bundle: "toolnode", Tools: tools("status", "go.greet")},
+			},
+			want:        map[string]string{"toolnode.status": "(toolnode)", "toolnode.go.greet": "toolnode"},
+			wantNotices: []string{`tool "status" of bundle "toolnode" left out: name "toolnode.status" is already served by bundle "(toolnode)"`},
+		},
+		{
+			name:    "a name listed twice by one bundle is kept once, the first",
+			sources: []Source{{Bundle: "b", Tools: append(tools("x", "y"), json.RawMessage(`{"name":"x","title":"second"}`))}},
+			want:    map[string]string{"b.x": "b", "b.y": "b"},
+			wantNotices: []string{
+				`tool "x" of bundle "b" left out: listed twice by the bundle; the first is kept`,
+			},
 		},
 		{
 			name: "a bundle without prefix keeps its names unless they collide",
@@ -208,5 +246,14 @@ func TestStrictNames(t *testing.T) {
 	again, _ := Build([]Source{{Bundle: "bundle", Tools: tools(strings.TrimPrefix(long, "bundle."))}})
 	if a, b := m.Render(long), again.Strict().Render(long); a != b {
 		t.Errorf("unstable rendering: %q then %q", a, b)
+	}
+}
+
+func TestTheFirstOfTwiceListedToolsIsKept(t *testing.T) {
+	cat, _ := Build([]Source{{Bundle: "b", Tools: []json.RawMessage{
+		json.RawMessage(`{"name":"x","title":"first"}`), json.RawMessage(`{"name":"x","title":"second"}`)}}})
+	e, ok := cat.Lookup("b.x")
+	if !ok || !strings.Contains(string(e.JSON), `"first"`) || cat.Len() != 1 {
+		t.Errorf("got %s (%v), %d tools; want the first x only", e.JSON, ok, cat.Len())
 	}
 }

@@ -100,7 +100,7 @@ func (c *checker) run(dir string, log hclog.Logger) {
 		client, err = upstream.Start(upstream.Config{
 			Name: m.Name,
 			Process: proc.Config{Path: prog, Args: m.Command[1:], Dir: m.Dir, Env: m.Environ(nil),
-				Logger: log.Named(m.Name), Grace: m.Timeouts.Shutdown.Std(manifest.DefaultShutdownTimeout)},
+				Logger: log.Named(m.Name), Grace: m.Timeouts.Shutdown},
 			Logger:  log,
 			Handler: nullHandler{},
 			OnJunk: func(line []byte, _ error) {
@@ -119,7 +119,7 @@ func (c *checker) run(dir string, log hclog.Logger) {
 		c.step("stop", t, err, client.ExitStatus()+" after stdin closed")
 	}()
 
-	timeout := m.Timeouts.Start.Std(manifest.DefaultStartTimeout)
+	timeout := m.Timeouts.Start
 	ctx, cancel := context.WithTimeoutCause(context.Background(), timeout, fmt.Errorf("no answer within the start timeout of %s", timeout))
 	defer cancel()
 	t = time.Now()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/toolnode/toolnode/runtime/access"
 	"github.com/toolnode/toolnode/runtime/front"
 	"github.com/toolnode/toolnode/runtime/node"
 	"github.com/toolnode/toolnode/runtime/reload"
@@ -116,6 +117,17 @@ type serveFlags struct {
 	sessionIdle      time.Duration
 	readTimeout      time.Duration
 	connIdle         time.Duration
+
+	view      string
+	pins      listFlag
+	access    string
+	client    string
+	audit     string
+	auditArgs bool
+
+	metrics       string
+	oauthIssuer   string
+	oauthAudience string
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
@@ -138,6 +150,15 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.DurationVar(&f.readTimeout, "read-timeout", serveapi.DefaultReadTimeout, "close HTTP connections whose request, body included, takes longer than `DURATION` to arrive")
 	fs.DurationVar(&f.connIdle, "conn-idle", serveapi.DefaultConnIdle, "close kept-alive HTTP connections idle for `DURATION`")
 	fs.IntVar(&f.maxDepth, "max-depth", rpc.DefaultMaxDepth, "deepest nesting of arrays and objects accepted in any message (`N`)")
+	fs.StringVar(&f.view, "view", string(access.ViewFull), "what tools/list shows: `VIEW` full (every tool) or search (toolnode.search, toolnode.execute, toolnode.status and --pin tools; every tool stays callable)")
+	fs.Var(&f.pins, "pin", "in the search view, also list the tools matching `PATTERN` (* matches any run of characters, dots included; may be repeated)")
+	fs.StringVar(&f.access, "access", "", "access `FILE` (JSON) naming the clients, their bearer tokens' SHA-256 and the tools each may see and call; watched and reloaded")
+	fs.StringVar(&f.client, "client", "", "the access file's client `NAME` the stdio front serves (required with --access and stdio)")
+	fs.StringVar(&f.audit, "audit", "", "append one JSON line per tool call (time, client, tool, bundle, outcome, duration) to `FILE`")
+	fs.BoolVar(&f.auditArgs, "audit-args", false, "with --audit, also record each call's arguments and result")
+	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics, e.g. 127.0.0.1:9464 (traces and metrics also go out by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set)")
+	fs.StringVar(&f.oauthIssuer, "oauth-issuer", "", "accept OAuth 2.1 access tokens (JWT) of the issuer at `URL` on the HTTP front; their scopes select --access entries")
+	fs.StringVar(&f.oauthAudience, "oauth-audience", "", "the audience (`AUD`) tokens must carry: this front's URL, e.g. https://node.example.com/mcp (default http://<--http>/mcp)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: trace, debug, info, warn or error")
 	fs.BoolVar(&f.logJSON, "log-json", false, "write logs as JSON lines")
 	fs.BoolVar(&f.watch, "watch", true, "watch the bundle folders and --config file: start, restart and stop bundles as they change (--watch=false to turn off)")
@@ -182,6 +203,33 @@ Flags:
 		if v <= 0 {
 			return nil, fmt.Errorf("%s %d: want a positive number", name, v)
 		}
+	}
+	switch access.View(f.view) {
+	case access.ViewFull, access.ViewSearch:
+	default:
+		return nil, fmt.Errorf("--view %q: use full or search", f.view)
+	}
+	for _, p := range f.pins {
+		if _, err := access.ParsePattern(p); err != nil {
+			return nil, fmt.Errorf("--pin %q: %v", p, err)
+		}
+	}
+	switch {
+	case f.access != "" && f.tokenFile != "":
+		return nil, errors.New("give --access or --token-file, not both: the access file holds the clients' tokens")
+	case f.access != "" && f.stdio && f.client == "":
+		return nil, errors.New("--access with the stdio front needs --client NAME: the access file's client that stdio serves")
+	case f.client != "" && f.access == "":
+		return nil, errors.New("--client names a client of the access file: give --access FILE too")
+	case f.auditArgs && f.audit == "":
+		return nil, errors.New("--audit-args goes with --audit FILE")
+	case f.oauthIssuer != "" && f.http == "":
+		return nil, errors.New("--oauth-issuer guards the HTTP front: give --http too")
+	case f.oauthAudience != "" && f.oauthIssuer == "":
+		return nil, errors.New("--oauth-audience goes with --oauth-issuer URL")
+	}
+	if f.oauthIssuer != "" && f.oauthAudience == "" {
+		f.oauthAudience = "http://" + f.http + "/mcp"
 	}
 	if f.tokenFile != "" && f.http == "" {
 		return nil, errors.New("--token-file guards the HTTP front: give --http too")
@@ -261,11 +309,18 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			OnStarting:  startProgress(stderr),
 		},
 		Front: front.Options{PageSize: f.pageSize, Names: f.names, MaxMessage: int(f.maxBody),
-			MaxQueue: int(f.maxQueue), MaxInflight: f.maxInflight, Limits: limits},
-		Stdio:  f.stdio,
-		Stdin:  stdin,
-		Stdout: stdout,
-		HTTP:   f.http,
+			MaxQueue: int(f.maxQueue), MaxInflight: f.maxInflight, Limits: limits,
+			View: access.View(f.view), Pins: pins(f.pins), Client: f.client},
+		AccessFile:    f.access,
+		AuditFile:     f.audit,
+		AuditArgs:     f.auditArgs,
+		Metrics:       f.metrics,
+		OAuthIssuer:   f.oauthIssuer,
+		OAuthAudience: f.oauthAudience,
+		Stdio:         f.stdio,
+		Stdin:         stdin,
+		Stdout:        stdout,
+		HTTP:          f.http,
 		HTTPOptions: front.HTTPOptions{AllowOrigins: f.allowOrigin, Token: token, MaxBody: int64(f.maxBody),
 			MaxSessions: f.maxSessions, IdleTimeout: f.sessionIdle},
 		MaxConns:    f.maxConns,
@@ -278,6 +333,16 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitError
 	}
 	return ExitOK
+}
+
+// pins parses the --pin patterns, checked by parseServe.
+func pins(patterns []string) []access.Pattern {
+	out := make([]access.Pattern, 0, len(patterns))
+	for _, p := range patterns {
+		pat, _ := access.ParsePattern(p)
+		out = append(out, pat)
+	}
+	return out
 }
 
 // startProgress shows how many bundles have started on a terminal, where starting many

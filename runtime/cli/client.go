@@ -26,6 +26,8 @@ import (
 // a running node reached over HTTP.
 type target interface {
 	listTools(ctx context.Context) ([]json.RawMessage, error)
+	// servedBy returns what names the bundle serving a tool, for the tools command.
+	servedBy(ctx context.Context) (func(tool string) string, error)
 	callTool(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
 	close()
 }
@@ -105,6 +107,39 @@ func (r remoteTarget) listTools(ctx context.Context) ([]json.RawMessage, error) 
 	}
 }
 
+// servedBy asks the node for its bundles: a name beginning "<bundle>." belongs to that
+// bundle (no other may take it), and "toolnode." to the node. Over HTTP the node does not
+// say which bundle serves a seat verb or an unprefixed tool; those show "-".
+func (r remoteTarget) servedBy(ctx context.Context) (func(string) string, error) {
+	raw, err := r.c.Call(ctx, mcp.MethodToolsCall, map[string]any{"name": node.StatusTool})
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		StructuredContent struct {
+			Bundles []node.BundleStatus `json:"bundles"`
+		} `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("%s: %w", node.StatusTool, err)
+	}
+	bundles := map[string]bool{}
+	for _, b := range res.StructuredContent.Bundles {
+		bundles[b.Name] = true
+	}
+	self, _, _ := strings.Cut(node.StatusTool, ".")
+	return func(tool string) string {
+		prefix, _, ok := strings.Cut(tool, ".")
+		switch {
+		case ok && bundles[prefix]:
+			return prefix
+		case ok && prefix == self:
+			return "(" + self + ")"
+		}
+		return "-"
+	}, nil
+}
+
 func (r remoteTarget) callTool(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	return r.c.Call(ctx, mcp.MethodToolsCall, params)
 }
@@ -116,6 +151,14 @@ type localTarget struct{ n *node.Node }
 func (l localTarget) listTools(context.Context) ([]json.RawMessage, error) {
 	tools, _, err := l.n.Catalog().Page("", 0)
 	return tools, err
+}
+
+func (l localTarget) servedBy(context.Context) (func(string) string, error) {
+	by := map[string]string{}
+	for _, e := range l.n.Catalog().Entries() {
+		by[e.Name] = e.Bundle
+	}
+	return func(tool string) string { return by[tool] }, nil
 }
 
 func (l localTarget) callTool(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
@@ -145,7 +188,9 @@ func toolsCommand(args []string, stdout, stderr io.Writer) int {
 	t.register(fs)
 	asJSON := fs.Bool("json", false, "print the tools as JSON, as tools/list gives them")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: toolnode tools (--bundles DIR... | --config FILE | --url URL) [--json]\n\nLists the merged tools: name, bundle, and the first line of the description.\n\nFlags:\n")
+		fmt.Fprint(stderr, "Usage: toolnode tools (--bundles DIR... | --config FILE | --url URL) [--json]\n\n"+
+			"Lists the merged tools: name, the bundle that serves it, and the first line of the description.\n"+
+			"Over --url a seat verb or an unprefixed tool shows the bundle -: the node does not say which serves it.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if code, done := parse(fs, args, stderr); done {
@@ -169,6 +214,11 @@ func toolsCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, string(b))
 		return ExitOK
 	}
+	servedBy, err := tgt.servedBy(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolnode tools: %v\n", err)
+		return ExitError
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tBUNDLE\tDESCRIPTION")
 	var rows []string
@@ -177,9 +227,8 @@ func toolsCommand(args []string, stdout, stderr io.Writer) int {
 		if json.Unmarshal(raw, &tl) != nil {
 			continue
 		}
-		bundle, _, _ := strings.Cut(tl.Name, ".")
 		desc, _, _ := strings.Cut(strings.TrimSpace(tl.Description), "\n")
-		rows = append(rows, fmt.Sprintf("%s\t%s\t%s", tl.Name, bundle, desc))
+		rows = append(rows, fmt.Sprintf("%s\t%s\t%s", tl.Name, servedBy(tl.Name), desc))
 	}
 	sort.Strings(rows)
 	for _, r := range rows {

@@ -79,9 +79,9 @@ func TestClientSnippetsServe(t *testing.T) {
 	t.Run("claude_desktop_config-ssh.json", func(t *testing.T) {
 		cfg := filepath.Join(t.TempDir(), "c.json")
 		os.WriteFile(cfg, []byte(snippet(t, "claude_desktop_config-ssh.json")), 0o644)
-		ms, err := manifest.LoadConfig(cfg)
-		if err != nil || len(ms) != 1 || ms[0].Command[0] != "ssh" || !strings.Contains(strings.Join(ms[0].Command, " "), "/opt/toolnode/bin/toolnode serve") {
-			t.Errorf("ssh snippet: %v %+v", err, ms)
+		ms, notes, err := manifest.LoadConfig(cfg)
+		if err != nil || len(notes) != 0 || len(ms) != 1 || ms[0].Command[0] != "ssh" || !strings.Contains(strings.Join(ms[0].Command, " "), "/opt/toolnode/bin/toolnode serve") {
+			t.Errorf("ssh snippet: %v %+v %v", err, ms, notes)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,8 +78,11 @@ func TestAllThreeExamplesThroughTheNode(t *testing.T) {
 	// node-lamp.on is exposed once: c sorts first and serves it; the others keep theirs
 	// under their prefixes.
 	lamps := 0
-	for name := range tools {
-		if name == "node-lamp.on" {
+	for tool, err := range run.session.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatalf("list tools: %v", err)
+		}
+		if tool.Name == "node-lamp.on" {
 			lamps++
 		}
 	}

@@ -64,6 +64,7 @@ func fakeBundle() {
 		tool("hold", `"ms":{"type":"integer"}`),
 		tool("spoof", `"token":{"type":"string"}`),
 		tool("shout", `"ms":{"type":"integer"}`),
+		tool("elicit", `"question":{"type":"string"}`),
 		tool("bad name!", ``),
 	}
 	// Answers to our own requests (sampling) by id.
@@ -247,6 +248,19 @@ func fakeBundle() {
 					}
 					json.Unmarshal(res, &r)
 					reply(req.ID, text("model said: "+r.Content.Text))
+				case "elicit":
+					// Asks its user, the 2025 way: a request to the client.
+					var a struct{ Question string }
+					json.Unmarshal(req.Params.Arguments, &a)
+					res := ask("elicitation/create", map[string]any{"message": a.Question,
+						"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"answer": map[string]any{"type": "string"}}},
+						"_meta":           map[string]any{"io.toolnode/request": req.ID}})
+					var r struct {
+						Action  string
+						Content struct{ Answer string }
+					}
+					json.Unmarshal(res, &r)
+					reply(req.ID, text(r.Action+": "+r.Content.Answer))
 				default:
 					send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": -32602, "message": "unknown tool " + req.Params.Name}})
 				}

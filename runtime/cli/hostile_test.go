@@ -120,7 +120,7 @@ func TestABundleCannotSendProgressIntoAnotherCall(t *testing.T) {
 			mu.Unlock()
 		},
 	}
-	run := startNode(t, opts, nil, "--bundles", dir)
+	run := startNodeAt(t, "2025-11-25", opts, nil, "--bundles", dir)
 	if err := run.session.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 		t.Fatal(err)
 	}
@@ -166,11 +166,11 @@ func TestAnUnattributedMessageReachesNoClient(t *testing.T) {
 	var mu sync.Mutex
 	heard := map[string]int{}
 	client := func(name string) *mcp.ClientSession {
-		return connectHTTP(t, h.url, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+		return connectHTTPAt(t, h.url, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 			mu.Lock()
 			heard[name+":"+fmt.Sprint(r.Params.Data)]++
 			mu.Unlock()
-		}})
+		}}, "2025-11-25")
 	}
 	a, b := client("a"), client("b")
 	for _, s := range []*mcp.ClientSession{a, b} {

@@ -85,10 +85,16 @@ func startHTTPNodeRun(t *testing.T, args ...string) httpNode {
 
 func connectHTTP(t *testing.T, url string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return connectHTTPAt(t, url, opts, "")
+}
+
+// connectHTTPAt connects speaking protocol version (the client's latest when "").
+func connectHTTPAt(t *testing.T, url string, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
+	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolnode-http-test", Version: "1"}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect over HTTP: %v", err)
 	}
@@ -114,14 +120,14 @@ func TestHTTPSessionsGetOnlyTheirOwnProgressAndLogs(t *testing.T) {
 	var sessions [2]*mcp.ClientSession
 	for i := range sessions {
 		box := &boxes[i]
-		sessions[i] = connectHTTP(t, url, &mcp.ClientOptions{
+		sessions[i] = connectHTTPAt(t, url, &mcp.ClientOptions{
 			LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 				add(box, fmt.Sprintf("log:%v:%s", r.Params.Data, r.Params.Logger))
 			},
 			ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 				add(box, fmt.Sprintf("progress:%s:%v", r.Params.Message, r.Params.ProgressToken))
 			},
-		})
+		}, "2025-11-25")
 	}
 	// Both sessions call the one bundle process at the same time, several times.
 	var wg sync.WaitGroup
@@ -171,7 +177,16 @@ func TestHTTPSessionsGetOnlyTheirOwnProgressAndLogs(t *testing.T) {
 	}
 }
 
+// A bundle's sampling request reaches the client whose call caused it, and only that one:
+// as a request on the call's stream under 2025-11-25, as an input_required answer and a
+// retry under 2026-07-28.
 func TestHTTPSamplingReachesTheCallingSession(t *testing.T) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) { testSamplingReachesTheCaller(t, version) })
+	}
+}
+
+func testSamplingReachesTheCaller(t *testing.T, version string) {
 	dir := t.TempDir()
 	writeFake(t, dir, fake{name: "asker"})
 	url := startHTTPNode(t, "--bundles", dir)
@@ -190,8 +205,11 @@ func TestHTTPSamplingReachesTheCallingSession(t *testing.T) {
 				Content: &mcp.TextContent{Text: name + " answers " + prompt}}, nil
 		}
 	}
-	caller := connectHTTP(t, url, &mcp.ClientOptions{CreateMessageHandler: handler("caller")})
-	connectHTTP(t, url, &mcp.ClientOptions{CreateMessageHandler: handler("bystander")})
+	caller := connectHTTPAt(t, url, &mcp.ClientOptions{CreateMessageHandler: handler("caller")}, version)
+	connectHTTPAt(t, url, &mcp.ClientOptions{CreateMessageHandler: handler("bystander")}, version)
+	if got := caller.InitializeResult().ProtocolVersion; got != version {
+		t.Fatalf("the client speaks %s, want %s", got, version)
+	}
 
 	res, err := caller.CallTool(context.Background(), &mcp.CallToolParams{Name: "asker.sample", Arguments: map[string]any{"prompt": "2+2?"}})
 	if err != nil {

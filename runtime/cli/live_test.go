@@ -181,7 +181,10 @@ func TestReplacedExecutableRestartsTheBundle(t *testing.T) {
 func TestSupervision(t *testing.T) {
 	dir := t.TempDir()
 	writeFake(t, dir, fake{name: "steady"})
-	writeFake(t, dir, fake{name: "crashy", env: map[string]string{"FAKE_EXIT_AFTER_MS": "30"}})
+	// crashy exits 30ms after its handshake for as long as its folder holds the file
+	// "crash": removing it is the fix, with no change to the manifest or the program.
+	writeWrappedFake(t, dir, "crashy", "[ -e crash ] && export FAKE_EXIT_AFTER_MS=30")
+	os.WriteFile(filepath.Join(dir, "crashy", "crash"), nil, 0o644)
 	writeFake(t, dir, fake{name: "slowpoke", extra: `"timeouts": {"call": "300ms"}`})
 	writeFake(t, dir, fake{name: "pool", extra: `"instances": 4`})
 	run := startNode(t, nil, nil, "--bundles", dir)
@@ -206,22 +209,37 @@ func TestSupervision(t *testing.T) {
 		}
 	})
 
-	t.Run("a crash-looping bundle is marked failed while the others serve", func(t *testing.T) {
+	t.Run("a crash-looping bundle shows its loop, the others serve, and it comes back once fixed", func(t *testing.T) {
 		eventually(t, 15*time.Second, func() string {
-			if st := status(t, run.session)["crashy"]; st["state"] != "failed" {
+			if st := status(t, run.session)["crashy"]; st["state"] != "crash-loop" {
 				return fmt.Sprintf("crashy is %v", st)
 			}
 			return ""
 		})
 		st := status(t, run.session)["crashy"]
-		if !strings.Contains(st["last_error"].(string), "exit status 3") {
-			t.Errorf("the reason was not kept: %v", st)
+		if !strings.Contains(st["last_error"].(string), "exit status 3") || st["failures_in_a_row"].(float64) < 5 ||
+			st["restarts"].(float64) < 5 || st["retry_at"] == nil {
+			t.Errorf("the crash loop is not shown with its reason, count and next try: %v", st)
 		}
 		if toolNames(t, run.session)["crashy.echo"] != nil {
-			t.Error("the failed bundle's tools are still listed")
+			t.Error("the crash-looping bundle's tools are still listed")
 		}
 		if got, _ := callText(t, run.session, "steady.echo", map[string]any{"text": "ok"}); got != "steady:ok" {
 			t.Errorf("steady answered %q", got)
+		}
+		if err := os.Remove(filepath.Join(dir, "crashy", "crash")); err != nil {
+			t.Fatal(err)
+		}
+		// The next try comes after the backoff reached so far, a few seconds here.
+		eventually(t, 20*time.Second, func() string {
+			res, err := run.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "crashy.echo", Arguments: map[string]any{"text": "back"}})
+			if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "crashy:back" {
+				return fmt.Sprintf("crashy answered %v %v; status %v", res, err, status(t, run.session)["crashy"])
+			}
+			return ""
+		})
+		if st := status(t, run.session)["crashy"]; st["state"] != "ready" {
+			t.Errorf("crashy answers but its state is %v", st)
 		}
 	})
 

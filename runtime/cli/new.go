@@ -18,10 +18,11 @@ func newCommand(args []string, stdout, stderr io.Writer) int {
 	dir := fs.String("dir", ".", "create the bundle in `DIR`/NAME")
 	sdk := fs.String("sdk", "", "the toolnode checkout to build against, `ROOT` (default: the one this toolnode was built in)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, `Usage: toolnode new %s NAME [--seat SEAT] [--dir DIR]
+		fmt.Fprintf(stderr, `Usage: toolnode new %s [PATH/]NAME [--seat SEAT] [--dir DIR]
 
 Creates a bundle directory from our SDKs: bundle.json, the source, a Makefile that builds it,
 and a test. It answers the tool hello (and <SEAT>.on with --seat) as soon as it is built.
+As with cargo new, path/to/demo creates the folder path/to/demo for the bundle named demo.
 
 Flags:
 `, strings.Join(scaffold.Languages(), "|"))
@@ -44,7 +45,8 @@ Flags:
 		}
 	}
 	root, _ = filepath.Abs(root)
-	out, err := scaffold.Create(scaffold.Options{Lang: positional[0], Name: positional[1], Seat: *seat, Dir: *dir, SDKRoot: root})
+	name, parent := splitBundlePath(positional[1], *dir)
+	out, err := scaffold.Create(scaffold.Options{Lang: positional[0], Name: name, Seat: *seat, Dir: parent, SDKRoot: root})
 	if err != nil {
 		fmt.Fprintf(stderr, "toolnode new: %v\n", err)
 		return ExitError
@@ -52,6 +54,17 @@ Flags:
 	fmt.Fprintf(stdout, "created %s\n\nnext:\n  make -C %s          # build\n  make -C %s test     # test\n  toolnode check %s    # check it as the node will run it\n  toolnode serve --bundles %s\n",
 		out, out, out, out, filepath.Dir(out))
 	return ExitOK
+}
+
+// splitBundlePath reads the NAME argument of new, which may be a path: its last element
+// names the bundle, and the rest is the folder to create it in, under dir unless absolute.
+func splitBundlePath(arg, dir string) (name, parent string) {
+	clean := filepath.Clean(arg)
+	name, parent = filepath.Base(clean), filepath.Dir(clean)
+	if !filepath.IsAbs(parent) {
+		parent = filepath.Join(dir, parent)
+	}
+	return name, parent
 }
 
 // checkoutRoot finds the toolnode checkout this binary lives in (ROOT/bin/toolnode).

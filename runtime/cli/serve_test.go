@@ -104,6 +104,12 @@ type nodeRun struct {
 // to its stdio front.
 func startNode(t *testing.T, opts *mcp.ClientOptions, env []string, args ...string) *nodeRun {
 	t.Helper()
+	return startNodeAt(t, "", opts, env, args...)
+}
+
+// startNodeAt is startNode with the client speaking protocol version (its latest when "").
+func startNodeAt(t *testing.T, version string, opts *mcp.ClientOptions, env []string, args ...string) *nodeRun {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +121,7 @@ func startNode(t *testing.T, opts *mcp.ClientOptions, env []string, args ...stri
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolnode-test", Version: "1"}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	sess, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	sess, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect to node: %v\nnode log:\n%s", err, logs)
 	}

@@ -167,17 +167,25 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		preflight(w, r)
 		return
 	}
-	if h.opts.Token != "" {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(h.opts.Token)) != 1 {
+	if name, isOAuth, refused := h.oauthClient(r); refused {
+		insufficientScope(w)
+		return
+	} else if isOAuth {
+		r = r.WithContext(context.WithValue(r.Context(), clientKey{}, name))
+	} else if !h.authenticate(w, r) {
+		return
+	} else if acc := h.srv.opts.Access; acc != nil {
+		got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		c, ok := acc.Policy().Authenticate(got)
+		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="toolnode"`)
-			httpError(w, http.StatusUnauthorized, mcp.CodeInvalidRequest, "missing or wrong bearer token")
+			httpError(w, http.StatusUnauthorized, mcp.CodeInvalidRequest, "missing or unknown bearer token")
 			return
 		}
+		r = r.WithContext(context.WithValue(r.Context(), clientKey{}, c.Name))
 	}
-	if v := r.Header.Get(HeaderProtocolVersion); v != "" && !mcp.IsSupportedVersion(v) {
-		httpError(w, http.StatusBadRequest, mcp.CodeInvalidRequest,
-			fmt.Sprintf("unsupported %s %q; supported: %s", HeaderProtocolVersion, v, strings.Join(mcp.SupportedVersions(), ", ")))
+	if v := r.Header.Get(HeaderProtocolVersion); r.Method != http.MethodPost && v != "" && !mcp.IsSupportedVersion(v) {
+		badSessionVersion(w, v)
 		return
 	}
 	switch r.Method {
@@ -191,6 +199,36 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "GET, POST, DELETE, OPTIONS")
 		httpError(w, http.StatusMethodNotAllowed, mcp.CodeInvalidRequest, "use POST, GET or DELETE")
 	}
+}
+
+// clientKey is the request context key of the access file's client a request comes from.
+type clientKey struct{}
+
+// clientOf names the access file's client of a request, "" without an access file.
+func clientOf(r *http.Request) string {
+	name, _ := r.Context().Value(clientKey{}).(string)
+	return name
+}
+
+// authenticate checks the --token-file token, when there is one.
+func (h *HTTPHandler) authenticate(w http.ResponseWriter, r *http.Request) bool {
+	if h.opts.Token == "" {
+		return true
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(h.opts.Token)) != 1 {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="toolnode"`)
+		httpError(w, http.StatusUnauthorized, mcp.CodeInvalidRequest, "missing or wrong bearer token")
+		return false
+	}
+	return true
+}
+
+// badSessionVersion refuses a request of a session whose version header names a revision
+// no session speaks.
+func badSessionVersion(w http.ResponseWriter, v string) {
+	httpError(w, http.StatusBadRequest, mcp.CodeInvalidRequest,
+		fmt.Sprintf("unsupported %s %q; supported: %s", HeaderProtocolVersion, v, strings.Join(mcp.AllVersions(), ", ")))
 }
 
 // corsHeaders lets a browser page at origin (already allowed) read the answers.
@@ -261,6 +299,10 @@ func (h *HTTPHandler) session(w http.ResponseWriter, r *http.Request) *httpSessi
 		httpError(w, http.StatusNotFound, mcp.CodeInvalidRequest, "session not found; it ended or expired: initialize a new one")
 		return nil
 	}
+	if clientOf(r) != hs.sess.clientName {
+		httpError(w, http.StatusForbidden, mcp.CodeInvalidRequest, "this session belongs to another client's token")
+		return nil
+	}
 	hs.touch()
 	return hs
 }
@@ -297,8 +339,17 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		writeMessage(w, http.StatusBadRequest, "", rpc.Failure(msg.ID, perr))
 		return
 	}
+	version := r.Header.Get(HeaderProtocolVersion)
+	if mcp.IsStatelessVersion(version) || isStateless(msg.Params) {
+		h.stateless(w, r, &msg)
+		return
+	}
+	if version != "" && !mcp.IsSupportedVersion(version) {
+		badSessionVersion(w, version)
+		return
+	}
 	if msg.IsRequest() && msg.Method == mcp.MethodInitialize {
-		h.initialize(w, &msg)
+		h.initialize(w, r, &msg)
 		return
 	}
 	hs := h.session(w, r)
@@ -334,7 +385,7 @@ func streams(method string) bool {
 	return false
 }
 
-func (h *HTTPHandler) initialize(w http.ResponseWriter, msg *rpc.Message) {
+func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, msg *rpc.Message) {
 	id, err := newSessionID()
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, mcp.CodeInternalError, err.Error())
@@ -353,6 +404,8 @@ func (h *HTTPHandler) initialize(w http.ResponseWriter, msg *rpc.Message) {
 	hs := &httpSession{id: id, h: h, ctx: ctx, cancel: cancel}
 	hs.touch()
 	hs.sess = h.srv.NewSession(hs)
+	hs.sess.clientName = clientOf(r)
+	hs.sess.sessionID, hs.sess.transport = id, "tcp"
 	resp, _ := hs.serve(ctx, msg)
 	if resp.Error != nil {
 		hs.end()
@@ -374,7 +427,7 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
 	if hs == nil {
 		return
 	}
-	st := hs.newStream(w, false)
+	st := h.newStream(w, hs.id, nil)
 	st.start()
 	hs.mu.Lock()
 	old := hs.get
@@ -561,21 +614,28 @@ type streamKey struct{}
 // the stream by whoever produces it (the goroutine reading a bundle, among others), which
 // never waits for this client.
 func (hs *httpSession) serveStream(w http.ResponseWriter, r *http.Request, msg *rpc.Message) {
-	st := hs.newStream(w, true)
+	st := hs.h.newStream(w, hs.id, hs.primer)
 	defer st.close()
 	call, err := hs.sess.Begin(context.WithValue(hs.ctx, streamKey{}, st), msg.ID)
 	if err != nil {
 		writeMessage(w, http.StatusOK, hs.id, rpc.Failure(msg.ID, err))
 		return
 	}
+	// A client that drops the connection has not cancelled the call (the spec says so):
+	// the call lives as long as the session.
+	h := hs.h
+	h.streamCall(r, st, call, msg, func(*rpc.Error) int { return http.StatusOK })
+}
+
+// streamCall serves a request whose answer, and what comes before it, go on st. status
+// gives the HTTP status of an answer written as plain JSON.
+func (h *HTTPHandler) streamCall(r *http.Request, st *stream, call *Call, msg *rpc.Message, status func(*rpc.Error) int) {
 	type outcome struct {
 		res json.RawMessage
 		err *rpc.Error
 	}
 	answered := make(chan outcome, 1)
 	reply := func(res json.RawMessage, err *rpc.Error) { answered <- outcome{res, err} }
-	// A client that drops the connection has not cancelled the call (the spec says so):
-	// the call lives as long as the session.
 	if msg.Method == mcp.MethodToolsCall {
 		call.HandleAsync(msg.Method, msg.Params, reply)
 	} else {
@@ -592,13 +652,13 @@ func (hs *httpSession) serveStream(w http.ResponseWriter, r *http.Request, msg *
 			if o.err != nil {
 				resp = rpc.Failure(msg.ID, o.err)
 			}
-			if st.finish(resp) != nil {
-				hs.h.srv.opts.Logger.Warn("client left before its answer was sent", "session", hs.id, "method", msg.Method)
+			if st.finish(status(o.err), resp) != nil {
+				h.srv.opts.Logger.Warn("client left before its answer was sent", "session", st.sessionID, "method", msg.Method)
 			}
 			return
 		case <-st.out.Wake():
 			if _, err := st.out.WriteQueued(); err != nil {
-				st.close() // later messages of the call go to the GET stream
+				st.close() // later messages of the call go elsewhere, or nowhere
 			}
 		case <-gone:
 			st.close()
@@ -666,23 +726,30 @@ func (hs *httpSession) deliver(m *rpc.Message) {
 	}
 }
 
-// stream is one event stream of a session: a POST's, or the GET one. Messages are queued on
-// its Outbox and written by the handler's goroutine.
+// stream is one event stream: a POST's, or a session's GET one. Messages are queued on its
+// Outbox and written by the handler's goroutine.
 type stream struct {
-	hs        *httpSession
+	h         *HTTPHandler
+	sessionID string        // sent back in the headers; "" without a session
+	primer    func() string // the first event of a POST's stream; nil for none
 	w         http.ResponseWriter
 	rc        *http.ResponseController
 	out       *rpc.Outbox
-	primed    bool // a POST's stream: the first event is a primer
 	started   bool // headers out; only the handler's goroutine touches it
 	closeOnce sync.Once
 	closed    chan struct{}
 }
 
-func (hs *httpSession) newStream(w http.ResponseWriter, primed bool) *stream {
-	st := &stream{hs: hs, w: w, rc: http.NewResponseController(w), primed: primed, closed: make(chan struct{})}
-	st.out = rpc.NewOutbox(streamWriter{st}, rpc.OutboxOptions{MaxQueue: hs.h.srv.opts.MaxQueue, Flush: st.rc.Flush})
+func (h *HTTPHandler) newStream(w http.ResponseWriter, sessionID string, primer func() string) *stream {
+	st := &stream{h: h, sessionID: sessionID, primer: primer, w: w, rc: http.NewResponseController(w), closed: make(chan struct{})}
+	st.out = rpc.NewOutbox(streamWriter{st}, rpc.OutboxOptions{MaxQueue: h.srv.opts.MaxQueue, Flush: st.rc.Flush})
 	return st
+}
+
+// primer returns the SEP-1699 primer of a session's POST streams: an event id and a retry
+// interval, so that a client whose connection drops knows to come back.
+func (hs *httpSession) primer() string {
+	return "id: " + hs.id + "-" + strconv.FormatUint(hs.events.Add(1), 10) + "\nretry: " + strconv.Itoa(retryMillis) + "\ndata: \n\n"
 }
 
 // streamWriter starts the event stream on its first write, and bounds each write in time.
@@ -693,21 +760,23 @@ func (sw streamWriter) Write(b []byte) (int, error) {
 	if !st.started {
 		st.start()
 	}
-	_ = st.rc.SetWriteDeadline(time.Now().Add(st.hs.h.opts.StreamWriteTimeout))
+	_ = st.rc.SetWriteDeadline(time.Now().Add(st.h.opts.StreamWriteTimeout))
 	return st.w.Write(b)
 }
 
-// start writes the event stream's headers, and the primer on a POST's stream.
+// start writes the event stream's headers, and the primer when there is one.
 func (st *stream) start() {
 	hd := st.w.Header()
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Cache-Control", "no-cache")
-	hd.Set(HeaderSessionID, st.hs.id)
+	hd.Set("X-Accel-Buffering", "no")
+	if st.sessionID != "" {
+		hd.Set(HeaderSessionID, st.sessionID)
+	}
 	st.w.WriteHeader(http.StatusOK)
 	st.started = true
-	if st.primed {
-		_, _ = io.WriteString(st.w, "id: "+st.hs.id+"-"+strconv.FormatUint(st.hs.events.Add(1), 10)+
-			"\nretry: "+strconv.Itoa(retryMillis)+"\ndata: \n\n")
+	if st.primer != nil {
+		_, _ = io.WriteString(st.w, st.primer())
 	}
 	_ = st.rc.Flush()
 }
@@ -724,7 +793,7 @@ func (st *stream) event(data []byte) error {
 	b = append(append(append(b, "event: message\ndata: "...), data...), "\n\n"...)
 	if err := st.out.Send(b); err != nil {
 		if errors.Is(err, rpc.ErrNotReading) {
-			st.hs.h.srv.opts.Logger.Warn("closing an event stream the client does not read", "session", st.hs.id, "error", err)
+			st.h.srv.opts.Logger.Warn("closing an event stream the client does not read", "session", st.sessionID, "error", err)
 			st.close()
 		}
 		return err
@@ -732,18 +801,21 @@ func (st *stream) event(data []byte) error {
 	return nil
 }
 
+// send queues a message on the stream.
+func (st *stream) send(_ context.Context, m *rpc.Message) error { return st.event(m.Encode()) }
+
 // finish writes what is queued and then the answer that ends the response: an event when
-// the stream has started, else the whole response as JSON.
-func (st *stream) finish(answer *rpc.Message) error {
+// the stream has started, else the whole response as JSON with status.
+func (st *stream) finish(status int, answer *rpc.Message) error {
 	if _, err := st.out.WriteQueued(); err != nil {
 		return err
 	}
 	if !st.started {
-		writeMessage(st.w, http.StatusOK, st.hs.id, answer)
+		writeMessage(st.w, status, st.sessionID, answer)
 		return nil
 	}
 	data := answer.Append(make([]byte, 0, 64+len(answer.Result)))
-	_ = st.rc.SetWriteDeadline(time.Now().Add(st.hs.h.opts.StreamWriteTimeout))
+	_ = st.rc.SetWriteDeadline(time.Now().Add(st.h.opts.StreamWriteTimeout))
 	if _, err := st.w.Write(append(append([]byte("event: message\ndata: "), data...), "\n\n"...)); err != nil {
 		return err
 	}

@@ -14,9 +14,12 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/toolnode/toolnode/runtime/access"
+	"github.com/toolnode/toolnode/runtime/audit"
 	"github.com/toolnode/toolnode/runtime/catalog"
 	"github.com/toolnode/toolnode/runtime/node"
 	"github.com/toolnode/toolnode/runtime/rpc"
+	"github.com/toolnode/toolnode/runtime/telemetry"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
@@ -41,6 +44,20 @@ type Options struct {
 	MaxInflight int
 	// Limits are the checks every client message passes.
 	Limits rpc.Limits
+	// View is how tools/list shows the catalog to clients the access file leaves it to:
+	// access.ViewFull (every allowed tool; the default) or access.ViewSearch (the node's
+	// own tools and those matching Pins; the rest are found with toolnode.search).
+	View access.View
+	// Pins are the tools the search view lists besides the node's own.
+	Pins []access.Pattern
+	// Access, when set, is the access file: the clients and what each may see and call.
+	Access *access.Holder
+	// Audit, when set, records every tools/call.
+	Audit *audit.Log
+	// Client is the access file's client the stdio front serves.
+	Client string
+	// Telemetry records a span and a duration per request, and sessions. Default: none.
+	Telemetry telemetry.Recorder
 }
 
 // DefaultMaxInflight is how many requests one session may have in flight by default: far
@@ -69,8 +86,9 @@ func strictClient(name string) bool {
 
 // Server answers MCP clients from a node. One Server serves any number of sessions.
 type Server struct {
-	node *node.Node
-	opts Options
+	node    *node.Node
+	opts    Options
+	waiting *waitingCalls // stateless calls waiting for their client's input
 }
 
 // NewServer returns a server fronting n.
@@ -87,7 +105,7 @@ func NewServer(n *node.Node, opts Options) *Server {
 	if opts.MaxInflight <= 0 {
 		opts.MaxInflight = DefaultMaxInflight
 	}
-	return &Server{node: n, opts: opts}
+	return &Server{node: n, opts: opts, waiting: newWaitingCalls()}
 }
 
 // Outbound sends to one client. Implementations are safe for concurrent use. ctx is that of
@@ -103,6 +121,12 @@ type Session struct {
 	srv *Server
 	out Outbound
 
+	stateless  bool   // serves one request of a 2026-07-28 client, and is never attached
+	clientName string // the access file's client; "" without one
+	sessionID  string // for telemetry: the HTTP session id, or "stdio"
+	transport  string // for telemetry: "tcp" or "pipe"
+	opened     time.Time
+
 	mu          sync.Mutex
 	strict      bool // tool names rendered for a strict client
 	version     string
@@ -114,14 +138,16 @@ type Session struct {
 
 // NewSession starts a session that sends through out.
 func (s *Server) NewSession(out Outbound) *Session {
-	sess := &Session{srv: s, out: out, inflight: map[rpc.ID]*Call{}}
+	sess := &Session{srv: s, out: out, inflight: map[rpc.ID]*Call{}, opened: time.Now()}
 	s.node.Attach(sess)
+	s.recorder().SessionOpened()
 	return sess
 }
 
 // Close detaches the session and cancels its calls in flight.
 func (sess *Session) Close() {
 	sess.srv.node.Detach(sess)
+	sess.srv.recorder().SessionClosed(sess.Version(), time.Since(sess.opened))
 	sess.mu.Lock()
 	for _, c := range sess.inflight {
 		c.cancelByClient(errors.New("client session closed"))
@@ -169,11 +195,13 @@ func (sess *Session) Request(ctx context.Context, method string, params json.Raw
 
 // Call is one client request being served.
 type Call struct {
-	sess      *Session
+	sess      *Session // whose version, capabilities and names serve the request
+	owner     *Session // whose requests in flight it counts among
 	id        rpc.ID
 	ctx       context.Context
 	cancel    context.CancelCauseFunc
 	cancelled atomic.Bool // by the client, as opposed to the end of Handle
+	longLived bool        // a subscription, which ends only when the client cancels it
 }
 
 // Begin registers the request id for cancellation. It must be called in the order requests
@@ -190,9 +218,16 @@ func (sess *Session) Begin(ctx context.Context, id rpc.ID) (*Call, error) {
 		return nil, rpc.Errorf(mcp.CodeInvalidRequest, "too many requests in flight: this session has %d, the limit", limit)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	c := &Call{sess: sess, id: id, ctx: ctx, cancel: cancel}
+	c := &Call{sess: sess, owner: sess, id: id, ctx: ctx, cancel: cancel}
 	sess.inflight[id] = c
 	return c, nil
+}
+
+// As serves the call as a stateless request described by view, while the session it began
+// in keeps it among its requests in flight (so that a stdio cancellation finds it).
+func (c *Call) As(view *Session) *Call {
+	c.sess = view
+	return c
 }
 
 func (sess *Session) inflightCount() int {
@@ -209,13 +244,19 @@ func (o Options) maxQueue() int {
 	return o.MaxQueue
 }
 
-// Drain waits until the session has no request in flight, or ctx ends.
+// Drain waits until the session has no request in flight but its subscriptions, or ctx
+// ends.
 func (sess *Session) Drain(ctx context.Context) {
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	for {
 		sess.mu.Lock()
-		n := len(sess.inflight)
+		n := 0
+		for _, c := range sess.inflight {
+			if !c.longLived {
+				n++
+			}
+		}
 		sess.mu.Unlock()
 		if n == 0 {
 			return
@@ -236,8 +277,20 @@ func (c *Call) cancelByClient(reason error) {
 	c.cancel(reason)
 }
 
-// Handle serves the request and ends the call.
+// Handle serves the request and ends the call, waiting for the outcome.
 func (c *Call) Handle(method string, params json.RawMessage) (json.RawMessage, *rpc.Error) {
+	type outcome struct {
+		res json.RawMessage
+		err *rpc.Error
+	}
+	ch := make(chan outcome, 1)
+	c.HandleAsync(method, params, func(res json.RawMessage, err *rpc.Error) { ch <- outcome{res, err} })
+	o := <-ch
+	return o.res, o.err
+}
+
+// handleSync serves a request that is not a tools/call, on the caller's goroutine.
+func (c *Call) handleSync(method string, params json.RawMessage) (json.RawMessage, *rpc.Error) {
 	res, err := c.sess.dispatch(c.ctx, method, params)
 	return c.end(res, err)
 }
@@ -252,23 +305,142 @@ func (c *Call) HandleAsync(method string, params json.RawMessage, reply func(jso
 	select {
 	case <-n.Ready():
 	default:
-		go func() { reply(c.Handle(method, params)) }() // waits for the bundles' first start
+		go func() { // waits for the bundles' first start
+			if err := c.sess.waitReady(c.ctx); err != nil {
+				reply(c.end(nil, err))
+				return
+			}
+			c.HandleAsync(method, params, reply)
+		}()
+		return
+	}
+	reply = c.traced(method, params, reply)
+	if c.sess.stateless {
+		c.handleStateless(method, params, reply)
 		return
 	}
 	if method != mcp.MethodToolsCall {
-		reply(c.Handle(method, params))
+		reply(c.handleSync(method, params))
 		return
 	}
-	n.CallToolAsync(c.ctx, c.sess, c.sess.canonicalCall(params), func(res json.RawMessage, err error) {
+	c.sess.callTool(c.ctx, c.sess, c.sess.canonicalCall(params), func(res json.RawMessage, err error) {
+		if err == nil && isInputRequired(res) {
+			go func() {
+				reply(c.end(c.sess.fulfil(c.ctx, method, params, res, func(p json.RawMessage) (json.RawMessage, error) {
+					return waitCall(func(done func(json.RawMessage, error)) { c.sess.callTool(c.ctx, c.sess, c.sess.canonicalCall(p), done) })
+				})))
+			}()
+			return
+		}
 		reply(c.end(res, err))
 	})
 }
 
+// handleStateless serves a request of a 2026-07-28 client. Calls that may need the
+// client's input run as an mrtrCall, which answers input_required for what a bundle asks.
+func (c *Call) handleStateless(method string, params json.RawMessage, reply func(json.RawMessage, *rpc.Error)) {
+	sess, n := c.sess, c.sess.srv.node
+	finish := func(res json.RawMessage, err *rpc.Error) {
+		var e error
+		if err != nil {
+			e = err
+		}
+		sess.finishStateless(method, res, e, func(res json.RawMessage, err *rpc.Error) {
+			var e error
+			if err != nil {
+				e = err
+			}
+			reply(c.end(res, e))
+		})
+	}
+	target, ok := mrtrMethod(method)
+	if !ok {
+		go func() {
+			res, err := sess.dispatchStateless(c.ctx, method, params)
+			raw, rerr := rpc.Marshal(res)
+			if err == nil && rerr != nil {
+				err = rerr
+			}
+			finish(raw, rpc.AsError(err))
+		}()
+		return
+	}
+	var name string
+	if raw, ok := rpc.Member(params, target); ok {
+		_ = json.Unmarshal(raw, &name)
+	}
+	if state, responses := retryOf(params); strings.HasPrefix(state, statePrefix) {
+		m, err := sess.srv.waiting.open(state, method, name)
+		if err != nil {
+			reply(c.end(nil, err))
+			return
+		}
+		m.resume(sess, c.ctx, responses, func(res json.RawMessage, err *rpc.Error) { reply(c.end(res, errOrNil(err))) })
+		return
+	}
+	// The call outlives this request (it may wait for the client's input), but keeps its
+	// values: the trace it belongs to.
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(c.ctx))
+	m := &mrtrCall{w: sess.srv.waiting, method: method, name: name, cancel: cancel}
+	m.mu.Lock()
+	m.attach(sess, c.ctx, func(res json.RawMessage, err *rpc.Error) { reply(c.end(res, errOrNil(err))) })
+	m.mu.Unlock()
+	switch method {
+	case mcp.MethodToolsCall:
+		sess.callTool(ctx, m, sess.canonicalCall(params), m.done)
+	case mcp.MethodPromptsGet:
+		go func() { m.done(n.GetPrompt(ctx, m, params)) }()
+	default:
+		go func() { m.done(n.ReadResource(ctx, m, params)) }()
+	}
+}
+
+// errOrNil keeps a nil *rpc.Error from becoming a non-nil error.
+func errOrNil(err *rpc.Error) error {
+	if err == nil {
+		return nil
+	}
+	return err
+}
+
+// dispatchStateless serves the methods of a stateless request that cannot ask for input.
+func (sess *Session) dispatchStateless(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	switch {
+	case method == mcp.MethodDiscover:
+		return sess.discover()
+	case removedIn2026(method):
+		return nil, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found: protocol version %s has no %s", method, sess.version, method)
+	}
+	return sess.dispatch(ctx, method, params)
+}
+
+// finishStateless answers a stateless request: errors in the revision's terms, results
+// with what the revision requires, and input asked for by a 2026 bundle passed on only
+// when the client declared the capabilities it needs.
+func (sess *Session) finishStateless(method string, res json.RawMessage, err error, reply func(json.RawMessage, *rpc.Error)) {
+	if err != nil {
+		reply(nil, statelessError(rpc.AsError(err)))
+		return
+	}
+	if isInputRequired(res) {
+		var ir mcp.InputRequiredResult
+		_ = json.Unmarshal(res, &ir)
+		for _, r := range ir.InputRequests {
+			need := capabilityFor(r.Method)
+			if _, has := sess.clientCaps[need]; need != "" && !has {
+				reply(nil, missingCapability(need, r.Method))
+				return
+			}
+		}
+	}
+	reply(decorate(method, res), nil)
+}
+
 // end removes the call from the session and encodes its outcome.
 func (c *Call) end(res any, err error) (json.RawMessage, *rpc.Error) {
-	c.sess.mu.Lock()
-	delete(c.sess.inflight, c.id)
-	c.sess.mu.Unlock()
+	c.owner.mu.Lock()
+	delete(c.owner.inflight, c.id)
+	c.owner.mu.Unlock()
 	c.cancel(nil)
 	if err != nil {
 		return nil, rpc.AsError(err)
@@ -296,20 +468,30 @@ func (sess *Session) dispatch(ctx context.Context, method string, params json.Ra
 	case mcp.MethodToolsList:
 		return listPage(params, func(cursor string) ([]json.RawMessage, string, error) {
 			cat := n.Catalog()
-			tools, next, err := cat.Page(cursor, sess.srv.opts.PageSize)
+			tools, next, err := pageOf(cat, cursor, sess.srv.opts.PageSize, sess.listFilter())
 			if err == nil && sess.isStrict() {
 				tools = renderStrict(cat.Strict(), tools)
 			}
 			return tools, next, err
 		}, "tools")
 	case mcp.MethodToolsCall:
-		return n.CallTool(ctx, sess, sess.canonicalCall(params))
+		return waitCall(func(done func(json.RawMessage, error)) { sess.callTool(ctx, sess, sess.canonicalCall(params), done) })
 	case mcp.MethodPromptsList:
 		return listPage(params, func(cursor string) ([]json.RawMessage, string, error) {
-			return n.Prompts().Page(cursor, sess.srv.opts.PageSize)
+			var keep func(catalog.Entry) bool
+			if c := sess.client(); c != nil {
+				keep = func(e catalog.Entry) bool { return c.Allowed(e.Name) }
+			}
+			return pageOf(n.Prompts(), cursor, sess.srv.opts.PageSize, keep)
 		}, "prompts")
 	case mcp.MethodPromptsGet:
-		return n.GetPrompt(ctx, sess, params)
+		if c := sess.client(); c != nil {
+			var p struct{ Name string }
+			if json.Unmarshal(params, &p) == nil && !c.Allowed(p.Name) {
+				return nil, invalidParams("unknown prompt %q", p.Name)
+			}
+		}
+		return sess.withInput(ctx, method, params, func(p json.RawMessage) (json.RawMessage, error) { return n.GetPrompt(ctx, sess, p) })
 	case mcp.MethodResourcesList:
 		return listPage(params, func(cursor string) ([]json.RawMessage, string, error) {
 			return n.Resources().Resources(cursor, sess.srv.opts.PageSize)
@@ -319,7 +501,7 @@ func (sess *Session) dispatch(ctx context.Context, method string, params json.Ra
 			return n.Resources().Templates(cursor, sess.srv.opts.PageSize)
 		}, "resourceTemplates")
 	case mcp.MethodResourcesRead:
-		return n.ReadResource(ctx, sess, params)
+		return sess.withInput(ctx, method, params, func(p json.RawMessage) (json.RawMessage, error) { return n.ReadResource(ctx, sess, p) })
 	case mcp.MethodResourcesSub:
 		return n.Subscribe(ctx, sess, params)
 	case mcp.MethodResourcesUnsub:
@@ -330,6 +512,35 @@ func (sess *Session) dispatch(ctx context.Context, method string, params json.Ra
 		return sess.setLevel(ctx, params)
 	}
 	return nil, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found", method)
+}
+
+// pageOf is a page of cat, of the entries keep accepts (all when keep is nil).
+func pageOf(cat *catalog.Catalog, cursor string, size int, keep func(catalog.Entry) bool) ([]json.RawMessage, string, error) {
+	if keep == nil {
+		return cat.Page(cursor, size)
+	}
+	return cat.PageWhere(cursor, size, keep)
+}
+
+// waitCall runs an asynchronous call and waits for its outcome.
+func waitCall(call func(done func(json.RawMessage, error))) (json.RawMessage, error) {
+	type outcome struct {
+		res json.RawMessage
+		err error
+	}
+	ch := make(chan outcome, 1)
+	call(func(res json.RawMessage, err error) { ch <- outcome{res, err} })
+	o := <-ch
+	return o.res, o.err
+}
+
+// withInput makes a call for a session client, serving the input a 2026 bundle asks for.
+func (sess *Session) withInput(ctx context.Context, method string, params json.RawMessage, call func(json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
+	res, err := call(params)
+	if err != nil || sess.stateless || !isInputRequired(res) {
+		return res, err
+	}
+	return sess.fulfil(ctx, method, params, res, call)
 }
 
 func (sess *Session) isStrict() bool {

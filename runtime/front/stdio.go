@@ -36,6 +36,8 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		OnUnmatched: st.unmatched,
 	})
 	st.sess = s.NewSession(st)
+	st.sess.clientName = s.opts.Client
+	st.sess.sessionID, st.sess.transport = "stdio", "pipe"
 	close(st.ready)
 	defer st.sess.Close()
 
@@ -80,6 +82,22 @@ func (st *stdioSession) handle(m *rpc.Message) {
 		st.send(rpc.Failure(m.ID, err))
 		return
 	}
+	if isStateless(m.Params) {
+		// A 2026-07-28 request: served on its own, with what its _meta says.
+		meta, err := readMeta(m.Params)
+		if err != nil {
+			_, e := call.end(nil, err)
+			st.send(rpc.Failure(m.ID, e))
+			return
+		}
+		view := st.srv.statelessSession(st, meta)
+		view.clientName, view.transport = st.sess.clientName, "pipe"
+		call.As(view)
+		if m.Method == mcp.MethodSubscriptionsListen {
+			st.listen(call, m)
+			return
+		}
+	}
 	method, id := m.Method, m.ID
 	reply := func(res json.RawMessage, rpcErr *rpc.Error) {
 		switch {
@@ -96,6 +114,23 @@ func (st *stdioSession) handle(m *rpc.Message) {
 		return
 	}
 	go call.HandleAsync(method, m.Params, reply)
+}
+
+// listen serves subscriptions/listen over stdio: the notifications asked for go out on the
+// one stream, tagged with the listen request's id, until the client cancels it.
+func (st *stdioSession) listen(call *Call, m *rpc.Message) {
+	call.longLived = true
+	l, ack, err := st.srv.newListener(call.ctx, m, func(_ context.Context, msg *rpc.Message) error { return st.conn.Send(msg) })
+	if err != nil {
+		_, e := call.end(nil, err)
+		st.send(rpc.Failure(m.ID, e))
+		return
+	}
+	st.send(ack)
+	context.AfterFunc(call.ctx, func() {
+		l.close()
+		call.end(nil, nil) // cancelled: the spec wants no answer
+	})
 }
 
 // send writes to the client; one that has stopped reading is disconnected.

@@ -29,6 +29,15 @@ const (
 	MaxInstances = 64
 )
 
+// Isolation values: how a bundle's processes are shared between clients.
+const (
+	// IsolationShared runs one process (or pool) for every client: the default.
+	IsolationShared = "shared"
+	// IsolationClient runs a process per client, for servers that do not tag which call
+	// their messages belong to.
+	IsolationClient = "client"
+)
+
 // Manifest is a bundle's bundle.json, checked, with the fields the file leaves out filled in.
 type Manifest struct {
 	// Name names the bundle: it prefixes the bundle's own tools and its log lines.
@@ -59,6 +68,8 @@ type Manifest struct {
 	// Prefix, when false, exposes the bundle's tools and prompts under their own names
 	// instead of <bundle>.<name>, as long as they collide with nothing. Default true.
 	Prefix *bool `json:"prefix,omitempty"`
+	// Isolation is IsolationShared (the default, filled in by Parse) or IsolationClient.
+	Isolation string `json:"isolation,omitempty"`
 
 	// Dir is the bundle directory (absolute); Path the manifest file. Neither is read from
 	// the file.
@@ -66,25 +77,73 @@ type Manifest struct {
 	Path string `json:"-"`
 }
 
-// Timeouts bound the phases of a bundle's life. Zero means the default.
+// Timeouts bound the phases of a bundle's life. The manifest may leave any of them out:
+// Parse and LoadConfig fill in the defaults, so every field of a loaded manifest is set.
 type Timeouts struct {
 	// Start bounds process start, initialize and the first tools/list. Default 30s.
-	Start Duration `json:"start"`
+	Start time.Duration
 	// Call bounds one call while it shows no progress: each progress notification of the
 	// call starts the wait anew, up to CallMax. Default 5m.
-	Call Duration `json:"call"`
-	// CallMax bounds one call whatever its progress. Default 30m.
-	CallMax Duration `json:"call_max"`
+	Call time.Duration
+	// CallMax bounds one call whatever its progress. Default 30m, and never below Call.
+	CallMax time.Duration
 	// Shutdown is the grace given at each step of stopping (stdin closed, then SIGTERM)
 	// before the next, harsher one. Default 3s.
-	Shutdown Duration `json:"shutdown"`
+	Shutdown time.Duration
 }
 
-// Duration is a time.Duration written in JSON as a Go duration string ("10s", "1m30s").
-type Duration time.Duration
+// timeoutsJSON is how Timeouts are written: duration strings.
+type timeoutsJSON struct {
+	Start    duration `json:"start,omitempty"`
+	Call     duration `json:"call,omitempty"`
+	CallMax  duration `json:"call_max,omitempty"`
+	Shutdown duration `json:"shutdown,omitempty"`
+}
+
+// UnmarshalJSON reads the timeouts object strictly: an unknown key is an error naming it.
+func (t *Timeouts) UnmarshalJSON(b []byte) error {
+	if b = bytes.TrimSpace(b); len(b) == 0 || b[0] != '{' {
+		return errors.New(`key "timeouts" must be an object such as {"call": "1m"}`)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var j timeoutsJSON
+	if err := dec.Decode(&j); err != nil {
+		if key, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return fmt.Errorf("unknown key %s in timeouts (known keys: start, call, call_max, shutdown)", key)
+		}
+		return fmt.Errorf("timeouts: %w", err)
+	}
+	*t = Timeouts{Start: time.Duration(j.Start), Call: time.Duration(j.Call), CallMax: time.Duration(j.CallMax), Shutdown: time.Duration(j.Shutdown)}
+	return nil
+}
+
+// MarshalJSON writes the timeouts as duration strings.
+func (t Timeouts) MarshalJSON() ([]byte, error) {
+	return json.Marshal(timeoutsJSON{Start: duration(t.Start), Call: duration(t.Call), CallMax: duration(t.CallMax), Shutdown: duration(t.Shutdown)})
+}
+
+// withDefaults returns t with every zero field set to its default.
+func (t Timeouts) withDefaults() Timeouts {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&t.Start, DefaultStartTimeout)
+	def(&t.Call, DefaultCallTimeout)
+	def(&t.CallMax, DefaultCallMaxTimeout)
+	def(&t.Shutdown, DefaultShutdownTimeout)
+	// A call that shows no progress ends at Call; one that does cannot end sooner.
+	t.CallMax = max(t.CallMax, t.Call)
+	return t
+}
+
+// duration is a time.Duration written in JSON as a Go duration string ("10s", "1m30s").
+type duration time.Duration
 
 // UnmarshalJSON reads a duration string.
-func (d *Duration) UnmarshalJSON(b []byte) error {
+func (d *duration) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("a duration must be a string such as \"10s\"")
@@ -93,21 +152,13 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	if err != nil || v < 0 {
 		return fmt.Errorf("%q is not a duration such as \"10s\"", s)
 	}
-	*d = Duration(v)
+	*d = duration(v)
 	return nil
 }
 
 // MarshalJSON writes a duration string.
-func (d Duration) MarshalJSON() ([]byte, error) {
+func (d duration) MarshalJSON() ([]byte, error) {
 	return json.Marshal(time.Duration(d).String())
-}
-
-// Std returns d as a time.Duration, or def when d is zero.
-func (d Duration) Std(def time.Duration) time.Duration {
-	if d == 0 {
-		return def
-	}
-	return time.Duration(d)
 }
 
 // namePattern keeps bundle and seat names usable inside tool names, where '.' separates the
@@ -151,7 +202,17 @@ func Parse(data []byte, dir string) (*Manifest, error) {
 	if err := m.check(); err != nil {
 		return nil, err
 	}
+	m.fill()
 	return &m, nil
+}
+
+// fill sets what a checked manifest left out to its default, once, so that users of a
+// manifest read plain values.
+func (m *Manifest) fill() {
+	m.Timeouts = m.Timeouts.withDefaults()
+	if m.Isolation == "" {
+		m.Isolation = IsolationShared
+	}
 }
 
 // explainDecodeError turns encoding/json's messages into ones that say what to fix.
@@ -165,7 +226,7 @@ func explainDecodeError(err error) error {
 		return fmt.Errorf("key %q must be %s, not JSON %s", typ.Field, typeName(typ.Type.String()), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		key := strings.TrimPrefix(err.Error(), "json: unknown field ")
-		return fmt.Errorf("unknown key %s (known keys: name, command, url, headers, env, inherit_env, seats, timeouts, instances, prefix)", key)
+		return fmt.Errorf("unknown key %s (known keys: name, command, url, headers, env, inherit_env, seats, timeouts, instances, prefix, isolation)", key)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return errors.New("not valid JSON: the file ends inside the object")
 	case errors.Is(err, io.EOF):
@@ -178,7 +239,7 @@ func typeName(goType string) string {
 	switch {
 	case strings.HasPrefix(goType, "[]"):
 		return "an array"
-	case strings.HasPrefix(goType, "map["), strings.HasSuffix(goType, "Timeouts"):
+	case strings.HasPrefix(goType, "map["):
 		return "an object"
 	}
 	return "a " + goType
@@ -193,6 +254,11 @@ func (m *Manifest) check() error {
 	}
 	if err := m.checkTarget(); err != nil {
 		return err
+	}
+	switch m.Isolation {
+	case "", IsolationShared, IsolationClient:
+	default:
+		return fmt.Errorf("isolation %q: use %q (one process for every client, the default) or %q (a process per client)", m.Isolation, IsolationShared, IsolationClient)
 	}
 	if m.Instances < 0 || m.Instances > MaxInstances {
 		return fmt.Errorf("instances %d: use 1 to %d", m.Instances, MaxInstances)

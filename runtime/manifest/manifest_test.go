@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +29,10 @@ func TestParse(t *testing.T) {
 		{"relative without ./", `{"name": "x", "command": ["bin/x"]}`, "start it with ./"},
 		{"bad seat", `{"name": "x", "command": ["./run"], "seats": ["a b"]}`, `bad seat "a b"`},
 		{"bad duration", `{"name": "x", "command": ["./run"], "timeouts": {"start": "soon"}}`, `"soon" is not a duration`},
+		{"unknown timeout", `{"name": "x", "command": ["./run"], "timeouts": {"idle": "1s"}}`, `unknown key "idle" in timeouts`},
+		{"timeouts not an object", `{"name": "x", "command": ["./run"], "timeouts": 5}`, `key "timeouts" must be an object`},
+		{"isolation client", `{"name": "x", "command": ["./run"], "isolation": "client"}`, ""},
+		{"bad isolation", `{"name": "x", "command": ["./run"], "isolation": "process"}`, `isolation "process": use "shared"`},
 		{"wrong type", `{"name": "x", "command": "./run"}`, `key "command" must be an array`},
 		{"not JSON", `{"name": `, "not valid JSON"},
 		{"trailing data", `{"name": "x", "command": ["./run"]} {}`, "unexpected data"},
@@ -46,16 +51,39 @@ func TestParse(t *testing.T) {
 	}
 }
 
-func TestTimeoutDefaults(t *testing.T) {
-	m, err := Parse([]byte(`{"name": "x", "command": ["./run"], "timeouts": {"call": "7s"}}`), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
+func TestDefaultsAreFilledOnParse(t *testing.T) {
+	tests := []struct {
+		name string
+		json string
+		want Timeouts
+		iso  string
+	}{
+		{"none given", `{"name": "x", "command": ["./run"]}`,
+			Timeouts{Start: DefaultStartTimeout, Call: DefaultCallTimeout, CallMax: DefaultCallMaxTimeout, Shutdown: DefaultShutdownTimeout}, IsolationShared},
+		{"some given", `{"name": "x", "command": ["./run"], "timeouts": {"call": "7s", "shutdown": "1s"}, "isolation": "client"}`,
+			Timeouts{Start: DefaultStartTimeout, Call: 7 * time.Second, CallMax: DefaultCallMaxTimeout, Shutdown: time.Second}, IsolationClient},
+		{"call_max never below call", `{"name": "x", "command": ["./run"], "timeouts": {"call": "1h", "call_max": "1m"}}`,
+			Timeouts{Start: DefaultStartTimeout, Call: time.Hour, CallMax: time.Hour, Shutdown: DefaultShutdownTimeout}, IsolationShared},
 	}
-	if got := m.Timeouts.Call.Std(DefaultCallTimeout); got != 7*time.Second {
-		t.Errorf("call timeout %v, want 7s", got)
-	}
-	if got := m.Timeouts.Start.Std(DefaultStartTimeout); got != DefaultStartTimeout {
-		t.Errorf("start timeout %v, want the default", got)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := Parse([]byte(tt.json), t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Timeouts != tt.want || m.Isolation != tt.iso {
+				t.Errorf("got %+v %q, want %+v %q", m.Timeouts, m.Isolation, tt.want, tt.iso)
+			}
+			// What is written back reads the same.
+			b, err := json.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := Parse(b, m.Dir)
+			if err != nil || again.Timeouts != m.Timeouts {
+				t.Errorf("round trip of %s: %+v, %v", b, again, err)
+			}
+		})
 	}
 }
 
@@ -125,9 +153,9 @@ func TestLoadConfig(t *testing.T) {
 	os.WriteFile(p, []byte(`{"mcpServers": {
 		"everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]},
 		"files": {"command": "npx", "args": ["x"], "env": {"A": "1"}, "cwd": "sub"}}}`), 0o644)
-	ms, err := LoadConfig(p)
-	if err != nil {
-		t.Fatal(err)
+	ms, notes, err := LoadConfig(p)
+	if err != nil || len(notes) != 0 {
+		t.Fatal(err, notes)
 	}
 	if len(ms) != 2 || ms[0].Name != "everything" || ms[1].Dir != filepath.Join(dir, "sub") || ms[1].Env["A"] != "1" {
 		t.Errorf("unexpected manifests: %+v %+v", ms[0], ms[1])

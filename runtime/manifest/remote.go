@@ -40,8 +40,8 @@ func (m *Manifest) checkTarget() error {
 	if u.User != nil {
 		return fmt.Errorf("url %q: put credentials in \"headers\" (e.g. \"Authorization\": \"Bearer ${TOKEN}\"), not in the address", u.Redacted())
 	}
-	if len(m.Env) > 0 || len(m.InheritEnv) > 0 || m.Instances > 1 {
-		return errors.New(`"env", "inherit_env" and "instances" are for processes the node starts; a "url" bundle has none`)
+	if len(m.Env) > 0 || len(m.InheritEnv) > 0 || m.Instances > 1 || m.Isolation == IsolationClient {
+		return errors.New(`"env", "inherit_env", "instances" and "isolation": "client" are for processes the node starts; a "url" bundle has none`)
 	}
 	for k, v := range m.Headers {
 		if !headerName.MatchString(k) {

@@ -76,22 +76,24 @@ func TestLoadConfigWithRemoteServers(t *testing.T) {
 		"gh": {"type": "http", "url": "https://api.example.com/mcp", "headers": {"Authorization": "Bearer ${GH_TOKEN}"}},
 		"plain": {"url": "http://127.0.0.1:9/mcp"},
 		"local": {"command": "npx", "args": ["x"]}}}`), 0o644)
-	ms, err := LoadConfig(p)
-	if err != nil {
-		t.Fatal(err)
+	ms, notes, err := LoadConfig(p)
+	if err != nil || len(notes) != 0 {
+		t.Fatal(err, notes)
 	}
 	if len(ms) != 3 || ms[0].Name != "gh" || !ms[0].Remote() || ms[0].Headers["Authorization"] != "Bearer ${GH_TOKEN}" ||
 		ms[1].Name != "local" || ms[1].Remote() || ms[2].Name != "plain" || ms[2].URL != "http://127.0.0.1:9/mcp" {
 		t.Errorf("unexpected manifests: %+v %+v %+v", ms[0], ms[1], ms[2])
 	}
 	for body, want := range map[string]string{
-		`{"mcpServers": {"s": {"type": "sse", "url": "https://h/sse"}}}`:                  `type "sse" is not supported`,
+		`{"mcpServers": {"s": {"type": "sse", "url": "https://h/sse"}}}`:                  `type "sse"`,
 		`{"mcpServers": {"s": {"type": "http", "command": "x", "url": "https://h/mcp"}}}`: `both "command" and "url"`,
 		`{"mcpServers": {"s": {"type": "http"}}}`:                                         `missing "command"`,
+		`{"mcpServers": {"s": {"url": "https://h/mcp", "isolation": "client"}}}`:          `a "url" bundle has none`,
 	} {
 		os.WriteFile(p, []byte(body), 0o644)
-		if _, err := LoadConfig(p); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want an error containing %q", body, err, want)
+		ms, notes, err := LoadConfig(p)
+		if err != nil || len(ms) != 0 || len(notes) != 1 || !strings.Contains(notes[0].Reason, want) {
+			t.Errorf("%s: %v %v %v, want it skipped with a reason containing %q", body, ms, notes, err, want)
 		}
 	}
 }

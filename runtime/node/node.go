@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/catalog"
 	"github.com/toolnode/toolnode/runtime/manifest"
+	"github.com/toolnode/toolnode/runtime/telemetry"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
@@ -51,6 +52,9 @@ type Config struct {
 	OnStarting func(done, total int)
 	// Limits bound what the node holds for each bundle process.
 	Limits Limits
+	// Telemetry records a span per bundle call, passes the trace on to the bundle in
+	// _meta, and keeps the bundles' metrics. Default: none.
+	Telemetry telemetry.Recorder
 }
 
 // Node runs bundles and routes between them and the sessions of the fronts.
@@ -75,6 +79,7 @@ type Node struct {
 	settled   atomic.Bool // the first start is over: report collisions and changes
 
 	progress sync.Map // bundle-side token (string) -> progressRoute
+	meta     metaIndexes
 	wg       sync.WaitGroup
 }
 
@@ -98,6 +103,9 @@ func New(cfg Config) *Node {
 	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
+	}
+	if cfg.Telemetry == nil {
+		cfg.Telemetry = telemetry.Nop{}
 	}
 	n := &Node{
 		cfg:      cfg,
@@ -310,6 +318,14 @@ func (n *Node) Detach(s Session) {
 	delete(n.sessions, s)
 	n.mu.Unlock()
 	n.dropSubscriptions(s)
+}
+
+// Announce tells every session that the lists named by the notification methods changed
+// (for example after an access file changed what clients may see).
+func (n *Node) Announce(methods ...string) {
+	for _, m := range methods {
+		n.broadcast(m, nil)
+	}
 }
 
 func (n *Node) broadcast(method string, params any) {

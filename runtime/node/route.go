@@ -11,8 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolnode/toolnode/runtime/manifest"
 	"github.com/toolnode/toolnode/runtime/rpc"
+	"github.com/toolnode/toolnode/runtime/search"
+	"github.com/toolnode/toolnode/runtime/telemetry"
 	"github.com/toolnode/toolnode/runtime/upstream"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -34,6 +35,31 @@ func (n *Node) CallTool(ctx context.Context, sess Session, params json.RawMessag
 // CallToolAsync is CallTool calling done with the outcome instead of returning it. done may
 // run on the goroutine that reads the bundle, and must not block; it runs exactly once.
 func (n *Node) CallToolAsync(ctx context.Context, sess Session, params json.RawMessage, done func(json.RawMessage, error)) {
+	n.CallToolFor(ctx, sess, params, nil, done)
+}
+
+// CallToolFor is CallToolAsync for a caller that may see and call only the tools allow
+// accepts: another tool is unknown to it, and toolnode.search and toolnode.execute see only
+// what it may.
+func (n *Node) CallToolFor(ctx context.Context, sess Session, params json.RawMessage, allow Allow, done func(json.RawMessage, error)) {
+	n.callTool(ctx, sess, params, allow, func(res json.RawMessage, err error) {
+		var rpcErr *rpc.Error
+		switch {
+		case err == nil:
+			done(res, nil)
+		case ctx.Err() != nil:
+			done(nil, context.Cause(ctx))
+		case errors.As(err, &rpcErr):
+			done(nil, rpcErr)
+		default:
+			done(json.Marshal(mcp.ErrorResult(err.Error())))
+		}
+	})
+}
+
+// callTool routes a tools/call and reports the outcome as it is: the result, a JSON-RPC
+// error, or why the bundle did not answer.
+func (n *Node) callTool(ctx context.Context, sess Session, params json.RawMessage, allow Allow, done func(json.RawMessage, error)) {
 	// The hot path: only "name" (and a progress token) change, so they are edited in place
 	// rather than decoding and re-encoding arguments of any size.
 	rawName, ok := rpc.Member(params, "name")
@@ -43,32 +69,27 @@ func (n *Node) CallToolAsync(ctx context.Context, sess Session, params json.RawM
 		return
 	}
 	e, ok := n.Catalog().Lookup(name)
-	if !ok {
+	if !ok || !allow.allows(name) {
 		done(nil, invalidParams(fmt.Sprintf("unknown tool %q", name)))
 		return
 	}
 	if e.Bundle == builtinBundle {
-		done(n.callBuiltin(ctx, e.Tool))
+		switch e.Tool {
+		case search.SearchToolName:
+			args, _ := rpc.Member(params, "arguments")
+			done(n.Search(args, allow))
+		case search.ExecuteToolName:
+			n.ExecuteAsync(ctx, sess, params, allow, done)
+		default:
+			done(n.callBuiltin(ctx, e.Tool))
+		}
 		return
 	}
 	if e.Tool != name {
 		quoted, _ := json.Marshal(e.Tool)
 		params, _ = rpc.SetMember(params, "name", quoted)
 	}
-	n.forwardAsync(ctx, sess, e.Bundle, mcp.MethodToolsCall, params, func() string { return fmt.Sprintf("tool %q", name) },
-		func(res json.RawMessage, err error) {
-			var rpcErr *rpc.Error
-			switch {
-			case err == nil:
-				done(res, nil)
-			case ctx.Err() != nil:
-				done(nil, context.Cause(ctx))
-			case errors.As(err, &rpcErr):
-				done(nil, rpcErr)
-			default:
-				done(json.Marshal(mcp.ErrorResult(err.Error())))
-			}
-		})
+	n.forwardAsync(ctx, sess, e.Bundle, mcp.MethodToolsCall, params, func() string { return fmt.Sprintf("tool %q", name) }, done)
 }
 
 // wait runs an asynchronous call and waits for its outcome.
@@ -100,7 +121,7 @@ func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, metho
 	b := n.bundles[bundleName]
 	n.mu.Unlock()
 	if b == nil {
-		done(nil, fmt.Errorf("bundle %q is not running", bundleName))
+		done(nil, notSent(fmt.Errorf("bundle %q is not running", bundleName)))
 		return
 	}
 	if inst := n.pickNow(b); inst != nil {
@@ -109,9 +130,9 @@ func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, metho
 	}
 	// Starting or restarting: wait for a process without holding up the caller.
 	go func() {
-		inst, err := n.pick(b, min(b.m.Timeouts.Call.Std(manifest.DefaultCallTimeout), b.m.Timeouts.Start.Std(manifest.DefaultStartTimeout)))
+		inst, err := n.pick(b, min(b.m.Timeouts.Call, b.m.Timeouts.Start))
 		if err != nil {
-			done(nil, err)
+			done(nil, notSent(err))
 			return
 		}
 		n.send(ctx, sess, b, inst, method, params, what, done)
@@ -120,8 +141,8 @@ func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, metho
 
 func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instance, method string, params json.RawMessage,
 	what func() string, done func(json.RawMessage, error)) {
-	idle := b.m.Timeouts.Call.Std(manifest.DefaultCallTimeout)
-	hard := max(b.m.Timeouts.CallMax.Std(manifest.DefaultCallMaxTimeout), idle)
+	idle := b.m.Timeouts.Call
+	hard := max(b.m.Timeouts.CallMax, idle)
 	start := time.Now()
 	ours := n.newToken()
 	ctx, cancel := context.WithCancelCause(outer) // what the bundle asks about the call lives as long
@@ -180,7 +201,7 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 	// will go under, before it is sent.
 	id, err := inst.client.Expect(finish)
 	if err != nil {
-		finish(nil, err)
+		finish(nil, notSent(err))
 		return
 	}
 	n.mu.Lock()
@@ -189,22 +210,65 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 	// Every call gets a token of ours, so that its progress extends its timeout even when
 	// the client asked for none (then the progress goes no further).
 	params, token := swapProgressToken(params, ours)
+	if _, nop := n.cfg.Telemetry.(telemetry.Nop); !nop {
+		var op *telemetry.Op
+		var target string
+		if raw, ok := rpc.Member(params, "name"); ok {
+			_ = json.Unmarshal(raw, &target)
+		}
+		ctx, op = n.cfg.Telemetry.StartBundleCall(ctx, telemetry.BundleCall{Bundle: b.name, Method: method, Target: target, ID: json.RawMessage(id.String())})
+		params = n.cfg.Telemetry.Inject(ctx, params)
+		inner := done
+		done = func(res json.RawMessage, err error) {
+			var rpcErr *rpc.Error
+			switch {
+			case errors.As(err, &rpcErr):
+				op.End(telemetry.ErrorCode(rpcErr.Code))
+			case errors.Is(err, ErrTimeout):
+				op.End(telemetry.Timeout)
+			case err != nil:
+				op.End(telemetry.ErrorCode(mcp.CodeInternalError))
+			case isToolError(res):
+				op.End(telemetry.ToolError)
+			default:
+				op.End("")
+			}
+			inner(res, err)
+		}
+	}
 	n.progress.Store(ours, progressRoute{flight: f, token: token})
 	mu.Lock()
 	// The causes are built only when a limit is hit: this runs for every call.
 	timer = time.AfterFunc(idle, func() {
 		if time.Since(start) >= hard {
-			giveUp(fmt.Errorf("%s of bundle %q took longer than its call_max of %s; the bundle was told to cancel", what(), b.name, hard))
+			giveUp(timedOut(fmt.Sprintf("%s of bundle %q took longer than its call_max of %s; the bundle was told to cancel", what(), b.name, hard)))
 			return
 		}
-		giveUp(fmt.Errorf("%s of bundle %q showed no progress for %s; the bundle was told to cancel", what(), b.name, idle))
+		giveUp(timedOut(fmt.Sprintf("%s of bundle %q showed no progress for %s; the bundle was told to cancel", what(), b.name, idle)))
 	})
 	stopOuter = context.AfterFunc(outer, func() { giveUp(context.Cause(outer)) })
 	mu.Unlock()
 	if err := inst.client.Send(id, method, params); err != nil {
-		finish(nil, err)
+		finish(nil, notSent(err))
 	}
 }
+
+// timeoutError is the error of a call past its time limit.
+type timeoutError string
+
+func (e timeoutError) Error() string        { return string(e) }
+func (e timeoutError) Is(target error) bool { return target == ErrTimeout }
+
+func timedOut(msg string) error { return timeoutError(msg) }
+
+// notSentError is the error of a call that never reached its bundle.
+type notSentError struct{ err error }
+
+func (e notSentError) Error() string        { return e.err.Error() }
+func (e notSentError) Unwrap() error        { return e.err }
+func (e notSentError) Is(target error) bool { return target == ErrNotSent }
+
+func notSent(err error) error { return notSentError{err} }
 
 // isToolError reports whether a tools/call result says isError, cheaply.
 func isToolError(res json.RawMessage) bool {
@@ -402,7 +466,7 @@ func clipRaw(b json.RawMessage) string {
 
 // refresh re-reads what a bundle offers after one of its processes said a list changed.
 func (n *Node) refresh(b *bundle, inst *instance) {
-	ctx, cancel := context.WithTimeout(context.Background(), b.m.Timeouts.Start.Std(manifest.DefaultStartTimeout))
+	ctx, cancel := context.WithTimeout(context.Background(), b.m.Timeouts.Start)
 	defer cancel()
 	l, err := fetchLists(ctx, inst.client)
 	if err != nil {

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/toolnode/toolnode/runtime/catalog"
+	"github.com/toolnode/toolnode/runtime/search"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
@@ -16,7 +18,8 @@ const StatusTool = "toolnode.status"
 
 // builtinBundle names the node itself in the catalog. It cannot be a bundle's name, so a
 // bundle called "toolnode" cannot take over the node's tools: its "status" would lose the
-// name toolnode.status to the node's, which claims it.
+// name toolnode.status to the node's, which claims it. The names toolnode.* belong to the
+// node and to such a bundle alone.
 const builtinBundle = "(toolnode)"
 
 // BundleStatus is what toolnode.status says of one bundle.
@@ -35,6 +38,12 @@ type BundleStatus struct {
 	P50ms     float64 `json:"p50_ms"`
 	P99ms     float64 `json:"p99_ms"`
 	Manifest  string  `json:"manifest"`
+
+	// FailuresInARow counts the failures since a process of the bundle last ran for
+	// Supervision.Stable; from Supervision.CrashLoop of them the state is crash-loop.
+	FailuresInARow int `json:"failures_in_a_row"`
+	// RetryAt is when the next try is due (RFC 3339), while no process of the bundle runs.
+	RetryAt string `json:"retry_at,omitempty"`
 }
 
 // Where says where the bundle runs: the URL of a remote bundle, else its process ids.
@@ -54,6 +63,10 @@ func (n *Node) Status() []BundleStatus {
 			Tools: len(b.lists.tools), Manifest: b.m.Path, PIDs: []int{}, URL: b.m.URL}
 		if b.err != nil {
 			st.LastError = b.err.Error()
+		}
+		st.FailuresInARow = b.failures
+		if !b.retryAt.IsZero() && live(b) == 0 {
+			st.RetryAt = b.retryAt.UTC().Format(time.RFC3339Nano)
 		}
 		for _, s := range b.slots {
 			if s != nil {
@@ -88,7 +101,7 @@ func (n *Node) builtinTools() catalog.Source {
 		`"inputSchema":{"type":"object","properties":{}},` +
 		`"outputSchema":{"type":"object","properties":{"bundles":{"type":"array","items":{"type":"object"}},"node":{"type":"object"}},"required":["bundles"]},` +
 		`"annotations":{"readOnlyHint":true,"openWorldHint":false}}`)
-	return catalog.Source{Bundle: builtinBundle, NoPrefix: true, Tools: []json.RawMessage{tool}}
+	return catalog.Source{Bundle: builtinBundle, Namespace: "toolnode", NoPrefix: true, Tools: []json.RawMessage{tool, search.SearchTool(), search.ExecuteTool()}}
 }
 
 // callBuiltin serves the node's own tools.
@@ -107,6 +120,9 @@ func (n *Node) callBuiltin(_ context.Context, tool string) (json.RawMessage, err
 	for _, b := range st {
 		fmt.Fprintf(&sb, "%s: %s, %s, %d restarts, %d tools, %d calls (%d failed), p50 %.2f ms, p99 %.2f ms",
 			b.Name, b.State, b.Where(), b.Restarts, b.Tools, b.Calls, b.Failed, b.P50ms, b.P99ms)
+		if b.State == StateCrashLoop {
+			fmt.Fprintf(&sb, ", crash loop: %d failures in a row, next try at %s", b.FailuresInARow, b.RetryAt)
+		}
 		if b.LastError != "" {
 			fmt.Fprintf(&sb, ", last error: %s", b.LastError)
 		}

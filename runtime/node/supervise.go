@@ -20,18 +20,24 @@ import (
 )
 
 // Supervision says how bundles are kept alive. Zero fields take the defaults.
+//
+// A bundle is never given up on: one that keeps failing is retried with a backoff that
+// doubles up to MaxBackoff, so a fix (a file restored, a service back) is picked up within
+// that time without a restart of the node or an edit of the manifest.
 type Supervision struct {
 	// Backoff is the wait before the first restart of a process that exited; it doubles
 	// with each failure that follows. Default 200ms.
 	Backoff time.Duration
-	// MaxBackoff bounds the wait. Default 30s.
+	// MaxBackoff bounds the wait, and so how long a bundle in a crash loop waits at most
+	// before its next try. Default 1m.
 	MaxBackoff time.Duration
 	// Stable is how long a process must run for its exit not to count as a failure in a
 	// row (and for the backoff to start over). Default 30s.
 	Stable time.Duration
-	// MaxFailures is how many failures in a row mark the bundle failed, its tools
-	// withdrawn, until its manifest changes. Default 5.
-	MaxFailures int
+	// CrashLoop is the number of failures in a row that make a crash loop: the bundle's
+	// state says so, its tools are withdrawn and calls to it fail at once while no process
+	// of it runs. Default 5.
+	CrashLoop int
 	// PingEvery is the interval of health pings; a process that does not answer one
 	// within PingTimeout is restarted. Default 30s and 10s; negative disables pings.
 	PingEvery, PingTimeout time.Duration
@@ -44,12 +50,12 @@ func (s Supervision) withDefaults() Supervision {
 		}
 	}
 	def(&s.Backoff, 200*time.Millisecond)
-	def(&s.MaxBackoff, 30*time.Second)
+	def(&s.MaxBackoff, time.Minute)
 	def(&s.Stable, 30*time.Second)
 	def(&s.PingEvery, 30*time.Second)
 	def(&s.PingTimeout, 10*time.Second)
-	if s.MaxFailures == 0 {
-		s.MaxFailures = 5
+	if s.CrashLoop == 0 {
+		s.CrashLoop = 5
 	}
 	return s
 }
@@ -62,8 +68,10 @@ const (
 	StateStarting   State = "starting"
 	StateReady      State = "ready"
 	StateRestarting State = "restarting"
-	StateFailed     State = "failed"
-	StateStopped    State = "stopped"
+	// StateCrashLoop is a bundle that failed Supervision.CrashLoop times in a row and is
+	// waiting for its next try.
+	StateCrashLoop State = "crash-loop"
+	StateStopped   State = "stopped"
 )
 
 // bundle is one manifest being run: a pool of identical processes ("slots"), each kept
@@ -80,10 +88,11 @@ type bundle struct {
 
 	// Guarded by Node.mu.
 	state      State
-	err        error
+	err        error // the last failure, kept after a recovery as the last reason
 	stopReason string
 	restarts   int
-	failures   int // in a row
+	failures   int       // in a row
+	retryAt    time.Time // when the next try is due, while none of its processes runs
 	slots      []*instance
 	lists      lists
 
@@ -148,8 +157,7 @@ func (n *Node) runSlot(b *bundle, slot int, settled func()) {
 	for {
 		inst, l, err := n.startInstance(b)
 		if err != nil {
-			if !n.recordFailure(b, fmt.Errorf("start: %w", err)) {
-				settled()
+			if !n.recordFailure(b, fmt.Errorf("start: %w", err), backoff) {
 				return
 			}
 			settled()
@@ -161,7 +169,8 @@ func (n *Node) runSlot(b *bundle, slot int, settled func()) {
 		}
 		n.mu.Lock()
 		b.slots[slot] = inst
-		b.state, b.err = StateReady, nil
+		listed := b.state == StateReady || b.state == StateRestarting
+		b.state, b.retryAt = StateReady, time.Time{}
 		changed := !listsEqual(b.lists, l)
 		if changed {
 			b.lists = l
@@ -169,7 +178,7 @@ func (n *Node) runSlot(b *bundle, slot int, settled func()) {
 		n.mu.Unlock()
 		b.log.Info("bundle ready", "at", where(inst.client), "era", inst.client.Era().String(), "slot", slot,
 			"tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))
-		if changed {
+		if changed || !listed {
 			n.rebuild()
 		}
 		settled()
@@ -191,7 +200,7 @@ func (n *Node) runSlot(b *bundle, slot int, settled func()) {
 			n.mu.Unlock()
 			backoff = sup.Backoff
 		}
-		if !n.recordFailure(b, fmt.Errorf("exited (%s)", status)) {
+		if !n.recordFailure(b, fmt.Errorf("exited (%s)", status), backoff) {
 			return
 		}
 		if b.m.Remote() {
@@ -206,9 +215,11 @@ func (n *Node) runSlot(b *bundle, slot int, settled func()) {
 	}
 }
 
-// recordFailure counts a failure of b and reports whether to try again. Past MaxFailures in
-// a row the bundle is marked failed, its tools withdrawn, and its other slots stopped.
-func (n *Node) recordFailure(b *bundle, err error) bool {
+// recordFailure counts a failure of b, whose next try is due after wait, and reports
+// whether to try again: always, unless the bundle is being stopped. From CrashLoop
+// failures in a row the bundle is in a crash loop: its tools are withdrawn until one of
+// its processes runs again.
+func (n *Node) recordFailure(b *bundle, err error, wait time.Duration) bool {
 	n.mu.Lock()
 	select {
 	case <-b.stop:
@@ -219,25 +230,28 @@ func (n *Node) recordFailure(b *bundle, err error) bool {
 	b.failures++
 	b.restarts++
 	b.err = err
-	// A remote server that cannot be reached is an outage, not a crash loop: it is tried
-	// again at the longest backoff for as long as the node runs.
-	gaveUp := b.failures >= n.sup.MaxFailures && !b.m.Remote()
-	if gaveUp {
-		b.state = StateFailed
-	} else if live(b) == 0 {
+	idle := live(b) == 0
+	if idle {
+		b.retryAt = time.Now().Add(wait)
+	}
+	entered := false
+	switch {
+	case b.failures >= n.sup.CrashLoop && idle:
+		entered = b.state != StateCrashLoop
+		b.state = StateCrashLoop
+	case idle:
 		b.state = StateRestarting
 	}
 	failures := b.failures
 	n.mu.Unlock()
-	if !gaveUp {
-		b.log.Warn("bundle failed", "error", err, "failures_in_a_row", failures)
+	if !entered {
+		b.log.Warn("bundle failed", "error", err, "failures_in_a_row", failures, "next_try_in", wait)
 		return true
 	}
-	b.log.Error("bundle failed too often in a row; its tools are withdrawn until its manifest changes",
-		"failures", failures, "last_error", err, "manifest", b.m.Path)
-	b.stopOnce.Do(func() { close(b.stop) })
+	b.log.Error("bundle is in a crash loop; its tools are withdrawn until it runs again",
+		"failures_in_a_row", failures, "last_error", err, "next_try_in", wait, "tries_at_least_every", n.sup.MaxBackoff)
 	n.rebuild()
-	return false
+	return true
 }
 
 func live(b *bundle) int {
@@ -304,7 +318,7 @@ func where(c *upstream.Client) any {
 // speaks, runs the handshake and lists what it offers.
 func (n *Node) startInstance(b *bundle) (*instance, lists, error) {
 	m := b.m
-	timeout := m.Timeouts.Start.Std(manifest.DefaultStartTimeout)
+	timeout := m.Timeouts.Start
 	ctx, cancel := context.WithTimeoutCause(context.Background(), timeout, fmt.Errorf("no answer within the start timeout of %s", timeout))
 	defer cancel()
 	go func() {
@@ -345,7 +359,7 @@ func (n *Node) startInstance(b *bundle) (*instance, lists, error) {
 			Dir:    m.Dir,
 			Env:    m.Environ(n.cfg.LookupEnv),
 			Logger: b.log,
-			Grace:  m.Timeouts.Shutdown.Std(manifest.DefaultShutdownTimeout),
+			Grace:  m.Timeouts.Shutdown,
 		}
 	}
 	c, err := upstream.Start(cfg)
@@ -392,8 +406,8 @@ func (n *Node) pick(b *bundle, wait time.Duration) (*instance, error) {
 			return best, nil
 		case reason != "":
 			return nil, fmt.Errorf("bundle %q is %s", b.name, reason)
-		case state == StateFailed:
-			return nil, fmt.Errorf("bundle %q failed: %v", b.name, err)
+		case state == StateCrashLoop:
+			return nil, fmt.Errorf("bundle %q is in a crash loop (last error: %v)", b.name, err)
 		case time.Now().After(deadline):
 			return nil, fmt.Errorf("bundle %q is %s (last error: %v)", b.name, state, err)
 		}

@@ -1,19 +1,19 @@
 // Package proc starts a bundle's process and stops it the way the MCP stdio transport asks:
 // close its stdin, wait, SIGTERM, wait, SIGKILL. Each process leads its own process group
 // and every signal goes to the whole group, so wrappers such as `sh -c`, `npx` or `uv run`
-// cannot leave the real server behind.
+// cannot leave the real server behind. On Linux the node is also a child subreaper and
+// follows each bundle's descendants, so that a daemon that left the group (`setsid`) is
+// stopped and reaped with its bundle too; elsewhere the group is what is stopped.
 package proc
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,7 +36,18 @@ type Config struct {
 	Logger hclog.Logger
 	// Grace is how long each step of Stop waits before the next. Default 3s.
 	Grace time.Duration
+	// StderrLineMax bounds a stderr line: the first StderrLineMax bytes of a longer one are
+	// logged, marked as cut, and the rest of it is dropped and counted, so a bundle that
+	// never writes a newline (a "\r" progress bar) cannot grow the node. Default 64 KiB.
+	StderrLineMax int
+	// TrackEvery is how often the process's descendants are looked for (and those that
+	// were orphaned and exited, reaped), where the platform can. Default 2s.
+	TrackEvery time.Duration
 }
+
+// DefaultStderrLineMax is the default of Config.StderrLineMax: far above any log line a
+// person reads, small enough to hold for every process of a large node.
+const DefaultStderrLineMax = 64 << 10
 
 // Process is a running child. Its methods are safe for concurrent use.
 type Process struct {
@@ -52,6 +63,8 @@ type Process struct {
 
 	stopOnce sync.Once
 	stopErr  error
+
+	fam *family // the process's descendants, as far as the platform can follow them
 }
 
 // Start starts the process in a new process group with pipes for stdin, stdout and stderr.
@@ -61,6 +74,12 @@ func Start(cfg Config) (*Process, error) {
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = 3 * time.Second
+	}
+	if cfg.StderrLineMax <= 0 {
+		cfg.StderrLineMax = DefaultStderrLineMax
+	}
+	if cfg.TrackEvery <= 0 {
+		cfg.TrackEvery = 2 * time.Second
 	}
 	path := cfg.Path
 	if !strings.ContainsRune(path, '/') {
@@ -85,25 +104,27 @@ func Start(cfg Config) (*Process, error) {
 		closeAll(inR, inW, outR, outW)
 		return nil, fmt.Errorf("stderr pipe: %w", err)
 	}
+	fam, env, err := newFamily(cfg.Env)
+	if err != nil {
+		closeAll(inR, inW, outR, outW, errR, errW)
+		return nil, err
+	}
 	cmd := exec.Command(path, cfg.Args...)
 	cmd.Dir = cfg.Dir
-	cmd.Env = cfg.Env
+	cmd.Env = env
 	// *os.File ends make exec hand the descriptors over as they are, without copying
 	// goroutines that would tie Wait to grandchildren holding the pipes open.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid: true,
-		// If the node dies without stopping it, the bundle is told rather than orphaned.
-		Pdeathsig: syscall.SIGTERM,
-	}
+	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW)
 		return nil, fmt.Errorf("start %s: %w", path, err)
 	}
 	closeAll(inR, outW, errW)
-	p := &Process{cmd: cmd, grace: cfg.Grace, stdin: inW, stdout: outR, done: make(chan struct{})}
+	p := &Process{cmd: cmd, grace: cfg.Grace, stdin: inW, stdout: outR, done: make(chan struct{}), fam: fam}
+	fam.follow(cmd.Process.Pid, cfg.TrackEvery)
 	p.stderrWG.Add(1)
-	go p.logStderr(errR, cfg.Logger)
+	go p.logStderr(errR, cfg.Logger, cfg.StderrLineMax)
 	go func() {
 		p.waitErr = cmd.Wait()
 		close(p.done)
@@ -167,15 +188,25 @@ func (p *Process) ExitStatus() string {
 }
 
 // logStderr relays the child's stderr to its logger line by line, at the level a line names
-// ("[WARN] ...", "ERROR: ...") or Info.
-func (p *Process) logStderr(r *os.File, log hclog.Logger) {
+// ("[WARN] ...", "ERROR: ...") or Info. A line longer than max is logged cut, and the rest
+// of it dropped and counted: the reader's buffer is all the memory a line ever takes.
+func (p *Process) logStderr(r io.ReadCloser, log hclog.Logger, max int) {
 	defer p.stderrWG.Done()
 	defer r.Close()
-	br := bufio.NewReaderSize(r, 16<<10)
+	br := bufio.NewReaderSize(r, max)
 	for {
-		line, err := br.ReadString('\n')
-		if line = strings.TrimRight(line, "\r\n"); line != "" {
-			level, msg := levelOf(line)
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			level, msg := levelOf(string(line))
+			log.Log(level, msg, "stderr_line_cut_at", len(line))
+			dropped := 0
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = br.ReadSlice('\n')
+				dropped += len(line)
+			}
+			log.Warn("dropped the rest of a stderr line too long to log", "bytes", dropped, "limit", max)
+		} else if text := strings.TrimRight(string(line), "\r\n"); text != "" {
+			level, msg := levelOf(text)
 			log.Log(level, msg)
 		}
 		if err != nil {
@@ -195,23 +226,31 @@ func (p *Process) Stop(ctx context.Context) error {
 }
 
 func (p *Process) stop(ctx context.Context) error {
-	pgid := p.Pid()
+	defer p.fam.close()
 	p.stdin.Close()
 	if !p.waitFor(ctx, p.grace) {
-		signalGroup(pgid, syscall.SIGTERM)
+		p.fam.signal(syscall.SIGTERM)
 		if !p.waitFor(ctx, p.grace) {
-			signalGroup(pgid, syscall.SIGKILL)
+			p.fam.signal(syscall.SIGKILL)
 			<-p.done
 		}
 	}
-	// The leader is gone; a wrapper's children may still be there.
-	if groupAlive(pgid) {
-		signalGroup(pgid, syscall.SIGTERM)
+	// The leader is gone; a wrapper's children, or a daemon it started, may still be there.
+	if p.fam.alive() {
+		p.fam.signal(syscall.SIGTERM)
 		deadline := time.Now().Add(p.grace)
-		for groupAlive(pgid) && time.Now().Before(deadline) && ctx.Err() == nil {
+		for p.fam.alive() && time.Now().Before(deadline) && ctx.Err() == nil {
 			time.Sleep(20 * time.Millisecond)
 		}
-		signalGroup(pgid, syscall.SIGKILL)
+		p.fam.signal(syscall.SIGKILL)
+		// Reap what the kill leaves, so no zombie of the bundle outlives Stop either. On a
+		// loaded machine the killed may take a while to go; whoever is still there past the
+		// grace is reaped when it does.
+		deadline = time.Now().Add(max(p.grace, time.Second))
+		for p.fam.alive() && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		p.fam.reapLater()
 	}
 	p.stderrWG.Wait()
 	p.stdout.Close()
@@ -227,38 +266,6 @@ func (p *Process) waitFor(ctx context.Context, d time.Duration) bool {
 		return true
 	case <-t.C:
 	case <-ctx.Done():
-	}
-	return false
-}
-
-func signalGroup(pgid int, sig syscall.Signal) { _ = syscall.Kill(-pgid, sig) }
-
-// groupAlive reports whether a process of the group is still running. kill(-pgid, 0) alone
-// would count zombies, which linger when the orphaned children of a wrapper are reparented
-// to an init that does not reap them; /proc tells them apart.
-func groupAlive(pgid int) bool {
-	if syscall.Kill(-pgid, 0) != nil {
-		return false
-	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return true
-	}
-	for _, e := range entries {
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// The command name may hold spaces and parentheses; the fields after the last ')'
-		// are "state ppid pgrp ...".
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) >= 3 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
-			return true
-		}
 	}
 	return false
 }

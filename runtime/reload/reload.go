@@ -4,6 +4,7 @@ package reload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,7 +50,10 @@ func NewLoader(src Source, log hclog.Logger) *Loader {
 func (l *Loader) Load() []*manifest.Manifest {
 	found, problems := manifest.Discover(l.src.Dirs...)
 	if l.src.Config != "" {
-		ms, err := manifest.LoadConfig(l.src.Config)
+		ms, notes, err := manifest.LoadConfig(l.src.Config)
+		for _, no := range notes {
+			problems = append(problems, manifest.Problem{Path: l.src.Config + "#" + no.Server, Err: configNote{no}})
+		}
 		if err != nil {
 			problems = append(problems, manifest.Problem{Path: l.src.Config, Err: err})
 			for key, m := range l.lastGood {
@@ -69,15 +73,23 @@ func (l *Loader) Load() []*manifest.Manifest {
 	seen := map[string]bool{}
 	for _, p := range problems {
 		seen[p.Path] = true
+		var note configNote
+		isNote := errors.As(p.Err, &note)
 		if l.reported[p.Path] != p.Err.Error() {
 			l.reported[p.Path] = p.Err.Error()
-			if prev, ok := l.lastGood[p.Path]; ok && !names[prev.Name] {
+			switch {
+			case isNote && note.Bundle != "":
+				l.log.Info("config server renamed", "server", note.Server, "bundle", note.Bundle, "why", note.Reason)
+			case isNote:
+				l.log.Warn("config server skipped", "server", note.Server, "why", note.Reason, "file", l.src.Config)
+			case l.lastGood[p.Path] != nil && !names[l.lastGood[p.Path].Name]:
 				l.log.Error("manifest turned invalid; the bundle keeps running as it was", "file", p.Path, "error", p.Err)
-			} else {
+			default:
 				l.log.Error("bundle not loaded", "file", p.Path, "error", p.Err)
 			}
 		}
-		if prev, ok := l.lastGood[p.Path]; ok && !names[prev.Name] {
+		// A server skipped on purpose (now remote, say) is not kept as it was.
+		if prev, ok := l.lastGood[p.Path]; ok && !names[prev.Name] && !isNote {
 			good[p.Path] = prev
 			names[prev.Name] = true
 		}
@@ -95,6 +107,12 @@ func (l *Loader) Load() []*manifest.Manifest {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
+
+// configNote carries a skipped or renamed server of the config file among the problems, so
+// that it is logged once, like them.
+type configNote struct{ manifest.ConfigNote }
+
+func (n configNote) Error() string { return n.String() }
 
 func key(m *manifest.Manifest) string {
 	if filepath.Base(m.Path) == manifest.FileName {

@@ -15,10 +15,15 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/net/netutil"
 
+	"github.com/toolnode/toolnode/runtime/access"
+	"github.com/toolnode/toolnode/runtime/audit"
 	"github.com/toolnode/toolnode/runtime/front"
 	"github.com/toolnode/toolnode/runtime/manifest"
 	"github.com/toolnode/toolnode/runtime/node"
+	"github.com/toolnode/toolnode/runtime/oauth"
 	"github.com/toolnode/toolnode/runtime/reload"
+	"github.com/toolnode/toolnode/runtime/telemetry"
+	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
 // Config says what a node serves and how. Zero fields take the defaults their types name.
@@ -55,6 +60,20 @@ type Config struct {
 	// Hurry, when it ends during shutdown, stops the bundles at once (SIGKILL) instead of
 	// gracefully. Default: never.
 	Hurry context.Context
+	// AccessFile, when set, is the access file: the clients, their tokens and what each may
+	// see and call. It is watched and reloaded; a bad file keeps the last good one.
+	AccessFile string
+	// AuditFile, when set, receives one JSON line per tools/call; AuditArgs adds the
+	// arguments and results.
+	AuditFile string
+	AuditArgs bool
+	// Metrics, when set, is the address of a listener serving Prometheus metrics at
+	// /metrics. Traces and metrics also go out by OTLP when the standard OTEL_EXPORTER_OTLP_*
+	// variables say where.
+	Metrics string
+	// OAuthIssuer, when set, makes the HTTP front an OAuth 2.1 resource server of that
+	// issuer; OAuthAudience is the audience tokens must carry, the front's own URL.
+	OAuthIssuer, OAuthAudience string
 }
 
 // HTTP server bounds: a client may take this long to send its headers and its whole
@@ -92,21 +111,99 @@ func Run(ctx context.Context, cfg Config) error {
 	if len(manifests) == 0 {
 		log.Warn("no bundles found; the node serves no tools until some are added", "bundles", fmt.Sprint(cfg.Source.Dirs))
 	}
+	tel, err := telemetry.New(ctx, telemetry.Config{ServiceVersion: cfg.Version, Prometheus: cfg.Metrics != "", Logger: log.Named("telemetry")})
+	if err != nil {
+		return fmt.Errorf("telemetry: %w", err)
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tel.Shutdown(sctx); err != nil {
+			log.Warn("telemetry did not flush", "error", err)
+		}
+	}()
 	nc := cfg.Node
-	nc.Logger, nc.Manifests, nc.Version = log, manifests, cfg.Version
+	nc.Logger, nc.Manifests, nc.Version, nc.Telemetry = log, manifests, cfg.Version, tel.Recorder()
 	n := node.New(nc)
 	n.Start()
 	fo := cfg.Front
-	fo.Version = cfg.Version
+	fo.Version, fo.Telemetry = cfg.Version, tel.Recorder()
 	if fo.Logger == nil {
 		fo.Logger = log.Named("front")
 	}
-	srv := front.NewServer(n, fo)
 
 	// Either front ending or ctx ending stops the node.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var wg sync.WaitGroup
+	if cfg.AccessFile != "" {
+		h, err := access.Open(cfg.AccessFile, log.Named("access"), func(*access.Policy) {
+			log.Info("access file reloaded", "file", cfg.AccessFile)
+			n.Announce(mcp.NotifyToolsListChanged, mcp.NotifyPromptsListChanged)
+		})
+		if err != nil {
+			cancel(nil)
+			shutdown(n, log, cfg.Hurry)
+			return fmt.Errorf("--access: %w", err)
+		}
+		fo.Access = h
+		if cfg.Watch {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := h.Watch(ctx, 0); err != nil {
+					log.Warn("the access file is not watched", "error", err)
+				}
+			}()
+		}
+	}
+	if cfg.AuditFile != "" {
+		a, err := audit.Open(cfg.AuditFile, audit.Config{Args: cfg.AuditArgs, Log: log.Named("audit")})
+		if err != nil {
+			cancel(nil)
+			wg.Wait()
+			shutdown(n, log, cfg.Hurry)
+			return fmt.Errorf("--audit: %w", err)
+		}
+		defer a.Close()
+		fo.Audit = a
+	}
+	srv := front.NewServer(n, fo)
+	if cfg.Metrics != "" {
+		ln, err := net.Listen("tcp", cfg.Metrics)
+		if err != nil {
+			cancel(nil)
+			wg.Wait()
+			shutdown(n, log, cfg.Hurry)
+			return fmt.Errorf("--metrics %s: %w", cfg.Metrics, err)
+		}
+		log.Info("metrics listening", "url", "http://"+ln.Addr().String()+"/metrics")
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", tel.MetricsHandler())
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := serveMux(ctx, ln, mux, cfg, log); err != nil {
+				log.Error("metrics listener failed", "error", err)
+			}
+		}()
+	}
+	var rs *oauth.ResourceServer
+	if cfg.OAuthIssuer != "" {
+		var scopes []string
+		if fo.Access != nil {
+			for _, c := range fo.Access.Policy().Clients() {
+				scopes = append(scopes, c.Scopes...)
+			}
+		}
+		rs, err = oauth.New(ctx, oauth.Config{Issuer: cfg.OAuthIssuer, ResourceURL: cfg.OAuthAudience, ScopesSupported: scopes, Logger: log.Named("oauth")})
+		if err != nil {
+			cancel(nil)
+			wg.Wait()
+			shutdown(n, log, cfg.Hurry)
+			return err
+		}
+	}
 	if cfg.Watch {
 		watch(ctx, &wg, loader, manifests, n, log)
 	}
@@ -134,7 +231,7 @@ func Run(ctx context.Context, cfg Config) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cancel(serveHTTP(ctx, netutil.LimitListener(ln, cfg.MaxConns), h, cfg, log))
+			cancel(serveHTTP(ctx, netutil.LimitListener(ln, cfg.MaxConns), h, rs, cfg, log))
 		}()
 	}
 	if cfg.Stdio {
@@ -178,10 +275,25 @@ func loopbackIP(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// serveHTTP serves the HTTP front on ln until ctx ends or serving fails.
-func serveHTTP(ctx context.Context, ln net.Listener, h *front.HTTPHandler, cfg Config, log hclog.Logger) error {
+// serveHTTP serves the HTTP front on ln until ctx ends or serving fails; with rs, as an
+// OAuth resource server publishing its metadata.
+func serveHTTP(ctx context.Context, ln net.Listener, h *front.HTTPHandler, rs *oauth.ResourceServer, cfg Config, log hclog.Logger) error {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
+	var mcp http.Handler = h
+	if rs != nil {
+		for _, p := range rs.MetadataPaths() {
+			mux.Handle(p, rs.MetadataHandler())
+		}
+		mcp = h.WithOAuth(rs)
+	}
+	mux.Handle("/mcp", mcp)
+	err := serveMux(ctx, ln, mux, cfg, log)
+	h.Close()
+	return err
+}
+
+// serveMux serves mux on ln with the node's HTTP bounds until ctx ends or serving fails.
+func serveMux(ctx context.Context, ln net.Listener, mux *http.ServeMux, cfg Config, log hclog.Logger) error {
 	hs := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: min(ReadHeaderTimeout, cfg.ReadTimeout),
@@ -194,11 +306,9 @@ func serveHTTP(ctx context.Context, ln net.Listener, h *front.HTTPHandler, cfg C
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
-		h.Close()
 		return fmt.Errorf("HTTP front: %w", err)
 	case <-ctx.Done():
 	}
-	h.Close()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = hs.Shutdown(sctx)

@@ -1,0 +1,266 @@
+package front
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolnode/toolnode/runtime/rpc"
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+)
+
+// HTTP headers of the 2026-07-28 revision, which mirror body fields for intermediaries.
+const (
+	HeaderMethod     = "Mcp-Method"
+	HeaderName       = "Mcp-Name"
+	HeaderParamStart = "Mcp-Param-"
+)
+
+// stateless serves a request of a 2026-07-28 client: no session, every request checked and
+// answered on its own, on the POST that carries it.
+func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, msg *rpc.Message) {
+	fail := func(status int, err *rpc.Error) { writeMessage(w, status, "", rpc.Failure(msg.ID, err)) }
+	switch {
+	case msg.IsNotification():
+		w.WriteHeader(http.StatusAccepted) // the revision defines none over HTTP; nothing to do
+		return
+	case msg.IsResponse():
+		fail(http.StatusBadRequest, rpc.Errorf(mcp.CodeInvalidRequest, "invalid request: a client without a session sends no responses"))
+		return
+	}
+	if removedIn2026(msg.Method) {
+		// Before any other check: a 2025-era call (logging/setLevel from a client library
+		// that still sends it) learns plainly that the method is gone.
+		fail(http.StatusNotFound, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found: protocol version %s has no %s", msg.Method, mcp.Version20260728, msg.Method))
+		return
+	}
+	if err := h.checkHeaders(r, msg); err != nil {
+		fail(http.StatusBadRequest, err)
+		return
+	}
+	meta, err := readMeta(msg.Params)
+	if err != nil {
+		fail(http.StatusBadRequest, err)
+		return
+	}
+	st := h.newStream(w, "", nil)
+	defer st.close()
+	if msg.Method == mcp.MethodSubscriptionsListen {
+		h.listen(r, st, msg)
+		return
+	}
+	view := h.srv.statelessSession(streamOutbound{send: st.send}, meta)
+	view.clientName, view.transport = clientOf(r), "tcp"
+	// Closing the stream cancels the request: the call's context is the request's.
+	call, berr := view.Begin(r.Context(), msg.ID)
+	if berr != nil {
+		fail(http.StatusBadRequest, rpc.AsError(berr))
+		return
+	}
+	h.streamCall(r, st, call, msg, statelessStatus)
+}
+
+// statelessStatus is the HTTP status of an answer to a stateless request.
+func statelessStatus(err *rpc.Error) int {
+	switch {
+	case err == nil:
+		return http.StatusOK
+	case err.Code == mcp.CodeMethodNotFound:
+		return http.StatusNotFound
+	case err.Code == mcp.CodeHeaderMismatch, err.Code == mcp.CodeMissingClientCapability, err.Code == mcp.CodeUnsupportedVersion:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+// checkHeaders checks that the headers mirroring the body say what the body says: the
+// protocol version, the method, the name of a tool, prompt or resource, and the tool
+// arguments a tool marks with x-mcp-header. A mismatch is -32020.
+func (h *HTTPHandler) checkHeaders(r *http.Request, msg *rpc.Message) *rpc.Error {
+	mismatch := func(format string, args ...any) *rpc.Error {
+		return rpc.Errorf(mcp.CodeHeaderMismatch, "header mismatch: "+format, args...)
+	}
+	if meta, ok := rpc.Member(msg.Params, "_meta"); ok {
+		var v string
+		if raw, ok := rpc.Member(meta, mcp.MetaProtocolVersion); ok && json.Unmarshal(raw, &v) == nil {
+			switch got := r.Header.Get(HeaderProtocolVersion); {
+			case got == "":
+				return mismatch("missing %s header", HeaderProtocolVersion)
+			case got != v:
+				return mismatch("%s header %q does not match _meta %q", HeaderProtocolVersion, got, v)
+			}
+		}
+	}
+	switch got := r.Header.Get(HeaderMethod); {
+	case got == "":
+		return mismatch("missing %s header", HeaderMethod)
+	case got != msg.Method:
+		return mismatch("%s header %q does not match the body's method %q", HeaderMethod, got, msg.Method)
+	}
+	if target, ok := mrtrMethod(msg.Method); ok {
+		var want string
+		if raw, ok := rpc.Member(msg.Params, target); ok {
+			_ = json.Unmarshal(raw, &want)
+		}
+		got, present := r.Header[http.CanonicalHeaderKey(HeaderName)]
+		if !present {
+			return mismatch("missing %s header", HeaderName)
+		}
+		if v, ok := headerValue(got[0]); !ok || v != want {
+			return mismatch("%s header value %q does not match body value %q", HeaderName, got[0], want)
+		}
+	}
+	if msg.Method == mcp.MethodToolsCall {
+		return h.checkParamHeaders(r, msg.Params, mismatch)
+	}
+	return nil
+}
+
+// headerValue decodes a header value that may be in the =?base64?...?= sentinel form.
+func headerValue(v string) (string, bool) {
+	inner, ok := strings.CutPrefix(v, "=?base64?")
+	if !ok {
+		for _, c := range []byte(v) {
+			if c < 0x20 && c != '\t' || c > 0x7e {
+				return "", false
+			}
+		}
+		return v, true
+	}
+	inner, ok = strings.CutSuffix(inner, "?=")
+	if !ok {
+		return "", false
+	}
+	b, err := base64.StdEncoding.DecodeString(inner)
+	return string(b), err == nil
+}
+
+// checkParamHeaders checks the Mcp-Param-* headers of a tools/call against the arguments the
+// tool's inputSchema marks with x-mcp-header: each argument present has its header, equal to
+// it.
+func (h *HTTPHandler) checkParamHeaders(r *http.Request, params json.RawMessage, mismatch func(string, ...any) *rpc.Error) *rpc.Error {
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return nil // the call itself reports bad params
+	}
+	e, ok := h.srv.node.Catalog().Lookup(p.Name)
+	if !ok {
+		return nil
+	}
+	schema, _ := rpc.Member(e.JSON, "inputSchema")
+	for _, ph := range paramHeaders(schema) {
+		want, present := argAt(p.Arguments, ph.path)
+		got, sent := r.Header[http.CanonicalHeaderKey(HeaderParamStart+ph.header)]
+		switch {
+		case !present && !sent:
+		case !present:
+			return mismatch("%s%s header sent for an argument the call does not have", HeaderParamStart, ph.header)
+		case !sent:
+			return mismatch("missing %s%s header for argument %s", HeaderParamStart, ph.header, strings.Join(ph.path, "."))
+		default:
+			v, ok := headerValue(got[0])
+			if !ok || !sameValue(v, want) {
+				return mismatch("%s%s header value %q does not match the argument", HeaderParamStart, ph.header, got[0])
+			}
+		}
+	}
+	return nil
+}
+
+// paramHeader is an argument a tool mirrors into a header.
+type paramHeader struct {
+	header string
+	path   []string
+}
+
+// paramHeaders lists the x-mcp-header annotations of a schema reachable through
+// "properties" alone, as the revision allows.
+func paramHeaders(schema json.RawMessage) []paramHeader {
+	var out []paramHeader
+	var walk func(s json.RawMessage, path []string)
+	walk = func(s json.RawMessage, path []string) {
+		props, ok := rpc.Member(s, "properties")
+		if !ok {
+			return
+		}
+		rpc.Members(props, func(key string, sub []byte) {
+			p := append(append([]string(nil), path...), key)
+			if raw, ok := rpc.Member(sub, "x-mcp-header"); ok {
+				var name string
+				if json.Unmarshal(raw, &name) == nil && name != "" {
+					out = append(out, paramHeader{header: name, path: p})
+				}
+			}
+			if len(p) < 8 {
+				walk(sub, p)
+			}
+		})
+	}
+	walk(schema, nil)
+	return out
+}
+
+// argAt returns the argument at path, unless it is absent or null.
+func argAt(args json.RawMessage, path []string) (json.RawMessage, bool) {
+	v := args
+	for _, k := range path {
+		next, ok := rpc.Member(v, k)
+		if !ok {
+			return nil, false
+		}
+		v = next
+	}
+	return v, string(v) != "null"
+}
+
+// sameValue compares a header value with a JSON argument: strings as they are, integers
+// numerically, booleans as true/false.
+func sameValue(header string, arg json.RawMessage) bool {
+	var s string
+	if json.Unmarshal(arg, &s) == nil {
+		return header == s
+	}
+	if a, err := strconv.ParseFloat(string(arg), 64); err == nil {
+		b, err := strconv.ParseFloat(header, 64)
+		return err == nil && a == b
+	}
+	return header == string(arg)
+}
+
+// listen serves subscriptions/listen: an event stream that stays open and carries the
+// notifications the client asked for, each tagged with the id of its listen request.
+func (h *HTTPHandler) listen(r *http.Request, st *stream, msg *rpc.Message) {
+	l, ack, err := h.srv.newListener(r.Context(), msg, st.send)
+	if err != nil {
+		writeMessage(st.w, http.StatusOK, "", rpc.Failure(msg.ID, err))
+		return
+	}
+	defer l.close()
+	_ = st.send(r.Context(), ack)
+	t := time.NewTicker(h.opts.KeepAlive)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-h.stop:
+			// A graceful end: the listen request's own answer.
+			_ = st.finish(http.StatusOK, rpc.Result(msg.ID, l.endResult()))
+			return
+		case <-st.closed:
+			return
+		case <-t.C:
+			_ = st.out.Send([]byte(":\n\n"))
+		case <-st.out.Wake():
+		}
+		if _, err := st.out.WriteQueued(); err != nil {
+			return
+		}
+	}
+}

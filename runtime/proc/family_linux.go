@@ -1,0 +1,283 @@
+package proc
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TagVar names the variable that marks every process of one bundle process's family. A
+// daemon the bundle starts inherits it, which tells it apart once it has left both the
+// bundle's process tree and its group.
+const TagVar = "TOOLNODE_PROCESS_TAG"
+
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{
+		Setpgid: true,
+		// If the node dies without stopping it, the bundle is told rather than orphaned.
+		Pdeathsig: syscall.SIGTERM,
+	}
+}
+
+// family follows the descendants of one process. The node is a child subreaper, so a
+// descendant whose parent exits is re-parented to the node rather than to init: every
+// descendant stays in the node's process tree, under the leader or, once orphaned, under
+// the node itself, where the tag or an earlier sighting says whose it is.
+type family struct {
+	self        int
+	tag         []byte // TagVar=<random>, as it appears in /proc/PID/environ
+	leader      int
+	leaderStart uint64 // against the leader's pid being reused once it is reaped
+
+	mu        sync.Mutex
+	known     map[int]uint64 // descendants seen, by pid, with their start time against pid reuse
+	strangers map[int]uint64 // children of the node found not to be of the family, likewise
+
+	stop      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+// newFamily makes the node a subreaper and returns the family of a process about to be
+// started with env, and env with the family's tag added.
+func newFamily(env []string) (*family, []string, error) {
+	// Per process and idempotent: setting it again for each start costs one system call.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return nil, nil, fmt.Errorf("become a child subreaper: %w", err)
+	}
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, nil, fmt.Errorf("family tag: %w", err)
+	}
+	tag := TagVar + "=" + hex.EncodeToString(b[:])
+	f := &family{self: os.Getpid(), tag: []byte(tag), known: map[int]uint64{}, strangers: map[int]uint64{}, stop: make(chan struct{}), done: make(chan struct{})}
+	return f, append(env[:len(env):len(env)], tag), nil
+}
+
+// follow starts following the descendants of leader every d, reaping those that were
+// orphaned and exited.
+func (f *family) follow(leader int, d time.Duration) {
+	f.leader = leader
+	if st, ok := readStat(leader); ok {
+		f.leaderStart = st.start
+	}
+	go func() {
+		defer close(f.done)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-f.stop:
+				return
+			case <-t.C:
+				f.members()
+			}
+		}
+	}()
+}
+
+// close stops following. Safe to call many times.
+func (f *family) close() {
+	f.closeOnce.Do(func() {
+		close(f.stop)
+		<-f.done
+	})
+}
+
+// signal sends sig to the leader's group and to every living member of the family.
+func (f *family) signal(sig syscall.Signal) {
+	_ = syscall.Kill(-f.leader, sig)
+	for _, pid := range f.members() {
+		_ = syscall.Kill(pid, sig)
+	}
+}
+
+// reapLater waits, each in a goroutine of its own, for the members the node adopted that
+// are still there after a SIGKILL, so that they do not stay zombies of the node.
+func (f *family) reapLater() {
+	for _, pid := range f.members() {
+		if st, ok := readStat(pid); ok && st.ppid == f.self && pid != f.leader {
+			go func() {
+				var ws unix.WaitStatus
+				_, _ = unix.Wait4(pid, &ws, 0, nil)
+			}()
+		}
+	}
+}
+
+// alive reports whether a member of the family or of the leader's group still runs.
+func (f *family) alive() bool {
+	return len(f.members()) > 0 || f.groupAlive()
+}
+
+// members walks the family, reaps the orphans of it that exited, and returns the pids of
+// the living ones (the leader included while it runs).
+func (f *family) members() []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	queue := []int{f.leader}
+	strangers := map[int]uint64{}
+	for _, c := range children(f.self) {
+		if c == f.leader {
+			continue
+		}
+		st, ok := readStat(c)
+		switch {
+		case !ok:
+		case f.strangers[c] == st.start:
+			strangers[c] = st.start
+		case f.known[c] == st.start || f.tagged(c):
+			queue = append(queue, c)
+		default:
+			// A tag is inherited at fork: a child of the node without it never gets it.
+			strangers[c] = st.start
+		}
+	}
+	f.strangers = strangers
+	seen := map[int]uint64{}
+	var live []int
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		st, ok := readStat(pid)
+		if !ok {
+			continue
+		}
+		if _, dup := seen[pid]; dup || pid == f.leader && st.start != f.leaderStart {
+			continue
+		}
+		seen[pid] = st.start
+		if st.zombie {
+			// The leader is reaped by its Wait; an orphan of the family is the node's to reap.
+			if st.ppid == f.self && pid != f.leader {
+				var ws unix.WaitStatus
+				_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+			}
+			continue
+		}
+		live = append(live, pid)
+		queue = append(queue, children(pid)...)
+	}
+	f.known = seen
+	return live
+}
+
+func (f *family) tagged(pid int) bool {
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	for _, kv := range bytes.Split(env, []byte{0}) {
+		if bytes.Equal(kv, f.tag) {
+			return true
+		}
+	}
+	return false
+}
+
+// groupAlive reports whether a process of the leader's group is still running, reaping
+// its members the node adopted. kill(-pgid, 0) alone would count zombies; /proc tells them
+// apart.
+func (f *family) groupAlive() bool {
+	if syscall.Kill(-f.leader, 0) != nil {
+		return false
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	alive := false
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, ok := readStat(pid)
+		if !ok || st.pgrp != f.leader {
+			continue
+		}
+		if !st.zombie {
+			alive = true
+		} else if st.ppid == f.self && pid != f.leader {
+			var ws unix.WaitStatus
+			_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+		}
+	}
+	return alive
+}
+
+type stat struct {
+	ppid, pgrp int
+	zombie     bool
+	start      uint64 // clock ticks after boot
+}
+
+// readStat reads /proc/PID/stat. The command name may hold spaces and parentheses; the
+// fields after the last ')' are "state ppid pgrp session tty tpgid flags minflt cminflt
+// majflt cmajflt utime stime cutime cstime priority nice threads itrealvalue starttime".
+func readStat(pid int) (stat, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return stat{}, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return stat{}, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return stat{}, false
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	pgrp, _ := strconv.Atoi(f[2])
+	start, _ := strconv.ParseUint(f[19], 10, 64)
+	return stat{ppid: ppid, pgrp: pgrp, zombie: f[0] == "Z" || f[0] == "X", start: start}, true
+}
+
+// children lists the children of pid, from every thread's children file (a child belongs
+// to the thread that forked it), or from a scan of /proc where the kernel has no such file.
+func children(pid int) []int {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "children"))
+		if os.IsNotExist(err) {
+			return childrenByScan(pid)
+		}
+		for _, s := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(s); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+func childrenByScan(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		c, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := readStat(c); ok && st.ppid == pid {
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -1,0 +1,268 @@
+// Package search ranks the tools of a catalog against a plain-language query, for the node's
+// toolnode.search tool.
+//
+// The ranking is BM25F: every tool is a document with five fields (name, title,
+// description, parameter names, parameter descriptions), each with its own weight and
+// length normalisation, and a term's weighted frequency is saturated once over all fields,
+// so a word repeated across fields counts more than once but never without bound. Text is
+// split by Tokens, which handles snake_case, camelCase, dotted.names, hyphens and plurals.
+//
+// An Index is built once per catalog and never changes, so a query needs no lock and a new
+// catalog's index replaces the old one with a pointer swap (atomic.Pointer[Index]).
+package search
+
+import (
+	"encoding/json"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Tool is one tool to index: its exposed name, the bundle serving it and its definition as
+// tools/list gives it (name, title, description, inputSchema, annotations).
+type Tool struct {
+	Name   string
+	Bundle string
+	JSON   json.RawMessage
+}
+
+// Hit is one search result, in the shape toolnode.search returns.
+type Hit struct {
+	Name        string          `json:"name"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+// Results is the structured content of toolnode.search. Truncated says that more tools
+// matched than were returned.
+type Results struct {
+	Results   []Hit `json:"results"`
+	Truncated bool  `json:"truncated"`
+}
+
+// Query is one search.
+type Query struct {
+	// Text is the plain-language query. Empty lists tools by name.
+	Text string
+	// Limit is the most results to return: DefaultLimit when 0 or less, MaxLimit at most.
+	Limit int
+	// Bundles keeps only tools served by these bundles; empty keeps all.
+	Bundles []string
+	// Allow, when set, keeps only the tools for which it returns true (a client's access).
+	Allow func(name string) bool
+}
+
+const (
+	// DefaultLimit is the number of results when a query gives none.
+	DefaultLimit = 10
+	// MaxLimit bounds a result list, so a query cannot ask for the whole catalog at once.
+	MaxLimit = 100
+)
+
+// Field weights and length normalisation. The name is short and chosen with care, so a word
+// in it says most; parameter descriptions are long and say least.
+type field int
+
+const (
+	fName field = iota
+	fTitle
+	fDescription
+	fParamName
+	fParamDescription
+	numFields
+)
+
+var (
+	fieldWeight = [numFields]float64{3.0, 2.0, 1.0, 1.0, 0.5}
+	fieldB      = [numFields]float64{0.3, 0.5, 0.75, 0.5, 0.75}
+)
+
+// k1 is where a term's weighted frequency saturates (the usual BM25 value).
+const k1 = 1.2
+
+// exactNameBonus puts a tool first when the query is its exact name.
+const exactNameBonus = 100.0
+
+type posting struct {
+	doc   uint32
+	score float32 // saturated BM25F term weight, times the term's idf
+}
+
+type doc struct {
+	name, bundle string
+	hit          Hit
+}
+
+// Index is an immutable search index over a set of tools. It is safe for concurrent use.
+type Index struct {
+	docs     []doc
+	postings map[string][]posting
+	terms    []string // every term, sorted, for prefix matches
+	byName   map[string]uint32
+	scratch  sync.Pool // *accumulator sized for docs
+}
+
+// Build indexes tools. A tool whose JSON is not an object is still found by its name.
+func Build(tools []Tool) *Index {
+	ix := &Index{
+		docs:     make([]doc, len(tools)),
+		postings: map[string][]posting{},
+		byName:   make(map[string]uint32, len(tools)),
+	}
+	type termFreq [numFields]float64
+	perDoc := make([]map[string]termFreq, len(tools))
+	var lengths [][numFields]float64 = make([][numFields]float64, len(tools))
+	var total [numFields]float64
+	for i, t := range tools {
+		def := parse(t)
+		ix.docs[i] = doc{name: t.Name, bundle: t.Bundle, hit: def.hit}
+		ix.byName[strings.ToLower(t.Name)] = uint32(i)
+		tf := map[string]termFreq{}
+		add := func(f field, text string) {
+			for _, term := range Tokens(text) {
+				c := tf[term]
+				c[f]++
+				tf[term] = c
+				lengths[i][f]++
+			}
+		}
+		add(fName, t.Name)
+		add(fTitle, def.hit.Title)
+		add(fDescription, def.hit.Description)
+		for _, p := range def.params {
+			add(fParamName, p.name)
+			add(fParamDescription, p.description)
+		}
+		perDoc[i] = tf
+		for f := range numFields {
+			total[f] += lengths[i][f]
+		}
+	}
+	var avg [numFields]float64
+	for f := range numFields {
+		avg[f] = math.Max(total[f]/math.Max(float64(len(tools)), 1), 1)
+	}
+	df := map[string]int{}
+	for _, tf := range perDoc {
+		for term := range tf {
+			df[term]++
+		}
+	}
+	n := float64(len(tools))
+	for i, tf := range perDoc {
+		for term, c := range tf {
+			var w float64
+			for f := range numFields {
+				if c[f] == 0 {
+					continue
+				}
+				norm := 1 - fieldB[f] + fieldB[f]*lengths[i][f]/avg[f]
+				w += fieldWeight[f] * c[f] / norm
+			}
+			idf := math.Log(1 + (n-float64(df[term])+0.5)/(float64(df[term])+0.5))
+			s := idf * w / (k1 + w)
+			ix.postings[term] = append(ix.postings[term], posting{doc: uint32(i), score: float32(s)})
+		}
+	}
+	ix.terms = make([]string, 0, len(ix.postings))
+	for term := range ix.postings {
+		ix.terms = append(ix.terms, term)
+	}
+	sort.Strings(ix.terms)
+	ix.scratch.New = func() any { return &accumulator{score: make([]float32, len(ix.docs))} }
+	return ix
+}
+
+// Len is the number of tools indexed.
+func (ix *Index) Len() int { return len(ix.docs) }
+
+type param struct{ name, description string }
+
+type definition struct {
+	hit    Hit
+	params []param
+}
+
+// parse reads what the index needs from a tool definition; the title falls back to
+// annotations.title as tools/list defines.
+func parse(t Tool) definition {
+	var raw struct {
+		Title       string          `json:"title"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+		Annotations struct {
+			Title string `json:"title"`
+		} `json:"annotations"`
+	}
+	_ = json.Unmarshal(t.JSON, &raw) // a broken definition is still found by its name
+	d := definition{hit: Hit{Name: t.Name, Title: raw.Title, Description: raw.Description, InputSchema: raw.InputSchema}}
+	if d.hit.Title == "" {
+		d.hit.Title = raw.Annotations.Title
+	}
+	if len(d.hit.InputSchema) == 0 {
+		d.hit.InputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	var schema any
+	if json.Unmarshal(raw.InputSchema, &schema) == nil {
+		d.params = collectParams(schema, 0, d.params)
+	}
+	return d
+}
+
+// maxSchemaDepth bounds the walk into nested parameters: deep members rarely say what a
+// tool does, and a hostile schema must not cost much.
+const maxSchemaDepth = 4
+
+// collectParams gathers the property names and descriptions (with titles and enum values,
+// which name choices a user may ask for) of a schema and of its nested schemas.
+func collectParams(s any, depth int, out []param) []param {
+	obj, ok := s.(map[string]any)
+	if !ok || depth > maxSchemaDepth {
+		return out
+	}
+	if props, ok := obj["properties"].(map[string]any); ok {
+		names := make([]string, 0, len(props))
+		for name := range props {
+			names = append(names, name)
+		}
+		sort.Strings(names) // the same index for the same schema, whatever the map order
+		for _, name := range names {
+			p := param{name: name}
+			if ps, ok := props[name].(map[string]any); ok {
+				p.description = schemaText(ps)
+			}
+			out = append(out, p)
+			out = collectParams(props[name], depth+1, out)
+		}
+	}
+	if items, ok := obj["items"]; ok {
+		out = collectParams(items, depth+1, out)
+	}
+	for _, key := range []string{"anyOf", "oneOf", "allOf"} {
+		if alts, ok := obj[key].([]any); ok {
+			for _, alt := range alts {
+				out = collectParams(alt, depth+1, out)
+			}
+		}
+	}
+	return out
+}
+
+func schemaText(s map[string]any) string {
+	var parts []string
+	for _, key := range []string{"title", "description"} {
+		if v, ok := s[key].(string); ok {
+			parts = append(parts, v)
+		}
+	}
+	if enum, ok := s["enum"].([]any); ok {
+		for _, v := range enum {
+			if str, ok := v.(string); ok {
+				parts = append(parts, str)
+			}
+		}
+	}
+	return strings.Join(parts, " ")
+}
