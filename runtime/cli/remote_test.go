@@ -226,3 +226,47 @@ func received(t *testing.T, s *mcp.ClientSession, tool string) upstreamtest.Rece
 	json.Unmarshal(b, &got)
 	return got
 }
+
+// TestInputAskedByA2026BundleReachesClientsOfBothEras: a bundle built with the official Go
+// SDK, spoken to statelessly, asks for input with an input_required result. Through the
+// node's HTTP front, a client of either era gets the question (the 2026 one as the
+// bundle's result, the 2025 one as an elicitation request) and its answer reaches the
+// bundle, which greets it.
+func TestInputAskedByA2026BundleReachesClientsOfBothEras(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "gosdk"), 0o755)
+	m, _ := json.Marshal(map[string]any{"name": "gosdk", "command": []string{exe}, "env": map[string]string{"TOOLNODE_GOSDK_BUNDLE": "1"}})
+	os.WriteFile(filepath.Join(dir, "gosdk", "bundle.json"), m, 0o644)
+	node := startHTTPNodeRun(t, "--bundles", dir)
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			var asked atomic.Int64
+			client := mcp.NewClient(&mcp.Implementation{Name: "asker-" + version, Version: "1"}, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked.Add(1)
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada " + version}}, nil
+				}})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: node.url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sess.Close()
+			res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "gosdk.ask"})
+			if err != nil || res.IsError || len(res.Content) == 0 {
+				t.Fatalf("gosdk.ask: %v %+v", err, res)
+			}
+			if got := res.Content[0].(*mcp.TextContent).Text; got != "hello Ada "+version || asked.Load() != 1 {
+				t.Errorf("answer %q after %d questions, want %q after 1", got, asked.Load(), "hello Ada "+version)
+			}
+		})
+	}
+	if !strings.Contains(node.logs.String(), "bundle speaks MCP without sessions") {
+		t.Error("the bundle was not spoken to statelessly")
+	}
+}

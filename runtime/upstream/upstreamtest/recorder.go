@@ -6,6 +6,7 @@ package upstreamtest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -20,8 +21,10 @@ type Received struct {
 	Version string `json:"version"`
 }
 
-// Recorder returns an official Go SDK server with one tool, "received", that answers a
-// Received. versions restricts the revisions it serves; nil serves every one the SDK
+// Recorder returns an official Go SDK server with two tools: "received", that answers a
+// Received, and "ask", that asks the client for a name with an input_required result (the
+// 2026-07-28 way; the SDK turns it into an elicitation request for a client of a session)
+// and greets it. versions restricts the revisions it serves; nil serves every one the SDK
 // knows, in both eras.
 func Recorder(versions []string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "recorder", Version: "1"},
@@ -41,6 +44,16 @@ func Recorder(versions []string) *mcp.Server {
 			mu.Lock()
 			defer mu.Unlock()
 			return nil, Received{Methods: slices.Clone(methods), Version: req.ProtocolVersion()}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(_ context.Context, req *mcp.CallToolRequest, _ map[string]any) (*mcp.CallToolResult, any, error) {
+			if answer, ok := req.Params.InputResponses["name"].(*mcp.ElicitResult); ok && answer.Action == "accept" {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("hello %v", answer.Content["name"])}}}, nil, nil
+			}
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"name": &mcp.ElicitParams{
+				Message:         "Your name?",
+				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
+			}}}, nil, nil
 		})
 	return s
 }
