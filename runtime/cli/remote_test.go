@@ -270,3 +270,29 @@ func TestInputAskedByA2026BundleReachesClientsOfBothEras(t *testing.T) {
 		t.Error("the bundle was not spoken to statelessly")
 	}
 }
+
+// TestCheckSpeaksEachEraAndReachesRemoteBundles: toolnode check passes an official Go SDK
+// bundle spoken to statelessly, over stdio and at a url, and says so.
+func TestCheckSpeaksEachEraAndReachesRemoteBundles(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return upstreamtest.Recorder(nil) },
+		&mcp.StreamableHTTPOptions{Stateless: true}))
+	defer srv.Close()
+	for name, m := range map[string]map[string]any{
+		"local":  {"name": "local", "command": []string{exe}, "env": map[string]string{"TOOLNODE_GOSDK_BUNDLE": "1"}},
+		"remote": {"name": "remote", "url": srv.URL},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			b, _ := json.Marshal(m)
+			os.WriteFile(filepath.Join(dir, "bundle.json"), b, 0o644)
+			code, out, _ := runCLI("check", dir)
+			if code != 0 || !strings.Contains(out, "protocol 2026-07-28 (stateless") || !strings.Contains(out, "ping       ok") {
+				t.Errorf("exit %d, want 0, stateless, and the ping answered:\n%s", code, out)
+			}
+		})
+	}
+}

@@ -13,7 +13,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolnode/toolnode/runtime/manifest"
-	"github.com/toolnode/toolnode/runtime/proc"
 	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/runtime/upstream"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
@@ -329,39 +328,17 @@ func (n *Node) startInstance(b *bundle) (*instance, lists, error) {
 		}
 	}()
 	inst := &instance{flights: map[rpc.ID]*flight{}}
-	cfg := upstream.Config{
-		Name:       m.Name,
-		Logger:     b.log,
-		MaxLine:    n.limits.MaxLine,
-		MaxQueue:   n.limits.MaxQueue,
-		Limits:     n.limits.Message,
-		Handler:    bundleHandler{n: n, b: b, inst: inst},
-		ClientInfo: mcp.Implementation{Name: "toolnode", Version: n.cfg.Version},
-		// Offered so that bundles may ask; the node relays each request to the client
-		// whose call caused it, which answers or refuses.
-		Capabilities:    json.RawMessage(`{"roots":{"listChanged":true},"sampling":{},"elicitation":{}}`),
-		DiscoverTimeout: min(upstream.DefaultDiscoverTimeout, timeout/2),
+	cfg, err := upstream.ConfigFor(m, n.cfg.LookupEnv, b.log)
+	if err != nil {
+		return nil, lists{}, err
 	}
-	if m.Remote() {
-		headers, err := m.RequestHeaders(n.cfg.LookupEnv)
-		if err != nil {
-			return nil, lists{}, err
-		}
-		cfg.URL, cfg.Headers = m.URL, headers
-	} else {
-		prog, err := m.Program()
-		if err != nil {
-			return nil, lists{}, err
-		}
-		cfg.Process = proc.Config{
-			Path:   prog,
-			Args:   m.Command[1:],
-			Dir:    m.Dir,
-			Env:    m.Environ(n.cfg.LookupEnv),
-			Logger: b.log,
-			Grace:  m.Timeouts.Shutdown,
-		}
-	}
+	cfg.MaxLine, cfg.MaxQueue, cfg.Limits = n.limits.MaxLine, n.limits.MaxQueue, n.limits.Message
+	cfg.Handler = bundleHandler{n: n, b: b, inst: inst}
+	cfg.ClientInfo = mcp.Implementation{Name: "toolnode", Version: n.cfg.Version}
+	// Offered so that bundles may ask; the node relays each request to the client whose
+	// call caused it, which answers or refuses.
+	cfg.Capabilities = json.RawMessage(`{"roots":{"listChanged":true},"sampling":{},"elicitation":{}}`)
+	cfg.DiscoverTimeout = min(upstream.DefaultDiscoverTimeout, timeout/2)
 	c, err := upstream.Start(cfg)
 	if err != nil {
 		return nil, lists{}, err
