@@ -113,6 +113,9 @@ type Client struct {
 	t    transport
 	era  atomic.Uint32
 	meta [][2][]byte // the _meta members of a stateless request: key and value
+	// metaText is the same members written out, `"k":v,...` without braces, for requests
+	// whose _meta has none of them (the common case).
+	metaText []byte
 
 	// The bundle's own requests being answered, so that it can cancel them.
 	incomingMu sync.Mutex
@@ -152,10 +155,7 @@ func Start(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode client info: %w", err)
 	}
-	c.meta = [][2][]byte{
-		{[]byte(mcp.MetaClientInfo), info},
-		{[]byte(mcp.MetaClientCapabilities), cfg.Capabilities},
-	}
+	c.setMeta(info, cfg.Capabilities)
 	h := hooks{handle: c.handle, invalid: c.invalid, unmatched: c.unmatched}
 	if cfg.URL != "" {
 		c.t, err = newHTTP(cfg, h)
@@ -388,6 +388,23 @@ func (c *Client) Send(id rpc.ID, method string, params json.RawMessage) error {
 // versionMember is the quoted revision of a stateless request's _meta.
 var versionMember = []byte(`"` + mcp.Version20260728 + `"`)
 
+// setMeta sets the _meta members of a stateless request from the client's info and
+// capabilities (JSON).
+func (c *Client) setMeta(info, caps []byte) {
+	c.meta = [][2][]byte{
+		{[]byte(mcp.MetaClientInfo), info},
+		{[]byte(mcp.MetaClientCapabilities), caps},
+	}
+	text := []byte(`"` + mcp.MetaProtocolVersion + `":` + string(versionMember))
+	for _, kv := range c.meta {
+		text = append(append(append(append(text, `,"`...), kv[0]...), `":`...), kv[1]...)
+	}
+	c.metaText = text
+}
+
+// metaPrefix is what every member of the revision's _meta starts with.
+var metaPrefix = []byte("io.modelcontextprotocol/")
+
 // stamp adds the stateless _meta to params, editing them in place rather than decoding
 // arguments of any size.
 func (c *Client) stamp(params json.RawMessage) json.RawMessage {
@@ -397,6 +414,20 @@ func (c *Client) stamp(params json.RawMessage) json.RawMessage {
 	meta, ok := rpc.Member(params, "_meta")
 	if !ok || len(meta) == 0 || meta[0] != '{' {
 		meta = []byte(`{}`)
+	}
+	if !bytes.Contains(meta, metaPrefix) {
+		// None of the members is there (a progress token at most): all go in at once.
+		rest := bytes.TrimSpace(meta[1:])
+		merged := make([]byte, 0, len(c.metaText)+len(meta)+2)
+		merged = append(append(merged, '{'), c.metaText...)
+		if len(rest) > 0 && rest[0] != '}' {
+			merged = append(merged, ',')
+		}
+		merged = append(merged, rest...)
+		if out, ok := rpc.PutMember(params, "_meta", merged); ok {
+			return out
+		}
+		return params
 	}
 	meta, ok = rpc.PutMember(meta, mcp.MetaProtocolVersion, versionMember)
 	if !ok {

@@ -279,14 +279,17 @@ func checkHeaders(t *testing.T, era Era, reqs []http.Header) {
 // the revision always, the node's capabilities and identity only where the request
 // carries none, and the rest of params byte for byte.
 func TestStatelessRequestsKeepTheirOwnMeta(t *testing.T) {
-	c := &Client{meta: [][2][]byte{{[]byte(mcp.MetaClientInfo), []byte(`{"name":"toolnode","version":"1"}`)},
-		{[]byte(mcp.MetaClientCapabilities), []byte(`{"sampling":{}}`)}}}
+	c := &Client{}
+	c.setMeta([]byte(`{"name":"toolnode","version":"1"}`), []byte(`{"sampling":{}}`))
 	tests := []struct {
 		in   string
 		want map[string]string // _meta member: its JSON
 	}{
 		{``, map[string]string{mcp.MetaProtocolVersion: `"2026-07-28"`, mcp.MetaClientCapabilities: `{"sampling":{}}`}},
 		{`{"name":"x","arguments":{"a":[1,2]}}`, map[string]string{mcp.MetaClientInfo: `{"name":"toolnode","version":"1"}`}},
+		{`{"name":"x","_meta":{"progressToken":"t"}}`, map[string]string{"progressToken": `"t"`, mcp.MetaProtocolVersion: `"2026-07-28"`,
+			mcp.MetaClientInfo: `{"name":"toolnode","version":"1"}`, mcp.MetaClientCapabilities: `{"sampling":{}}`}},
+		{`{"name":"x","_meta":{ }}`, map[string]string{mcp.MetaProtocolVersion: `"2026-07-28"`}},
 		{`{"name":"x","_meta":{"progressToken":"t","io.modelcontextprotocol/protocolVersion":"2025-11-25",` +
 			`"io.modelcontextprotocol/clientCapabilities":{}}}`,
 			map[string]string{"progressToken": `"t"`, mcp.MetaProtocolVersion: `"2026-07-28"`, mcp.MetaClientCapabilities: `{}`}},
