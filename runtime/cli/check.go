@@ -17,7 +17,6 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/catalog"
 	"github.com/toolnode/toolnode/runtime/manifest"
-	"github.com/toolnode/toolnode/runtime/proc"
 	"github.com/toolnode/toolnode/runtime/upstream"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -87,30 +86,28 @@ func (c *checker) run(dir string, log hclog.Logger) {
 		if m == nil {
 			return ""
 		}
+		if m.Remote() {
+			return fmt.Sprintf("name %q, url %s", m.Name, m.URL)
+		}
 		return fmt.Sprintf("name %q, command %s", m.Name, strings.Join(m.Command, " "))
 	}()) {
 		return
 	}
 	t = time.Now()
-	prog, err := m.Program()
+	cfg, err := upstream.ConfigFor(m, nil, log.Named(m.Name))
 	var junkMu sync.Mutex
 	var junk [][]byte
 	var client *upstream.Client
 	if err == nil {
-		client, err = upstream.Start(upstream.Config{
-			Name: m.Name,
-			Process: proc.Config{Path: prog, Args: m.Command[1:], Dir: m.Dir, Env: m.Environ(nil),
-				Logger: log.Named(m.Name), Grace: m.Timeouts.Shutdown},
-			Logger:  log,
-			Handler: nullHandler{},
-			OnJunk: func(line []byte, _ error) {
-				junkMu.Lock()
-				junk = append(junk, bytes.Clone(line))
-				junkMu.Unlock()
-			},
-		})
+		cfg.Logger, cfg.Handler = log, nullHandler{}
+		cfg.OnJunk = func(line []byte, _ error) {
+			junkMu.Lock()
+			junk = append(junk, bytes.Clone(line))
+			junkMu.Unlock()
+		}
+		client, err = upstream.Start(cfg)
 	}
-	if !c.step("start", t, err, fmt.Sprintf("pid %d", pidOf(client))) {
+	if !c.step("start", t, err, startDetail(client)) {
 		return
 	}
 	defer func() {
@@ -124,7 +121,7 @@ func (c *checker) run(dir string, log hclog.Logger) {
 	defer cancel()
 	t = time.Now()
 	err = client.Initialize(ctx)
-	if !c.step("handshake", t, err, fmt.Sprintf("protocol %s, server %s %s", client.Init.ProtocolVersion,
+	if !c.step("handshake", t, err, fmt.Sprintf("protocol %s (%s), server %s %s", client.Init.ProtocolVersion, client.Era(),
 		client.Init.ServerInfo.Name, client.Init.ServerInfo.Version)) {
 		return
 	}
@@ -140,7 +137,7 @@ func (c *checker) run(dir string, log hclog.Logger) {
 	detail, err := checkSchemas(tools)
 	c.step("schemas", t, err, detail)
 	t = time.Now()
-	_, err = client.Call(ctx, mcp.MethodPing, struct{}{})
+	err = client.Ping(ctx)
 	c.step("ping", t, err, "answered")
 	t = time.Now()
 	junkMu.Lock()
@@ -152,11 +149,15 @@ func (c *checker) run(dir string, log hclog.Logger) {
 	c.step("stdout", t, err, "nothing but MCP")
 }
 
-func pidOf(c *upstream.Client) int {
-	if c == nil {
-		return 0
+// startDetail says what was started: a process, or the session with a remote bundle.
+func startDetail(c *upstream.Client) string {
+	switch {
+	case c == nil:
+		return ""
+	case c.URL() != "":
+		return "url " + c.URL()
 	}
-	return c.Pid()
+	return fmt.Sprintf("pid %d", c.Pid())
 }
 
 // checkNames merges the tools as the node would and reports how they are exposed.

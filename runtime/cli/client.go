@@ -348,7 +348,7 @@ func statusCommand(args []string, stdout, stderr io.Writer) int {
 	url := fs.String("url", "http://127.0.0.1:7777/mcp", "the running node's HTTP front, `URL`")
 	tokenFile := fs.String("token-file", "", "bearer token, read from `FILE`")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: toolnode status [--url URL] [--token-file FILE]\n\nShows each bundle of a running node: state, pids, restarts, last error, tools, calls and latency.\n\nFlags:\n")
+		fmt.Fprint(stderr, "Usage: toolnode status [--url URL] [--token-file FILE]\n\nShows each bundle of a running node: state, pids (or URL), restarts, last error, tools, calls and latency.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if code, done := parse(fs, args, stderr); done {
@@ -376,10 +376,10 @@ func statusCommand(args []string, stdout, stderr io.Writer) int {
 		return ExitError
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "BUNDLE\tSTATE\tPIDS\tRESTARTS\tTOOLS\tCALLS\tFAILED\tP50\tP99\tLAST ERROR")
+	fmt.Fprintln(tw, "BUNDLE\tSTATE\tPIDS OR URL\tRESTARTS\tTOOLS\tCALLS\tFAILED\tP50\tP99\tLAST ERROR")
 	for _, b := range st.StructuredContent.Bundles {
-		fmt.Fprintf(tw, "%s\t%s\t%v\t%d\t%d\t%d\t%d\t%.2fms\t%.2fms\t%s\n",
-			b.Name, b.State, b.PIDs, b.Restarts, b.Tools, b.Calls, b.Failed, b.P50ms, b.P99ms, b.LastError)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%.2fms\t%.2fms\t%s\n",
+			b.Name, b.State, b.Where(), b.Restarts, b.Tools, b.Calls, b.Failed, b.P50ms, b.P99ms, b.LastError)
 	}
 	tw.Flush()
 	return ExitOK

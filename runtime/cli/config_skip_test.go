@@ -8,9 +8,10 @@ import (
 	"testing"
 )
 
-// TestConfigWithARemoteServerStartsTheOthers: a Claude Desktop style file with a remote
-// (url) server and server keys that are not bundle names. The remote one is skipped with
-// a warning naming it; the others run under names derived from their keys, logged.
+// TestConfigWithARemoteServerStartsTheOthers: a Claude Desktop style file with a server of
+// a transport the node does not speak (the old HTTP+SSE one) and server keys that are not
+// bundle names. The SSE one is skipped with a warning naming it; the others run under
+// names derived from their keys, logged.
 func TestConfigWithARemoteServerStartsTheOthers(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -20,7 +21,7 @@ func TestConfigWithARemoteServerStartsTheOthers(t *testing.T) {
 		return map[string]string{"TOOLNODE_FAKE_BUNDLE": "1", "FAKE_NAME": name}
 	}
 	cfg := map[string]any{"mcpServers": map[string]any{
-		"remote":       map[string]any{"url": "https://mcp.example.com/mcp"},
+		"remote":       map[string]any{"type": "sse", "url": "https://mcp.example.com/sse"},
 		"github.com/x": map[string]any{"command": exe, "env": fakeEnv("dotted")},
 		"plain":        map[string]any{"command": exe, "env": fakeEnv("plain"), "isolation": "shared"},
 	}}
@@ -36,7 +37,7 @@ func TestConfigWithARemoteServerStartsTheOthers(t *testing.T) {
 	}
 	logs := run.logs.String()
 	for _, want := range []string{
-		`config server skipped: server=remote why="remote server https://mcp.example.com/mcp`,
+		`config server skipped: server=remote why="type \"sse\": the node runs stdio servers and Streamable HTTP`,
 		`config server renamed: server=github.com/x bundle=github-com-x`,
 	} {
 		if !strings.Contains(logs, want) {

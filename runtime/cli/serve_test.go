@@ -23,11 +23,15 @@ import (
 )
 
 // The test binary doubles as the node (TOOLNODE_TEST_MAIN) and as a bundle
-// (TOOLNODE_FAKE_BUNDLE), so the tests run real processes without a separate build.
+// (TOOLNODE_FAKE_BUNDLE, or TOOLNODE_GOSDK_BUNDLE for one built with the official Go
+// SDK), so the tests run real processes without a separate build.
 func TestMain(m *testing.M) {
 	switch {
 	case os.Getenv("TOOLNODE_FAKE_BUNDLE") == "1":
 		fakeBundle()
+		os.Exit(0)
+	case os.Getenv("TOOLNODE_GOSDK_BUNDLE") == "1":
+		goSDKBundle()
 		os.Exit(0)
 	case os.Getenv("TOOLNODE_TEST_MAIN") == "1":
 		os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))

@@ -21,8 +21,13 @@ type serverEntry struct {
 	Env       map[string]string `json:"env"`
 	Cwd       string            `json:"cwd"`
 	URL       string            `json:"url"`
+	Headers   map[string]string `json:"headers"`
 	Isolation string            `json:"isolation"`
 }
+
+// remoteTypes are the "type" values clients write for a server reached over Streamable
+// HTTP.
+var remoteTypes = map[string]bool{"http": true, "streamable-http": true, "streamableHttp": true}
 
 // ConfigNote reports a server of a configuration file that was skipped or renamed.
 type ConfigNote struct {
@@ -42,10 +47,12 @@ func (n ConfigNote) String() string {
 }
 
 // LoadConfig reads an MCP client configuration file ({"mcpServers": {...}} or VS Code's
-// {"servers": {...}}) and returns a manifest per server the node can run as a process,
-// named after its key. Servers it cannot run (remote ones given by "url", entries without
-// a usable command) are skipped and reported in the notes, as are keys that had to be
-// turned into valid bundle names; only a file that cannot be read as a whole is an error.
+// {"servers": {...}}) and returns a manifest per server the node can run, named after its
+// key: a process for a stdio server, a remote bundle for a Streamable HTTP one given by
+// "url" (its "headers" may name the node's environment variables as ${NAME}). Servers it
+// cannot run (other transports, entries without a usable command or url) are skipped and
+// reported in the notes, as are keys that had to be turned into valid bundle names; only a
+// file that cannot be read as a whole is an error.
 func LoadConfig(path string) ([]*Manifest, []ConfigNote, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -97,6 +104,19 @@ func ParseConfig(data []byte, abs string) ([]*Manifest, []ConfigNote, error) {
 			notes = append(notes, ConfigNote{Server: key, Bundle: name,
 				Reason: "the key is not a valid bundle name (1 to 64 of A-Z a-z 0-9 _ -)"})
 		}
+		if remoteTypes[s.Type] || (s.Type == "" && s.URL != "") {
+			m := &Manifest{Name: name, URL: s.URL, Headers: s.Headers, Isolation: s.Isolation, Dir: filepath.Dir(abs), Path: abs}
+			if s.Command != "" {
+				m.Command = append([]string{s.Command}, s.Args...)
+			}
+			if err := m.check(); err != nil {
+				notes = append(notes, ConfigNote{Server: key, Reason: err.Error()})
+				continue
+			}
+			m.fill()
+			out = append(out, m)
+			continue
+		}
 		dir := filepath.Dir(abs)
 		if s.Cwd != "" {
 			dir = s.Cwd
@@ -116,13 +136,14 @@ func ParseConfig(data []byte, abs string) ([]*Manifest, []ConfigNote, error) {
 	return out, notes, nil
 }
 
-// notAProcess says why an entry cannot run as a child process, or "" when it can.
+// notAProcess says why an entry cannot run, neither as a child process nor as a remote
+// Streamable HTTP server, or "" when it can.
 func notAProcess(s serverEntry) string {
 	switch {
-	case s.URL != "":
-		return fmt.Sprintf("remote server %s: the node runs only servers it can start as a process", s.URL)
+	case remoteTypes[s.Type] || (s.Type == "" && s.URL != ""):
+		return ""
 	case s.Type != "" && s.Type != "stdio":
-		return fmt.Sprintf("type %q: the node runs only stdio servers", s.Type)
+		return fmt.Sprintf("type %q: the node runs stdio servers and Streamable HTTP (\"http\") ones", s.Type)
 	case s.Command == "":
 		return `no "command" to run`
 	}

@@ -18,13 +18,13 @@ func TestParseConfig(t *testing.T) {
 		wantErr   string
 	}{
 		{
-			name: "a remote server is skipped, the others run",
+			name: "remote servers run, a transport the node does not speak is skipped",
 			json: `{"mcpServers": {"fs": {"command": "npx", "args": ["-y", "fs"]}, "remote": {"url": "https://example.com/mcp"},
-				"typed": {"type": "http", "url": "http://127.0.0.1:1/mcp"}, "mem": {"command": "mem", "disabled": false}}}`,
-			want: map[string]string{"fs": "npx -y fs", "mem": "mem"},
+				"typed": {"type": "http", "url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer ${T}"}},
+				"old": {"type": "sse", "url": "http://127.0.0.1:1/sse"}, "mem": {"command": "mem", "disabled": false}}}`,
+			want: map[string]string{"fs": "npx -y fs", "mem": "mem", "remote": "https://example.com/mcp", "typed": "http://127.0.0.1:1/mcp"},
 			wantNotes: []string{
-				`server "remote" skipped: remote server https://example.com/mcp: the node runs only servers it can start as a process`,
-				`server "typed" skipped: remote server http://127.0.0.1:1/mcp: the node runs only servers it can start as a process`,
+				`server "old" skipped: type "sse": the node runs stdio servers and Streamable HTTP ("http") ones`,
 			},
 		},
 		{
@@ -63,6 +63,9 @@ func TestParseConfig(t *testing.T) {
 			got := map[string]string{}
 			for _, m := range ms {
 				got[m.Name] = strings.Join(m.Command, " ")
+				if m.Remote() {
+					got[m.Name] = m.URL
+				}
 				if m.Timeouts.Start != DefaultStartTimeout || m.Isolation == "" {
 					t.Errorf("%s: defaults not filled: %+v", m.Name, m)
 				}

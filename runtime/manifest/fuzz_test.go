@@ -75,8 +75,8 @@ func checkUsable(t *testing.T, m *Manifest) {
 	switch {
 	case !ValidName(m.Name):
 		t.Fatalf("accepted the name %q", m.Name)
-	case len(m.Command) == 0 || m.Command[0] == "":
-		t.Fatalf("accepted no command: %+v", m)
+	case (len(m.Command) == 0 || m.Command[0] == "") == !m.Remote():
+		t.Fatalf("accepted neither a command nor a url, or both: %+v", m)
 	case m.Timeouts.Start <= 0 || m.Timeouts.Call <= 0 || m.Timeouts.Shutdown <= 0 || m.Timeouts.CallMax < m.Timeouts.Call:
 		t.Fatalf("timeouts not filled: %+v", m.Timeouts)
 	case m.Isolation != IsolationShared && m.Isolation != IsolationClient:

@@ -43,8 +43,16 @@ type Manifest struct {
 	// Name names the bundle: it prefixes the bundle's own tools and its log lines.
 	Name string `json:"name"`
 	// Command is the program and its arguments. Command[0] is taken relative to the bundle
-	// directory when it starts with "./", else looked up on PATH.
-	Command []string `json:"command"`
+	// directory when it starts with "./", else looked up on PATH. A bundle has a command or
+	// a URL, not both.
+	Command []string `json:"command,omitempty"`
+	// URL is the MCP endpoint of a remote bundle, reached over Streamable HTTP
+	// ("https://host/mcp"), instead of a command.
+	URL string `json:"url,omitempty"`
+	// Headers are sent with every HTTP request to URL. A value may name variables of the
+	// node's environment as ${NAME} (see RequestHeaders), so that secrets stay out of the
+	// file.
+	Headers map[string]string `json:"headers,omitempty"`
 	// Env is added to the bundle's minimal environment.
 	Env map[string]string `json:"env,omitempty"`
 	// InheritEnv names variables of the node's own environment the bundle may see.
@@ -218,11 +226,11 @@ func explainDecodeError(err error) error {
 		return fmt.Errorf("key %q must be %s, not JSON %s", typ.Field, typeName(typ.Type.String()), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		key := strings.TrimPrefix(err.Error(), "json: unknown field ")
-		return fmt.Errorf("unknown key %s (known keys: name, command, env, inherit_env, seats, timeouts, instances, prefix, isolation)", key)
+		return fmt.Errorf("unknown key %s (known keys: name, command, url, headers, env, inherit_env, seats, timeouts, instances, prefix, isolation)", key)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return errors.New("not valid JSON: the file ends inside the object")
 	case errors.Is(err, io.EOF):
-		return errors.New("empty file: a manifest is a JSON object with at least \"name\" and \"command\"")
+		return errors.New("empty file: a manifest is a JSON object with at least \"name\" and \"command\" (or \"url\")")
 	}
 	return err
 }
@@ -244,10 +252,7 @@ func (m *Manifest) check() error {
 	if !ValidName(m.Name) {
 		return fmt.Errorf("bad name %q: use 1 to 64 of A-Z a-z 0-9 _ - (no dots: a dot separates a bundle from its tool)", m.Name)
 	}
-	if len(m.Command) == 0 || m.Command[0] == "" {
-		return errors.New(`missing "command": give the program and its arguments, e.g. ["./server"]`)
-	}
-	if _, err := m.Program(); err != nil {
+	if err := m.checkTarget(); err != nil {
 		return err
 	}
 	switch m.Isolation {
@@ -282,10 +287,17 @@ func (m *Manifest) Pool() int { return max(m.Instances, 1) }
 // Prefixed reports whether the bundle's names get its name as prefix.
 func (m *Manifest) Prefixed() bool { return m.Prefix == nil || *m.Prefix }
 
+// Remote reports whether the bundle is an MCP server reached at a URL rather than a
+// process the node starts.
+func (m *Manifest) Remote() bool { return m.URL != "" }
+
 // Program resolves Command[0]: a "./" path inside the bundle directory (it may not escape
 // it, also not through a symbolic link), an absolute path, or a bare name left for a PATH
 // lookup at start.
 func (m *Manifest) Program() (string, error) {
+	if len(m.Command) == 0 {
+		return "", fmt.Errorf("bundle %q has no command (it is reached at %s)", m.Name, m.URL)
+	}
 	prog := m.Command[0]
 	switch {
 	case strings.HasPrefix(prog, "./"):

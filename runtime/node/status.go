@@ -27,6 +27,8 @@ type BundleStatus struct {
 	Name      string  `json:"name"`
 	State     State   `json:"state"`
 	PIDs      []int   `json:"pids"`
+	URL       string  `json:"url,omitempty"`
+	Era       string  `json:"era,omitempty"`
 	Instances int     `json:"instances"`
 	Restarts  int     `json:"restarts"`
 	LastError string  `json:"last_error,omitempty"`
@@ -44,13 +46,21 @@ type BundleStatus struct {
 	RetryAt string `json:"retry_at,omitempty"`
 }
 
+// Where says where the bundle runs: the URL of a remote bundle, else its process ids.
+func (s BundleStatus) Where() string {
+	if s.URL != "" {
+		return "url " + s.URL
+	}
+	return fmt.Sprintf("pids %v", s.PIDs)
+}
+
 // Status reports every bundle, sorted by name.
 func (n *Node) Status() []BundleStatus {
 	n.mu.Lock()
 	var out []BundleStatus
 	for _, b := range n.bundles {
 		st := BundleStatus{Name: b.name, State: b.state, Instances: len(b.slots), Restarts: b.restarts,
-			Tools: len(b.lists.tools), Manifest: b.m.Path, PIDs: []int{}}
+			Tools: len(b.lists.tools), Manifest: b.m.Path, PIDs: []int{}, URL: b.m.URL}
 		if b.err != nil {
 			st.LastError = b.err.Error()
 		}
@@ -60,7 +70,10 @@ func (n *Node) Status() []BundleStatus {
 		}
 		for _, s := range b.slots {
 			if s != nil {
-				st.PIDs = append(st.PIDs, s.client.Pid())
+				st.Era = s.client.Era().String()
+				if st.URL == "" {
+					st.PIDs = append(st.PIDs, s.client.Pid())
+				}
 			}
 		}
 		out = append(out, st)
@@ -105,8 +118,8 @@ func (n *Node) callBuiltin(_ context.Context, tool string) (json.RawMessage, err
 	}
 	var sb strings.Builder
 	for _, b := range st {
-		fmt.Fprintf(&sb, "%s: %s, pids %v, %d restarts, %d tools, %d calls (%d failed), p50 %.2f ms, p99 %.2f ms",
-			b.Name, b.State, b.PIDs, b.Restarts, b.Tools, b.Calls, b.Failed, b.P50ms, b.P99ms)
+		fmt.Fprintf(&sb, "%s: %s, %s, %d restarts, %d tools, %d calls (%d failed), p50 %.2f ms, p99 %.2f ms",
+			b.Name, b.State, b.Where(), b.Restarts, b.Tools, b.Calls, b.Failed, b.P50ms, b.P99ms)
 		if b.State == StateCrashLoop {
 			fmt.Fprintf(&sb, ", crash loop: %d failures in a row, next try at %s", b.FailuresInARow, b.RetryAt)
 		}

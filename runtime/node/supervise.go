@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -14,7 +13,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolnode/toolnode/runtime/manifest"
-	"github.com/toolnode/toolnode/runtime/proc"
 	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/runtime/upstream"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
@@ -179,7 +177,8 @@ func (n *Node) runSlot(b *bundle, slot int, settled func()) {
 			b.lists = l
 		}
 		n.mu.Unlock()
-		b.log.Info("bundle ready", "pid", inst.client.Pid(), "slot", slot, "tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))
+		b.log.Info("bundle ready", "at", where(inst.client), "era", inst.client.Era().String(), "slot", slot,
+			"tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))
 		if changed || !listed {
 			n.rebuild()
 		}
@@ -205,7 +204,11 @@ func (n *Node) runSlot(b *bundle, slot int, settled func()) {
 		if !n.recordFailure(b, fmt.Errorf("exited (%s)", status), backoff) {
 			return
 		}
-		b.log.Warn("bundle process exited; restarting", "status", status, "slot", slot, "in", backoff)
+		if b.m.Remote() {
+			b.log.Warn("remote bundle disconnected; connecting again", "url", b.m.URL, "status", status, "slot", slot, "in", backoff)
+		} else {
+			b.log.Warn("bundle process exited; restarting", "status", status, "slot", slot, "in", backoff)
+		}
 		if !sleep(b.stop, backoff) {
 			return
 		}
@@ -280,11 +283,10 @@ func (n *Node) watch(b *bundle, inst *instance) bool {
 			return false
 		case <-tick:
 			ctx, cancel := context.WithTimeout(context.Background(), n.sup.PingTimeout)
-			_, err := inst.client.Call(ctx, mcp.MethodPing, struct{}{})
+			err := inst.client.Ping(ctx)
 			cancel()
-			var rpcErr *rpc.Error
-			if err != nil && !errors.As(err, &rpcErr) { // an error answer is still an answer
-				b.log.Error("bundle did not answer a ping; killing it", "pid", inst.client.Pid(), "error", err)
+			if err != nil {
+				b.log.Error("bundle did not answer a ping; killing it (a remote one: disconnecting)", "bundle", where(inst.client), "error", err)
 				kill, stop := context.WithCancel(context.Background())
 				stop() // a hung process gets no grace
 				inst.client.Close(kill)
@@ -305,7 +307,16 @@ func sleep(stop <-chan struct{}, d time.Duration) bool {
 	}
 }
 
-// startInstance starts one process of b, runs the handshake and lists what it offers.
+// where names an instance in logs: its process id, or the URL of a remote bundle.
+func where(c *upstream.Client) any {
+	if u := c.URL(); u != "" {
+		return u
+	}
+	return c.Pid()
+}
+
+// startInstance starts one process of b (or connects to a remote bundle), finds the era it
+// speaks, runs the handshake and lists what it offers.
 func (n *Node) startInstance(b *bundle) (*instance, lists, error) {
 	m := b.m
 	timeout := m.Timeouts.Start
@@ -318,32 +329,20 @@ func (n *Node) startInstance(b *bundle) (*instance, lists, error) {
 		case <-ctx.Done():
 		}
 	}()
-	prog, err := m.Program()
+	inst := &instance{flights: map[rpc.ID]*flight{}}
+	cfg, err := upstream.ConfigFor(m, n.cfg.LookupEnv, b.log)
 	if err != nil {
 		return nil, lists{}, err
 	}
-	inst := &instance{flights: map[rpc.ID]*flight{}}
-	c, err := upstream.Start(upstream.Config{
-		Name: m.Name,
-		Process: proc.Config{
-			Path:          prog,
-			Args:          m.Command[1:],
-			Dir:           m.Dir,
-			Env:           m.Environ(n.cfg.LookupEnv),
-			Logger:        b.log,
-			Grace:         m.Timeouts.Shutdown,
-			StderrLineMax: n.limits.StderrLine,
-		},
-		Logger:     b.log,
-		MaxLine:    n.limits.MaxLine,
-		MaxQueue:   n.limits.MaxQueue,
-		Limits:     n.limits.Message,
-		Handler:    bundleHandler{n: n, b: b, inst: inst},
-		ClientInfo: mcp.Implementation{Name: "toolnode", Version: n.cfg.Version},
-		// Offered so that bundles may ask; the node relays each request to the client
-		// whose call caused it, which answers or refuses.
-		Capabilities: json.RawMessage(`{"roots":{"listChanged":true},"sampling":{},"elicitation":{}}`),
-	})
+	cfg.Process.StderrLineMax = n.limits.StderrLine
+	cfg.MaxLine, cfg.MaxQueue, cfg.Limits = n.limits.MaxLine, n.limits.MaxQueue, n.limits.Message
+	cfg.Handler = bundleHandler{n: n, b: b, inst: inst}
+	cfg.ClientInfo = mcp.Implementation{Name: "toolnode", Version: n.cfg.Version}
+	// Offered so that bundles may ask; the node relays each request to the client whose
+	// call caused it, which answers or refuses.
+	cfg.Capabilities = json.RawMessage(`{"roots":{"listChanged":true},"sampling":{},"elicitation":{}}`)
+	cfg.DiscoverTimeout = min(upstream.DefaultDiscoverTimeout, timeout/2)
+	c, err := upstream.Start(cfg)
 	if err != nil {
 		return nil, lists{}, err
 	}

@@ -1,13 +1,25 @@
-// Package upstream is the node's client side: one MCP session with one bundle process over
-// its stdin and stdout, on the message engine of package rpc.
+// Package upstream is the node's client side: one MCP session with one bundle, a process
+// spoken to over its stdin and stdout or a remote server reached over Streamable HTTP, in
+// whichever era of MCP the bundle speaks, on the message engine of package rpc.
+//
+// The era is found once per process (or connection): the session asks server/discover,
+// with the 2026-07-28 _meta, before anything else. A bundle that answers with 2026-07-28
+// among its versions is spoken to statelessly, every request carrying the _meta and no
+// initialize sent; any other outcome (an error, an answer without the version, no answer
+// within DiscoverTimeout) means a bundle of the initialize era, which then gets the
+// handshake. Callers see the same operations either way; Era says which it is.
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -27,28 +39,69 @@ type Handler interface {
 	Request(ctx context.Context, c *Client, method string, params json.RawMessage) (json.RawMessage, error)
 }
 
+// Era is the generation of MCP a bundle speaks.
+type Era uint8
+
+// Eras.
+const (
+	// EraUnknown: the session has not found out yet.
+	EraUnknown Era = iota
+	// EraSession: an initialize handshake opens a session (2025-11-25 and earlier).
+	EraSession
+	// EraStateless: every request carries its revision and the client's capabilities in
+	// _meta, and the bundle answers server/discover (2026-07-28).
+	EraStateless
+)
+
+func (e Era) String() string {
+	switch e {
+	case EraSession:
+		return "initialize (" + mcp.LatestVersion + " and earlier)"
+	case EraStateless:
+		return "stateless (" + mcp.Version20260728 + ")"
+	}
+	return "unknown"
+}
+
+// DefaultDiscoverTimeout bounds the wait for the answer to server/discover: a bundle of the
+// initialize era may not answer a request sent before initialize at all.
+const DefaultDiscoverTimeout = 5 * time.Second
+
 // Config describes a bundle session.
 type Config struct {
 	// Name is the bundle's name, used in errors and logs.
 	Name string
-	// Process says what to run.
+	// Process says what to run, when URL is empty.
 	Process proc.Config
-	// Logger logs the session; the bundle's stderr goes to Process.Logger.
+	// URL is the MCP endpoint of a remote bundle, reached over Streamable HTTP.
+	URL string
+	// Headers are sent with every HTTP request to URL (authorization, for example).
+	Headers http.Header
+	// HTTPClient makes the HTTP requests; nil for one with the timeouts of a remote bundle
+	// (see newHTTPClient).
+	HTTPClient *http.Client
+	// Logger logs the session; a process's stderr goes to Process.Logger.
 	Logger hclog.Logger
 	// Handler receives the bundle's notifications and requests. Required.
 	Handler Handler
-	// ClientInfo is sent in initialize. Default {"toolnode", "dev"}.
+	// ClientInfo is sent in initialize, or in the _meta of each request. Default
+	// {"toolnode", "dev"}.
 	ClientInfo mcp.Implementation
-	// Capabilities are the client capabilities offered in initialize. Default {}.
+	// Capabilities are the client capabilities offered in initialize, or in the _meta of
+	// each request. Default {}.
 	Capabilities json.RawMessage
-	// MaxLine is the longest stdout line accepted. Default rpc.DefaultMaxLine.
+	// DiscoverTimeout bounds the wait for the answer to server/discover. Default
+	// DefaultDiscoverTimeout.
+	DiscoverTimeout time.Duration
+	// MaxLine is the longest message accepted. Default rpc.DefaultMaxLine.
 	MaxLine int
-	// MaxQueue bounds what the node holds for a bundle that does not read its stdin;
-	// past it, calls to the bundle fail at once. Default rpc.DefaultMaxQueue.
+	// MaxQueue bounds what the node holds for a bundle that does not take it (a process's
+	// unread stdin, the bodies of HTTP requests in flight); past it, calls to the bundle
+	// fail at once. Default rpc.DefaultMaxQueue.
 	MaxQueue int
 	// Limits are the checks every message of the bundle passes.
 	Limits rpc.Limits
-	// OnJunk, when set, is also told of each stdout line that is not MCP (after it is
+	// OnJunk, when set, is also told of each message that is not MCP (after it is
 	// logged).
 	OnJunk func(line []byte, err error)
 }
@@ -57,22 +110,27 @@ type Config struct {
 type Client struct {
 	cfg  Config
 	log  hclog.Logger
-	proc *proc.Process
-	conn *rpc.Conn
-	gone func() error // why calls fail once the bundle has gone, worked out once
+	t    transport
+	era  atomic.Uint32
+	meta [][2][]byte // the _meta members of a stateless request: key and value
+	// metaText is the same members written out, `"k":v,...` without braces, for requests
+	// whose _meta has none of them (the common case).
+	metaText []byte
 
 	// The bundle's own requests being answered, so that it can cancel them.
 	incomingMu sync.Mutex
 	incoming   map[rpc.ID]context.CancelFunc
 
-	// Init is the bundle's answer to initialize.
+	// Init is the bundle's answer to initialize; for a stateless bundle, what its
+	// server/discover answer says in the same terms (ProtocolVersion "2026-07-28").
 	Init mcp.InitializeResult
 }
 
 // ErrGone is wrapped by errors of calls to a bundle that has gone away.
 var ErrGone = errors.New("bundle gone")
 
-// Start starts the bundle's process and opens the session; Initialize runs the handshake.
+// Start opens the session: it starts the bundle's process, or prepares the connection to a
+// remote one. Initialize finds the era and runs the handshake.
 func Start(cfg Config) (*Client, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
@@ -83,27 +141,51 @@ func Start(cfg Config) (*Client, error) {
 	if cfg.Capabilities == nil {
 		cfg.Capabilities = json.RawMessage(`{}`)
 	}
-	p, err := proc.Start(cfg.Process)
+	if cfg.DiscoverTimeout <= 0 {
+		cfg.DiscoverTimeout = DefaultDiscoverTimeout
+	}
+	if cfg.MaxLine <= 0 {
+		cfg.MaxLine = rpc.DefaultMaxLine
+	}
+	if cfg.MaxQueue <= 0 {
+		cfg.MaxQueue = rpc.DefaultMaxQueue
+	}
+	c := &Client{cfg: cfg, log: cfg.Logger, incoming: map[rpc.ID]context.CancelFunc{}}
+	info, err := json.Marshal(cfg.ClientInfo)
+	if err != nil {
+		return nil, fmt.Errorf("encode client info: %w", err)
+	}
+	c.setMeta(info, cfg.Capabilities)
+	h := hooks{handle: c.handle, invalid: c.invalid, unmatched: c.unmatched}
+	if cfg.URL != "" {
+		c.t, err = newHTTP(cfg, h)
+	} else {
+		c.t, err = startStdio(cfg, h)
+	}
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, log: cfg.Logger, proc: p, incoming: map[rpc.ID]context.CancelFunc{}}
-	c.gone = sync.OnceValue(c.goneError)
-	c.conn = rpc.NewConn(p.Stdout(), p.Stdin(), p.Stdin(), rpc.ConnOptions{
-		MaxLine:     cfg.MaxLine,
-		MaxQueue:    cfg.MaxQueue,
-		Limits:      cfg.Limits,
-		Handle:      c.handle,
-		OnInvalid:   c.invalid,
-		OnUnmatched: c.unmatched,
-	})
-	go c.closeOnExit()
 	return c, nil
 }
 
-// Initialize runs the MCP handshake: initialize, offering the latest revision and accepting
-// any supported one, then notifications/initialized. ctx bounds it.
+// Initialize finds the bundle's era and opens the session. It first asks server/discover
+// (without notifications/cancelled when giving up: a bundle of the initialize era is not
+// initialized yet); a bundle that answers it with 2026-07-28 among its versions is then
+// spoken to statelessly. Any other bundle gets initialize, offering the latest revision of
+// that era and accepting any supported one, then notifications/initialized. ctx bounds it.
 func (c *Client) Initialize(ctx context.Context) error {
+	ok, why, err := c.discover(ctx)
+	if err != nil {
+		return err
+	}
+	if ok {
+		c.log.Info("bundle speaks MCP without sessions: no initialize, every request carries its _meta",
+			"era", EraStateless.String(), "server", c.Init.ServerInfo.Name, "server_version", c.Init.ServerInfo.Version)
+		c.listen()
+		c.t.opened()
+		return nil
+	}
+	c.setEra(EraSession, "")
 	params := mcp.InitializeParams{
 		ProtocolVersion: mcp.LatestVersion,
 		Capabilities:    c.cfg.Capabilities,
@@ -120,43 +202,128 @@ func (c *Client) Initialize(ctx context.Context) error {
 		return fmt.Errorf("initialize: bundle answered protocol version %q; supported: %v",
 			c.Init.ProtocolVersion, mcp.SupportedVersions())
 	}
-	return c.Notify(mcp.NotifyInitialized, nil)
+	c.setEra(EraSession, c.Init.ProtocolVersion)
+	if err := c.Notify(mcp.NotifyInitialized, nil); err != nil {
+		return err
+	}
+	c.log.Info("bundle speaks MCP with sessions: initialized", "era", EraSession.String(),
+		"protocol", c.Init.ProtocolVersion, "server", c.Init.ServerInfo.Name, "why_not_stateless", why)
+	c.t.opened()
+	return nil
 }
 
-// closeOnExit closes the session once the process is gone, even if a grandchild still holds
-// its stdout open, so that calls in flight fail at once instead of hanging.
-func (c *Client) closeOnExit() {
-	<-c.proc.Done()
-	select {
-	case <-c.conn.Done():
-	case <-time.After(100 * time.Millisecond):
-		// Give the reader a moment to take what the bundle wrote before exiting.
+// discover asks server/discover and reports whether the bundle serves 2026-07-28, filling
+// Init when it does, and else why not. An error only when the whole start must fail (ctx
+// ended, the bundle went away).
+func (c *Client) discover(ctx context.Context) (bool, string, error) {
+	c.setEra(EraStateless, mcp.Version20260728) // so that the probe carries the _meta, and its HTTP headers
+	pctx, cancel := context.WithTimeoutCause(ctx, c.cfg.DiscoverTimeout,
+		fmt.Errorf("no answer to %s within %s", mcp.MethodDiscover, c.cfg.DiscoverTimeout))
+	defer cancel()
+	raw, err := rpc.CallWait(pctx, clientPeer{c}, mcp.MethodDiscover, json.RawMessage(`{}`), nil)
+	switch {
+	case ctx.Err() != nil:
+		return false, "", fmt.Errorf("%s: %w", mcp.MethodDiscover, context.Cause(ctx))
+	case errors.Is(err, ErrGone):
+		return false, "", fmt.Errorf("%s: %w", mcp.MethodDiscover, err)
+	case err != nil:
+		return false, err.Error(), nil
 	}
-	c.conn.Close()
+	var d mcp.DiscoverResult
+	if err := json.Unmarshal(raw, &d); err != nil || !slices.Contains(d.SupportedVersions, mcp.Version20260728) {
+		return false, fmt.Sprintf("%s answered without %s among its supportedVersions", mcp.MethodDiscover, mcp.Version20260728), nil
+	}
+	var meta struct {
+		ServerInfo mcp.Implementation `json:"io.modelcontextprotocol/serverInfo"`
+	}
+	_ = json.Unmarshal(d.Meta, &meta)
+	c.Init = mcp.InitializeResult{ProtocolVersion: mcp.Version20260728, Capabilities: d.Capabilities,
+		ServerInfo: meta.ServerInfo, Instructions: d.Instructions}
+	return true, "", nil
+}
+
+// listen opens subscriptions/listen for the list changes a stateless bundle says it
+// announces: without one it sends none. The subscription lasts as long as the session.
+func (c *Client) listen() {
+	caps := c.Init.Capabilities
+	filter := map[string]bool{}
+	if caps.Tools != nil && caps.Tools.ListChanged {
+		filter["toolsListChanged"] = true
+	}
+	if caps.Prompts != nil && caps.Prompts.ListChanged {
+		filter["promptsListChanged"] = true
+	}
+	if caps.Resources != nil && caps.Resources.ListChanged {
+		filter["resourcesListChanged"] = true
+	}
+	if len(filter) == 0 {
+		return
+	}
+	params, _ := json.Marshal(map[string]any{"notifications": filter})
+	id, err := c.Expect(func(_ json.RawMessage, err error) {
+		if err != nil && !errors.Is(err, ErrGone) {
+			c.log.Warn("the bundle ended its subscriptions/listen; its list changes are no longer heard", "error", err)
+		}
+	})
+	if err == nil {
+		err = c.Send(id, mcp.MethodSubscriptionsListen, params)
+	}
+	if err != nil {
+		c.log.Warn("subscriptions/listen", "error", err)
+	}
+}
+
+func (c *Client) setEra(e Era, version string) {
+	c.era.Store(uint32(e))
+	c.t.setEra(e, version)
+}
+
+// Era is the era the bundle speaks, known once Initialize has succeeded. For a stateless
+// bundle, results of tools/call, prompts/get and resources/read may be input_required
+// results (resultType "input_required"); they are returned as the bundle sent them.
+func (c *Client) Era() Era { return Era(c.era.Load()) }
+
+// Ping checks that the bundle answers: ping in a session, server/discover for a stateless
+// bundle (which has no ping). An error answer is still an answer.
+func (c *Client) Ping(ctx context.Context) error {
+	method := mcp.MethodPing
+	if c.Era() == EraStateless {
+		method = mcp.MethodDiscover
+	}
+	_, err := c.Call(ctx, method, struct{}{})
+	var rpcErr *rpc.Error
+	if errors.As(err, &rpcErr) {
+		return nil
+	}
+	return err
 }
 
 // Name is the bundle's name.
 func (c *Client) Name() string { return c.cfg.Name }
 
-// Pid is the bundle's process id.
-func (c *Client) Pid() int { return c.proc.Pid() }
+// Pid is the bundle's process id; 0 for a remote bundle.
+func (c *Client) Pid() int { return c.t.pid() }
+
+// URL is the endpoint of a remote bundle; "" for a process.
+func (c *Client) URL() string { return c.cfg.URL }
 
 // Done is closed when the session has ended.
-func (c *Client) Done() <-chan struct{} { return c.conn.Done() }
+func (c *Client) Done() <-chan struct{} { return c.t.Done() }
 
-// ExitStatus describes how the process ended, or "running".
-func (c *Client) ExitStatus() string { return c.proc.ExitStatus() }
+// ExitStatus describes how the process ended (or why the connection to a remote bundle
+// was lost), or "running".
+func (c *Client) ExitStatus() string { return c.t.status() }
 
-// Queued is how many bytes wait for the bundle to read them.
-func (c *Client) Queued() int { return c.conn.Queued() }
+// Queued is how many bytes wait for the bundle to take them.
+func (c *Client) Queued() int { return c.t.Queued() }
 
 // Waiting is how many calls wait for the bundle's answers.
-func (c *Client) Waiting() int { return c.conn.Waiting() }
+func (c *Client) Waiting() int { return c.t.Waiting() }
 
 // Call sends a request and waits for its answer. params may be a json.RawMessage. When ctx
-// ends first, the bundle is sent notifications/cancelled for the request and ctx's cause is
-// returned. When the bundle goes away, the error names it and how it exited. A JSON-RPC
-// error from the bundle is returned as an *rpc.Error.
+// ends first, the bundle is told to cancel the request and ctx's cause is returned. When
+// the bundle goes away, the error names it and how it exited. A JSON-RPC error from the
+// bundle is returned as an *rpc.Error.
 func (c *Client) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	raw, err := rpc.Marshal(params)
 	if err != nil {
@@ -177,7 +344,7 @@ func (p clientPeer) Expect(done rpc.Done) (rpc.ID, error) { return p.c.Expect(do
 func (p clientPeer) Request(id rpc.ID, method string, params json.RawMessage) error {
 	return p.c.Send(id, method, params)
 }
-func (p clientPeer) Forget(id rpc.ID) bool { return p.c.conn.Forget(id) }
+func (p clientPeer) Forget(id rpc.ID) bool { return p.c.t.Forget(id) }
 
 // Expect registers done for the outcome of a request about to be sent with Send, and
 // returns its id: the caller can relate what the bundle says about the call to it before
@@ -185,47 +352,112 @@ func (p clientPeer) Forget(id rpc.ID) bool { return p.c.conn.Forget(id) }
 // JSON-RPC error, or an error naming the bundle and how it exited. A caller that gives up
 // calls Abandon.
 func (c *Client) Expect(done rpc.Done) (rpc.ID, error) {
-	id, err := c.conn.Expect(func(res json.RawMessage, err error) {
+	id, err := c.t.Expect(func(res json.RawMessage, err error) {
 		switch {
 		case errors.Is(err, rpc.ErrClosed):
-			err = c.gone()
+			err = c.t.gone()
 		case errors.Is(err, rpc.ErrBadAnswer):
 			err = fmt.Errorf("bundle %q: %w", c.cfg.Name, err)
 		}
 		done(res, err)
 	})
 	if errors.Is(err, rpc.ErrClosed) {
-		return id, c.gone()
+		return id, c.t.gone()
 	}
 	return id, err
 }
 
-// Send sends the request id got from Expect. When it cannot be sent (the bundle is gone, or
-// has left too much unread on its stdin) the call is taken back and the error says why;
-// done is then not called.
+// Send sends the request id got from Expect; to a stateless bundle, with the _meta of the
+// 2026-07-28 revision added to params (the revision always; the client capabilities and
+// info when params do not carry them already). When it cannot be sent (the bundle is gone,
+// or has left too much untaken) the call is taken back and the error says why; done is
+// then not called.
 func (c *Client) Send(id rpc.ID, method string, params json.RawMessage) error {
-	if err := c.conn.Request(id, method, params); err != nil {
+	if c.Era() == EraStateless {
+		params = c.stamp(params)
+	}
+	if err := c.t.Request(id, method, params); err != nil {
 		if errors.Is(err, rpc.ErrNotReading) {
-			return fmt.Errorf("bundle %q is not reading its stdin: %w", c.cfg.Name, err)
+			return err
 		}
-		return c.gone()
+		return c.t.gone()
 	}
 	return nil
 }
 
-// Abandon gives up on a request still waiting, telling the bundle with
-// notifications/cancelled, and reports whether it was still waiting (if not, its done has
-// run or is running).
+// versionMember is the quoted revision of a stateless request's _meta.
+var versionMember = []byte(`"` + mcp.Version20260728 + `"`)
+
+// setMeta sets the _meta members of a stateless request from the client's info and
+// capabilities (JSON).
+func (c *Client) setMeta(info, caps []byte) {
+	c.meta = [][2][]byte{
+		{[]byte(mcp.MetaClientInfo), info},
+		{[]byte(mcp.MetaClientCapabilities), caps},
+	}
+	text := []byte(`"` + mcp.MetaProtocolVersion + `":` + string(versionMember))
+	for _, kv := range c.meta {
+		text = append(append(append(append(text, `,"`...), kv[0]...), `":`...), kv[1]...)
+	}
+	c.metaText = text
+}
+
+// metaPrefix is what every member of the revision's _meta starts with.
+var metaPrefix = []byte("io.modelcontextprotocol/")
+
+// stamp adds the stateless _meta to params, editing them in place rather than decoding
+// arguments of any size.
+func (c *Client) stamp(params json.RawMessage) json.RawMessage {
+	if len(bytes.TrimSpace(params)) == 0 || string(params) == "null" {
+		params = json.RawMessage(`{}`)
+	}
+	meta, ok := rpc.Member(params, "_meta")
+	if !ok || len(meta) == 0 || meta[0] != '{' {
+		meta = []byte(`{}`)
+	}
+	if !bytes.Contains(meta, metaPrefix) {
+		// None of the members is there (a progress token at most): all go in at once.
+		rest := bytes.TrimSpace(meta[1:])
+		merged := make([]byte, 0, len(c.metaText)+len(meta)+2)
+		merged = append(append(merged, '{'), c.metaText...)
+		if len(rest) > 0 && rest[0] != '}' {
+			merged = append(merged, ',')
+		}
+		merged = append(merged, rest...)
+		if out, ok := rpc.PutMember(params, "_meta", merged); ok {
+			return out
+		}
+		return params
+	}
+	meta, ok = rpc.PutMember(meta, mcp.MetaProtocolVersion, versionMember)
+	if !ok {
+		return params
+	}
+	for _, kv := range c.meta {
+		if _, has := rpc.Member(meta, string(kv[0])); !has {
+			meta, _ = rpc.PutMember(meta, string(kv[0]), kv[1])
+		}
+	}
+	if out, ok := rpc.PutMember(params, "_meta", meta); ok {
+		return out
+	}
+	return params
+}
+
+// Abandon gives up on a request still waiting, telling the bundle to cancel it, and
+// reports whether it was still waiting (if not, its done has run or is running).
 func (c *Client) Abandon(id rpc.ID, reason string) bool {
-	if !c.conn.Forget(id) {
+	if !c.t.Forget(id) {
 		return false
 	}
 	c.tellCancelled(id, reason)
 	return true
 }
 
+// tellCancelled sends notifications/cancelled; over HTTP in the stateless era, the
+// transport has already cancelled by closing the request's stream, and sends nothing.
 func (c *Client) tellCancelled(id rpc.ID, reason string) {
-	_ = c.conn.Notify(mcp.NotifyCancelled, mcp.CancelledNotice(id.String(), reason))
+	_ = c.t.Notify(mcp.NotifyCancelled, mcp.CancelledNotice(id.String(), reason))
 }
 
 // Notify sends a notification to the bundle.
@@ -234,24 +466,42 @@ func (c *Client) Notify(method string, params any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s params: %w", method, err)
 	}
-	if err := c.conn.Notify(method, raw); err != nil {
+	if err := c.t.Notify(method, raw); err != nil {
 		return fmt.Errorf("notify bundle %q: %w", c.cfg.Name, err)
 	}
 	return nil
 }
 
-func (c *Client) goneError() error {
-	select {
-	case <-c.proc.Done():
-	case <-time.After(time.Second):
-		return fmt.Errorf("%w: bundle %q closed its stdout (process still running)", ErrGone, c.cfg.Name)
-	}
-	return fmt.Errorf("%w: bundle %q exited (%s)", ErrGone, c.cfg.Name, c.proc.ExitStatus())
-}
-
-// ListTools fetches every tool of the bundle, following nextCursor to the end.
+// ListTools fetches every tool of the bundle, following nextCursor to the end. For a
+// stateless remote bundle, the parameters its tools mark with x-mcp-header are mirrored
+// into headers of each call from then on, and a tool whose marks break the rules is left
+// out, with a warning, as the 2026-07-28 revision requires.
 func (c *Client) ListTools(ctx context.Context) ([]json.RawMessage, error) {
-	return c.ListAll(ctx, mcp.MethodToolsList, "tools")
+	tools, err := c.ListAll(ctx, mcp.MethodToolsList, "tools")
+	h, remote := c.t.(*httpTransport)
+	if err != nil || !remote || c.Era() != EraStateless {
+		return tools, err
+	}
+	kept := tools[:0]
+	mirrored := map[string][]paramHeader{}
+	for _, raw := range tools {
+		var tool struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		}
+		_ = json.Unmarshal(raw, &tool)
+		params, err := paramHeaders(tool.InputSchema)
+		if err != nil {
+			c.log.Warn("tool left out: its x-mcp-header marks break the rules of MCP 2026-07-28", "tool", tool.Name, "reason", err)
+			continue
+		}
+		if len(params) > 0 {
+			mirrored[tool.Name] = params
+		}
+		kept = append(kept, raw)
+	}
+	h.paramHeaders.Store(&mirrored)
+	return kept, nil
 }
 
 // ListAll calls a */list method and follows nextCursor to the end, returning the items of
@@ -291,13 +541,10 @@ func (c *Client) ListAll(ctx context.Context, method, field string) ([]json.RawM
 	}
 }
 
-// Close stops the bundle (stdin closed, then SIGTERM, then SIGKILL, each after the grace
-// period) and ends the session. Cancelling ctx hurries the stop. Safe to call many times.
-func (c *Client) Close(ctx context.Context) error {
-	err := c.proc.Stop(ctx)
-	c.conn.Close()
-	return err
-}
+// Close ends the session: a process is stopped (stdin closed, then SIGTERM, then SIGKILL,
+// each after the grace period), a remote bundle's HTTP session deleted. Cancelling ctx
+// hurries the stop. Safe to call many times.
+func (c *Client) Close(ctx context.Context) error { return c.t.stop(ctx) }
 
 // handle receives the bundle's requests and notifications on the reading goroutine.
 func (c *Client) handle(m *rpc.Message) {
@@ -309,7 +556,7 @@ func (c *Client) handle(m *rpc.Message) {
 		return
 	}
 	if m.Method == mcp.MethodPing {
-		_ = c.conn.Reply(m.ID, json.RawMessage(`{}`))
+		_ = c.t.Reply(m.ID, json.RawMessage(`{}`))
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -317,7 +564,7 @@ func (c *Client) handle(m *rpc.Message) {
 	if _, dup := c.incoming[m.ID]; dup {
 		c.incomingMu.Unlock()
 		cancel()
-		_ = c.conn.ReplyError(m.ID, rpc.Errorf(rpc.CodeInvalidRequest, "request id %s is already in use", m.ID))
+		_ = c.t.ReplyError(m.ID, rpc.Errorf(rpc.CodeInvalidRequest, "request id %s is already in use", m.ID))
 		return
 	}
 	c.incoming[m.ID] = cancel
@@ -334,20 +581,24 @@ func (c *Client) handle(m *rpc.Message) {
 			return // cancelled by the bundle: it wants no answer
 		}
 		if err != nil {
-			_ = c.conn.ReplyError(m.ID, err)
+			_ = c.t.ReplyError(m.ID, err)
 			return
 		}
-		_ = c.conn.Reply(m.ID, res)
+		_ = c.t.Reply(m.ID, res)
 	}()
 }
 
 // invalid logs a stdout line that is not a valid MCP message; a request among them is
 // answered with the error, so that the bundle does not wait for an answer.
 func (c *Client) invalid(line []byte, m *rpc.Message, err *rpc.Error) {
-	c.log.Warn("skipped a stdout line that is not MCP (bundles must write only MCP messages to stdout; log to stderr)",
-		"reason", err.Message, "line", clip(line))
+	if c.cfg.URL != "" {
+		c.log.Warn("skipped a message of the remote bundle that is not MCP", "reason", err.Message, "message", clip(line))
+	} else {
+		c.log.Warn("skipped a stdout line that is not MCP (bundles must write only MCP messages to stdout; log to stderr)",
+			"reason", err.Message, "line", clip(line))
+	}
 	if m.Method != "" && !m.ID.IsZero() && !m.ID.IsNull() {
-		_ = c.conn.ReplyError(m.ID, err)
+		_ = c.t.ReplyError(m.ID, err)
 	}
 	if c.cfg.OnJunk != nil {
 		c.cfg.OnJunk(line, err)

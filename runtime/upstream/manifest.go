@@ -1,0 +1,36 @@
+package upstream
+
+import (
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/toolnode/toolnode/runtime/manifest"
+	"github.com/toolnode/toolnode/runtime/proc"
+)
+
+// ConfigFor returns the Config of a session with the bundle m describes: its process, or
+// its URL with the headers, their ${NAME} taken from the node's environment (lookup,
+// os.LookupEnv when nil). The caller fills in the rest (Handler, limits, capabilities).
+func ConfigFor(m *manifest.Manifest, lookup func(string) (string, bool), log hclog.Logger) (Config, error) {
+	cfg := Config{Name: m.Name, Logger: log}
+	if m.Remote() {
+		headers, err := m.RequestHeaders(lookup)
+		if err != nil {
+			return Config{}, err
+		}
+		cfg.URL, cfg.Headers = m.URL, headers
+		return cfg, nil
+	}
+	prog, err := m.Program()
+	if err != nil {
+		return Config{}, err
+	}
+	cfg.Process = proc.Config{
+		Path:   prog,
+		Args:   m.Command[1:],
+		Dir:    m.Dir,
+		Env:    m.Environ(lookup),
+		Logger: log,
+		Grace:  m.Timeouts.Shutdown,
+	}
+	return cfg, nil
+}
