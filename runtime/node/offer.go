@@ -135,6 +135,14 @@ func (n *Node) Complete(ctx context.Context, sess Session, params json.RawMessag
 type subscriptions struct {
 	mu    sync.Mutex
 	byURI map[string]map[Session]bool
+	// The subscriptions/listen each watched resource of a stateless bundle is heard on.
+	listens map[string]watch
+}
+
+// watch is one resource subscription held at a stateless bundle.
+type watch struct {
+	inst *instance
+	id   rpc.ID
 }
 
 // Subscribe records that sess watches a resource and asks its bundle on the first watcher.
@@ -179,7 +187,45 @@ func (n *Node) subscription(ctx context.Context, sess Session, params json.RawMe
 	if !first && !last {
 		return json.RawMessage(`{}`), nil
 	}
+	if held, err := n.watchStateless(bundle, uri, on); held {
+		return json.RawMessage(`{}`), err
+	}
 	return n.forward(ctx, sess, bundle, method, params, func() string { return fmt.Sprintf("resource %q", uri) })
+}
+
+// watchStateless starts or stops hearing a resource of a stateless bundle, which has a
+// subscriptions/listen per resource instead of resources/subscribe. It reports whether the
+// bundle is one.
+func (n *Node) watchStateless(bundle, uri string, on bool) (bool, error) {
+	n.mu.Lock()
+	b := n.bundles[bundle]
+	var inst *instance
+	if b != nil {
+		inst = firstLive(b)
+	}
+	n.mu.Unlock()
+	n.subs.mu.Lock()
+	defer n.subs.mu.Unlock()
+	if !on {
+		w, ok := n.subs.listens[uri]
+		if ok {
+			delete(n.subs.listens, uri)
+			w.inst.client.Abandon(w.id, "unsubscribed")
+		}
+		return ok, nil
+	}
+	if inst == nil || inst.client.Era() != upstream.EraStateless {
+		return false, nil
+	}
+	id, err := inst.client.Watch(uri)
+	if err != nil {
+		return true, err
+	}
+	if n.subs.listens == nil {
+		n.subs.listens = map[string]watch{}
+	}
+	n.subs.listens[uri] = watch{inst: inst, id: id}
+	return true, nil
 }
 
 // dropSubscriptions forgets every watch of a session that ended.
@@ -190,6 +236,10 @@ func (n *Node) dropSubscriptions(sess Session) {
 		delete(watchers, sess)
 		if len(watchers) == 0 {
 			delete(n.subs.byURI, uri)
+			if w, ok := n.subs.listens[uri]; ok {
+				delete(n.subs.listens, uri)
+				w.inst.client.Abandon(w.id, "nobody watches it")
+			}
 		}
 	}
 }

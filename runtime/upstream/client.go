@@ -389,11 +389,14 @@ func (c *Client) Send(id rpc.ID, method string, params json.RawMessage) error {
 var versionMember = []byte(`"` + mcp.Version20260728 + `"`)
 
 // setMeta sets the _meta members of a stateless request from the client's info and
-// capabilities (JSON).
+// capabilities (JSON), and the log level.
 func (c *Client) setMeta(info, caps []byte) {
 	c.meta = [][2][]byte{
 		{[]byte(mcp.MetaClientInfo), info},
 		{[]byte(mcp.MetaClientCapabilities), caps},
+		// Every level, unless the client asked for one: the node filters log messages for
+		// each client itself (a session's logging/setLevel has no stateless counterpart).
+		{[]byte(mcp.MetaLogLevel), []byte(`"debug"`)},
 	}
 	text := []byte(`"` + mcp.MetaProtocolVersion + `":` + string(versionMember))
 	for _, kv := range c.meta {
@@ -632,4 +635,20 @@ func (c *Client) cancelIncoming(params json.RawMessage) bool {
 		cancel()
 	}
 	return cancel != nil
+}
+
+// Watch asks a stateless bundle for the updates of one resource, on a subscriptions/listen
+// of its own (the revision has no resources/subscribe); the updates arrive as the bundle's
+// notifications/resources/updated. Abandon the returned id to stop.
+func (c *Client) Watch(uri string) (rpc.ID, error) {
+	params, _ := json.Marshal(map[string]any{"notifications": map[string]any{"resourceSubscriptions": []string{uri}}})
+	id, err := c.Expect(func(_ json.RawMessage, err error) {
+		if err != nil && !errors.Is(err, ErrGone) {
+			c.log.Debug("a resource subscription ended", "uri", uri, "error", err)
+		}
+	})
+	if err != nil {
+		return rpc.ID{}, err
+	}
+	return id, c.Send(id, mcp.MethodSubscriptionsListen, params)
 }
