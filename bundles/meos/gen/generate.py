@@ -129,6 +129,10 @@ class Tool:
     result_schema: dict = field(default_factory=dict)
     category: str = ""
     description: str = ""
+    # For the differential test: how each argument and the result travel.
+    kinds: list = field(default_factory=list)
+    result_kind: str = ""
+    mode: str = "plain"
 
 
 def parse_header(path: str) -> tuple[list[tuple[str, str, c_ast.Decl]], dict[str, list[str]]]:
@@ -184,15 +188,21 @@ def load_docstrings() -> dict[str, str]:
     return docs
 
 
+def is_geodetic(name: str) -> bool:
+    """Whether a function's spatial arguments are geographies: the part of
+    its name before _to_ (a conversion's source) says geog."""
+    return "geog" in name.split("_to_")[0]
+
+
 def family_of(name: str, base: str) -> str:
     fam = VALUE_FAMILIES[base]
-    if fam == "GF_GEOMETRY" and "geog" in name:
+    if fam == "GF_GEOMETRY" and is_geodetic(name):
         return "GF_GEOGRAPHY"
     return fam
 
 
 def geodetic(name: str) -> str:
-    return "true" if "geog" in name else "false"
+    return "true" if is_geodetic(name) else "false"
 
 
 NULLABLE_STRING = {"type": ["string", "null"]}
@@ -200,28 +210,32 @@ NULLABLE_STRING = {"type": ["string", "null"]}
 
 def value_result(t: Tool, ct: CType, expr: str) -> tuple[str, dict]:
     """The C expression encoding one value of type ct, and its JSON Schema."""
+    enc, schema, kind = encode(t, ct, expr)
+    t.result_kind = kind
+    return enc, schema
+
+
+def encode(t: Tool, ct: CType, expr: str) -> tuple[str, dict, str]:
     b, d = ct.base, ct.depth
     if d == 1 and b in VALUE_FAMILIES:
         fam = family_of(t.name, b)
-        return f"ge_value(c, {expr}, {fam})", NULLABLE_STRING
+        return f"ge_value(c, {expr}, {fam})", NULLABLE_STRING, "value:" + fam
     if d == 1 and b == "text":
-        return f"ge_text(c, {expr})", NULLABLE_STRING
+        return f"ge_text(c, {expr})", NULLABLE_STRING, "text"
     if d == 1 and b == "Interval":
-        return f"ge_interval(c, mc_keep(c, {expr}))", NULLABLE_STRING
+        return f"ge_interval(c, mc_keep(c, {expr}))", NULLABLE_STRING, "interval"
     if d == 0 and b == "TimestampTz":
-        return f"ge_timestamptz(c, {expr})", {"type": "string"}
+        return f"ge_timestamptz(c, {expr})", {"type": "string"}, "timestamptz"
     if d == 0 and b == "DateADT":
-        return f"ge_date(c, {expr})", {"type": "string"}
+        return f"ge_date(c, {expr})", {"type": "string"}, "date"
     if d == 0 and b == "double":
-        return f"ge_double({expr})", {"type": ["number", "string"]}
+        return f"ge_double({expr})", {"type": ["number", "string"]}, "double"
     if d == 0 and b in ("bool", "_Bool"):
-        return f"ge_bool({expr})", {"type": "boolean"}
+        return f"ge_bool({expr})", {"type": "boolean"}, "bool"
     if d == 0 and b in UNSIGNED_64 and b.startswith("uint64"):
-        return f"ge_uint({expr})", {"type": "string"}
-    if d == 0 and b in INT_LIMITS:
-        return f"ge_int({expr})", {"type": "integer"}
-    if d == 0 and b in ENUMS:
-        return f"ge_int({expr})", {"type": "integer"}
+        return f"ge_uint({expr})", {"type": "string"}, "uint"
+    if d == 0 and (b in INT_LIMITS or b in ENUMS):
+        return f"ge_int({expr})", {"type": "integer"}, "int"
     raise Excluded(f"a result of type {ct} has no JSON form")
 
 
@@ -312,7 +326,9 @@ def build(t: Tool, static_names: set[str], enums: dict[str, list[str]]) -> None:
             raise Excluded(f"parameter {pn} of type {ct} has no JSON form")
         args.append(var if not (ct.depth == 0 and ct.base in ENUMS) else f"({ct.base}){var}")
     q = '"' + name + '"'
+    t.kinds = [[p.name, kind_of(name, p.ct)] for p in params]
     if hidden:
+        t.mode = "hidden_size"
         body.append("    size_t hidden_size;")
         args.append("&hidden_size")
     if count_param is not None:
@@ -332,6 +348,7 @@ def build(t: Tool, static_names: set[str], enums: dict[str, list[str]]) -> None:
             fam = family_of(name, elem.base)
             # A contiguous array: its elements are not separately freed.
             enc, schema = f"ge_value_borrowed(&r[i], {fam})", NULLABLE_STRING
+            t.result_kind = "value:" + fam
         else:
             enc, schema = value_result(t, elem, "r[i]")
         body.append("    json_t *list = json_array();")
@@ -339,6 +356,7 @@ def build(t: Tool, static_names: set[str], enums: dict[str, list[str]]) -> None:
         body.append(f"        json_array_append_new(list, {enc});")
         body.append(f"    return gr_result({q}, list);")
         t.result_schema = {"type": ["array", "null"], "items": schema}
+        t.mode = "array"
         return
     if out_param is not None:
         oct_ = CType(out_param.ct.base, out_param.ct.depth - 1, False)
@@ -348,6 +366,7 @@ def build(t: Tool, static_names: set[str], enums: dict[str, list[str]]) -> None:
         if oct_.depth == 0 and oct_.base not in ("bool", "_Bool"):
             body[-1] = f"    {decl} = 0;"
         args.append("&out")
+        t.mode = "out:" + str(oct_)
         body.append(f"    bool found = {name}({', '.join(args)});")
         body.append(f"    json_t *fail = gr_check({q});")
         body.append("    if (fail || !found) {")
@@ -364,11 +383,13 @@ def build(t: Tool, static_names: set[str], enums: dict[str, list[str]]) -> None:
     call = f"{name}({', '.join(args)})"
     if ret.depth == 1 and ret.base == "char":
         if ret.const or name in static_names:
+            t.result_kind = "static_cstring"
             body.append(f"    char *r = (char *){call};")
             body.append(f"    json_t *fail = gr_check({q});")
             body.append(f"    if (fail) return fail;")
             body.append(f"    return r ? gr_result({q}, ge_cstring(c, r, false)) : gr_none({q});")
         else:
+            t.result_kind = "cstring"
             body.append(f"    char *r = {call};")
             body.append(f"    json_t *fail = gr_check({q});")
             body.append("    if (fail) { free(r); return fail; }")
@@ -394,6 +415,19 @@ def build(t: Tool, static_names: set[str], enums: dict[str, list[str]]) -> None:
         t.result_schema = schema
         return
     raise Excluded(f"a result of type {ret} has no JSON form")
+
+
+def kind_of(name: str, ct: CType) -> str:
+    if ct.depth == 1 and ct.base in VALUE_FAMILIES:
+        return "value:" + family_of(name, ct.base)
+    if ct.depth == 1:
+        return {"text": "text", "char": "cstring", "Interval": "interval"}[ct.base]
+    if ct.base in ENUMS:
+        return "enum:" + ct.base
+    if ct.base in INT_LIMITS:
+        return "int"
+    return {"_Bool": "bool"}.get(ct.base, ct.base.lower().replace("timestamptz", "timestamptz")
+                                  .replace("dateadt", "date"))
 
 
 def category(name: str, cats: dict[str, str]) -> str:
@@ -474,7 +508,8 @@ def main() -> int:
     write_c(tools, os.path.join(out_dir, "tools_gen.c"))
     manifest = [{"name": t.name, "category": t.category, "description": t.description,
                  "inputSchema": input_schema(t), "outputSchema": output_schema(t),
-                 "prototype": t.proto} for t in tools]
+                 "prototype": t.proto, "params": t.kinds, "result": t.result_kind,
+                 "mode": t.mode} for t in tools]
     with open(os.path.join(out_dir, "manifest.json"), "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=1)
     write_docs(table, tools, docs_md)
