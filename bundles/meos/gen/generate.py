@@ -239,7 +239,8 @@ def encode(t: Tool, ct: CType, expr: str) -> tuple[str, dict, str]:
     raise Excluded(f"a result of type {ct} has no JSON form")
 
 
-def build(t: Tool, static_names: set[str], enums: dict[str, list[str]]) -> None:
+def build(t: Tool, static_names: set[str], enums: dict[str, list[str]],
+          limits: dict[str, list[int]]) -> None:
     body = t.body
     name = t.name
     params = list(t.params)
@@ -309,6 +310,9 @@ def build(t: Tool, static_names: set[str], enums: dict[str, list[str]]) -> None:
             t.props[pn] = {"type": "boolean"}
         elif ct.depth == 0 and ct.base in INT_LIMITS:
             lo, hi, jlo, jhi = INT_LIMITS[ct.base]
+            if pn in limits:
+                jlo, jhi = limits[pn]
+                lo, hi = str(jlo), str(jhi)
             body.append(f"    int64_t {var};")
             body.append(f"    if (ga_int(args, \"{pn}\", {lo}, {hi}, &{var}, &err)) return err;")
             t.props[pn] = {"type": "integer", "minimum": jlo, "maximum": jhi}
@@ -496,7 +500,7 @@ def main() -> int:
                     params.append(Param(p.name or "", ctype(p.type)))
                 t = Tool(name, section, prototype(decl), ret, params)
                 t.category = category(name, policy["categories"])
-                build(t, static_names, enums)
+                build(t, static_names, enums, policy.get("limits", {}))
                 t.description = describe(t, docs)
                 tools.append(t)
                 table.append((name, section, "tool"))

@@ -289,6 +289,44 @@ def mutate(value, rng: random.Random):
     return "".join(s)
 
 
+def write_note(path: str, stats: dict, disagree: list, fuzz: dict, ref_died: list) -> None:
+    lines = [
+        "# Differential test of the generated tools",
+        "",
+        "Written by `make -C bundles/meos diff` (tests/diff.py): every generated tool called "
+        "through the node and, with the same arguments, the same function called through "
+        "pymeos-cffi 1.3.0 directly. Agreement is the same value or both errors.",
+        "",
+        f"- tools generated: {stats['generated']}",
+        f"- tools exercised (at least one call the reference could make): {stats['exercised']}",
+        f"- tools agreeing on every call: {stats['agreeing']}",
+        f"- tools disagreeing: {stats['disagreeing']}",
+        f"- calls: {stats['calls']} ({stats['agree_value']} equal values, "
+        f"{stats['agree_error']} errors on both sides, {stats['reference_skipped']} the "
+        "reference could not make)",
+        f"- bundle restarts seen by the node: {stats['bundle_restarts']}",
+        f"- fuzz calls: {fuzz['calls']} ({fuzz['answers']} answers, {fuzz['tool_errors']} "
+        f"tool errors, {len(fuzz['other'])} other)",
+        "",
+        "Tools not exercised take no value the corpus holds for them (the reference "
+        "binding could not be driven, or every call was refused on both sides).",
+        "",
+        "## Disagreements",
+        "",
+    ]
+    if not disagree:
+        lines.append("None.")
+    for d in disagree:
+        why = d.get("why") or "different answers"
+        lines.append(f"- `{d['tool']}` {json.dumps(d['args'])}: node {json.dumps(d['node'])}, "
+                     f"reference {json.dumps(d.get('reference'))} ({why})")
+    lines += ["", "## Calls that killed the reference process", ""]
+    lines += [f"- `{d['tool']}` {json.dumps(d['args'])}: the node answered "
+              f"{json.dumps(d['node'])}" for d in ref_died] or ["None."]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--node", required=True)
@@ -296,6 +334,7 @@ def main() -> int:
     ap.add_argument("--combos", type=int, default=4)
     ap.add_argument("--report")
     ap.add_argument("--fuzz", type=int, default=0)
+    ap.add_argument("--note", help="write the figures and every disagreement as Markdown")
     opts = ap.parse_args()
 
     with open(MANIFEST, encoding="utf-8") as f:
@@ -383,10 +422,13 @@ def main() -> int:
                   "not_listed": missing})
     ref.close()
     report = {"stats": stats, "disagree": disagree, "fuzz": fuzz, "restarts": restarts,
+              "node_log": node_log.splitlines()[-200:],
               "reference_died": ref_died}
     if opts.report:
         with open(opts.report, "w", encoding="utf-8") as f:
             json.dump(report, f, indent=1)
+    if opts.note:
+        write_note(opts.note, stats, disagree, fuzz, ref_died)
     print(json.dumps(stats))
     if opts.fuzz:
         print(json.dumps({k: v if k != "other" else len(v) for k, v in fuzz.items()}))
