@@ -402,20 +402,14 @@ def build(t: Tool, static_names: set[str], enums: dict[str, list[str]],
         return
     if ret.depth == 1 and ret.const:
         raise Excluded(f"returns a const {ret.base} *: a pointer it keeps, not a copy")
-    if ret.depth == 1:
+    if ret.depth <= 1:
         enc, schema = value_result(t, ret, "r")
-        body.append(f"    {ret.base} *r = {call};")
+        pointer = ret.depth == 1
+        body.append(f"    {ret.base} {'*' * ret.depth}r = {call};")
         body.append(f"    json_t *fail = gr_check({q});")
-        body.append("    if (fail) { free(r); return fail; }")
-        body.append(f"    return r ? gr_result({q}, {enc}) : gr_none({q});")
-        t.result_schema = schema
-        return
-    if ret.depth == 0:
-        enc, schema = value_result(t, ret, "r")
-        body.append(f"    {ret.base} r = {call};")
-        body.append(f"    json_t *fail = gr_check({q});")
-        body.append("    if (fail) return fail;")
-        body.append(f"    return gr_result({q}, {enc});")
+        body.append("    if (fail) { free(r); return fail; }" if pointer else "    if (fail) return fail;")
+        body.append(f"    return r ? gr_result({q}, {enc}) : gr_none({q});" if pointer
+                    else f"    return gr_result({q}, {enc});")
         t.result_schema = schema
         return
     raise Excluded(f"a result of type {ret} has no JSON form")

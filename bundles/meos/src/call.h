@@ -67,6 +67,10 @@ void ts_format(int64_t t, char *out);
  * NULL and sets *err) when it is longer than MAX_ARG_BYTES. */
 const char *arg_string(json_t *args, const char *name, json_t **err);
 
+/* The string argument `name` with surrounding space removed, kept by the
+ * call; NULL with *err set when it is missing, empty or too long. */
+char *arg_trimmed(call_t *c, json_t *args, const char *name, json_t **err);
+
 /* MEOS's input form of a timestamp, 2025-01-01 08:00:00.500000+00; out
  * holds 40 bytes. Returns the length written. */
 int ts_write_meos(int64_t t, char *out);

@@ -493,30 +493,6 @@ static void *from_hexwkb(const char *s, gen_family_t family, const char *name, j
  * Decoders
  * ------------------------------------------------------------------------ */
 
-/* The string argument, trimmed, kept by the call. */
-static char *trimmed(call_t *c, json_t *args, const char *name, json_t **err)
-{
-    const char *s = arg_string(args, name, err);
-    if (!s) {
-        if (!*err)
-            *err = mc_fail("missing required argument \"%s\"", name);
-        return NULL;
-    }
-    while (isspace((unsigned char)*s))
-        s++;
-    size_t n = strlen(s);
-    while (n && isspace((unsigned char)s[n - 1]))
-        n--;
-    if (n == 0) {
-        *err = mc_fail("argument \"%s\" is empty", name);
-        return NULL;
-    }
-    char *copy = mc_keep(c, strndup(s, n));
-    if (!copy)
-        *err = mc_fail("out of memory");
-    return copy;
-}
-
 static void *parse_temporal(lex_t *lx, bool geodetic)
 {
     bool srid = false;
@@ -617,7 +593,7 @@ static const char *family_name(gen_family_t family)
 void *ga_value(call_t *c, json_t *args, const char *name, gen_family_t family, bool geodetic,
                json_t **err)
 {
-    char *s = trimmed(c, args, name, err);
+    char *s = arg_trimmed(c, args, name, err);
     if (!s)
         return NULL;
     void *v = NULL;

@@ -439,8 +439,7 @@ const char *arg_string(json_t *args, const char *name, json_t **err)
     return json_string_value(v);
 }
 
-/* The string argument with surrounding space removed, kept by the call. */
-static char *arg_trimmed(call_t *c, json_t *args, const char *name, json_t **err)
+char *arg_trimmed(call_t *c, json_t *args, const char *name, json_t **err)
 {
     const char *s = arg_string(args, name, err);
     if (!s) {

@@ -20,6 +20,7 @@ import json
 import math
 import os
 import random
+import select
 import subprocess
 import sys
 import tempfile
@@ -28,6 +29,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUNDLE_DIR = os.path.normpath(os.path.join(HERE, ".."))
 MANIFEST = os.path.join(BUNDLE_DIR, "build", "gen", "manifest.json")
+
+# Seconds the reference may take over one call before it is stopped.
+REFERENCE_TIMEOUT = 20
 
 T0 = "2025-01-01 08:00:00+00"
 T1 = "2025-01-01 08:10:00+00"
@@ -257,6 +261,12 @@ class Reference:
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.proc.stdin.write(json.dumps({"tool": tool, "args": args, "parsers": parsers}) + "\n")
         self.proc.stdin.flush()
+        ready, _, _ = select.select([self.proc.stdout], [], [], REFERENCE_TIMEOUT)
+        if not ready:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+            return {"skip": f"the reference took over {REFERENCE_TIMEOUT} s"}
         line = self.proc.stdout.readline()
         if not line:
             code = self.proc.wait()

@@ -30,13 +30,12 @@ def on_error(level: int, code: int, message: Any) -> None:
         errors.append(_ffi.string(message).decode("utf-8", "replace"))
 
 
-def c_string(p: Any, free: bool = True) -> str | None:
+def c_string(p: Any) -> str | None:
+    """The C string's text. The reference is a short-lived process: what
+    MEOS allocated is left to its exit rather than freed here."""
     if p == _ffi.NULL:
         return None
-    s = _ffi.string(p).decode("utf-8", "replace")
-    if free:
-        _lib.free(p)
-    return s
+    return _ffi.string(p).decode("utf-8", "replace")
 
 
 def encode_value(v: Any, family: str) -> str | None:
@@ -67,10 +66,8 @@ def encode(v: Any, kind: str) -> Any:
         return encode_value(v, kind[6:])
     if kind == "text":
         return None if v == _ffi.NULL else c_string(_lib.text2cstring(v))
-    if kind == "cstring":
+    if kind in ("cstring", "static_cstring"):
         return c_string(v)
-    if kind == "static_cstring":
-        return c_string(v, free=False)
     if kind == "interval":
         return None if v == _ffi.NULL else c_string(_lib.interval_out(v))
     if kind == "timestamptz":
