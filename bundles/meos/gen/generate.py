@@ -78,6 +78,57 @@ INT_LIMITS = {
 UNSIGNED_64 = {"uint64", "uint64_t", "uint32", "uint32_t"}
 ENUMS = ("interpType", "tempSubtype", "meosOper", "meosType")
 
+# MEOS 1.3 does not check every argument's type: a tgeometry given to a
+# tnumber function crashes it. The words of a function's name say which
+# types each value parameter takes, in order; the decoder refuses others.
+TSPATIAL = ["T_TGEOMPOINT", "T_TGEOGPOINT", "T_TGEOMETRY", "T_TGEOGRAPHY"]
+TYPE_WORDS = {
+    "Temporal": {
+        "tbool": ["T_TBOOL"], "tint": ["T_TINT"], "tfloat": ["T_TFLOAT"], "ttext": ["T_TTEXT"],
+        "tnumber": ["T_TINT", "T_TFLOAT"], "tgeompoint": ["T_TGEOMPOINT"],
+        "tgeogpoint": ["T_TGEOGPOINT"], "tpoint": ["T_TGEOMPOINT", "T_TGEOGPOINT"],
+        "tgeometry": ["T_TGEOMETRY"], "tgeography": ["T_TGEOGRAPHY"], "tgeo": TSPATIAL,
+        "tspatial": TSPATIAL, "temporal": None,
+    },
+    "Set": {
+        "intset": ["T_INTSET"], "bigintset": ["T_BIGINTSET"], "floatset": ["T_FLOATSET"],
+        "textset": ["T_TEXTSET"], "dateset": ["T_DATESET"], "tstzset": ["T_TSTZSET"],
+        "geoset": ["T_GEOMSET", "T_GEOGSET"], "spatialset": ["T_GEOMSET", "T_GEOGSET"],
+        "numset": ["T_INTSET", "T_BIGINTSET", "T_FLOATSET"], "set": None,
+    },
+    "Span": {
+        "intspan": ["T_INTSPAN"], "bigintspan": ["T_BIGINTSPAN"], "floatspan": ["T_FLOATSPAN"],
+        "datespan": ["T_DATESPAN"], "tstzspan": ["T_TSTZSPAN"],
+        "numspan": ["T_INTSPAN", "T_BIGINTSPAN", "T_FLOATSPAN"], "span": None,
+    },
+    "SpanSet": {
+        "intspanset": ["T_INTSPAN"], "bigintspanset": ["T_BIGINTSPAN"],
+        "floatspanset": ["T_FLOATSPAN"], "datespanset": ["T_DATESPAN"],
+        "tstzspanset": ["T_TSTZSPAN"],
+        "numspanset": ["T_INTSPAN", "T_BIGINTSPAN", "T_FLOATSPAN"], "spanset": None,
+    },
+}
+
+
+def accepted_types(name: str, params: list) -> dict:
+    """The meosType names each value parameter takes, from the function's name;
+    a parameter the name says nothing definite about is absent (any type of its family)."""
+    words = name.split("_to_")[0].split("_")
+    out = {}
+    for base, table in TYPE_WORDS.items():
+        mine = [p.name for p in params if p.ct.depth == 1 and p.ct.base == base]
+        said = [table[w] for w in words if w in table]
+        if not mine or not said:
+            continue
+        if len(said) == 1:
+            said = said * len(mine)
+        if len(said) != len(mine):
+            continue
+        for pname, types in zip(mine, said):
+            if types:
+                out[pname] = types
+    return out
+
 
 class Excluded(Exception):
     """The function cannot be a tool; the message says why."""
@@ -133,6 +184,7 @@ class Tool:
     kinds: list = field(default_factory=list)
     result_kind: str = ""
     mode: str = "plain"
+    accepted: dict = field(default_factory=dict)
 
 
 def parse_header(path: str) -> tuple[list[tuple[str, str, c_ast.Decl]], dict[str, list[str]]]:
@@ -261,6 +313,8 @@ def build(t: Tool, static_names: set[str], enums: dict[str, list[str]],
             not params[-1].ct.const and params[-1].ct.depth >= 1 and count_param is None:
         out_param = params.pop()
     args: list[str] = []
+    accepted = accepted_types(name, params)
+    t.accepted = accepted
     for p in params:
         ct = p.ct
         pn = p.name
@@ -271,8 +325,13 @@ def build(t: Tool, static_names: set[str], enums: dict[str, list[str]],
             if not ct.const:
                 raise Excluded(f"takes {pn} as a non-const {ct.base} *: it may change or free it")
             fam = family_of(name, ct.base)
+            types = accepted.get(pn)
+            tlist = "NULL, 0"
+            if types:
+                body.append(f"    static const int t_{pn}[] = {{{', '.join(types)}}};")
+                tlist = f"t_{pn}, {len(types)}"
             body.append(f"    const {ct.base} *{var} = ga_value(c, args, \"{pn}\", {fam}, "
-                        f"{geodetic(name)}, &err);")
+                        f"{geodetic(name)}, {tlist}, &err);")
             body.append(f"    if (!{var}) return err;")
             t.props[pn] = {"type": "string", "description": FAMILY_TEXT[fam]}
         elif ct.depth == 1 and ct.base == "text":
@@ -506,7 +565,7 @@ def main() -> int:
     write_c(tools, os.path.join(out_dir, "tools_gen.c"))
     manifest = [{"name": t.name, "category": t.category, "description": t.description,
                  "inputSchema": input_schema(t), "outputSchema": output_schema(t),
-                 "prototype": t.proto, "params": t.kinds, "result": t.result_kind,
+                 "prototype": t.proto, "params": t.kinds, "accepted": t.accepted, "result": t.result_kind,
                  "mode": t.mode} for t in tools]
     with open(os.path.join(out_dir, "manifest.json"), "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=1)

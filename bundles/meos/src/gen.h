@@ -31,9 +31,11 @@ typedef enum {
 
 /* A value of the family from MEOS text, MF-JSON (temporal points) or
  * HexWKB, classified by what it says it is; geodetic: points and
- * geometries are geographies. Kept by the call. */
+ * geometries are geographies; types (n_types of them, or NULL for any):
+ * the meosType codes the function takes (for span sets, of their spans).
+ * Kept by the call. */
 void *ga_value(call_t *c, json_t *args, const char *name, gen_family_t family, bool geodetic,
-               json_t **err);
+               const int *types, size_t n_types, json_t **err);
 text *ga_text(call_t *c, json_t *args, const char *name, json_t **err);
 const char *ga_cstring(json_t *args, const char *name, json_t **err);
 int ga_int(json_t *args, const char *name, int64_t min, int64_t max, int64_t *out,

@@ -590,8 +590,39 @@ static const char *family_name(gen_family_t family)
     return names[family];
 }
 
+/* The meosType of a decoded value (a span set's: its spans'). */
+static int type_of(const void *v, gen_family_t family)
+{
+    switch (family) {
+    case GF_TEMPORAL:
+        return ((const Temporal *)v)->temptype;
+    case GF_SET:
+        return ((const Set *)v)->settype;
+    case GF_SPAN:
+        return ((const Span *)v)->spantype;
+    case GF_SPANSET:
+        return ((const SpanSet *)v)->spantype;
+    default:
+        return -1;
+    }
+}
+
+static json_t *wrong_type(const char *name, int type, const int *types, size_t n)
+{
+    char want[256] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < n && len < sizeof want - 40; i++) {
+        const char *tn = meostype_name(types[i]);
+        len += (size_t)snprintf(want + len, sizeof want - len, "%s%s", i ? ", " : "",
+                                tn ? tn : "?");
+    }
+    const char *got = type > 0 && type < NO_MEOS_TYPES ? meostype_name(type) : NULL;
+    return mc_fail("argument \"%s\" is a %s value; this function takes %s", name,
+                   got ? got : "other", want);
+}
+
 void *ga_value(call_t *c, json_t *args, const char *name, gen_family_t family, bool geodetic,
-               json_t **err)
+               const int *types, size_t n_types, json_t **err)
 {
     char *s = arg_trimmed(c, args, name, err);
     if (!s)
@@ -625,6 +656,16 @@ void *ga_value(call_t *c, json_t *args, const char *name, gen_family_t family, b
     if (!v || mc_failed()) {
         *err = mc_fail("cannot read argument \"%s\" as %s", name, family_name(family));
         return NULL;
+    }
+    if (types) {
+        int type = type_of(v, family);
+        size_t i = 0;
+        while (i < n_types && types[i] != type)
+            i++;
+        if (i == n_types) {
+            *err = wrong_type(name, type, types, n_types);
+            return NULL;
+        }
     }
     return v;
 }
