@@ -227,6 +227,16 @@ static bool lex_wkt(lex_t *lx)
         if (n < 6 || strncasecmp(lx->p + n - 5, "EMPTY", 5) != 0)
             return lx_fail(lx, "expected WKT, e.g. POINT(1 2)");
     }
+    /* The geography parser crashes on WKT it cannot read (POINT(1), say)
+     * where the geometry parser reports it: every WKT goes through the
+     * geometry parser first. */
+    char *wkt = strndup(lx->p, (size_t)(q - lx->p));
+    GSERIALIZED *g = wkt ? geom_in(wkt, -1) : NULL;
+    bool readable = g && !mc_failed();
+    free(g);
+    free(wkt);
+    if (!readable)
+        return lx_fail(lx, "WKT that cannot be read");
     lx->kinds |= point ? K_POINT : K_GEOM;
     bool ok = put(lx, lx->p, (size_t)(q - lx->p));
     lx->p = q;
@@ -579,7 +589,12 @@ static GSERIALIZED *parse_geo(const char *s, bool geodetic, const char *name, js
         *err = mc_fail("argument \"%s\" must be WKT, EWKT or HexEWKB, e.g. POINT(1 2)", name);
         return NULL;
     }
-    return geodetic ? geog_in(s, -1) : geom_in(s, -1);
+    GSERIALIZED *g = geom_in(s, -1);
+    if (!geodetic || !g || mc_failed())
+        return g;
+    /* See lex_wkt: only what the geometry parser reads reaches geog_in. */
+    free(g);
+    return geog_in(s, -1);
 }
 
 static const char *family_name(gen_family_t family)

@@ -327,11 +327,15 @@ def write_note(path: str, stats: dict, disagree: list, fuzz: dict, ref_died: lis
         "",
         f"- tools generated: {stats['generated']}",
         f"- tools exercised (at least one call the reference could make): {stats['exercised']}",
-        f"- tools agreeing on every call: {stats['agreeing']}",
+        f"- tools agreeing on every call: {stats['agreeing']}, of which "
+        f"{stats['agreeing_on_a_value']} on at least one value (the others on errors only: "
+        "the corpus holds no value they accept)",
         f"- tools disagreeing: {stats['disagreeing']}",
         f"- calls: {stats['calls']} ({stats['agree_value']} equal values, "
-        f"{stats['agree_error']} errors on both sides, {stats['reference_skipped']} the "
-        "reference could not make)",
+        f"{stats['agree_error']} MEOS errors on both sides, {stats['refused']} invalid values "
+        "or values of a type the function does not take, refused by the bundle before MEOS "
+        f"and not sent to the reference, {stats['reference_skipped']} the reference could "
+        "not make)",
         f"- bundle restarts seen by the node: {stats['bundle_restarts']}",
         f"- fuzz calls: {fuzz['calls']} ({fuzz['answers']} answers, {fuzz['tool_errors']} "
         f"tool errors, {len(fuzz['other'])} other)",
@@ -375,8 +379,8 @@ def main() -> int:
     missing = [t["name"] for t in tools if "meos." + t["name"] not in listed_names]
     ref = Reference()
     stats = {"generated": len(tools), "picked": len(picked), "calls": 0, "agree_value": 0,
-             "agree_error": 0, "reference_skipped": 0}
-    disagree, exercised, agreeing, ref_died = [], set(), set(), []
+             "agree_error": 0, "refused": 0, "reference_skipped": 0}
+    disagree, exercised, agreeing, valued, ref_died = [], set(), set(), set(), []
     start = time.monotonic()
     for tool in picked:
         tool_ok = True
@@ -411,11 +415,15 @@ def main() -> int:
                                      "reference": want})
                     tool_ok = False
                 continue
+            if "error" in got and want.get("error") == "(invalid input)":
+                stats["refused"] += 1
+                continue
             exercised.add(tool["name"])
             if "error" in got and "error" in want:
                 stats["agree_error"] += 1
             elif "result" in got and "result" in want and same(got["result"], want["result"]):
                 stats["agree_value"] += 1
+                valued.add(tool["name"])
             else:
                 tool_ok = False
                 disagree.append({"tool": tool["name"], "args": args, "node": got,
@@ -446,6 +454,7 @@ def main() -> int:
     restarts = [line for line in node_log.splitlines()
                 if "restart" in line.lower() or "exited" in line.lower()]
     stats.update({"exercised": len(exercised), "agreeing": len(agreeing),
+                  "agreeing_on_a_value": len(valued),
                   "disagreeing": len({d["tool"] for d in disagree}),
                   "reference_deaths": ref.deaths, "seconds": round(time.monotonic() - start, 1),
                   "node_exit": code, "bundle_restarts": len(restarts),
