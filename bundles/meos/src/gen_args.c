@@ -47,6 +47,10 @@ typedef struct {
     char *out;
     size_t len, cap;
     int kinds;
+    /* The last element read, as a number (timestamps and dates in
+     * microseconds), and its step: 1 for integers, a day for dates, 0 for
+     * continuous values. */
+    double last, step;
     bool failed;
     json_t **err;
 } lex_t;
@@ -127,9 +131,13 @@ static bool lex_time(lex_t *lx, bool date_allowed)
     lx->p += n;
     if (date_allowed && is_date(token, n)) {
         lx->kinds |= K_DATE;
+        lx->last = (double)t;
+        lx->step = 86400e6;
         return put(lx, token, n);
     }
     lx->kinds |= K_TSTZ;
+    lx->last = (double)t;
+    lx->step = 0;
     char text[40];
     return put(lx, text, (size_t)ts_write_meos(t, text));
 }
@@ -174,11 +182,15 @@ static bool lex_number(lex_t *lx)
         if (errno)
             return lx_fail(lx, "integer out of range");
         lx->kinds |= v >= INT32_MIN && v <= INT32_MAX ? K_INT : K_BIGINT;
+        lx->last = (double)v;
+        lx->step = 1;
     } else {
         double v = strtod(buf, NULL);
         if (errno || !isfinite(v))
             return lx_fail(lx, "number out of range");
         lx->kinds |= K_FLOAT;
+        lx->last = v;
+        lx->step = 0;
     }
     lx->p = q;
     return put(lx, buf, n);
@@ -304,10 +316,30 @@ static bool lex_set_element(lex_t *lx)
     return lex_element(lx, false);
 }
 
+/*
+ * A span must not be empty: MEOS reports an empty or inverted span as an
+ * error, then goes on with what it could not build and crashes. Integer and
+ * date bounds are compared as MEOS normalizes them, to [lower, upper).
+ */
 static bool lex_span(lex_t *lx)
 {
-    return expect(lx, "[(") && lex_set_element(lx) && expect(lx, ",") && lex_set_element(lx) &&
-           expect(lx, "])");
+    if (!expect(lx, "[("))
+        return false;
+    bool lower_inc = lx->out[lx->len - 1] == '[';
+    if (!lex_set_element(lx))
+        return false;
+    double lower = lx->last, step = lx->step;
+    if (!expect(lx, ",") || !lex_set_element(lx) || !expect(lx, "])"))
+        return false;
+    double upper = lx->last;
+    bool upper_inc = lx->out[lx->len - 1] == ']';
+    bool empty;
+    /* Mixed dates and timestamps make a timestamp span: continuous. */
+    if (step > 0 && step == lx->step)
+        empty = lower + !lower_inc * step >= upper + upper_inc * step;
+    else
+        empty = lower > upper || (lower == upper && !(lower_inc && upper_inc));
+    return !empty || lx_fail(lx, "an empty span: the lower bound must be below the upper one");
 }
 
 /* Copies an optional `word=...;` prefix (SRID=4326; Interp=Step;). */

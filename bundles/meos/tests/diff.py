@@ -299,6 +299,11 @@ class Reference:
             self.proc.wait()
 
 
+def dead_bundle(error: str) -> bool:
+    """Whether the node answered for a bundle that died during the call."""
+    return "bundle gone" in error or "exited (signal" in error
+
+
 def mutate(value, rng: random.Random):
     if not isinstance(value, str) or not value:
         return rng.choice(["", "x", -1, 1e308, "{", None])
@@ -395,7 +400,7 @@ def main() -> int:
             invalid = parsers.get("invalid")
             got = node.call(tool["name"], args)
             stats["calls"] += 1
-            if got.get("error", "").startswith("JSON-RPC:"):
+            if got.get("error", "").startswith("JSON-RPC:") or dead_bundle(got.get("error", "")):
                 tool_ok = False
                 disagree.append({"tool": tool["name"], "args": args, "node": got,
                                  "why": "the call did not come back as a tool answer"})
@@ -443,7 +448,8 @@ def main() -> int:
         fuzz["calls"] += 1
         if "result" in got:
             fuzz["answers"] += 1
-        elif got["error"].startswith("JSON-RPC:") and "invalid" not in got["error"].lower():
+        elif dead_bundle(got["error"]) or (got["error"].startswith("JSON-RPC:") and
+                                           "invalid" not in got["error"].lower()):
             fuzz["other"].append({"tool": tool["name"], "args": args, "error": got["error"]})
         else:
             fuzz["tool_errors"] += 1
