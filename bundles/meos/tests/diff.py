@@ -371,6 +371,7 @@ def main() -> int:
     ap.add_argument("--combos", type=int, default=4)
     ap.add_argument("--report")
     ap.add_argument("--fuzz", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=15, help="of the fuzz mutations")
     ap.add_argument("--note", help="write the figures and every disagreement as Markdown")
     opts = ap.parse_args()
 
@@ -437,7 +438,7 @@ def main() -> int:
             agreeing.add(tool["name"])
 
     fuzz = {"calls": 0, "answers": 0, "tool_errors": 0, "other": []}
-    rng = random.Random(15)
+    rng = random.Random(opts.seed)
     for n in range(opts.fuzz):
         tool = picked[n % len(picked)]
         cases = combos(tool, 1)
