@@ -322,7 +322,8 @@ def mutate(value, rng: random.Random):
     return "".join(s)
 
 
-def write_note(path: str, stats: dict, disagree: list, fuzz: dict, ref_died: list) -> None:
+def write_note(path: str, stats: dict, disagree: list, fuzz: dict, ref_died: list,
+               unexercised: list) -> None:
     lines = [
         "# Differential test of the generated tools",
         "",
@@ -345,8 +346,8 @@ def write_note(path: str, stats: dict, disagree: list, fuzz: dict, ref_died: lis
         f"- fuzz calls: {fuzz['calls']} ({fuzz['answers']} answers, {fuzz['tool_errors']} "
         f"tool errors, {len(fuzz['other'])} other)",
         "",
-        "Tools not exercised take no value the corpus holds for them (the reference "
-        "binding could not be driven, or every call was refused on both sides).",
+        "Tools not exercised: every call the corpus made was refused before MEOS, so the "
+        "reference was never asked: " + (", ".join(f"`{n}`" for n in unexercised) or "none") + ".",
         "",
         "## Disagreements",
         "",
@@ -474,7 +475,8 @@ def main() -> int:
         with open(opts.report, "w", encoding="utf-8") as f:
             json.dump(report, f, indent=1)
     if opts.note:
-        write_note(opts.note, stats, disagree, fuzz, ref_died)
+        unexercised = sorted(t["name"] for t in picked if t["name"] not in exercised)
+        write_note(opts.note, stats, disagree, fuzz, ref_died, unexercised)
     print(json.dumps(stats))
     if opts.fuzz:
         print(json.dumps({k: v if k != "other" else len(v) for k, v in fuzz.items()}))
