@@ -445,18 +445,15 @@ def build(t: Tool, static_names: set[str], enums: dict[str, list[str]],
         return
     call = f"{name}({', '.join(args)})"
     if ret.depth == 1 and ret.base == "char":
-        if ret.const or name in static_names:
-            t.result_kind = "static_cstring"
-            body.append(f"    char *r = (char *){call};")
-            body.append(f"    json_t *fail = gr_check({q});")
-            body.append(f"    if (fail) return fail;")
-            body.append(f"    return r ? gr_result({q}, ge_cstring(c, r, false)) : gr_none({q});")
-        else:
-            t.result_kind = "cstring"
-            body.append(f"    char *r = {call};")
-            body.append(f"    json_t *fail = gr_check({q});")
-            body.append("    if (fail) { free(r); return fail; }")
-            body.append(f"    return r ? gr_result({q}, ge_cstring(c, r, true)) : gr_none({q});")
+        # Static names (const char *, or listed in the policy) are not freed.
+        static = ret.const or name in static_names
+        t.result_kind = "static_cstring" if static else "cstring"
+        body.append(f"    char *r = {'(char *)' if static else ''}{call};")
+        body.append(f"    json_t *fail = gr_check({q});")
+        body.append("    if (fail) return fail;" if static else
+                    "    if (fail) { free(r); return fail; }")
+        body.append(f"    return r ? gr_result({q}, ge_cstring(c, r, {str(not static).lower()})) "
+                    f": gr_none({q});")
         t.result_schema = NULLABLE_STRING
         return
     if ret.depth == 1 and ret.const:

@@ -479,24 +479,27 @@ static bool family_has(gen_family_t family, int type)
     static const int sets[] = {T_DATESET, T_FLOATSET, T_INTSET, T_BIGINTSET, T_TEXTSET,
                                T_TSTZSET, T_GEOMSET, T_GEOGSET};
     static const int spans[] = {T_DATESPAN, T_FLOATSPAN, T_INTSPAN, T_BIGINTSPAN, T_TSTZSPAN};
+    static const int spansets[] = {T_DATESPANSET, T_FLOATSPANSET, T_INTSPANSET,
+                                   T_BIGINTSPANSET, T_TSTZSPANSET};
     static const int temporals[] = {T_TBOOL, T_TINT, T_TFLOAT, T_TTEXT, T_TGEOMPOINT,
                                     T_TGEOGPOINT, T_TGEOMETRY, T_TGEOGRAPHY};
-    const int *list = family == GF_SET ? sets : family == GF_TEMPORAL ? temporals : spans;
-    size_t n = family == GF_SET         ? sizeof sets / sizeof *sets
+    const int *list = family == GF_SET        ? sets
+                      : family == GF_TEMPORAL ? temporals
+                      : family == GF_SPANSET  ? spansets
+                                              : spans;
+    size_t n = family == GF_SET        ? sizeof sets / sizeof *sets
                : family == GF_TEMPORAL ? sizeof temporals / sizeof *temporals
-                                        : sizeof spans / sizeof *spans;
-    if (family == GF_TBOX)
-        return type == T_TBOX;
-    if (family == GF_STBOX)
-        return type == T_STBOX;
+               : family == GF_SPANSET  ? sizeof spansets / sizeof *spansets
+                                       : sizeof spans / sizeof *spans;
     for (size_t i = 0; i < n; i++)
         if (list[i] == type)
             return true;
     return false;
 }
 
-/* MEOS's own WKB: byte order (00 or 01), then the meosType in two bytes.
- * Span sets carry their span type. */
+/* MEOS's own WKB: byte order (00 or 01), then the meosType in two bytes;
+ * a box has no type code (its flags follow the byte order), so the
+ * parameter's family decides. */
 static void *from_hexwkb(const char *s, gen_family_t family, const char *name, json_t **err)
 {
     size_t n = strlen(s);
@@ -506,6 +509,10 @@ static void *from_hexwkb(const char *s, gen_family_t family, const char *name, j
                        name);
         return NULL;
     }
+    if (family == GF_TBOX)
+        return tbox_from_hexwkb(s);
+    if (family == GF_STBOX)
+        return stbox_from_hexwkb(s);
     unsigned b1, b2;
     sscanf(s + 2, "%2x%2x", &b1, &b2);
     int type = s[1] == '1' ? (int)(b1 | b2 << 8) : (int)(b1 << 8 | b2);
@@ -522,12 +529,8 @@ static void *from_hexwkb(const char *s, gen_family_t family, const char *name, j
         return set_from_hexwkb(s);
     case GF_SPAN:
         return span_from_hexwkb(s);
-    case GF_SPANSET:
-        return spanset_from_hexwkb(s);
-    case GF_TBOX:
-        return tbox_from_hexwkb(s);
     default:
-        return stbox_from_hexwkb(s);
+        return spanset_from_hexwkb(s);
     }
 }
 

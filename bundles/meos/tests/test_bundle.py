@@ -53,7 +53,6 @@ def test_every_tool_is_listed_tested_and_documented(bundle):
         assert tool["outputSchema"]["required"] == ["result"]
         assert tool["annotations"]["readOnlyHint"] is True
     tools = curated
-    names = {t["name"] for t in tools}
     with open(README, encoding="utf-8") as f:
         readme = f.read()
     for tool in tools:
