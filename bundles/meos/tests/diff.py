@@ -299,6 +299,12 @@ class Reference:
             self.proc.wait()
 
 
+def names_problem(error: str) -> bool:
+    """Whether a tool error says which argument is wrong, or what MEOS said."""
+    return ("argument" in error or " failed: " in error or "MEOS stopped" in error
+            or error.startswith("JSON-RPC:"))
+
+
 def dead_bundle(error: str) -> bool:
     """Whether the node answered for a bundle that died during the call."""
     return "bundle gone" in error or "exited (signal" in error
@@ -452,6 +458,8 @@ def main() -> int:
             fuzz["answers"] += 1
         elif dead_bundle(got["error"]) or (got["error"].startswith("JSON-RPC:") and
                                            "invalid" not in got["error"].lower()):
+            fuzz["other"].append({"tool": tool["name"], "args": args, "error": got["error"]})
+        elif not names_problem(got["error"]):
             fuzz["other"].append({"tool": tool["name"], "args": args, "error": got["error"]})
         else:
             fuzz["tool_errors"] += 1
