@@ -342,7 +342,7 @@ static bool lex_span(lex_t *lx)
     return !empty || lx_fail(lx, "an empty span: the lower bound must be below the upper one");
 }
 
-/* Copies an optional `word=...;` prefix (SRID=4326; Interp=Step;). */
+/* Copies an optional `word=...;` prefix, e.g. SRID=4326;. */
 static bool lex_prefix(lex_t *lx, const char *word, bool *seen)
 {
     skip_ws(lx);
@@ -369,9 +369,18 @@ static bool lex_end(lex_t *lx)
 
 static bool lex_temporal(lex_t *lx, bool *srid)
 {
-    bool interp;
-    if (!lex_prefix(lx, "SRID=", srid) || !lex_prefix(lx, "Interp=", &interp))
+    /* MEOS reads one interpolation prefix, Interp=Step; (linear is the
+     * default of a sequence, discrete is written {...}); its number parsers
+     * end the process on any other. */
+    if (!lex_prefix(lx, "SRID=", srid))
         return false;
+    skip_ws(lx);
+    if (strncasecmp(lx->p, "Interp=", 7) == 0) {
+        if (strncasecmp(lx->p, "Interp=Step;", 12) != 0)
+            return lx_fail(lx, "the only interpolation prefix is Interp=Step;");
+        put(lx, lx->p, 12);
+        lx->p += 12;
+    }
     if (peek(lx, "{")) {
         put(lx, lx->p++, 1);
         if (peek(lx, "[("))
