@@ -341,8 +341,8 @@ func TestCasesThroughTheNode(t *testing.T) {
 	}
 }
 
-// Besides its own tools, the node lists exactly those the README documents, under the
-// bundle's name.
+// Besides its own tools, the node lists exactly those the README documents and the
+// generated ones, under the bundle's name.
 func TestListedToolsAreTheDocumentedOnes(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
@@ -354,6 +354,25 @@ func TestListedToolsAreTheDocumentedOnes(t *testing.T) {
 	}
 	if len(documented) != 19 {
 		t.Errorf("README documents %d tools, want 19: %v", len(documented), documented)
+	}
+	// The generated tools are documented in docs/functions.md, one row each.
+	b, err := os.ReadFile(filepath.Join("build", "gen", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var manifest []struct{ Name string }
+	if err := json.Unmarshal(b, &manifest); err != nil {
+		t.Fatalf("build/gen/manifest.json: %v", err)
+	}
+	table, err := os.ReadFile(filepath.Join("docs", "functions.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range manifest {
+		if !strings.Contains(string(table), "| `"+m.Name+"` | ") {
+			t.Errorf("docs/functions.md has no row for %s", m.Name)
+		}
+		documented = append(documented, "meos."+m.Name)
 	}
 	s := startNode(t)
 	var listed []string

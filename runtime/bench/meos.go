@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // meosThroughput compares meos.length and meos.distance called directly on the MEOS bundle
@@ -57,6 +58,16 @@ func meosThroughput(cfg config, w *strings.Builder) error {
 		}
 		notes = append(notes, note)
 	}
+	catalog, err := meosCatalog(cfg, w, dir)
+	if err != nil {
+		return err
+	}
+	notes = append(notes, catalog)
+	generated, err := meosGenerated(cfg, w, dir, p)
+	if err != nil {
+		return err
+	}
+	notes = append(notes, generated)
 	notes = append(notes, "The bundle runs one call at a time (MEOS is not thread-safe), so with eight in flight\n"+
 		"calls mostly queue: the gain over one in flight is the pipe never sitting idle between calls.")
 	fmt.Fprintf(w, "\n%s\n\n", strings.Join(notes, "\n"))
@@ -104,4 +115,81 @@ func meosRows(cfg config, w *strings.Builder, bin, dir, tool string, arguments m
 		fmt.Fprintf(os.Stderr, "bench: meos.%s, %d in flight done\n", tool, inflight)
 	}
 	return note, nil
+}
+
+// meosCatalog lists the MEOS bundle's whole catalog (the curated tools and the generated
+// ones) through the node's stdio front, every page, and reports the bytes and the median
+// time of a full listing.
+func meosCatalog(cfg config, w *strings.Builder, dir string) (string, error) {
+	c, err := startLines(cfg.node, "serve", "--bundles", dir, "--log-level", "warn")
+	if err != nil {
+		return "", err
+	}
+	defer c.close()
+	// The node lists a bundle's tools once the bundle has started: wait for the catalog
+	// to stop growing.
+	var tools int
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		pages, err := listPages(c)
+		if err != nil {
+			return "", err
+		}
+		names, err := toolNames(pages)
+		if err != nil {
+			return "", err
+		}
+		if len(names) > 19 && len(names) == tools {
+			break
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("the MEOS catalog did not settle within 60 s (%d tools)", len(names))
+		}
+		tools = len(names)
+		time.Sleep(200 * time.Millisecond)
+	}
+	const rounds = 20
+	var times []time.Duration
+	var bytes, pageCount int
+	for i := 0; i < rounds; i++ {
+		start := time.Now()
+		pages, err := listPages(c)
+		if err != nil {
+			return "", err
+		}
+		times = append(times, time.Since(start))
+		bytes, pageCount = 0, len(pages)
+		for _, p := range pages {
+			bytes += len(p)
+		}
+	}
+	fmt.Fprintf(w, "| catalog: tools/list, every page | node, stdio front | 1 | %d tools, %d pages | %d bytes | %s | median of %d |\n",
+		tools, pageCount, bytes, ms(median(times)), rounds)
+	return fmt.Sprintf("catalog: listing all %d MEOS tools through the node takes %s and %.1f MB.",
+		tools, ms(median(times)), float64(bytes)/1e6), nil
+}
+
+// meosGenerated compares a generated accessor, meos.tpoint_length, with the hand-written
+// meos.length doing the same work, both through the node in the same run: the difference is
+// what the generated decoding and encoding cost.
+func meosGenerated(cfg config, w *strings.Builder, dir, point string) (string, error) {
+	var res [2]result
+	for i, call := range []struct{ tool, arg string }{{"length", "point"}, {"tpoint_length", "temp"}} {
+		args, err := json.Marshal(map[string]string{call.arg: point})
+		if err != nil {
+			return "", err
+		}
+		c, err := startStdio("meos."+call.tool, cfg.node, "serve", "--bundles", dir, "--log-level", "warn")
+		if err != nil {
+			return "", err
+		}
+		res[i], err = measure(c, string(args), 1, cfg)
+		c.close()
+		if err != nil {
+			return "", fmt.Errorf("meos.%s: %w", call.tool, err)
+		}
+		fmt.Fprintf(w, "| %s (%s) | node, stdio front | 1 | %.0f | %.2f× | %s | %s |\n",
+			call.tool, []string{"hand-written", "generated"}[i], res[i].perSec, res[i].perSec/res[0].perSec, us(res[i].p50), us(res[i].p99))
+	}
+	return fmt.Sprintf("generated: meos.tpoint_length costs %s more than the hand-written meos.length at the median.",
+		us(res[1].p50-res[0].p50)), nil
 }

@@ -8,63 +8,12 @@
 #include <jansson.h>
 #include <tn.h>
 
+#include "call.h"
 #include "meos_decl.h"
-
-/* Largest string accepted for any one argument. */
-#define MAX_ARG_BYTES (1024 * 1024)
-
-/* ------------------------------------------------------------------------
- * meos_call.c: the boundary with libmeos
- * ------------------------------------------------------------------------ */
-
-/* The state of one tool call: what it must free, what it is building. */
-typedef struct call call_t;
-
-/* A tool body. Runs between mc_run()'s guards; returns a CallToolResult. */
-typedef json_t *(*tool_fn)(call_t *c, json_t *args);
-
-/* Initializes MEOS once: data paths, UTC, the error handler. -1 on failure,
- * the reason on stderr. */
-int mc_setup(void);
-
-/* Runs a tool body with MEOS calls serialized and guarded: errors MEOS
- * reports become isError results, and the few places where libmeos would
- * end the process come back here instead. Frees everything kept with
- * mc_keep(). Returns a new reference. */
-json_t *mc_run(tool_fn fn, json_t *args);
-
-/* Takes ownership of a malloc'd pointer (a MEOS result) until the call
- * ends. NULL passes through. */
-void *mc_keep(call_t *c, void *p);
-
-/* Whether MEOS knows the SRID (from its spatial_ref_sys.csv). */
-bool mc_srid_known(int32_t srid);
-
-/* Whether MEOS reported an error since the call began. */
-bool mc_failed(void);
-
-/* An isError result: the formatted text, then ": " and MEOS's own message
- * when MEOS reported one. */
-json_t *mc_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* The object a tool fills for its structuredContent (borrowed), and the
- * result carrying it. */
-json_t *mc_out(call_t *c);
-json_t *mc_structured(call_t *c);
 
 /* ------------------------------------------------------------------------
  * input.c: reading and writing values
  * ------------------------------------------------------------------------ */
-
-/* Reads an ISO 8601 timestamp; no offset means UTC. 0 or -1. */
-int ts_parse(const char *s, TimestampTz *out);
-
-/* RFC 3339 in UTC, e.g. 2025-01-01T08:00:00Z; out holds 40 bytes. */
-void ts_format(TimestampTz t, char *out);
-
-/* The string argument `name`, or NULL when it is absent. Fails (returns
- * NULL and sets *err) when it is longer than MAX_ARG_BYTES. */
-const char *arg_string(json_t *args, const char *name, json_t **err);
 
 /* The moving point in argument `name`, in MEOS text, MF-JSON or HexWKB.
  * NULL with *err set when it is missing or unreadable. */

@@ -352,7 +352,7 @@ static int check_mfjson(json_t *root, const char *name, json_t **err)
     return 0;
 }
 
-static char *normalize_mfjson(const char *in, const char *name, json_t **err)
+char *mfjson_normalize(const char *in, const char *name, json_t **err)
 {
     json_error_t jerr;
     json_t *root = json_loads(in, JSON_REJECT_DUPLICATES, &jerr);
@@ -439,8 +439,7 @@ const char *arg_string(json_t *args, const char *name, json_t **err)
     return json_string_value(v);
 }
 
-/* The string argument with surrounding space removed, kept by the call. */
-static char *arg_trimmed(call_t *c, json_t *args, const char *name, json_t **err)
+char *arg_trimmed(call_t *c, json_t *args, const char *name, json_t **err)
 {
     const char *s = arg_string(args, name, err);
     if (!s) {
@@ -473,7 +472,7 @@ Temporal *arg_point(call_t *c, json_t *args, const char *name, json_t **err)
     Temporal *t = NULL;
     if (s[0] == '{' && is_json_object(s)) {
         form = "MF-JSON";
-        char *mfjson = mc_keep(c, normalize_mfjson(s, name, err));
+        char *mfjson = mc_keep(c, mfjson_normalize(s, name, err));
         if (!mfjson)
             return NULL;
         t = tgeompoint_from_mfjson(mfjson);
@@ -548,4 +547,9 @@ double arg_number(json_t *args, const char *name, double dflt)
 {
     json_t *v = json_object_get(args, name);
     return json_is_number(v) ? json_number_value(v) : dflt;
+}
+
+int ts_write_meos(int64_t t, char *out)
+{
+    return ts_write(t, out, false);
 }

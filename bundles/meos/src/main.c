@@ -8,7 +8,7 @@ int main(void)
     if (mc_setup() != 0)
         return 1;
     tn_server_t *server = tn_server_new("toolnode-meos", "0.1.0");
-    if (!server || tools_register(server) != 0) {
+    if (!server || tools_register(server) != 0 || gen_register(server) != 0) {
         fprintf(stderr, "meos-bundle: cannot set up the server\n");
         tn_server_free(server);
         return 1;

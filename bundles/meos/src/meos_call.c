@@ -46,6 +46,11 @@ bool mc_failed(void)
     return last_error.set;
 }
 
+void mc_clear_error(void)
+{
+    last_error.set = false;
+}
+
 /*
  * libmeos ends the process without calling the error handler from two
  * places: elog(ERROR), used by the PostgreSQL date/time code it embeds, and

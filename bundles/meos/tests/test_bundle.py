@@ -1,5 +1,6 @@
 """The MEOS bundle, run as a real process and driven over pipes."""
 
+import json
 import os
 import re
 import shutil
@@ -11,6 +12,18 @@ from bundle_client import Bundle, arguments_of, check_answer, load_cases
 
 FIXTURES, CASES = load_cases()
 README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md")
+MANIFEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "gen", "manifest.json")
+
+
+def list_all(bundle):
+    """Every tool, following the pages of tools/list."""
+    tools, params = [], {}
+    while True:
+        page = bundle.request("tools/list", params)
+        tools += page["tools"]
+        if not page.get("nextCursor"):
+            return tools
+        params = {"cursor": page["nextCursor"]}
 
 
 @pytest.fixture(scope="module")
@@ -26,9 +39,20 @@ def test_initialize_names_the_bundle(bundle):
 
 
 def test_every_tool_is_listed_tested_and_documented(bundle):
-    tools = bundle.request("tools/list", {})["tools"]
-    names = {t["name"] for t in tools}
-    assert len(names) == 19
+    tools = list_all(bundle)
+    curated = [t for t in tools if "Generated from the MEOS 1.3 C function" not in t["description"]]
+    generated = [t for t in tools if t not in curated]
+    with open(MANIFEST, encoding="utf-8") as f:
+        manifest = json.load(f)
+    assert len(curated) == 19
+    assert [t["name"] for t in generated] == [m["name"] for m in manifest]
+    for tool in generated:
+        schema = tool["inputSchema"]
+        assert schema["additionalProperties"] is False
+        assert sorted(schema["required"]) == sorted(schema["properties"])
+        assert tool["outputSchema"]["required"] == ["result"]
+        assert tool["annotations"]["readOnlyHint"] is True
+    tools = curated
     with open(README, encoding="utf-8") as f:
         readme = f.read()
     for tool in tools:

@@ -1,0 +1,630 @@
+"""Generate the MEOS bundle's tools from the MEOS 1.3 prototypes.
+
+Reads builder/meos.h of the pymeos-cffi 1.3.0 source distribution (with
+cffi's C parser, which keeps parameter names), policy.toml and the pymeos
+1.3.0 docstrings, and writes:
+
+  build/gen/meos_api.h    the prototypes, compilable as C
+  build/gen/tools_gen.c   one tool body per exposed function and the table
+  build/gen/manifest.json every exposed tool: name, schemas, category
+  docs/functions.md       every function: exposed, or excluded and why
+
+Usage: generate.py MEOS_H POLICY OUT_DIR DOCS_MD
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import tomllib
+from dataclasses import dataclass, field
+
+from cffi import cparser
+from pycparser import c_ast
+
+VALUE_FAMILIES = {
+    "Temporal": "GF_TEMPORAL",
+    "TInstant": "GF_TEMPORAL",
+    "TSequence": "GF_TEMPORAL",
+    "TSequenceSet": "GF_TEMPORAL",
+    "Set": "GF_SET",
+    "Span": "GF_SPAN",
+    "SpanSet": "GF_SPANSET",
+    "TBox": "GF_TBOX",
+    "STBox": "GF_STBOX",
+    "GSERIALIZED": "GF_GEOMETRY",
+}
+# Parameters take the family's general type; subtypes only come out.
+PARAM_FAMILIES = {"Temporal", "Set", "Span", "SpanSet", "TBox", "STBox", "GSERIALIZED"}
+
+FAMILY_TEXT = {
+    "GF_TEMPORAL": "A temporal value (tbool, tint, tfloat, ttext, tgeompoint, tgeometry) in "
+    "MEOS text, e.g. [1.5@2025-01-01 08:00:00+00, 2.5@2025-01-01 08:10:00+00] or "
+    "[POINT(0 0)@2025-01-01, POINT(1 1)@2025-01-02]; text values in double quotes; "
+    "HexWKB; or MF-JSON for moving points.",
+    "GF_SET": "A set in MEOS text, e.g. {1, 2, 3}, {1.5, 2}, {2025-01-01, 2025-01-02} (dates), "
+    '{2025-01-01 08:00:00+00} (timestamps), {"a", "b"}, {POINT(1 1)}; or HexWKB.',
+    "GF_SPAN": "A span in MEOS text, e.g. [1, 5), [1.5, 2.5], [2025-01-01, 2025-01-05] (dates), "
+    "[2025-01-01 08:00:00+00, 2025-01-01 09:00:00+00]; or HexWKB.",
+    "GF_SPANSET": "A span set in MEOS text, e.g. {[1, 3), [5, 7)} or "
+    "{[2025-01-01 08:00:00+00, 2025-01-01 09:00:00+00]}; or HexWKB.",
+    "GF_TBOX": "A temporal box, e.g. TBOXFLOAT XT([1, 2],[2025-01-01 00:00:00+00, "
+    "2025-01-02 00:00:00+00]), TBOXINT X([1, 5]) or TBOX T([...]); or HexWKB.",
+    "GF_STBOX": "A spatiotemporal box, e.g. STBOX X((1,2),(3,4)), STBOX XT(((1,2),(3,4)),"
+    "[2025-01-01 00:00:00+00, 2025-01-02 00:00:00+00]), SRID=4326;STBOX ...; or HexWKB.",
+    "GF_GEOMETRY": "A geometry as WKT, EWKT (SRID=4326;POINT(1 2)) or HexEWKB.",
+    "GF_GEOGRAPHY": "A geography as WKT, EWKT (SRID=4326;POINT(1 2)) or HexEWKB.",
+}
+
+INT_LIMITS = {
+    "int": ("INT32_MIN", "INT32_MAX", -(2**31), 2**31 - 1),
+    "int32": ("INT32_MIN", "INT32_MAX", -(2**31), 2**31 - 1),
+    "int32_t": ("INT32_MIN", "INT32_MAX", -(2**31), 2**31 - 1),
+    "int16": ("INT16_MIN", "INT16_MAX", -(2**15), 2**15 - 1),
+    "int8": ("INT8_MIN", "INT8_MAX", -128, 127),
+    "uint8": ("0", "UINT8_MAX", 0, 255),
+    "uint8_t": ("0", "UINT8_MAX", 0, 255),
+    "uint16": ("0", "UINT16_MAX", 0, 65535),
+    "uint16_t": ("0", "UINT16_MAX", 0, 65535),
+    "uint32": ("0", "UINT32_MAX", 0, 2**32 - 1),
+    "uint32_t": ("0", "UINT32_MAX", 0, 2**32 - 1),
+    "int64": ("INT64_MIN", "INT64_MAX", -(2**63), 2**63 - 1),
+    "int64_t": ("INT64_MIN", "INT64_MAX", -(2**63), 2**63 - 1),
+    "uint64": ("0", "INT64_MAX", 0, 2**63 - 1),
+    "uint64_t": ("0", "INT64_MAX", 0, 2**63 - 1),
+}
+UNSIGNED_64 = {"uint64", "uint64_t", "uint32", "uint32_t"}
+ENUMS = ("interpType", "tempSubtype", "meosOper", "meosType")
+
+# MEOS 1.3 does not check every argument's type: a tgeometry given to a
+# tnumber function crashes it. The words of a function's name say which
+# types each value parameter takes, in order; the decoder refuses others.
+TSPATIAL = ["T_TGEOMPOINT", "T_TGEOGPOINT", "T_TGEOMETRY", "T_TGEOGRAPHY"]
+TYPE_WORDS = {
+    "Temporal": {
+        "tbool": ["T_TBOOL"], "tint": ["T_TINT"], "tfloat": ["T_TFLOAT"], "ttext": ["T_TTEXT"],
+        "tnumber": ["T_TINT", "T_TFLOAT"], "tgeompoint": ["T_TGEOMPOINT"],
+        "tgeogpoint": ["T_TGEOGPOINT"], "tpoint": ["T_TGEOMPOINT", "T_TGEOGPOINT"],
+        "tgeometry": ["T_TGEOMETRY"], "tgeography": ["T_TGEOGRAPHY"], "tgeo": TSPATIAL,
+        "tspatial": TSPATIAL, "temporal": None,
+    },
+    "Set": {
+        "intset": ["T_INTSET"], "bigintset": ["T_BIGINTSET"], "floatset": ["T_FLOATSET"],
+        "textset": ["T_TEXTSET"], "dateset": ["T_DATESET"], "tstzset": ["T_TSTZSET"],
+        "geoset": ["T_GEOMSET", "T_GEOGSET"], "spatialset": ["T_GEOMSET", "T_GEOGSET"],
+        "numset": ["T_INTSET", "T_BIGINTSET", "T_FLOATSET"], "set": None,
+    },
+    "Span": {
+        "intspan": ["T_INTSPAN"], "bigintspan": ["T_BIGINTSPAN"], "floatspan": ["T_FLOATSPAN"],
+        "datespan": ["T_DATESPAN"], "tstzspan": ["T_TSTZSPAN"],
+        "numspan": ["T_INTSPAN", "T_BIGINTSPAN", "T_FLOATSPAN"], "span": None,
+    },
+    "SpanSet": {
+        "intspanset": ["T_INTSPAN"], "bigintspanset": ["T_BIGINTSPAN"],
+        "floatspanset": ["T_FLOATSPAN"], "datespanset": ["T_DATESPAN"],
+        "tstzspanset": ["T_TSTZSPAN"],
+        "numspanset": ["T_INTSPAN", "T_BIGINTSPAN", "T_FLOATSPAN"], "spanset": None,
+    },
+}
+
+
+def accepted_types(name: str, params: list) -> dict:
+    """The meosType names each value parameter takes, from the function's name;
+    a parameter the name says nothing definite about is absent (any type of its family)."""
+    words = name.split("_to_")[0].split("_")
+    out = {}
+    for base, table in TYPE_WORDS.items():
+        mine = [p.name for p in params if p.ct.depth == 1 and p.ct.base == base]
+        said = [table[w] for w in words if w in table]
+        if not mine or not said:
+            continue
+        if len(said) == 1:
+            said = said * len(mine)
+        if len(said) != len(mine):
+            continue
+        for pname, types in zip(mine, said):
+            if types:
+                out[pname] = types
+    return out
+
+
+class Excluded(Exception):
+    """The function cannot be a tool; the message says why."""
+
+
+@dataclass
+class CType:
+    """A C type reduced to what the generator needs."""
+
+    base: str
+    depth: int
+    const: bool
+
+    def __str__(self) -> str:
+        return ("const " if self.const else "") + self.base + " " + "*" * self.depth
+
+
+def ctype(node: c_ast.Node) -> CType:
+    depth = 0
+    const = False
+    while isinstance(node, c_ast.PtrDecl):
+        depth += 1
+        node = node.type
+    if isinstance(node, c_ast.TypeDecl):
+        const = "const" in node.quals
+        t = node.type
+        if isinstance(t, c_ast.IdentifierType):
+            return CType(" ".join(t.names), depth, const)
+        if isinstance(t, (c_ast.Struct, c_ast.Enum)):
+            return CType(t.name or "?", depth, const)
+    raise Excluded(f"a parameter of a type with no JSON form ({type(node).__name__})")
+
+
+@dataclass
+class Param:
+    name: str
+    ct: CType
+
+
+@dataclass
+class Tool:
+    name: str
+    section: str
+    proto: str
+    ret: CType
+    params: list[Param]
+    body: list[str] = field(default_factory=list)
+    props: dict = field(default_factory=dict)
+    result_schema: dict = field(default_factory=dict)
+    category: str = ""
+    description: str = ""
+    # For the differential test: how each argument and the result travel.
+    kinds: list = field(default_factory=list)
+    result_kind: str = ""
+    mode: str = "plain"
+    accepted: dict = field(default_factory=dict)
+
+
+def parse_header(path: str) -> tuple[list[tuple[str, str, c_ast.Decl]], dict[str, list[str]]]:
+    src = open(path, encoding="utf-8").read()
+    section: dict[str, str] = {}
+    cur = "meos.h"
+    for line in src.split("\n"):
+        m = re.match(r"//-+ (\S+) -+", line)
+        if m:
+            cur = m.group(1)
+        m = re.match(r"\s*extern\s[^(]*?\b(\w+)\s*\(", line)
+        if m:
+            section.setdefault(m.group(1), cur)
+    ast, _, _ = cparser.Parser()._parse(src)
+    funcs = []
+    enums: dict[str, list[str]] = {}
+    for e in ast.ext:
+        if isinstance(e, c_ast.Decl) and isinstance(e.type, c_ast.FuncDecl):
+            funcs.append((e.name, section.get(e.name, "?"), e))
+        if isinstance(e, c_ast.Typedef) and isinstance(e.type.type, c_ast.Enum):
+            enums[e.name] = [v.name for v in e.type.type.values.enumerators]
+    return funcs, enums
+
+
+def prototype(decl: c_ast.Decl) -> str:
+    from pycparser import c_generator
+
+    return c_generator.CGenerator().visit(decl).replace("\n", " ") + ";"
+
+
+def load_docstrings() -> dict[str, str]:
+    """The first paragraph of each pymeos docstring, by the MEOS functions it names."""
+    try:
+        import pymeos
+    except ImportError:
+        return {}
+    root = os.path.dirname(pymeos.__file__)
+    docs: dict[str, str] = {}
+    for dirpath, _, files in os.walk(root):
+        for f in sorted(files):
+            if not f.endswith(".py"):
+                continue
+            text = open(os.path.join(dirpath, f), encoding="utf-8").read()
+            for m in re.finditer(r'"""(.*?)"""', text, re.S):
+                doc = m.group(1)
+                if "MEOS Functions" not in doc:
+                    continue
+                first = re.split(r"\n\s*\n", doc.strip())[0]
+                first = " ".join(first.split())
+                tail = doc.split("MEOS Functions", 1)[1]
+                for name in re.findall(r"\b([a-z][a-z0-9_]+)\b", tail):
+                    docs.setdefault(name, first)
+    return docs
+
+
+def is_geodetic(name: str) -> bool:
+    """Whether a function's spatial arguments are geographies: the part of
+    its name before _to_ (a conversion's source) says geog."""
+    return "geog" in name.split("_to_")[0]
+
+
+def family_of(name: str, base: str) -> str:
+    fam = VALUE_FAMILIES[base]
+    if fam == "GF_GEOMETRY" and is_geodetic(name):
+        return "GF_GEOGRAPHY"
+    return fam
+
+
+def geodetic(name: str) -> str:
+    return "true" if is_geodetic(name) else "false"
+
+
+NULLABLE_STRING = {"type": ["string", "null"]}
+
+
+def value_result(t: Tool, ct: CType, expr: str) -> tuple[str, dict]:
+    """The C expression encoding one value of type ct, and its JSON Schema."""
+    enc, schema, kind = encode(t, ct, expr)
+    t.result_kind = kind
+    return enc, schema
+
+
+def encode(t: Tool, ct: CType, expr: str) -> tuple[str, dict, str]:
+    b, d = ct.base, ct.depth
+    if d == 1 and b in VALUE_FAMILIES:
+        fam = family_of(t.name, b)
+        return f"ge_value(c, {expr}, {fam})", NULLABLE_STRING, "value:" + fam
+    if d == 1 and b == "text":
+        return f"ge_text(c, {expr})", NULLABLE_STRING, "text"
+    if d == 1 and b == "Interval":
+        return f"ge_interval(c, mc_keep(c, {expr}))", NULLABLE_STRING, "interval"
+    if d == 0 and b == "TimestampTz":
+        return f"ge_timestamptz(c, {expr})", {"type": "string"}, "timestamptz"
+    if d == 0 and b == "DateADT":
+        return f"ge_date(c, {expr})", {"type": "string"}, "date"
+    if d == 0 and b == "double":
+        return f"ge_double({expr})", {"type": ["number", "string"]}, "double"
+    if d == 0 and b in ("bool", "_Bool"):
+        return f"ge_bool({expr})", {"type": "boolean"}, "bool"
+    if d == 0 and b in UNSIGNED_64 and b.startswith("uint64"):
+        return f"ge_uint({expr})", {"type": "string"}, "uint"
+    if d == 0 and (b in INT_LIMITS or b in ENUMS):
+        return f"ge_int({expr})", {"type": "integer"}, "int"
+    raise Excluded(f"a result of type {ct} has no JSON form")
+
+
+def build(t: Tool, static_names: set[str], enums: dict[str, list[str]],
+          limits: dict[str, list[int]]) -> None:
+    body = t.body
+    name = t.name
+    params = list(t.params)
+    ret = t.ret
+    if ret.base == "void" and ret.depth == 0:
+        raise Excluded("returns nothing: it changes its arguments or global state")
+    if len(params) == 1 and params[0].ct.base == "void" and params[0].ct.depth == 0:
+        params = []
+    out_param: Param | None = None
+    count_param: Param | None = None
+    hidden: list[str] = []
+    if params and params[-1].name == "count" and params[-1].ct == CType("int", 1, False):
+        count_param = params.pop()
+    if params and params[-1].name in ("size_out", "size") and params[-1].ct.depth == 1 and \
+            params[-1].ct.base == "size_t" and ret.base == "char":
+        hidden.append(params.pop().name)
+    if ret.base in ("bool", "_Bool") and ret.depth == 0 and params and \
+            not params[-1].ct.const and params[-1].ct.depth >= 1 and count_param is None:
+        out_param = params.pop()
+    args: list[str] = []
+    accepted = accepted_types(name, params)
+    t.accepted = accepted
+    for p in params:
+        ct = p.ct
+        pn = p.name
+        var = "a_" + pn
+        if ct.depth == 1 and ct.base in VALUE_FAMILIES:
+            if ct.base not in PARAM_FAMILIES:
+                raise Excluded(f"takes a {ct.base} (an internal subtype) as {pn}")
+            if not ct.const:
+                raise Excluded(f"takes {pn} as a non-const {ct.base} *: it may change or free it")
+            fam = family_of(name, ct.base)
+            types = accepted.get(pn)
+            tlist = "NULL, 0"
+            if types:
+                body.append(f"    static const int t_{pn}[] = {{{', '.join(types)}}};")
+                tlist = f"t_{pn}, {len(types)}"
+            body.append(f"    const {ct.base} *{var} = ga_value(c, args, \"{pn}\", {fam}, "
+                        f"{geodetic(name)}, {tlist}, &err);")
+            body.append(f"    if (!{var}) return err;")
+            t.props[pn] = {"type": "string", "description": FAMILY_TEXT[fam]}
+        elif ct.depth == 1 and ct.base == "text":
+            if not ct.const:
+                raise Excluded(f"takes {pn} as a non-const text *: it may change or free it")
+            body.append(f"    const text *{var} = ga_text(c, args, \"{pn}\", &err);")
+            body.append(f"    if (!{var}) return err;")
+            t.props[pn] = {"type": "string", "description": "Text."}
+        elif ct.depth == 1 and ct.base == "char" and ct.const:
+            body.append(f"    const char *{var} = ga_cstring(args, \"{pn}\", &err);")
+            body.append(f"    if (!{var}) return err;")
+            t.props[pn] = {"type": "string"}
+        elif ct.depth == 1 and ct.base == "Interval" and ct.const:
+            body.append(f"    const Interval *{var} = ga_interval(c, args, \"{pn}\", &err);")
+            body.append(f"    if (!{var}) return err;")
+            t.props[pn] = {"type": "string", "description": "An interval as MEOS prints "
+                           "it, e.g. 1 day 02:00:00, 3 mons, 00:10:00 or 90 seconds."}
+        elif ct.depth == 0 and ct.base == "TimestampTz":
+            body.append(f"    TimestampTz {var};")
+            body.append(f"    if (ga_timestamptz(args, \"{pn}\", &{var}, &err)) return err;")
+            t.props[pn] = {"type": "string", "description": "A timestamp, ISO 8601 or as "
+                           "MEOS prints it, e.g. 2025-01-01 08:00:00+00 (UTC without an "
+                           "offset)."}
+        elif ct.depth == 0 and ct.base == "DateADT":
+            body.append(f"    DateADT {var};")
+            body.append(f"    if (ga_date(args, \"{pn}\", &{var}, &err)) return err;")
+            t.props[pn] = {"type": "string", "description": "A date, YYYY-MM-DD."}
+        elif ct.depth == 0 and ct.base == "double":
+            body.append(f"    double {var};")
+            body.append(f"    if (ga_double(args, \"{pn}\", &{var}, &err)) return err;")
+            t.props[pn] = {"type": "number"}
+        elif ct.depth == 0 and ct.base in ("bool", "_Bool"):
+            body.append(f"    bool {var};")
+            body.append(f"    if (ga_bool(args, \"{pn}\", &{var}, &err)) return err;")
+            t.props[pn] = {"type": "boolean"}
+        elif ct.depth == 0 and ct.base in INT_LIMITS:
+            lo, hi, jlo, jhi = INT_LIMITS[ct.base]
+            if pn in limits:
+                jlo, jhi = limits[pn]
+                lo, hi = str(jlo), str(jhi)
+            body.append(f"    int64_t {var};")
+            body.append(f"    if (ga_int(args, \"{pn}\", {lo}, {hi}, &{var}, &err)) return err;")
+            t.props[pn] = {"type": "integer", "minimum": jlo, "maximum": jhi}
+        elif ct.depth == 0 and ct.base in ENUMS:
+            values = enums.get(ct.base, [])
+            values = [v for v in values if not v.startswith("NO_") and v != "T_UNKNOWN"]
+            body.append(f"    static const char *const n_{pn}[] = {{"
+                        + ", ".join(f'"{v}"' for v in values) + "};")
+            body.append(f"    static const int v_{pn}[] = {{" + ", ".join(values) + "};")
+            body.append(f"    int {var};")
+            body.append(f"    if (ga_enum(args, \"{pn}\", n_{pn}, v_{pn}, {len(values)}, "
+                        f"&{var}, &err)) return err;")
+            t.props[pn] = {"type": "string", "enum": values}
+        else:
+            raise Excluded(f"parameter {pn} of type {ct} has no JSON form")
+        args.append(var if not (ct.depth == 0 and ct.base in ENUMS) else f"({ct.base}){var}")
+    q = '"' + name + '"'
+    t.kinds = [[p.name, kind_of(name, p.ct)] for p in params]
+    if hidden:
+        t.mode = "hidden_size"
+        body.append("    size_t hidden_size;")
+        args.append("&hidden_size")
+    if count_param is not None:
+        if ret.depth == 0:
+            raise Excluded("an int *count without an array result")
+        elem = CType(ret.base, ret.depth - 1, False)
+        body.append("    int count = 0;")
+        args.append("&count")
+        body.append(f"    {ret.base} {'*' * ret.depth}r = {name}({', '.join(args)});")
+        body.append(f"    json_t *fail = gr_check({q});")
+        body.append("    if (fail) { free(r); return fail; }")
+        body.append(f"    if (!r) return gr_none({q});")
+        body.append("    mc_keep(c, r);")
+        if elem.depth == 1 and elem.base in VALUE_FAMILIES:
+            enc, schema = value_result(t, elem, "r[i]")
+        elif elem.depth == 0 and elem.base in VALUE_FAMILIES:
+            fam = family_of(name, elem.base)
+            # A contiguous array: its elements are not separately freed.
+            enc, schema = f"ge_value_borrowed(&r[i], {fam})", NULLABLE_STRING
+            t.result_kind = "value:" + fam
+        else:
+            enc, schema = value_result(t, elem, "r[i]")
+        body.append("    json_t *list = json_array();")
+        body.append("    for (int i = 0; i < count; i++)")
+        body.append(f"        json_array_append_new(list, {enc});")
+        body.append(f"    return gr_result({q}, list);")
+        t.result_schema = {"type": ["array", "null"], "items": schema}
+        t.mode = "array"
+        return
+    if out_param is not None:
+        oct_ = CType(out_param.ct.base, out_param.ct.depth - 1, False)
+        enc, schema = value_result(t, oct_, "out")
+        decl = f"{oct_.base} {'*' * oct_.depth}out"
+        body.append(f"    {decl}{' = NULL' if oct_.depth else ''};")
+        if oct_.depth == 0 and oct_.base not in ("bool", "_Bool"):
+            body[-1] = f"    {decl} = 0;"
+        args.append("&out")
+        t.mode = "out:" + str(oct_)
+        body.append(f"    bool found = {name}({', '.join(args)});")
+        body.append(f"    json_t *fail = gr_check({q});")
+        body.append("    if (fail || !found) {")
+        if oct_.depth:
+            body.append("        if (found) free(out);")
+        body.append(f"        return fail ? fail : gr_none({q});")
+        body.append("    }")
+        body.append(f"    return gr_result({q}, {enc});")
+        t.result_schema = {"type": schema["type"] if isinstance(schema["type"], list)
+                           else [schema["type"], "null"]}
+        if isinstance(schema.get("type"), list) and "null" not in schema["type"]:
+            t.result_schema = {"type": schema["type"] + ["null"]}
+        return
+    call = f"{name}({', '.join(args)})"
+    if ret.depth == 1 and ret.base == "char":
+        # Static names (const char *, or listed in the policy) are not freed.
+        static = ret.const or name in static_names
+        t.result_kind = "static_cstring" if static else "cstring"
+        body.append(f"    char *r = {'(char *)' if static else ''}{call};")
+        body.append(f"    json_t *fail = gr_check({q});")
+        body.append("    if (fail) return fail;" if static else
+                    "    if (fail) { free(r); return fail; }")
+        body.append(f"    return r ? gr_result({q}, ge_cstring(c, r, {str(not static).lower()})) "
+                    f": gr_none({q});")
+        t.result_schema = NULLABLE_STRING
+        return
+    if ret.depth == 1 and ret.const:
+        raise Excluded(f"returns a const {ret.base} *: a pointer it keeps, not a copy")
+    if ret.depth <= 1:
+        enc, schema = value_result(t, ret, "r")
+        pointer = ret.depth == 1
+        body.append(f"    {ret.base} {'*' * ret.depth}r = {call};")
+        body.append(f"    json_t *fail = gr_check({q});")
+        body.append("    if (fail) { free(r); return fail; }" if pointer else "    if (fail) return fail;")
+        body.append(f"    return r ? gr_result({q}, {enc}) : gr_none({q});" if pointer
+                    else f"    return gr_result({q}, {enc});")
+        t.result_schema = schema
+        return
+    raise Excluded(f"a result of type {ret} has no JSON form")
+
+
+def kind_of(name: str, ct: CType) -> str:
+    if ct.depth == 1 and ct.base in VALUE_FAMILIES:
+        return "value:" + family_of(name, ct.base)
+    if ct.depth == 1:
+        return {"text": "text", "char": "cstring", "Interval": "interval"}[ct.base]
+    if ct.base in ENUMS:
+        return "enum:" + ct.base
+    if ct.base in INT_LIMITS:
+        return "int"
+    return {"_Bool": "bool"}.get(ct.base, ct.base.lower().replace("timestamptz", "timestamptz")
+                                  .replace("dateadt", "date"))
+
+
+def category(name: str, cats: dict[str, str]) -> str:
+    for cat, pattern in cats.items():
+        if re.search(pattern, name):
+            return cat
+    return "other"
+
+
+def describe(t: Tool, docs: dict[str, str]) -> str:
+    doc = docs.get(t.name)
+    if not doc:
+        args = ", ".join(t.props) or "no arguments"
+        words = t.name.replace("_", " ")
+        doc = f"MEOS {words} ({args})."
+    if not doc.endswith("."):
+        doc += "."
+    return (f"{doc} Generated from the MEOS 1.3 C function {t.name} ({t.category}); "
+            f"the answer is structuredContent.result, null when MEOS answers nothing.")
+
+
+def c_string(s: str) -> str:
+    return json.dumps(s, ensure_ascii=True)
+
+
+ANNOTATIONS = json.dumps({"readOnlyHint": True, "destructiveHint": False,
+                          "idempotentHint": True, "openWorldHint": False})
+
+
+def main() -> int:
+    meos_h, policy_path, out_dir, docs_md = sys.argv[1:5]
+    policy = tomllib.load(open(policy_path, "rb"))
+    excludes = [(re.compile(r["match"]), r["reason"]) for r in policy["exclude"]]
+    static_names = set(policy["static"]["names"])
+    funcs, enums = parse_header(meos_h)
+    docs = load_docstrings()
+    os.makedirs(out_dir, exist_ok=True)
+
+    with open(meos_h, encoding="utf-8") as f:
+        header = f.read()
+    # The header ends with cffi's declaration of pymeos's Python callback.
+    header = "\n".join(line for line in header.split("\n") if 'extern "Python"' not in line)
+    with open(os.path.join(out_dir, "meos_api.h"), "w", encoding="utf-8") as f:
+        f.write("/* Generated by gen/generate.py from pymeos-cffi 1.3.0 builder/meos.h. */\n"
+                "#ifndef MEOS_API_H\n#define MEOS_API_H\n#include <stdbool.h>\n"
+                "#include <stddef.h>\n#include <stdint.h>\n" + header + "\n#endif\n")
+
+    tools: list[Tool] = []
+    table: list[tuple[str, str, str]] = []
+    seen: set[str] = set()
+    for name, section, decl in funcs:
+        if name in seen:
+            continue
+        seen.add(name)
+        reason = policy["sections"].get(section)
+        if reason is None:
+            reason = next((r for rx, r in excludes if rx.search(name)), None)
+        if reason is None:
+            try:
+                fd = decl.type
+                ret = ctype(fd.type)
+                params = []
+                for p in (fd.args.params if fd.args else []):
+                    if isinstance(p, c_ast.EllipsisParam):
+                        raise Excluded("variadic")
+                    params.append(Param(p.name or "", ctype(p.type)))
+                t = Tool(name, section, prototype(decl), ret, params)
+                t.category = category(name, policy["categories"])
+                build(t, static_names, enums, policy.get("limits", {}))
+                t.description = describe(t, docs)
+                tools.append(t)
+                table.append((name, section, "tool"))
+                continue
+            except Excluded as e:
+                reason = str(e)
+        table.append((name, section, "excluded: " + reason))
+
+    write_c(tools, os.path.join(out_dir, "tools_gen.c"))
+    manifest = [{"name": t.name, "category": t.category, "description": t.description,
+                 "inputSchema": input_schema(t), "outputSchema": output_schema(t),
+                 "prototype": t.proto, "params": t.kinds, "accepted": t.accepted, "result": t.result_kind,
+                 "mode": t.mode} for t in tools]
+    with open(os.path.join(out_dir, "manifest.json"), "w", encoding="utf-8") as f:
+        json.dump(manifest, f, indent=1)
+    write_docs(table, tools, docs_md)
+    print(f"generate.py: {len(funcs)} declarations, {len(seen)} functions, "
+          f"{len(tools)} tools", file=sys.stderr)
+    return 0
+
+
+def input_schema(t: Tool) -> dict:
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+            "properties": t.props, "required": list(t.props), "additionalProperties": False}
+
+
+def output_schema(t: Tool) -> dict:
+    return {"type": "object", "properties": {"result": t.result_schema},
+            "required": ["result"]}
+
+
+def write_c(tools: list[Tool], path: str) -> None:
+    out = ["/* Generated by gen/generate.py from the MEOS 1.3 prototypes and policy.toml;",
+           " * do not edit. One body per tool; src/gen_args.c reads and writes values. */",
+           '#include "gen.h"', "", "#include <stdlib.h>", ""]
+    for t in tools:
+        out.append(f"/* {t.proto} */")
+        out.append(f"static json_t *g_{t.name}(call_t *c, json_t *args)")
+        out.append("{")
+        out.append("    json_t *err = NULL;")
+        out.append("    (void)c; (void)args; (void)err;")
+        out += t.body
+        out.append("}")
+        out.append("")
+    out.append("const gen_tool_t gen_tools[] = {")
+    for t in tools:
+        out.append(f"    {{{c_string(t.name)}, {c_string(t.category)},")
+        out.append(f"     {c_string(t.description)},")
+        out.append(f"     {c_string(json.dumps(input_schema(t), separators=(',', ':')))},")
+        out.append(f"     {c_string(json.dumps(output_schema(t), separators=(',', ':')))},")
+        out.append(f"     g_{t.name}}},")
+    out.append("};")
+    out.append("const size_t gen_tools_count = sizeof gen_tools / sizeof gen_tools[0];")
+    out.append(f"const char gen_annotations[] = {c_string(ANNOTATIONS)};")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def write_docs(table: list[tuple[str, str, str]], tools: list[Tool], path: str) -> None:
+    by_name = {t.name: t for t in tools}
+    exposed = sum(1 for _, _, s in table if s == "tool")
+    lines = ["# MEOS 1.3 functions as tools", "",
+             "Generated by `gen/generate.py` from pymeos-cffi 1.3.0 `builder/meos.h` and "
+             "`policy.toml`; do not edit. Each tool is `meos.<function>` through the node.", "",
+             f"{len(table)} functions: {exposed} tools, {len(table) - exposed} excluded.", "",
+             "| function | header | status |", "|---|---|---|"]
+    for name, section, status in sorted(table, key=lambda r: (r[1], r[0])):
+        if status == "tool":
+            status = f"tool ({by_name[name].category})"
+        lines.append(f"| `{name}` | {section} | {status.replace('|', '/')} |")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

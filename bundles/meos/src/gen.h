@@ -1,0 +1,91 @@
+/*
+ * What the generated tools (build/gen/tools_gen.c) call: decoders from JSON
+ * arguments to MEOS values and encoders back. Compiled against the 1.3
+ * prototypes of the sdist's builder/meos.h (build/gen/meos_api.h), so a
+ * wrong type anywhere is a compile error.
+ *
+ * Ownership: every decoded pointer and every encoded result that MEOS
+ * allocated is kept by the call (mc_keep) and freed when it ends; the
+ * generated code never frees anything itself.
+ */
+#ifndef MEOS_GEN_H
+#define MEOS_GEN_H
+
+#include "call.h"
+#include "meos_api.h"
+
+/* The serialized families a parameter or a result can belong to. The
+ * decoding order inside each family is in policy.toml ([decode]). */
+typedef enum {
+    GF_TEMPORAL,
+    GF_SET,
+    GF_SPAN,
+    GF_SPANSET,
+    GF_TBOX,
+    GF_STBOX,
+    GF_GEOMETRY,
+    GF_GEOGRAPHY,
+} gen_family_t;
+
+/* ---- Decoders. Each returns NULL / -1 with *err set on failure. ---- */
+
+/* A value of the family from MEOS text, MF-JSON (temporal points) or
+ * HexWKB, classified by what it says it is; geodetic: points and
+ * geometries are geographies; types (n_types of them, or NULL for any):
+ * the meosType codes the function takes (for span sets, of their spans).
+ * Kept by the call. */
+void *ga_value(call_t *c, json_t *args, const char *name, gen_family_t family, bool geodetic,
+               const int *types, size_t n_types, json_t **err);
+text *ga_text(call_t *c, json_t *args, const char *name, json_t **err);
+const char *ga_cstring(json_t *args, const char *name, json_t **err);
+int ga_int(json_t *args, const char *name, int64_t min, int64_t max, int64_t *out,
+           json_t **err);
+int ga_double(json_t *args, const char *name, double *out, json_t **err);
+int ga_bool(json_t *args, const char *name, bool *out, json_t **err);
+int ga_timestamptz(json_t *args, const char *name, TimestampTz *out, json_t **err);
+int ga_date(json_t *args, const char *name, DateADT *out, json_t **err);
+Interval *ga_interval(call_t *c, json_t *args, const char *name, json_t **err);
+/* One of `n` C constant names; *out gets the matching value. */
+int ga_enum(json_t *args, const char *name, const char *const *names, const int *values,
+            size_t n, int *out, json_t **err);
+
+/* ---- Encoders of one value: a new reference, or NULL when MEOS fails.
+ * Pointers given to them are kept by the call. ---- */
+
+json_t *ge_value(call_t *c, const void *v, gen_family_t family);
+/* The same for an element of a contiguous array, which is not freed on
+ * its own. */
+json_t *ge_value_borrowed(const void *v, gen_family_t family);
+json_t *ge_text(call_t *c, const text *t);
+json_t *ge_cstring(call_t *c, char *s, bool owned);
+json_t *ge_timestamptz(call_t *c, TimestampTz t);
+json_t *ge_date(call_t *c, DateADT d);
+json_t *ge_interval(call_t *c, const Interval *iv);
+json_t *ge_double(double d);
+json_t *ge_int(int64_t i);
+json_t *ge_uint(uint64_t u);
+json_t *ge_bool(bool b);
+
+/* ---- Results ---- */
+
+/* {"result": value} as structuredContent; an error result when MEOS
+ * reported one or value is NULL. value: stolen. */
+json_t *gr_result(const char *fn, json_t *value);
+/* {"result": null}: the function answered nothing (a NULL without an
+ * error, or false from a function with an out-parameter). */
+json_t *gr_none(const char *fn);
+/* The error of a failed call, or NULL when MEOS reported none. */
+json_t *gr_check(const char *fn);
+
+/* ---- The generated table (build/gen/tools_gen.c) ---- */
+
+typedef struct {
+    const char *name, *category, *description, *input, *output;
+    tool_fn fn;
+} gen_tool_t;
+
+extern const gen_tool_t gen_tools[];
+extern const size_t gen_tools_count;
+extern const char gen_annotations[];
+
+#endif
