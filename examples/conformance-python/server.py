@@ -116,6 +116,15 @@ def with_logging(args: Dict[str, Any], ctx: Context) -> str:
     return "Tool with logging executed successfully"
 
 
+# The stateless scenario's probe: log messages of a request that names no log level must
+# not reach the client.
+server.tool(
+    name="test_logging_tool",
+    description="Emits log messages during execution",
+    input_schema=NO_ARGS,
+)(with_logging)
+
+
 @server.tool(
     name="test_tool_with_progress",
     description="Tests tool that reports progress notifications",
@@ -399,6 +408,13 @@ asking(
         },
     },
     lambda a: f"Got {len(a)} answers: {_name(a['user_name'])}",
+)
+# The stateless scenario's probe: what a call asks for comes back as an input_required
+# result, never as a request of its own on the stream.
+asking(
+    "test_streaming_elicitation",
+    {"user_name": NAME},
+    lambda a: f"Hello, {_name(a['user_name'])}!",
 )
 asking(
     "test_missing_capability",
