@@ -560,7 +560,7 @@ struct tool {
 
 static const struct tool tools[] = {
     {"describe", "Describe a moving point",
-     "Summarize a moving point: subtype (Instant, Sequence or SequenceSet), interpolation "
+     "Summarize a moving point (a summary of the value): subtype (Instant, Sequence or SequenceSet), interpolation "
      "(None, Discrete, Step or Linear), number of instants, start and end times, duration, "
      "SRID, travelled length, first and last positions, and bounding box. A good first call "
      "on an unfamiliar value.",
@@ -579,12 +579,13 @@ static const struct tool tools[] = {
      "may be in any of the three.",
      OBJECT(P_POINT "," P_FORMAT, "\"point\""), NULL, convert},
     {"length", "Travelled length",
-     "Length of the path a moving point travels, in the units of its coordinates: metres for "
+     "Length of the path a moving point travels (the total distance covered), in the units of "
+     "its coordinates: metres for "
      "projected SRIDs such as 3857 or UTM zones, degrees for SRID 4326 (transform first to get "
      "metres). 0 for an instant, a set of instants or stepwise movement.",
      OBJECT(P_POINT, "\"point\""), OBJECT("\"length\":" NUM, "\"length\""), length},
     {"speed", "Speed over time",
-     "Speed of a moving point as a moving float, in coordinate units per second, with its "
+     "Speed (velocity) of a moving point as a moving float, in coordinate units per second, with its "
      "minimum, maximum and time-weighted average. Needs linear interpolation (a sequence "
      "[...] or a sequence set {[...], ...}).",
      OBJECT(P_POINT "," P_FORMAT, "\"point\""),
@@ -601,7 +602,7 @@ static const struct tool tools[] = {
             "\"duration\",\"seconds\",\"timespan\",\"timespan_seconds\""),
      duration},
     {"value_at", "Position at a time",
-     "Position of a moving point at a timestamp, as a geometry. Fails with an empty-result "
+     "Position of a moving point at a timestamp (where it was then), as a geometry. Fails with an empty-result "
      "error when the point is not defined then (before its start, after its end, in a gap).",
      OBJECT(P_POINT "," P_TIME("timestamp", "The time") "," P_GEOFORMAT,
             "\"point\",\"timestamp\""),
@@ -620,7 +621,7 @@ static const struct tool tools[] = {
             "\"point\",\"geometry\""),
      NULL, at_geometry},
     {"trajectory", "Trajectory",
-     "The path of a moving point as a static geometry: a LINESTRING for a linear sequence, a "
+     "The path of a moving point as a static geometry: a line (LINESTRING) for a linear sequence, a "
      "POINT or MULTIPOINT for instants, a collection when there are gaps.",
      OBJECT(P_POINT "," P_GEOFORMAT, "\"point\""), NULL, trajectory},
     {"distance", "Distance over time",
@@ -643,7 +644,7 @@ static const struct tool tools[] = {
      OBJECT(P_POINT "," P_GEOMETRY("The static geometry") "," P_OTHER, "\"point\""),
      OBJECT("\"result\":{\"type\":\"boolean\"}", "\"result\""), ever_intersects},
     {"simplify", "Simplify (Douglas-Peucker)",
-     "Simplify a moving point with Douglas-Peucker: drop the instants whose removal keeps the "
+     "Simplify a moving point with Douglas-Peucker, to fewer points (vertices): drop the instants whose removal keeps the "
      "path within tolerance of the original. With synchronized true the deviation is measured "
      "between positions at the same time, which also keeps changes of speed.",
      OBJECT(P_POINT "," P_NUMBER("tolerance", 0, "Largest deviation allowed, in coordinate units.")
