@@ -98,8 +98,9 @@ type bundle struct {
 	lists      lists
 	iso        isolated // the processes of each client, for "isolation": "client"
 	blame      blame    // the clients whose calls crash it
+	sleep      sleepState
 
-	stats stats
+	stats *stats // shared with the bundle that follows it after a sleep
 }
 
 // instance is one process of a bundle.
@@ -119,6 +120,7 @@ func newBundle(n *Node, m *manifest.Manifest, fp string) *bundle {
 		done:  make(chan struct{}),
 		state: StateStarting,
 		slots: make([]*instance, m.Pool()),
+		stats: &stats{},
 	}
 }
 
@@ -183,6 +185,7 @@ func (n *Node) runSlot(b *bundle, slot int, settled func()) {
 		if changed || !listed {
 			n.rebuild()
 		}
+		n.surfaceSeen(b, inst, l)
 		settled()
 
 		started := time.Now()
