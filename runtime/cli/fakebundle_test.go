@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -20,6 +21,7 @@ import (
 //	FAKE_SECRET_CHECK the variable whose presence the "env" tool reports
 //	FAKE_EXIT_AFTER_MS exit with status 3 this long after answering initialize
 //	FAKE_RECORD       append every line received on stdin to this file
+//	FAKE_ECHO_TYPE    the JSON type of echo's "text" argument (default string)
 func fakeBundle() {
 	name := os.Getenv("FAKE_NAME")
 	junk := os.Getenv("FAKE_JUNK") == "1"
@@ -48,7 +50,7 @@ func fakeBundle() {
 		return json.RawMessage(fmt.Sprintf(`{"name":%q,"description":"test tool","inputSchema":{"type":"object","properties":{%s}},"annotations":{"readOnlyHint":true},"title":"T %s"}`, n, props, n))
 	}
 	tools := []json.RawMessage{
-		tool("echo", `"text":{"type":"string"}`),
+		tool("echo", `"text":{"type":"`+cmp.Or(os.Getenv("FAKE_ECHO_TYPE"), "string")+`"}`),
 		tool("big", `"bytes":{"type":"integer"}`),
 		tool("sleep", `"ms":{"type":"integer"}`),
 		tool("pid", ``),
