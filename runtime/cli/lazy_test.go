@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -105,7 +106,8 @@ func TestFiftyLazyBundlesCostNothingUntilCalled(t *testing.T) {
 // cached for another manifest is not used at all.
 func TestAStaleSurfaceIsRefreshed(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
-	writeFake(t, dir, fake{name: "lazy", extra: `"start": "lazy"`})
+	surface := map[string]string{"FAKE_SURFACE": "1"}
+	writeFake(t, dir, fake{name: "lazy", extra: `"start": "lazy"`, env: surface})
 	fillSurfaces(t, dir, state, 1)
 	files, _ := filepath.Glob(filepath.Join(state, "surfaces", "lazy-*.json"))
 	if len(files) != 1 {
@@ -133,6 +135,17 @@ func TestAStaleSurfaceIsRefreshed(t *testing.T) {
 	if got := schema(); !strings.Contains(got, "boolean") {
 		t.Fatalf("before any call the schema should come from the cache, got %s", got)
 	}
+	// Its prompts and resources are listed from the cache too, and a read wakes it.
+	if ps := collect(t, r.session.Prompts(context.Background(), nil)); len(ps) != 1 || ps[0].Name != "lazy.greet" {
+		t.Fatalf("prompts of the asleep bundle: %v", ps)
+	}
+	if kids := children(t, r.cmd.Process.Pid); len(kids) != 0 {
+		t.Fatalf("listing started bundle processes %v", kids)
+	}
+	read, err := r.session.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "fake://lazy/readme"})
+	if err != nil || len(read.Contents) != 1 || read.Contents[0].Text != "read by lazy" {
+		t.Fatalf("read of the asleep bundle's resource: %v %v", read, err)
+	}
 	if got, isErr := callText(t, r.session, "lazy.echo", map[string]any{"text": "x"}); isErr || got != "lazy:x" {
 		t.Fatalf("lazy.echo: %q (error %v)", got, isErr)
 	}
@@ -151,7 +164,7 @@ func TestAStaleSurfaceIsRefreshed(t *testing.T) {
 	r.session.Close()
 
 	// A changed manifest makes the cache stale: the bundle starts once to show its surface.
-	writeFake(t, dir, fake{name: "lazy", extra: `"start": "lazy"`, env: map[string]string{"FAKE_ECHO_TYPE": "integer"}})
+	writeFake(t, dir, fake{name: "lazy", extra: `"start": "lazy"`, env: map[string]string{"FAKE_SURFACE": "1", "FAKE_ECHO_TYPE": "integer"}})
 	fillSurfaces(t, dir, state, 1)
 	r = startNode(t, nil, nil, "--bundles", dir, "--state-dir", state, "--watch=false")
 	if got := schema(); !strings.Contains(got, "integer") {

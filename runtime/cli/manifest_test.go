@@ -106,3 +106,19 @@ func TestManifestRefusesAnIncompleteSurface(t *testing.T) {
 		t.Fatalf("manifest with a broken bundle: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// TestManifestIsDocumented: the command's help and toolnode's own name it and its flags.
+func TestManifestIsDocumented(t *testing.T) {
+	if code, out, _ := runCLI("--help"); code != 0 || !strings.Contains(out, "toolnode manifest") {
+		t.Errorf("toolnode --help (exit %d) does not name manifest:\n%s", code, out)
+	}
+	code, _, errs := runCLI("manifest", "--help")
+	for _, want := range []string{"--check", "--names", "--bundles", "deterministic"} {
+		if code != 0 || !strings.Contains(errs, want) {
+			t.Errorf("toolnode manifest --help (exit %d) does not explain %s:\n%s", code, want, errs)
+		}
+	}
+	if code, _, errs := runCLI("serve", "--help"); code != 0 || !strings.Contains(errs, "-lazy") || !strings.Contains(errs, "-state-dir") {
+		t.Errorf("toolnode serve --help (exit %d) does not explain --lazy and --state-dir:\n%s", code, errs)
+	}
+}
