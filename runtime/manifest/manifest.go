@@ -278,6 +278,9 @@ func (m *Manifest) check() error {
 	default:
 		return fmt.Errorf("start %q: use %q (start with the node, the default) or %q (list from the cached surface, start on the first call)", m.Start, StartEager, StartLazy)
 	}
+	if m.Isolation == IsolationClient && (m.Start == StartLazy || m.IdleStop > 0) {
+		return errors.New(`"start": "lazy" and "idle_stop" do not apply with "isolation": "client", which starts a process per client when it connects`)
+	}
 	if m.Instances < 0 || m.Instances > MaxInstances {
 		return fmt.Errorf("instances %d: use 1 to %d", m.Instances, MaxInstances)
 	}

@@ -35,6 +35,8 @@ func TestParse(t *testing.T) {
 		{"bad isolation", `{"name": "x", "command": ["./run"], "isolation": "process"}`, `isolation "process": use "shared"`},
 		{"lazy with idle stop", `{"name": "x", "command": ["./run"], "start": "lazy", "idle_stop": "10m"}`, ""},
 		{"eager", `{"name": "x", "command": ["./run"], "start": "eager"}`, ""},
+		{"lazy per client", `{"name": "x", "command": ["./run"], "start": "lazy", "isolation": "client"}`, `do not apply with "isolation": "client"`},
+		{"idle per client", `{"name": "x", "command": ["./run"], "idle_stop": "1m", "isolation": "client"}`, `do not apply with "isolation": "client"`},
 		{"bad start", `{"name": "x", "command": ["./run"], "start": "later"}`, `start "later": use "eager"`},
 		{"bad idle_stop", `{"name": "x", "command": ["./run"], "idle_stop": "a while"}`, `"a while" is not a duration`},
 		{"idle_stop not a string", `{"name": "x", "command": ["./run"], "idle_stop": 600}`, `a duration must be a string`},

@@ -92,9 +92,15 @@ func (n *Node) wake(b *bundle) {
 	}
 	b.sleep.woken = true
 	b.state = StateWaking
+	// Counted before n.mu is let go, so that Close, which marks the node closed under
+	// n.mu, waits for this launch.
+	n.wg.Add(1)
 	n.mu.Unlock()
 	b.log.Info("waking bundle for a call")
-	n.launch(b, func() {})
+	go func() {
+		defer n.wg.Done()
+		n.launch(b, func() {})
+	}()
 }
 
 // waitStopped waits until a bundle that was asked to stop has stopped; one still asleep
