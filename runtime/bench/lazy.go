@@ -113,14 +113,11 @@ func fillSurfaces(cfg config, dir, state string, n int) error {
 // listedRSS starts a node, lists its tools, and returns the node's VmRSS in KiB and how
 // many processes it runs.
 func listedRSS(cfg config, args []string) (int, int, error) {
-	c, err := startLines(cfg.node, args...)
+	c, err := startListed(cfg, args)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer c.close()
-	if _, err := listPages(c); err != nil {
-		return 0, 0, err
-	}
 	pid := c.cmd.Process.Pid
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -136,6 +133,19 @@ func listedRSS(cfg config, args []string) (int, int, error) {
 		return 0, 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
 	}
 	return rss, childCount(pid), nil
+}
+
+// startListed starts a node and lists its tools, as a client does before calling.
+func startListed(cfg config, args []string) (*lineClient, error) {
+	c, err := startLines(cfg.node, args...)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := listPages(c); err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
 }
 
 // childCount counts the live processes whose parent is pid.
@@ -161,14 +171,11 @@ func childCount(pid int) int {
 // firstCall starts a node with every bundle asleep and times a first call of tool, which
 // starts its bundle, and a second one.
 func firstCall(cfg config, args []string, tool string) (first, warm time.Duration, err error) {
-	c, err := startLines(cfg.node, args...)
+	c, err := startListed(cfg, args)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer c.close()
-	if _, err := listPages(c); err != nil {
-		return 0, 0, err
-	}
 	call := func() (time.Duration, error) {
 		t := time.Now()
 		_, err := c.request("tools/call", `{"name":"`+tool+`","arguments":{"text":"bench"}}`)

@@ -64,22 +64,21 @@ func surfaceOf(n *node.Node, names string) Surface {
 	}
 	res := n.Resources()
 	s.Resources, _, _ = res.Resources("", 0)
-	for _, raw := range s.Resources {
-		var r struct {
-			URI string `json:"uri"`
-		}
-		_ = json.Unmarshal(raw, &r)
-		s.ServedBy.Resources[r.URI], _ = res.Route(r.URI)
-	}
 	s.ResourceTemplates, _, _ = res.Templates("", 0)
-	for _, raw := range s.ResourceTemplates {
-		var t struct {
-			URITemplate string `json:"uriTemplate"`
-		}
-		_ = json.Unmarshal(raw, &t)
-		s.ServedBy.ResourceTemplates[t.URITemplate], _ = res.RouteTemplate(t.URITemplate)
-	}
+	route(s.Resources, "uri", res.Route, s.ServedBy.Resources)
+	route(s.ResourceTemplates, "uriTemplate", res.RouteTemplate, s.ServedBy.ResourceTemplates)
 	return s
+}
+
+// route records in by the bundle serving each item, found by its string member key.
+func route(items []json.RawMessage, key string, serving func(string) (string, bool), by map[string]string) {
+	for _, raw := range items {
+		var id string
+		if v, ok := rpc.Member(raw, key); ok {
+			_ = json.Unmarshal(v, &id)
+		}
+		by[id], _ = serving(id)
+	}
 }
 
 // Encode writes s in its stable form: every object's keys sorted, two-space indents, no
