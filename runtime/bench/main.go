@@ -45,7 +45,7 @@ func run(cfg config) error {
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), machine())
 	fmt.Fprintf(&report, "Each figure is the median of %d runs of %s; the configurations of a table run one after\n"+
 		"the other in the same process, so their ratios are what to read on a shared machine.\n\n", cfg.rounds, cfg.duration)
-	sections := []func(config, *strings.Builder) error{callLatency, echoLatency, startup, hotAdd, memory, catalogScale, pool, meosThroughput, peers}
+	sections := []func(config, *strings.Builder) error{callLatency, echoLatency, startup, hotAdd, memory, lazyBundles, catalogScale, pool, meosThroughput, peers}
 	for _, s := range sections {
 		if err := s(cfg, &report); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -42,6 +43,8 @@ const usage = `toolnode runs MCP tool bundles and fronts all their tools as one 
 Usage:
   toolnode serve [flags]               run the node (see toolnode serve --help)
   toolnode tools [flags]               list the merged tools of bundle folders or a running node
+  toolnode manifest [flags]            print the merged surface as deterministic JSON, or
+                                       --check it against a committed file (for CI)
   toolnode call TOOL [k=v]... [flags]  call one tool and print its result
   toolnode status [--url URL]          show the bundles of a running node
   toolnode check DIR                   check a bundle without serving it
@@ -69,6 +72,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return serve(args[1:], stdin, stdout, stderr)
 	case "tools":
 		return toolsCommand(args[1:], stdout, stderr)
+	case "manifest":
+		return manifestCommand(args[1:], stdout, stderr)
 	case "call":
 		return callCommand(args[1:], stdout, stderr)
 	case "status":
@@ -108,6 +113,8 @@ type serveFlags struct {
 	watch       bool
 	names       string
 	pingEvery   time.Duration
+	lazy        bool
+	stateDir    string
 
 	maxBundleMessage byteSize
 	maxStderrLine    byteSize
@@ -167,6 +174,8 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.BoolVar(&f.watch, "watch", true, "watch the bundle folders and --config file: start, restart and stop bundles as they change (--watch=false to turn off)")
 	fs.StringVar(&f.names, "names", front.NamesAuto, "tool names shown to clients: `MODE` canonical (seat.verb), underscore (seat_verb, at most 64 characters, for clients such as GitHub Copilot and Windsurf), or auto (underscore for clients known to need it)")
 	fs.DurationVar(&f.pingEvery, "ping-every", 30*time.Second, "ping each bundle process every `DURATION`; one that does not answer within 10s (or the interval, if shorter) is restarted; 0 turns pings off")
+	fs.BoolVar(&f.lazy, "lazy", false, "start every bundle on its first call, as \"start\": \"lazy\" in bundle.json does for one: until then it is listed from its cached surface")
+	fs.StringVar(&f.stateDir, "state-dir", defaultStateDir(), "`DIR` keeping the cached surfaces of lazy bundles")
 	fs.IntVar(&f.pageSize, "page-size", 500, "tools per tools/list page (`N`); 0 lists all at once")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: toolnode serve [--bundles DIR]... [--config FILE] [--stdio] [--http ADDR] [flags]
@@ -311,6 +320,8 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			Limits: node.Limits{MaxLine: int(f.maxBundleMessage), MaxQueue: int(f.maxQueue), Message: limits,
 				StderrLine: int(f.maxStderrLine)},
 			OnStarting: startProgress(stderr),
+			Lazy:       f.lazy,
+			StateDir:   f.stateDir,
 		},
 		Front: front.Options{PageSize: f.pageSize, Names: f.names, MaxMessage: int(f.maxBody),
 			MaxQueue: int(f.maxQueue), MaxInflight: f.maxInflight, Limits: limits,
@@ -337,6 +348,16 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitError
 	}
 	return ExitOK
+}
+
+// defaultStateDir is toolnode's folder in the user's cache directory, or "" (surfaces
+// kept in memory only) when there is none.
+func defaultStateDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "toolnode")
 }
 
 // pins parses the --pin patterns, checked by parseServe.

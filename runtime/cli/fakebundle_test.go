@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -20,10 +21,13 @@ import (
 //	FAKE_SECRET_CHECK the variable whose presence the "env" tool reports
 //	FAKE_EXIT_AFTER_MS exit with status 3 this long after answering initialize
 //	FAKE_RECORD       append every line received on stdin to this file
+//	FAKE_ECHO_TYPE    the JSON type of echo's "text" argument (default string)
+//	FAKE_SURFACE=1    also offer a prompt, a resource and a resource template
 func fakeBundle() {
 	name := os.Getenv("FAKE_NAME")
 	junk := os.Getenv("FAKE_JUNK") == "1"
 	delay, _ := time.ParseDuration(os.Getenv("FAKE_DELAY_MS") + "ms")
+	surface := os.Getenv("FAKE_SURFACE") == "1"
 	fmt.Fprintf(os.Stderr, "[INFO] fake bundle %s starting\n", name)
 
 	var wmu sync.Mutex
@@ -48,7 +52,7 @@ func fakeBundle() {
 		return json.RawMessage(fmt.Sprintf(`{"name":%q,"description":"test tool","inputSchema":{"type":"object","properties":{%s}},"annotations":{"readOnlyHint":true},"title":"T %s"}`, n, props, n))
 	}
 	tools := []json.RawMessage{
-		tool("echo", `"text":{"type":"string"}`),
+		tool("echo", `"text":{"type":"`+cmp.Or(os.Getenv("FAKE_ECHO_TYPE"), "string")+`"}`),
 		tool("big", `"bytes":{"type":"integer"}`),
 		tool("sleep", `"ms":{"type":"integer"}`),
 		tool("pid", ``),
@@ -130,7 +134,11 @@ func fakeBundle() {
 		switch req.Method {
 		case "initialize":
 			time.Sleep(delay)
-			reply(req.ID, map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"tools": map[string]any{}},
+			caps := map[string]any{"tools": map[string]any{}}
+			if surface {
+				caps["prompts"], caps["resources"] = map[string]any{}, map[string]any{}
+			}
+			reply(req.ID, map[string]any{"protocolVersion": "2025-06-18", "capabilities": caps,
 				"serverInfo": map[string]any{"name": "fake-" + name, "version": "1"}})
 			if after, err := time.ParseDuration(os.Getenv("FAKE_EXIT_AFTER_MS") + "ms"); err == nil {
 				go func() {
@@ -140,6 +148,17 @@ func fakeBundle() {
 			}
 		case "tools/list":
 			reply(req.ID, map[string]any{"tools": tools})
+		case "prompts/list":
+			reply(req.ID, map[string]any{"prompts": []any{map[string]any{"name": "greet", "description": "Greets <someone> & all",
+				"arguments": []any{map[string]any{"name": "who", "required": true}}}}})
+		case "resources/list":
+			reply(req.ID, map[string]any{"resources": []any{map[string]any{"uri": "fake://" + name + "/readme", "name": "readme", "mimeType": "text/plain"}}})
+		case "resources/templates/list":
+			reply(req.ID, map[string]any{"resourceTemplates": []any{map[string]any{"uriTemplate": "fake://" + name + "/items/{id}", "name": "item"}}})
+		case "resources/read":
+			var p struct{ URI string }
+			json.Unmarshal(line, &struct{ Params *struct{ URI string } }{&p})
+			reply(req.ID, map[string]any{"contents": []any{map[string]any{"uri": p.URI, "text": "read by " + name}}})
 		case "tools/call":
 			if req.Params.Name == "freeze" {
 				// Stop reading and answering, as a wedged server does.

@@ -70,12 +70,27 @@ type Manifest struct {
 	Prefix *bool `json:"prefix,omitempty"`
 	// Isolation is IsolationShared (the default, filled in by Parse) or IsolationClient.
 	Isolation string `json:"isolation,omitempty"`
+	// Start is StartEager (the default, filled in by Parse): run the bundle with the node;
+	// or StartLazy: list it from its cached surface and run it on its first call.
+	Start string `json:"start,omitempty"`
+	// IdleStop, when set, stops the bundle after that long without calls; it starts again
+	// on demand. Read it with IdleAfter.
+	IdleStop duration `json:"idle_stop,omitempty"`
 
 	// Dir is the bundle directory (absolute); Path the manifest file. Neither is read from
 	// the file.
 	Dir  string `json:"-"`
 	Path string `json:"-"`
 }
+
+// Start values: when a bundle's process is started.
+const (
+	// StartEager starts the bundle with the node: the default.
+	StartEager = "eager"
+	// StartLazy lists the bundle from the surface it showed last and starts it on its
+	// first call, read or get.
+	StartLazy = "lazy"
+)
 
 // Timeouts bound the phases of a bundle's life. The manifest may leave any of them out:
 // Parse and LoadConfig fill in the defaults, so every field of a loaded manifest is set.
@@ -213,6 +228,9 @@ func (m *Manifest) fill() {
 	if m.Isolation == "" {
 		m.Isolation = IsolationShared
 	}
+	if m.Start == "" {
+		m.Start = StartEager
+	}
 }
 
 // explainDecodeError turns encoding/json's messages into ones that say what to fix.
@@ -226,7 +244,7 @@ func explainDecodeError(err error) error {
 		return fmt.Errorf("key %q must be %s, not JSON %s", typ.Field, typeName(typ.Type.String()), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		key := strings.TrimPrefix(err.Error(), "json: unknown field ")
-		return fmt.Errorf("unknown key %s (known keys: name, command, url, headers, env, inherit_env, seats, timeouts, instances, prefix, isolation)", key)
+		return fmt.Errorf("unknown key %s (known keys: name, command, url, headers, env, inherit_env, seats, timeouts, instances, prefix, isolation, start, idle_stop)", key)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return errors.New("not valid JSON: the file ends inside the object")
 	case errors.Is(err, io.EOF):
@@ -260,6 +278,14 @@ func (m *Manifest) check() error {
 	default:
 		return fmt.Errorf("isolation %q: use %q (one process for every client, the default) or %q (a process per client)", m.Isolation, IsolationShared, IsolationClient)
 	}
+	switch m.Start {
+	case "", StartEager, StartLazy:
+	default:
+		return fmt.Errorf("start %q: use %q (start with the node, the default) or %q (list from the cached surface, start on the first call)", m.Start, StartEager, StartLazy)
+	}
+	if m.Isolation == IsolationClient && (m.Start == StartLazy || m.IdleStop > 0) {
+		return errors.New(`"start": "lazy" and "idle_stop" do not apply with "isolation": "client", which starts a process per client when it connects`)
+	}
 	if m.Instances < 0 || m.Instances > MaxInstances {
 		return fmt.Errorf("instances %d: use 1 to %d", m.Instances, MaxInstances)
 	}
@@ -280,6 +306,13 @@ func (m *Manifest) check() error {
 	}
 	return nil
 }
+
+// Lazy reports whether the bundle starts on its first call rather than with the node.
+func (m *Manifest) Lazy() bool { return m.Start == StartLazy }
+
+// IdleAfter is how long the bundle may go without calls before it is stopped; 0 keeps it
+// running.
+func (m *Manifest) IdleAfter() time.Duration { return time.Duration(m.IdleStop) }
 
 // Pool is the number of processes to run for the bundle.
 func (m *Manifest) Pool() int { return max(m.Instances, 1) }

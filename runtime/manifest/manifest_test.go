@@ -33,6 +33,14 @@ func TestParse(t *testing.T) {
 		{"timeouts not an object", `{"name": "x", "command": ["./run"], "timeouts": 5}`, `key "timeouts" must be an object`},
 		{"isolation client", `{"name": "x", "command": ["./run"], "isolation": "client"}`, ""},
 		{"bad isolation", `{"name": "x", "command": ["./run"], "isolation": "process"}`, `isolation "process": use "shared"`},
+		{"lazy with idle stop", `{"name": "x", "command": ["./run"], "start": "lazy", "idle_stop": "10m"}`, ""},
+		{"eager", `{"name": "x", "command": ["./run"], "start": "eager"}`, ""},
+		{"lazy per client", `{"name": "x", "command": ["./run"], "start": "lazy", "isolation": "client"}`, `do not apply with "isolation": "client"`},
+		{"idle per client", `{"name": "x", "command": ["./run"], "idle_stop": "1m", "isolation": "client"}`, `do not apply with "isolation": "client"`},
+		{"bad start", `{"name": "x", "command": ["./run"], "start": "later"}`, `start "later": use "eager"`},
+		{"bad idle_stop", `{"name": "x", "command": ["./run"], "idle_stop": "a while"}`, `"a while" is not a duration`},
+		{"idle_stop not a string", `{"name": "x", "command": ["./run"], "idle_stop": 600}`, `a duration must be a string`},
+		{"unknown key near start", `{"name": "x", "command": ["./run"], "starts": "lazy"}`, `unknown key "starts"`},
 		{"wrong type", `{"name": "x", "command": "./run"}`, `key "command" must be an array`},
 		{"not JSON", `{"name": `, "not valid JSON"},
 		{"trailing data", `{"name": "x", "command": ["./run"]} {}`, "unexpected data"},
@@ -70,6 +78,9 @@ func TestDefaultsAreFilledOnParse(t *testing.T) {
 			m, err := Parse([]byte(tt.json), t.TempDir())
 			if err != nil {
 				t.Fatal(err)
+			}
+			if m.Start != StartEager || m.Lazy() || m.IdleAfter() != 0 {
+				t.Errorf("start %q idle %v, want %q and 0", m.Start, m.IdleAfter(), StartEager)
 			}
 			if m.Timeouts != tt.want || m.Isolation != tt.iso {
 				t.Errorf("got %+v %q, want %+v %q", m.Timeouts, m.Isolation, tt.want, tt.iso)

@@ -55,6 +55,12 @@ type Config struct {
 	// Telemetry records a span per bundle call, passes the trace on to the bundle in
 	// _meta, and keeps the bundles' metrics. Default: none.
 	Telemetry telemetry.Recorder
+	// Lazy makes every bundle lazy, as "start": "lazy" does for one: listed from its
+	// cached surface, started on its first call.
+	Lazy bool
+	// StateDir is where the surfaces of lazy bundles are cached between runs. Default: ""
+	// keeps them in memory only, so a lazy bundle starts once per run to show its surface.
+	StateDir string
 }
 
 // Node runs bundles and routes between them and the sessions of the fronts.
@@ -176,20 +182,26 @@ func (n *Node) apply(manifests []*manifest.Manifest, settle *sync.WaitGroup, set
 			b.log.Info("bundle removed; stopping it", "manifest", b.m.Path)
 		case fingerprint(m) != b.fp:
 			stop = append(stop, b)
-			nb := newBundle(n, m, fingerprint(m))
-			// Its tools stay listed while it restarts, and calls made meanwhile wait for
-			// the new process rather than finding the tool gone.
-			nb.lists, nb.state = b.lists, StateRestarting
+			nb := n.asleep(m, fingerprint(m))
+			if nb == nil {
+				nb = newBundle(n, m, fingerprint(m))
+				// Its tools stay listed while it restarts, and calls made meanwhile wait
+				// for the new process rather than finding the tool gone.
+				nb.lists, nb.state = b.lists, StateRestarting
+				start = append(start, nb)
+			}
 			n.bundles[name] = nb
-			start = append(start, nb)
 			b.log.Info("bundle changed; restarting it", "manifest", m.Path)
 		}
 	}
 	for name, m := range want {
 		if _, running := n.bundles[name]; !running {
-			b := newBundle(n, m, fingerprint(m))
+			b := n.asleep(m, fingerprint(m))
+			if b == nil {
+				b = newBundle(n, m, fingerprint(m))
+				start = append(start, b)
+			}
 			n.bundles[name] = b
-			start = append(start, b)
 		}
 	}
 	n.mu.Unlock()
@@ -201,21 +213,17 @@ func (n *Node) apply(manifests []*manifest.Manifest, settle *sync.WaitGroup, set
 		if settle != nil {
 			settle.Add(1)
 		}
-		n.wg.Add(1)
-		go func() {
-			defer n.wg.Done()
-			n.run(b, func() {
-				settled()
-				if settle != nil {
-					settle.Done()
-				}
-			})
-		}()
+		n.launch(b, func() {
+			settled()
+			if settle != nil {
+				settle.Done()
+			}
+		})
 	}
 	if len(stop) > 0 {
 		n.rebuild()
 		for _, b := range stop {
-			<-b.done
+			n.waitStopped(b)
 		}
 	}
 }
@@ -241,7 +249,7 @@ func (n *Node) rebuild() {
 	n.mu.Lock()
 	names := make([]string, 0, len(n.bundles))
 	for name, b := range n.bundles {
-		if b.state == StateReady || b.state == StateRestarting {
+		if listed(b) {
 			names = append(names, name)
 		}
 	}

@@ -53,15 +53,16 @@ func (n *Node) Offers() Offers {
 	defer n.mu.Unlock()
 	var o Offers
 	for _, b := range n.bundles {
-		inst := firstLive(b)
-		if inst == nil {
-			continue
+		var bo Offers
+		if inst := firstLive(b); inst != nil {
+			bo = offersOf(inst.client.Init.Capabilities)
+		} else if b.state == StateAsleep || b.state == StateWaking {
+			bo = b.sleep.offers // what it offered when it last ran
 		}
-		caps := inst.client.Init.Capabilities
-		o.Prompts = o.Prompts || caps.Prompts != nil
-		o.Resources = o.Resources || caps.Resources != nil
-		o.Subscribe = o.Subscribe || caps.Resources != nil && caps.Resources.Subscribe
-		o.Completions = o.Completions || caps.Completions != nil
+		o.Prompts = o.Prompts || bo.Prompts
+		o.Resources = o.Resources || bo.Resources
+		o.Subscribe = o.Subscribe || bo.Subscribe
+		o.Completions = o.Completions || bo.Completions
 	}
 	return o
 }

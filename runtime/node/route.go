@@ -115,6 +115,9 @@ func (n *Node) forward(ctx context.Context, sess Session, bundleName, method str
 func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, method string, params json.RawMessage, what func() string, done func(json.RawMessage, error)) {
 	n.mu.Lock()
 	b := n.bundles[bundleName]
+	if b != nil {
+		b.sleep.lastUse = time.Now() // stamped with the lookup, so that it cannot fall asleep under this call
+	}
 	n.mu.Unlock()
 	if b == nil {
 		done(nil, notSent(fmt.Errorf("bundle %q is not running", bundleName)))
@@ -140,7 +143,8 @@ func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, metho
 		n.send(ctx, sess, b, inst, method, params, what, done)
 		return
 	}
-	// Starting or restarting: wait for a process without holding up the caller.
+	// Asleep, starting or restarting: wait for a process without holding up the caller.
+	n.wake(b)
 	go func() {
 		inst, err := n.pick(b, min(b.m.Timeouts.Call, b.m.Timeouts.Start))
 		if err != nil {
@@ -495,6 +499,7 @@ func (n *Node) refresh(b *bundle, inst *instance) {
 	b.lists = l
 	n.mu.Unlock()
 	n.rebuild()
+	n.surfaceSeen(b, inst, l)
 }
 
 // callContext ends with one context and carries the values of another: a bundle's request

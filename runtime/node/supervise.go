@@ -96,8 +96,9 @@ type bundle struct {
 	lists      lists
 	iso        isolated // the processes of each client, for "isolation": "client"
 	blame      blame    // the clients whose calls crash it
+	sleep      sleepState
 
-	stats stats
+	stats *stats // shared with the bundle that follows it after a sleep
 }
 
 // instance is one process of a bundle.
@@ -117,6 +118,7 @@ func newBundle(n *Node, m *manifest.Manifest, fp string) *bundle {
 		done:  make(chan struct{}),
 		state: StateStarting,
 		slots: make([]*instance, m.Pool()),
+		stats: &stats{},
 	}
 }
 
@@ -182,6 +184,7 @@ func (n *Node) runSlot(b *bundle, slot int, settled func()) {
 		if changed || !listed {
 			n.rebuild()
 		}
+		n.surfaceSeen(b, inst, l)
 		settled()
 
 		started := time.Now()

@@ -1,0 +1,97 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// canonical re-encodes v through JSON with object keys sorted, so that two values
+// decoded into the same SDK types compare by content.
+func canonical(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x any
+	if err := json.Unmarshal(b, &x); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = json.Marshal(x)
+	return string(b)
+}
+
+func collect[T any](t *testing.T, seq iter.Seq2[T, error]) []T {
+	t.Helper()
+	out := []T{}
+	for v, err := range seq {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// surfaceLists is the four lists a client gets, decoded into the official SDK's types.
+type surfaceLists struct {
+	Tools     []*mcp.Tool
+	Prompts   []*mcp.Prompt
+	Resources []*mcp.Resource
+	Templates []*mcp.ResourceTemplate
+}
+
+func listAll(t *testing.T, s *mcp.ClientSession) surfaceLists {
+	t.Helper()
+	ctx := context.Background()
+	return surfaceLists{
+		Tools:     collect(t, s.Tools(ctx, nil)),
+		Prompts:   collect(t, s.Prompts(ctx, nil)),
+		Resources: collect(t, s.Resources(ctx, nil)),
+		Templates: collect(t, s.ResourceTemplates(ctx, nil)),
+	}
+}
+
+// TestBothFrontsListWhatManifestPrints: for the same bundles, eager and lazy, the lists
+// a client gets over stdio and over HTTP (paged) are the same, and equal to the surface
+// toolnode manifest prints.
+func TestBothFrontsListWhatManifestPrints(t *testing.T) {
+	dir := t.TempDir()
+	writeFake(t, dir, fake{name: "alpha", seats: []string{"node-lamp"}, env: map[string]string{"FAKE_SURFACE": "1"}})
+	writeFake(t, dir, fake{name: "beta", seats: []string{"node-lamp"}, env: map[string]string{"FAKE_SURFACE": "1"}, extra: `"start": "lazy"`})
+	writeFake(t, dir, fake{name: "gamma", extra: `"prefix": false`})
+
+	code, out, errs := runCLI("manifest", "--bundles", dir)
+	if code != 0 {
+		t.Fatalf("manifest: exit %d\n%s", code, errs)
+	}
+	var want surfaceLists
+	var m struct {
+		Tools, Prompts, Resources json.RawMessage
+		Templates                 json.RawMessage `json:"resourceTemplates"`
+	}
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatal(err)
+	}
+	for raw, into := range map[*json.RawMessage]any{&m.Tools: &want.Tools, &m.Prompts: &want.Prompts, &m.Resources: &want.Resources, &m.Templates: &want.Templates} {
+		if err := json.Unmarshal(*raw, into); err != nil {
+			t.Fatalf("manifest list %s: %v", *raw, err)
+		}
+	}
+	if len(want.Prompts) != 2 || len(want.Resources) != 2 || len(want.Templates) != 2 {
+		t.Fatalf("manifest lists %d prompts, %d resources, %d templates; want 2 of each", len(want.Prompts), len(want.Resources), len(want.Templates))
+	}
+
+	stdio := startNode(t, nil, nil, "--bundles", dir, "--state-dir", t.TempDir(), "--page-size", "7")
+	http := connectHTTP(t, startHTTPNode(t, "--bundles", dir, "--state-dir", t.TempDir(), "--page-size", "5"), nil)
+	wantJSON := canonical(t, want)
+	for front, s := range map[string]*mcp.ClientSession{"stdio": stdio.session, "HTTP": http} {
+		if got := canonical(t, listAll(t, s)); got != wantJSON {
+			t.Errorf("%s lists differ from the manifest:\n%s\nmanifest:\n%s", front, got, wantJSON)
+		}
+	}
+}
