@@ -61,7 +61,9 @@ func TestTwoClientsGetOnlyTheirOwnLogs(t *testing.T) {
 	for i, s := range sessions {
 		for _, tool := range []string{"c.sleep", "python.sleep"} {
 			wg.Go(func() {
-				res, err := s.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"ms": 300 + i}})
+				// Under 2026-07-28 a request gets log messages only when its _meta names a level.
+				res, err := s.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"ms": 300 + i},
+					Meta: mcp.Meta{"io.modelcontextprotocol/logLevel": "debug"}})
 				if err != nil || res.IsError {
 					t.Errorf("client %d: %s: %v %v", i, tool, err, res)
 				}
