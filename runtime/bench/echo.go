@@ -6,16 +6,20 @@ import (
 	"strings"
 )
 
-// route is one way of making the same call.
+// route is one way of making the same call; http marks the ways over HTTP, which are
+// read against the floor.
 type route struct {
 	name string
 	c    caller
+	http bool
 }
 
 // compareRoutes measures every route with each number of calls in flight and writes one
 // table row per pair, "| label | route | in flight | calls/s | ratio | p50 | p99 |", the
-// ratio being to the first route. It returns the results by [in flight][route].
-func compareRoutes(cfg config, w *strings.Builder, label, args string, inflights []int, routes []route) ([][]result, error) {
+// ratio being to the first route. When floor is a route's index, a column after the ratio
+// gives each HTTP route's calls per second as a share of that route's. It returns the
+// results by [in flight][route].
+func compareRoutes(cfg config, w *strings.Builder, label, args string, inflights []int, routes []route, floor int) ([][]result, error) {
 	all := make([][]result, len(inflights))
 	for i, inflight := range inflights {
 		for _, r := range routes {
@@ -24,12 +28,31 @@ func compareRoutes(cfg config, w *strings.Builder, label, args string, inflights
 				return nil, fmt.Errorf("%s, %s: %w", label, r.name, err)
 			}
 			all[i] = append(all[i], res)
-			fmt.Fprintf(w, "| %s | %s | %d | %.0f | %.2f× | %s | %s |\n",
-				label, r.name, inflight, res.perSec, res.perSec/all[i][0].perSec, us(res.p50), us(res.p99))
+		}
+		for j, r := range routes {
+			res := all[i][j]
+			fmt.Fprintf(w, "| %s | %s | %d | %.0f | %.2f× |", label, r.name, inflight, res.perSec, res.perSec/all[i][0].perSec)
+			if floor >= 0 && r.http {
+				fmt.Fprintf(w, " %.2f× |", res.perSec/all[i][floor].perSec)
+			} else if floor >= 0 {
+				fmt.Fprintf(w, " |")
+			}
+			fmt.Fprintf(w, " %s | %s |\n", us(res.p50), us(res.p99))
 		}
 		fmt.Fprintf(os.Stderr, "bench: %s, %d in flight done\n", label, inflight)
 	}
 	return all, nil
+}
+
+// overFloor says what each HTTP route adds at the median over the floor, one call in flight.
+func overFloor(routes []route, one []result, floor int) string {
+	var parts []string
+	for i, r := range routes {
+		if r.http && i != floor {
+			parts = append(parts, fmt.Sprintf("%s %s", r.name, us(one[i].p50-one[floor].p50)))
+		}
+	}
+	return "Added over the floor at the median, one call in flight: " + strings.Join(parts, "; ") + "."
 }
 
 // echoLatency compares the echo call of the Go and C echo bundles made directly over stdio
@@ -37,7 +60,9 @@ func compareRoutes(cfg config, w *strings.Builder, label, args string, inflights
 // but answer, so the differences are the node's own cost.
 func echoLatency(cfg config, w *strings.Builder) error {
 	fmt.Fprintf(w, "## The echo bundles (`echo`), direct and through the node\n\n")
-	fmt.Fprintf(w, "| bundle | path | in flight | calls/s | vs direct | p50 | p99 |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "The floor is a Go net/http server that answers the echo call itself, in a process of its own,\n"+
+		"driven by the same client as the HTTP front: what an MCP server over Go's HTTP can do at all here.\n\n")
+	fmt.Fprintf(w, "| bundle | path | in flight | calls/s | vs direct | vs floor | p50 | p99 |\n|---|---|---|---|---|---|---|---|\n")
 	var notes []string
 	for _, name := range []string{"echo-go", "echo-c"} {
 		note, err := echoRows(cfg, w, name)
@@ -76,12 +101,17 @@ func echoRows(cfg config, w *strings.Builder, name string) (string, error) {
 	}
 	defer stopHTTP()
 	defer viaHTTP.close()
-	res, err := compareRoutes(cfg, w, name, `{"text":"bench"}`, []int{1, 8},
-		[]route{{"direct stdio", direct}, {"node, stdio front", viaStdio}, {"node, HTTP front", viaHTTP}})
+	floor, err := startFloor()
+	if err != nil {
+		return "", err
+	}
+	defer floor.stop()
+	res, err := compareRoutes(cfg, w, name, `{"text":"bench"}`, []int{1, 8}, []route{{name: "direct stdio", c: direct},
+		{name: "node, stdio front", c: viaStdio}, {name: "node, HTTP front", c: viaHTTP, http: true}, {name: floorName, c: floor.c, http: true}}, 3)
 	if err != nil {
 		return "", err
 	}
 	one := res[0]
-	return fmt.Sprintf("%s: one call in flight, the stdio front adds %s at the median and the HTTP front %s.",
-		name, us(one[1].p50-one[0].p50), us(one[2].p50-one[0].p50)), nil
+	return fmt.Sprintf("%s: one call in flight, the stdio front adds %s at the median over direct stdio, and the HTTP front %s over the floor.",
+		name, us(one[1].p50-one[0].p50), us(one[2].p50-one[3].p50)), nil
 }

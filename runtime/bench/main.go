@@ -33,7 +33,14 @@ func main() {
 	flag.StringVar(&cfg.out, "out", "docs/PERFORMANCE.md", "file the report is written to (- for none)")
 	flag.Parse()
 	cfg.node = filepath.Join(cfg.root, "bin", "toolnode")
-	if err := run(cfg); err != nil {
+	do := run
+	switch {
+	case *floorFlag != "":
+		do = func(config) error { return runFloor(*floorFlag) }
+	case *profileFlag != "":
+		do = profileHTTP
+	}
+	if err := do(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -74,13 +81,16 @@ type result struct {
 	p50, p99 time.Duration
 }
 
+// warmCalls is how many calls measure makes before it measures.
+const warmCalls = 200
+
 // measure runs inflight workers calling c for the duration, rounds times, and returns the
 // median calls per second and the latency percentiles over all rounds.
 func measure(c caller, args string, inflight int, cfg config) (result, error) {
 	var rates []float64
 	var all []time.Duration
 	// Warm up: first calls pay for page faults and lazy set-up.
-	for range 200 {
+	for range warmCalls {
 		if err := c.call(args); err != nil {
 			return result{}, err
 		}
@@ -148,23 +158,31 @@ func freeAddr() (string, error) {
 
 // startNodeHTTP runs the node with an HTTP front over dir and waits until it answers.
 func startNodeHTTP(cfg config, dir, tool string) (*httpClient, func(), error) {
+	c, _, stop, err := startNodeEnv(cfg, dir, tool, nil)
+	return c, stop, err
+}
+
+// startNodeEnv is startNodeHTTP with env added to the node's environment; it also returns
+// the node's pid.
+func startNodeEnv(cfg config, dir, tool string, env []string) (*httpClient, int, func(), error) {
 	addr, err := freeAddr()
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
 	cmd := exec.Command(cfg.node, "serve", "--bundles", dir, "--http", addr, "--log-level", "warn")
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
 	stop := func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if c, err := startHTTP("http://"+addr+"/mcp", tool); err == nil {
-			return c, stop, nil
+			return c, cmd.Process.Pid, stop, nil
 		}
 	}
 	stop()
-	return nil, nil, fmt.Errorf("node at %s did not answer", addr)
+	return nil, 0, nil, fmt.Errorf("node at %s did not answer", addr)
 }
 
 // callLatency compares a trivial call made directly on a bundle over stdio with the same

@@ -1,0 +1,276 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var profileFlag = flag.String("profile-http", "", "profile the node's HTTP front under the echo load into this file, print where its CPU goes per call, and do nothing else")
+
+// profileInflight is the load the HTTP front is profiled under.
+const profileInflight = 8
+
+// profiled is one process profiled under the load.
+type profiled struct {
+	name    string
+	res     result
+	perCall time.Duration // CPU time per call
+	stacks  []stack
+	total   time.Duration // of samples
+}
+
+// profileHTTP drives the node's HTTP front over the echo-go bundle, and then the floor,
+// with the same load, measures the CPU time each process spends per call, and breaks it
+// down by what their CPU profiles say they were doing. Both write their profile when
+// TOOLNODE_CPUPROFILE names a file.
+func profileHTTP(cfg config) error {
+	out, err := filepath.Abs(*profileFlag)
+	if err != nil {
+		return err
+	}
+	src, _, err := benchBundle(cfg, "echo-go")
+	if err != nil {
+		return err
+	}
+	dir, err := linkBundle(src)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	load := 5 * cfg.duration
+	c, pid, stop, err := startNodeEnv(cfg, dir, "echo-go.echo", []string{"TOOLNODE_CPUPROFILE=" + out})
+	if err != nil {
+		return err
+	}
+	node, err := profileUnderLoad("node, HTTP front", c, pid, stop, load, cfg.node, out)
+	if err != nil {
+		return err
+	}
+	floor, err := startFloor("TOOLNODE_CPUPROFILE=" + out + ".floor")
+	if err != nil {
+		return err
+	}
+	fl, err := profileUnderLoad(floorName, floor.c, floor.pid, floor.stop, load, self, out+".floor")
+	if err != nil {
+		return err
+	}
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Where the HTTP front spends its CPU\n\n%s\n", machine())
+	fmt.Fprintf(&b, "echo-go behind the node's HTTP front, %d calls in flight for %s, then the floor under the same load.\n"+
+		"CPU per call is the process's user and system time over the calls made; the profiles are %s and %s.floor.\n\n",
+		profileInflight, load, out, out)
+	fmt.Fprintf(&b, "| process | calls/s | p50 | p99 | CPU per call | samples |\n|---|---|---|---|---|---|\n")
+	for _, p := range []profiled{node, fl} {
+		fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %.1f µs | %s |\n", p.name, p.res.perSec, us(p.res.p50), us(p.res.p99), micros(p.perCall), p.total)
+	}
+	fmt.Fprintln(&b)
+	writeBreakdown(&b, node, fl)
+	fmt.Print(b.String())
+	return nil
+}
+
+// profileUnderLoad puts the load on c, stops the process (pid, which writes its profile as
+// path.pid), moves the profile to path and reads it with the binary bin.
+func profileUnderLoad(name string, c caller, pid int, stop func(), load time.Duration, bin, path string) (profiled, error) {
+	res, perCall, err := cpuPerCall(c, pid, load)
+	c.close()
+	stop()
+	if err != nil {
+		return profiled{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := os.Rename(fmt.Sprintf("%s.%d", path, pid), path); err != nil {
+		return profiled{}, fmt.Errorf("%s wrote no profile: %w", name, err)
+	}
+	traces, err := exec.Command("go", "tool", "pprof", "-traces", bin, path).Output()
+	if err != nil {
+		return profiled{}, fmt.Errorf("go tool pprof -traces %s: %w", path, err)
+	}
+	stacks, total := parseTraces(traces)
+	return profiled{name: name, res: res, perCall: perCall, stacks: stacks, total: total}, nil
+}
+
+func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// cpuPerCall puts the load on c and returns what was measured and the CPU time (user and
+// system) that process pid spent per call meanwhile, warm-up included.
+func cpuPerCall(c caller, pid int, load time.Duration) (result, time.Duration, error) {
+	before, err := cpuTime(pid)
+	if err != nil {
+		return result{}, 0, err
+	}
+	res, err := measure(c, `{"text":"bench"}`, profileInflight, config{duration: load, rounds: 1})
+	if err != nil {
+		return result{}, 0, err
+	}
+	after, err := cpuTime(pid)
+	if err != nil {
+		return result{}, 0, err
+	}
+	calls := warmCalls + res.perSec*load.Seconds()
+	return res, time.Duration(float64(after-before) / calls), nil
+}
+
+// cpuTime is the user and system CPU time process pid has used so far.
+func cpuTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("cpu time of %d: %w", pid, err)
+	}
+	// The command name, in parentheses, may hold spaces: count fields after it.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("cpu time of %d: short /proc stat", pid)
+	}
+	var ticks int64
+	for _, s := range f[11:13] { // utime and stime, fields 14 and 15
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("cpu time of %d: %w", pid, err)
+		}
+		ticks += n
+	}
+	// Linux reports in USER_HZ, 100 on every architecture Go runs on.
+	return time.Duration(ticks) * 10 * time.Millisecond, nil
+}
+
+// stack is one sampled call stack, leaf first, and the CPU time sampled in it.
+type stack struct {
+	frames []string
+	t      time.Duration
+}
+
+var traceValue = regexp.MustCompile(`^\s*(\d+(?:\.\d+)?)(ns|us|µs|ms|s)\s+(\S.*)$`)
+
+// parseTraces reads the output of `go tool pprof -traces`: blocks separated by lines of
+// dashes, each a value and the leaf function on its first line and callers on the next.
+func parseTraces(out []byte) ([]stack, time.Duration) {
+	var stacks []stack
+	var total time.Duration
+	for _, block := range strings.Split(string(out), "-----------+-------------------------------------------------------") {
+		lines := strings.Split(strings.TrimSpace(block), "\n")
+		m := traceValue.FindStringSubmatch(lines[0])
+		if m == nil {
+			continue
+		}
+		d, err := time.ParseDuration(m[1] + strings.Replace(m[2], "µs", "us", 1))
+		if err != nil {
+			continue
+		}
+		s := stack{t: d, frames: []string{strings.TrimSpace(m[3])}}
+		for _, l := range lines[1:] {
+			if f := strings.TrimSpace(l); f != "" {
+				s.frames = append(s.frames, f)
+			}
+		}
+		stacks = append(stacks, s)
+		total += d
+	}
+	return stacks, total
+}
+
+// writeBreakdown writes two tables of the CPU per call of each process, each stack counting
+// once in each: by the stage of a call the stack is in, and by the kind of work done at
+// its leaf. The last column is what the first process spends over the second.
+func writeBreakdown(b *strings.Builder, ps ...profiled) {
+	table := func(title string, classes []class) {
+		fmt.Fprintf(b, "| %s |", title)
+		for _, p := range ps {
+			fmt.Fprintf(b, " %s |", p.name)
+		}
+		fmt.Fprintf(b, " difference |\n|---|%s---|\n", strings.Repeat("---|", len(ps)))
+		perCall := make([][]float64, len(ps)) // [process][class], µs
+		for j, p := range ps {
+			sums := make([]time.Duration, len(classes)+1)
+			for _, s := range p.stacks {
+				joined := strings.Join(s.frames, " < ")
+				i := 0
+				for i < len(classes) && !classes[i].re.MatchString(joined) {
+					i++
+				}
+				sums[i] += s.t
+			}
+			for _, t := range sums {
+				perCall[j] = append(perCall[j], float64(t)/float64(p.total)*micros(p.perCall))
+			}
+		}
+		for i := range len(classes) + 1 {
+			name := "other"
+			if i < len(classes) {
+				name = classes[i].name
+			}
+			fmt.Fprintf(b, "| %s |", name)
+			for j := range ps {
+				fmt.Fprintf(b, " %.1f µs |", perCall[j][i])
+			}
+			fmt.Fprintf(b, " %+.1f µs |\n", perCall[0][i]-perCall[len(ps)-1][i])
+		}
+		fmt.Fprintln(b)
+	}
+	table("stage of the call", stages)
+	table("kind of work at the leaf", kinds)
+}
+
+// class is a kind of stack, known by a pattern over its frames joined leaf first with
+// " < "; a stack belongs to the first class of a list that matches it.
+type class struct {
+	name string
+	re   *regexp.Regexp
+}
+
+func classes(pairs ...string) []class {
+	var cs []class
+	for i := 0; i < len(pairs); i += 2 {
+		cs = append(cs, class{pairs[i], regexp.MustCompile(pairs[i+1])})
+	}
+	return cs
+}
+
+// gcBackground matches the collector's own goroutines, and the yields of its sweeper,
+// whose stacks the profiler sees cut at runtime.mcall.
+const gcBackground = `runtime\.(gcBgMarkWorker|bgsweep|bgscavenge)\b|^runtime\.gosched_m < runtime\.mcall$`
+
+// stages follow a call through the node, from the request's bytes to the answer's.
+var stages = classes(
+	"garbage collector's own work (mark, sweep, their yields)", gcBackground,
+	"front: decode the request as JSON-RPC (`wireMessage`)", `encoding/json\.Unmarshal < [^<]*front\.\(\*HTTPHandler\)\.post\b`,
+	"front: read the body", `io\.ReadAll < [^<]*front\.\(\*HTTPHandler\)\.post\b`,
+	"front: session lookup", `front\.\(\*HTTPHandler\)\.session\b`,
+	"node: write the call to the bundle's stdin (pipe room, write(2))", `jsonl\.\(\*Stream\)\.(TryWriteLine|WriteLine)\b`,
+	"node: set the call up (id, routing, contexts, timers, table of calls)", `front\.\(\*httpSession\)\.serve\b|front\.\(\*Session\)\.Begin\b`,
+	"node: take the answer (match the id, splice, wake the caller)", `jsonl\.\(\*Stream\)\.deliver\b`,
+	"node: read the bundle's stdout (read(2), split lines)", `jsonrpc2\.\(\*Conn\)\.readMessages\b`,
+	"front: encode the answer, set headers, write the body", `front\.\(\*sseWriter\)\.finish\b|front\.writeJSON\b|front\.encode\b`,
+	"front: header checks and the rest of the handler", `front\.\(\*HTTPHandler\)\.(post|ServeHTTP)\b|front\.\(\*httpSession\)\.serveSSE\b`,
+	"floor: its whole handler (decode, answer, encode, write)", `main\.floorHandler\b`,
+	"net/http: flush the response (write(2) to the socket)", `net/http\.\(\*response\)\.finishRequest\b`,
+	"net/http: read and parse the request line and headers", `net/http\.\(\*conn\)\.readRequest\b`,
+	"net/http: the rest of the connection loop (deadlines, background read)", `net/http\.\(\*conn\)\.serve\b|net/http\.\(\*connReader\)\.backgroundRead\b`,
+	"scheduler: park, wake and find goroutines, poll the network (hand-offs)", `runtime\.(mcall|mstart|schedule|findRunnable|park_m|goexit0)\b`,
+)
+
+// kinds sort the same stacks by what the leaf does, whatever the stage.
+var kinds = classes(
+	"garbage collector's own work", gcBackground,
+	"allocation (mallocgc, with its GC assists)", `runtime\.mallocgc`,
+	"system calls (read, write, epoll_wait, futex...)", `^(internal/runtime/syscall/linux\.Syscall6|runtime\.(futex|epollwait|usleep|nanosleep|write1|read|osyield))\b`,
+	"scheduler, runtime locks and atomics", `^(runtime|internal/runtime)[./]`,
+	"encoding/json", `^encoding/json\.`,
+	"net/http, textproto, bufio", `^(net/http|net/textproto|vendor/golang\.org/x/net|bufio)[./]`,
+	"maps, sync, contexts, timers", `^(sync|internal/sync|context|time)[./]`,
+	"toolnode's own code", `^github\.com/toolnode/`,
+	"strings, bytes, reflect, hashing", `^(aeshashbody|indexbytebody|memeqbody|bytes|strings|internal/stringslite|internal/bytealg|strconv|internal/strconv|reflect|unicode/utf8)\b`,
+	"file and socket wrappers (internal/poll, os, net, syscall)", `^(internal/poll|os|net|syscall)[./]`,
+)
