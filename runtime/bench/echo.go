@@ -85,17 +85,24 @@ func echoRows(cfg config, w *strings.Builder, name string) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(dir)
-	direct, err := startStdio("echo", bin)
+	return nodeRows(cfg, w, name, dir, "echo", `{"text":"bench"}`, bin)
+}
+
+// nodeRows compares a tool called directly on a bundle's program over stdio with the same
+// call through the node's stdio and HTTP fronts serving dir, and the floor beside the HTTP
+// front, and returns a note of what the fronts add.
+func nodeRows(cfg config, w *strings.Builder, label, dir, tool, args string, program ...string) (string, error) {
+	direct, err := startStdio(tool, program[0], program[1:]...)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%s (run make first): %w", label, err)
 	}
 	defer direct.close()
-	viaStdio, err := startStdio(name+".echo", cfg.node, "serve", "--bundles", dir, "--log-level", "warn")
+	viaStdio, err := startStdio(label+"."+tool, cfg.node, "serve", "--bundles", dir, "--log-level", "warn")
 	if err != nil {
 		return "", err
 	}
 	defer viaStdio.close()
-	viaHTTP, stopHTTP, err := startNodeHTTP(cfg, dir, name+".echo")
+	viaHTTP, stopHTTP, err := startNodeHTTP(cfg, dir, label+"."+tool)
 	if err != nil {
 		return "", err
 	}
@@ -106,12 +113,12 @@ func echoRows(cfg config, w *strings.Builder, name string) (string, error) {
 		return "", err
 	}
 	defer floor.stop()
-	res, err := compareRoutes(cfg, w, name, `{"text":"bench"}`, []int{1, 8}, []route{{name: "direct stdio", c: direct},
+	res, err := compareRoutes(cfg, w, label, args, []int{1, 8}, []route{{name: "direct stdio", c: direct},
 		{name: "node, stdio front", c: viaStdio}, {name: "node, HTTP front", c: viaHTTP, http: true}, {name: floorName, c: floor.c, http: true}}, 3)
 	if err != nil {
 		return "", err
 	}
 	one := res[0]
-	return fmt.Sprintf("%s: one call in flight, the stdio front adds %s at the median over direct stdio, and the HTTP front %s over the floor.",
-		name, us(one[1].p50-one[0].p50), us(one[2].p50-one[3].p50)), nil
+	return fmt.Sprintf("%s: one call in flight, the stdio front adds %s at the median and %s at p99 over direct stdio; the HTTP front %s at the median over the floor.",
+		label, us(one[1].p50-one[0].p50), us(one[1].p99-one[0].p99), us(one[2].p50-one[3].p50)), nil
 }

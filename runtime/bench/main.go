@@ -52,7 +52,7 @@ func run(cfg config) error {
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), machine())
 	fmt.Fprintf(&report, "Each figure is the median of %d runs of %s; the configurations of a table run one after\n"+
 		"the other in the same process, so their ratios are what to read on a shared machine.\n\n", cfg.rounds, cfg.duration)
-	sections := []func(config, *strings.Builder) error{callLatency, echoLatency, startup, hotAdd, memory, catalogScale, pool, meosThroughput, peers}
+	sections := []func(config, *strings.Builder) error{callLatency, echoLatency, startup, hotAdd, memory, catalogScale, pool, meosThroughput, peers, httpCPUSection}
 	for _, s := range sections {
 		if err := s(cfg, &report); err != nil {
 			return err
@@ -186,58 +186,29 @@ func startNodeEnv(cfg config, dir, tool string, env []string) (*httpClient, int,
 }
 
 // callLatency compares a trivial call made directly on a bundle over stdio with the same
-// call through the node's stdio and HTTP fronts.
+// call through the node's stdio and HTTP fronts, and the floor.
 func callLatency(cfg config, w *strings.Builder) error {
 	fmt.Fprintf(w, "## A trivial call (`greet`), direct and through the node\n\n")
-	fmt.Fprintf(w, "| bundle | path | in flight | calls/s | vs direct | p50 | p99 |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| bundle | path | in flight | calls/s | vs direct | vs floor | p50 | p99 |\n|---|---|---|---|---|---|---|---|\n")
 	var notes []string
 	for _, lang := range []string{"go", "c"} {
-		dir, err := bundleDir(cfg, lang)
+		note, err := greetRows(cfg, w, lang)
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(dir)
-		direct, err := startStdio("greet", filepath.Join(cfg.root, "examples", lang, "build", "example-"+lang))
-		if err != nil {
-			return fmt.Errorf("%s example (run make first): %w", lang, err)
-		}
-		viaStdio, err := startStdio(lang+".greet", cfg.node, "serve", "--bundles", dir, "--log-level", "warn")
-		if err != nil {
-			return err
-		}
-		viaHTTP, stopHTTP, err := startNodeHTTP(cfg, dir, lang+".greet")
-		if err != nil {
-			return err
-		}
-		paths := []struct {
-			name string
-			c    caller
-		}{{"direct stdio", direct}, {"node, stdio front", viaStdio}, {"node, HTTP front", viaHTTP}}
-		for _, inflight := range []int{1, 8} {
-			var base result
-			for i, p := range paths {
-				r, err := measure(p.c, `{"name":"bench"}`, inflight, cfg)
-				if err != nil {
-					return fmt.Errorf("%s %s: %w", lang, p.name, err)
-				}
-				if i == 0 {
-					base = r
-				}
-				fmt.Fprintf(w, "| %s | %s | %d | %.0f | %.2f× | %s | %s |\n", lang, p.name, inflight, r.perSec, r.perSec/base.perSec, us(r.p50), us(r.p99))
-				if i == 1 && inflight == 1 {
-					notes = append(notes, fmt.Sprintf("%s: the stdio front adds %s at the median and %s at p99, one call in flight.",
-						lang, us(r.p50-base.p50), us(r.p99-base.p99)))
-				}
-			}
-			fmt.Fprintf(os.Stderr, "bench: %s, %d in flight done\n", lang, inflight)
-		}
-		direct.close()
-		viaStdio.close()
-		viaHTTP.close()
-		stopHTTP()
+		notes = append(notes, note)
 	}
 	fmt.Fprintf(w, "\n%s\n\n", strings.Join(notes, "\n"))
 	return nil
+}
+
+func greetRows(cfg config, w *strings.Builder, lang string) (string, error) {
+	dir, err := bundleDir(cfg, lang)
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	return nodeRows(cfg, w, lang, dir, "greet", `{"name":"bench"}`, filepath.Join(cfg.root, "examples", lang, "build", "example-"+lang))
 }
 
 func us(d time.Duration) string { return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond)) }

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-var profileFlag = flag.String("profile-http", "", "profile the node's HTTP front under the echo load into this file, print where its CPU goes per call, and do nothing else")
+var profileFlag = flag.String("profile-http", "", "only profile the HTTP front and the floor under the echo load, into this file and file.floor, and print where their CPU goes per call")
 
 // profileInflight is the load the HTTP front is profiled under.
 const profileInflight = 8
@@ -27,13 +27,32 @@ type profiled struct {
 	total   time.Duration // of samples
 }
 
-// profileHTTP drives the node's HTTP front over the echo-go bundle, and then the floor,
-// with the same load, measures the CPU time each process spends per call, and breaks it
-// down by what their CPU profiles say they were doing. Both write their profile when
-// TOOLNODE_CPUPROFILE names a file.
+// profileHTTP is the whole of the program when -profile-http is given.
 func profileHTTP(cfg config) error {
-	out, err := filepath.Abs(*profileFlag)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", machine())
+	if err := httpCPU(cfg, &b, *profileFlag); err != nil {
+		return err
+	}
+	fmt.Print(b.String())
+	return nil
+}
+
+// httpCPUSection is httpCPU as a section of the report, its profiles kept in build/.
+func httpCPUSection(cfg config, w *strings.Builder) error {
+	return httpCPU(cfg, w, filepath.Join(cfg.root, "build", "http-front.pprof"))
+}
+
+// httpCPU drives the node's HTTP front over the echo-go bundle, and then the floor, with
+// the same load, measures the CPU time each process spends per call, and breaks it down by
+// what their CPU profiles, written to out and out.floor, say they were doing. Both
+// processes write a profile when TOOLNODE_CPUPROFILE names a file.
+func httpCPU(cfg config, w *strings.Builder, out string) error {
+	out, err := filepath.Abs(out)
 	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
 	src, _, err := benchBundle(cfg, "echo-go")
@@ -45,16 +64,12 @@ func profileHTTP(cfg config) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
 	load := 5 * cfg.duration
 	c, pid, stop, err := startNodeEnv(cfg, dir, "echo-go.echo", []string{"TOOLNODE_CPUPROFILE=" + out})
 	if err != nil {
 		return err
 	}
-	node, err := profileUnderLoad("node, HTTP front", c, pid, stop, load, cfg.node, out)
+	node, err := profileUnderLoad("node, HTTP front", c, pid, stop, load, out)
 	if err != nil {
 		return err
 	}
@@ -62,29 +77,41 @@ func profileHTTP(cfg config) error {
 	if err != nil {
 		return err
 	}
-	fl, err := profileUnderLoad(floorName, floor.c, floor.pid, floor.stop, load, self, out+".floor")
+	fl, err := profileUnderLoad("floor", floor.c, floor.pid, floor.stop, load, out+".floor")
 	if err != nil {
 		return err
 	}
 
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Where the HTTP front spends its CPU\n\n%s\n", machine())
-	fmt.Fprintf(&b, "echo-go behind the node's HTTP front, %d calls in flight for %s, then the floor under the same load.\n"+
-		"CPU per call is the process's user and system time over the calls made; the profiles are %s and %s.floor.\n\n",
-		profileInflight, load, out, out)
-	fmt.Fprintf(&b, "| process | calls/s | p50 | p99 | CPU per call | samples |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "## CPU per HTTP call: the HTTP front against the floor\n\n")
+	fmt.Fprintf(w, "echo-go behind the node's HTTP front, %d calls in flight for %s, then the floor under the same load\n"+
+		"(`make bench-http-profile` runs this alone). CPU per call is the process's user and system time\n"+
+		"over the calls made (the bundle's own is not counted); the breakdowns share it out by the samples\n"+
+		"of each process's CPU profile (pprof), kept in %s and %s.floor.\n\n",
+		profileInflight, load, rel(cfg, out), rel(cfg, out))
+	fmt.Fprintf(w, "| process | calls/s | p50 | p99 | CPU per call | samples |\n|---|---|---|---|---|---|\n")
 	for _, p := range []profiled{node, fl} {
-		fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %.1f µs | %s |\n", p.name, p.res.perSec, us(p.res.p50), us(p.res.p99), micros(p.perCall), p.total)
+		fmt.Fprintf(w, "| %s | %.0f | %s | %s | %.1f µs | %s |\n", p.name, p.res.perSec, us(p.res.p50), us(p.res.p99), micros(p.perCall), p.total)
 	}
-	fmt.Fprintln(&b)
-	writeBreakdown(&b, node, fl)
-	fmt.Print(b.String())
+	fmt.Fprintf(w, "\nThe node spends %.2f× the floor's CPU per call.\n\n", float64(node.perCall)/float64(fl.perCall))
+	writeBreakdown(w, node, fl)
 	return nil
 }
 
+// rel names path from the repository root when it is under it.
+func rel(cfg config, path string) string {
+	root, err := filepath.Abs(cfg.root)
+	if err != nil {
+		return path
+	}
+	if r, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return path
+}
+
 // profileUnderLoad puts the load on c, stops the process (pid, which writes its profile as
-// path.pid), moves the profile to path and reads it with the binary bin.
-func profileUnderLoad(name string, c caller, pid int, stop func(), load time.Duration, bin, path string) (profiled, error) {
+// path.pid), moves the profile to path and reads it.
+func profileUnderLoad(name string, c caller, pid int, stop func(), load time.Duration, path string) (profiled, error) {
 	res, perCall, err := cpuPerCall(c, pid, load)
 	c.close()
 	stop()
@@ -94,7 +121,7 @@ func profileUnderLoad(name string, c caller, pid int, stop func(), load time.Dur
 	if err := os.Rename(fmt.Sprintf("%s.%d", path, pid), path); err != nil {
 		return profiled{}, fmt.Errorf("%s wrote no profile: %w", name, err)
 	}
-	traces, err := exec.Command("go", "tool", "pprof", "-traces", bin, path).Output()
+	traces, err := exec.Command("go", "tool", "pprof", "-traces", path).Output()
 	if err != nil {
 		return profiled{}, fmt.Errorf("go tool pprof -traces %s: %w", path, err)
 	}
