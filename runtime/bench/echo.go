@@ -18,16 +18,28 @@ type route struct {
 // table row per pair, "| label | route | in flight | calls/s | ratio | p50 | p99 |", the
 // ratio being to the first route. When floor is a route's index, a column after the ratio
 // gives each HTTP route's calls per second as a share of that route's. It returns the
-// results by [in flight][route].
+// results by [in flight][route]. The routes take turns, one round each, so that a change
+// in what else the machine runs falls on all of them alike.
 func compareRoutes(cfg config, w *strings.Builder, label, args string, inflights []int, routes []route, floor int) ([][]result, error) {
+	for _, r := range routes {
+		if err := warm(r.c, args); err != nil {
+			return nil, fmt.Errorf("%s, %s: %w", label, r.name, err)
+		}
+	}
 	all := make([][]result, len(inflights))
 	for i, inflight := range inflights {
-		for _, r := range routes {
-			res, err := measure(r.c, args, inflight, cfg)
-			if err != nil {
-				return nil, fmt.Errorf("%s, %s: %w", label, r.name, err)
+		rounds := make([][]round, len(routes))
+		for range cfg.rounds {
+			for j, r := range routes {
+				rd, err := measureRound(r.c, args, inflight, cfg.duration)
+				if err != nil {
+					return nil, fmt.Errorf("%s, %s: %w", label, r.name, err)
+				}
+				rounds[j] = append(rounds[j], rd)
 			}
-			all[i] = append(all[i], res)
+		}
+		for j := range routes {
+			all[i] = append(all[i], summarize(rounds[j]))
 		}
 		for j, r := range routes {
 			res := all[i][j]

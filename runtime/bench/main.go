@@ -50,8 +50,8 @@ func run(cfg config) error {
 	var report strings.Builder
 	fmt.Fprintf(&report, "# Performance\n\nMade by `make bench` (`go run ./runtime/bench`) on %s.\n\n%s\n",
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), machine())
-	fmt.Fprintf(&report, "Each figure is the median of %d runs of %s; the configurations of a table run one after\n"+
-		"the other in the same process, so their ratios are what to read on a shared machine.\n\n", cfg.rounds, cfg.duration)
+	fmt.Fprintf(&report, "Each figure is the median of %d runs of %s; the configurations of a table run in the same\n"+
+		"process, most taking turns one run at a time, so their ratios are what to read on a shared machine.\n\n", cfg.rounds, cfg.duration)
 	sections := []func(config, *strings.Builder) error{callLatency, echoLatency, startup, hotAdd, memory, catalogScale, pool, meosThroughput, peers, httpCPUSection}
 	for _, s := range sections {
 		if err := s(cfg, &report); err != nil {
@@ -87,51 +87,82 @@ const warmCalls = 200
 // measure runs inflight workers calling c for the duration, rounds times, and returns the
 // median calls per second and the latency percentiles over all rounds.
 func measure(c caller, args string, inflight int, cfg config) (result, error) {
-	var rates []float64
-	var all []time.Duration
-	// Warm up: first calls pay for page faults and lazy set-up.
-	for range warmCalls {
-		if err := c.call(args); err != nil {
+	if err := warm(c, args); err != nil {
+		return result{}, err
+	}
+	var rs []round
+	for range cfg.rounds {
+		r, err := measureRound(c, args, inflight, cfg.duration)
+		if err != nil {
 			return result{}, err
 		}
+		rs = append(rs, r)
 	}
-	for range cfg.rounds {
-		var mu sync.Mutex
-		var lat []time.Duration
-		var firstErr error
-		var wg sync.WaitGroup
-		start := time.Now()
-		deadline := start.Add(cfg.duration)
-		for range inflight {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var mine []time.Duration
-				for time.Now().Before(deadline) {
-					t := time.Now()
-					if err := c.call(args); err != nil {
-						mu.Lock()
-						firstErr = err
-						mu.Unlock()
-						return
-					}
-					mine = append(mine, time.Since(t))
+	return summarize(rs), nil
+}
+
+// warm makes calls before any is measured: the first pay for page faults and lazy set-up.
+func warm(c caller, args string) error {
+	for range warmCalls {
+		if err := c.call(args); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// round is one measurement: its rate and every call's latency.
+type round struct {
+	perSec float64
+	lat    []time.Duration
+}
+
+// measureRound runs inflight workers calling c for d.
+func measureRound(c caller, args string, inflight int, d time.Duration) (round, error) {
+	var mu sync.Mutex
+	var lat []time.Duration
+	var firstErr error
+	var wg sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(d)
+	for range inflight {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			for time.Now().Before(deadline) {
+				t := time.Now()
+				if err := c.call(args); err != nil {
+					mu.Lock()
+					firstErr = err
+					mu.Unlock()
+					return
 				}
-				mu.Lock()
-				lat = append(lat, mine...)
-				mu.Unlock()
-			}()
-		}
-		wg.Wait()
-		if firstErr != nil {
-			return result{}, firstErr
-		}
-		rates = append(rates, float64(len(lat))/time.Since(start).Seconds())
-		all = append(all, lat...)
+				mine = append(mine, time.Since(t))
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return round{}, firstErr
+	}
+	return round{perSec: float64(len(lat)) / time.Since(start).Seconds(), lat: lat}, nil
+}
+
+// summarize gives the median rate of rounds and the latency percentiles over all of them.
+func summarize(rs []round) result {
+	var rates []float64
+	var all []time.Duration
+	for _, r := range rs {
+		rates = append(rates, r.perSec)
+		all = append(all, r.lat...)
 	}
 	sort.Float64s(rates)
 	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-	return result{perSec: rates[len(rates)/2], p50: all[len(all)/2], p99: all[len(all)*99/100]}, nil
+	return result{perSec: rates[len(rates)/2], p50: all[len(all)/2], p99: all[len(all)*99/100]}
 }
 
 // bundleDir links one example bundle into a folder of its own, for a node serving only it.

@@ -143,7 +143,7 @@ func peers(cfg config, w *strings.Builder) error {
 		return err
 	}
 	notes = append(notes, overFloor(routes, res[0], 1), peerVerdict(routes, res))
-	notes = append(notes, "supergateway and mcp-hub run on Node.js "+nodeVersion()+", versions as pinned in testdata/bench/peers/package.json;\n"+
+	notes = append(notes, "supergateway and mcp-hub run on "+nodeVersion()+", versions as pinned in testdata/bench/peers/package.json;\n"+
 		"ContextForge's bridge (mcp-contextforge-gateway) and mcp-proxy on "+pyVersion(pyBin)+", versions as pinned in the Makefile.\n"+
 		"Stateless supergateway starts a new bundle process for every request. mcp-hub serves MCP over\n"+
 		"the HTTP+SSE transport of 2024-11-05 only (answers come back on a GET event stream), so it is\n"+

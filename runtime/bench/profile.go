@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -86,7 +87,8 @@ func httpCPU(cfg config, w *strings.Builder, out string) error {
 	fmt.Fprintf(w, "echo-go behind the node's HTTP front, %d calls in flight for %s, then the floor under the same load\n"+
 		"(`make bench-http-profile` runs this alone). CPU per call is the process's user and system time\n"+
 		"over the calls made (the bundle's own is not counted); the breakdowns share it out by the samples\n"+
-		"of each process's CPU profile (pprof), kept in %s and %s.floor.\n\n",
+		"of each process's CPU profile (pprof; each writes one where `TOOLNODE_CPUPROFILE` says), kept in\n"+
+		"%s and %s.floor.\n\n",
 		profileInflight, load, rel(cfg, out), rel(cfg, out))
 	fmt.Fprintf(w, "| process | calls/s | p50 | p99 | CPU per call | samples |\n|---|---|---|---|---|---|\n")
 	for _, p := range []profiled{node, fl} {
@@ -212,7 +214,7 @@ func parseTraces(out []byte) ([]stack, time.Duration) {
 // once in each: by the stage of a call the stack is in, and by the kind of work done at
 // its leaf. The last column is what the first process spends over the second.
 func writeBreakdown(b *strings.Builder, ps ...profiled) {
-	table := func(title string, classes []class) {
+	table := func(title string, classes []class) []string {
 		fmt.Fprintf(b, "| %s |", title)
 		for _, p := range ps {
 			fmt.Fprintf(b, " %s |", p.name)
@@ -245,9 +247,26 @@ func writeBreakdown(b *strings.Builder, ps ...profiled) {
 			fmt.Fprintf(b, " %+.1f µs |\n", perCall[0][i]-perCall[len(ps)-1][i])
 		}
 		fmt.Fprintln(b)
+		// The classes the first process spends most more on than the last.
+		order := make([]int, len(classes)+1)
+		for i := range order {
+			order[i] = i
+		}
+		diff := func(i int) float64 { return perCall[0][i] - perCall[len(ps)-1][i] }
+		sort.Slice(order, func(x, y int) bool { return diff(order[x]) > diff(order[y]) })
+		var most []string
+		for _, i := range order[:min(3, len(order))] {
+			if i < len(classes) {
+				most = append(most, fmt.Sprintf("%s (%+.1f µs)", classes[i].name, diff(i)))
+			}
+		}
+		return most
 	}
-	table("stage of the call", stages)
+	most := table("stage of the call", stages)
 	table("kind of work at the leaf", kinds)
+	if len(ps) > 1 {
+		fmt.Fprintf(b, "Where %s spends most over %s: %s.\n\n", ps[0].name, ps[len(ps)-1].name, strings.Join(most, "; "))
+	}
 }
 
 // class is a kind of stack, known by a pattern over its frames joined leaf first with
