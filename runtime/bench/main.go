@@ -48,8 +48,8 @@ func main() {
 
 func run(cfg config) error {
 	var report strings.Builder
-	fmt.Fprintf(&report, "# Performance\n\nMade by `make bench` (`go run ./runtime/bench`) on %s.\n\n%s\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), machine())
+	fmt.Fprintf(&report, "# Performance\n\nMade by `make bench` (`go run ./runtime/bench`) on %s.\n\n%s%s\n",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), machine(), loadAverage("at the start"))
 	fmt.Fprintf(&report, "Each figure is the median of %d runs of %s; the configurations of a table run in the same\n"+
 		"process, most taking turns one run at a time, so their ratios are what to read on a shared machine.\n\n", cfg.rounds, cfg.duration)
 	sections := []func(config, *strings.Builder) error{callLatency, echoLatency, startup, hotAdd, memory, catalogScale, pool, meosThroughput, peers, httpCPUSection}
@@ -58,6 +58,7 @@ func run(cfg config) error {
 			return err
 		}
 	}
+	report.WriteString(loadAverage("at the end"))
 	fmt.Print(report.String())
 	if cfg.out != "-" {
 		return os.WriteFile(cfg.out, []byte(report.String()), 0o644)
@@ -73,6 +74,17 @@ func machine() string {
 		}
 	}
 	return fmt.Sprintf("Machine: %d cores (%s), %s, %s/%s.\n", runtime.NumCPU(), model, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+// loadAverage says how busy the machine was when, which the figures of a machine shared
+// with other work depend on.
+func loadAverage(when string) string {
+	b, err := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if err != nil || len(f) < 3 {
+		return ""
+	}
+	return fmt.Sprintf("Load average %s: %s, %s, %s (1, 5, 15 min).\n", when, f[0], f[1], f[2])
 }
 
 // result is one configuration measured.
