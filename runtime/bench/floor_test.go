@@ -105,25 +105,44 @@ Type: cpu
       1.50ms   runtime.gosched_m
              runtime.mcall
 -----------+-------------------------------------------------------
+       5ms   runtime.memmove
+             github.com/toolnode/toolnode/runtime/rpc.(*Pending).Deliver
+             github.com/toolnode/toolnode/runtime/rpc.(*Conn).read
+-----------+-------------------------------------------------------
+       4ms   internal/runtime/syscall/linux.Syscall6
+             syscall.Syscall
+             os.(*File).Write
+             github.com/toolnode/toolnode/runtime/jsonl.(*Stream).TryWriteLine
+             github.com/toolnode/toolnode/runtime/node.(*Node).send
+             github.com/toolnode/toolnode/runtime/front.(*HTTPHandler).post
+             net/http.(*conn).serve
+-----------+-------------------------------------------------------
 `
 
 func TestTracesAreParsedAndSortedIntoStages(t *testing.T) {
 	stacks, total := parseTraces([]byte(sampleTraces))
-	if len(stacks) != 3 || total != 31500*time.Microsecond {
-		t.Fatalf("parsed %d stacks of %s in all; want 3 of 31.5ms", len(stacks), total)
+	if len(stacks) != 5 || total != 40500*time.Microsecond {
+		t.Fatalf("parsed %d stacks of %s in all; want 5 of 40.5ms", len(stacks), total)
 	}
 	if got := stacks[1].frames[2]; got != "github.com/toolnode/toolnode/runtime/front.(*HTTPHandler).post" {
 		t.Errorf("third frame of the second stack: %q", got)
 	}
 	var b strings.Builder
-	p := profiled{name: "node", perCall: 63 * time.Microsecond, stacks: stacks, total: total}
-	writeBreakdown(&b, p, p)
+	// 81 µs of CPU per call over 40.5 ms of samples: each ms sampled is 2 µs per call.
+	node := profiled{name: "node", perCall: 81 * time.Microsecond, stacks: stacks, total: total}
+	floor := profiled{name: "floor", perCall: 40 * time.Microsecond, stacks: stacks[:1], total: 20 * time.Millisecond}
+	writeBreakdown(&b, node, floor)
 	for _, want := range []string{
 		"| net/http: flush the response (write(2) to the socket) | 40.0 µs | 40.0 µs | +0.0 µs |",
-		"| front: decode the request as JSON-RPC (`wireMessage`) | 20.0 µs |",
+		"| front: decode the request as JSON-RPC | 20.0 µs | 0.0 µs | +20.0 µs |",
 		"| garbage collector's own work (mark, sweep, their yields) | 3.0 µs |",
-		"| system calls (read, write, epoll_wait, futex...) | 40.0 µs |",
+		"| node: take the answer off the bundle's stdout (parse, match the id, wake the caller) | 10.0 µs |",
+		"| node: write the call to the bundle's stdin (write(2) to the pipe) | 8.0 µs |",
+		"| system calls (read, write, epoll_wait, futex...) | 48.0 µs | 40.0 µs | +8.0 µs |",
 		"| allocation (mallocgc, with its GC assists) | 20.0 µs |",
+		"Where node spends most over floor: front: decode the request as JSON-RPC (+20.0 µs); " +
+			"node: take the answer off the bundle's stdout (parse, match the id, wake the caller) (+10.0 µs); " +
+			"node: write the call to the bundle's stdin (write(2) to the pipe) (+8.0 µs).",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("breakdown lacks %q:\n%s", want, b.String())

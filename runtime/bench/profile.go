@@ -24,6 +24,8 @@ type profiled struct {
 	name    string
 	res     result
 	perCall time.Duration // CPU time per call
+	bundle  time.Duration // CPU time per call of the process's children
+	client  time.Duration // CPU time per call of the client driving it
 	stacks  []stack
 	total   time.Duration // of samples
 }
@@ -31,7 +33,7 @@ type profiled struct {
 // profileHTTP is the whole of the program when -profile-http is given.
 func profileHTTP(cfg config) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n", machine())
+	fmt.Fprintf(&b, "%s%s\n", machine(), loadAverage("at the start"))
 	if err := httpCPU(cfg, &b, *profileFlag); err != nil {
 		return err
 	}
@@ -85,16 +87,21 @@ func httpCPU(cfg config, w *strings.Builder, out string) error {
 
 	fmt.Fprintf(w, "## CPU per HTTP call: the HTTP front against the floor\n\n")
 	fmt.Fprintf(w, "echo-go behind the node's HTTP front, %d calls in flight for %s, then the floor under the same load\n"+
-		"(`make bench-http-profile` runs this alone). CPU per call is the process's user and system time\n"+
-		"over the calls made (the bundle's own is not counted); the breakdowns share it out by the samples\n"+
+		"(`make bench-http-profile` runs this alone). CPU per call is a process's user and system time\n"+
+		"over the calls made; the breakdowns share the node's and the floor's out by the samples\n"+
 		"of each process's CPU profile (pprof; each writes one where `TOOLNODE_CPUPROFILE` says), kept in\n"+
 		"%s and %s.floor.\n\n",
 		profileInflight, load, rel(cfg, out), rel(cfg, out))
-	fmt.Fprintf(w, "| process | calls/s | p50 | p99 | CPU per call | samples |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| process | calls/s | p50 | p99 | CPU per call | its bundle's | the client's | all three | samples |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, p := range []profiled{node, fl} {
-		fmt.Fprintf(w, "| %s | %.0f | %s | %s | %.1f µs | %s |\n", p.name, p.res.perSec, us(p.res.p50), us(p.res.p99), micros(p.perCall), p.total)
+		fmt.Fprintf(w, "| %s | %.0f | %s | %s | %.1f µs | %.1f µs | %.1f µs | %.1f µs | %s |\n", p.name, p.res.perSec, us(p.res.p50), us(p.res.p99),
+			micros(p.perCall), micros(p.bundle), micros(p.client), micros(p.perCall+p.bundle+p.client), p.total)
 	}
-	fmt.Fprintf(w, "\nThe node spends %.2f× the floor's CPU per call.\n\n", float64(node.perCall)/float64(fl.perCall))
+	all := func(p profiled) float64 { return float64(p.perCall + p.bundle + p.client) }
+	fmt.Fprintf(w, "\nThe node spends %.2f× the floor's CPU per call. With its bundle and the client, a call through\n"+
+		"the node costs %.2f× the CPU of a call to the floor: on a machine whose cores are all busy, the\n"+
+		"node's rate can reach at most %.2f× the floor's until that changes.\n\n",
+		float64(node.perCall)/float64(fl.perCall), all(node)/all(fl), all(fl)/all(node))
 	writeBreakdown(w, node, fl)
 	return nil
 }
@@ -114,7 +121,7 @@ func rel(cfg config, path string) string {
 // profileUnderLoad puts the load on c, stops the process (pid, which writes its profile as
 // path.pid), moves the profile to path and reads it.
 func profileUnderLoad(name string, c caller, pid int, stop func(), load time.Duration, path string) (profiled, error) {
-	res, perCall, err := cpuPerCall(c, pid, load)
+	res, perCall, bundle, client, err := cpuPerCall(c, pid, load)
 	c.close()
 	stop()
 	if err != nil {
@@ -128,28 +135,61 @@ func profileUnderLoad(name string, c caller, pid int, stop func(), load time.Dur
 		return profiled{}, fmt.Errorf("go tool pprof -traces %s: %w", path, err)
 	}
 	stacks, total := parseTraces(traces)
-	return profiled{name: name, res: res, perCall: perCall, stacks: stacks, total: total}, nil
+	return profiled{name: name, res: res, perCall: perCall, bundle: bundle, client: client, stacks: stacks, total: total}, nil
 }
 
 func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 // cpuPerCall puts the load on c and returns what was measured and the CPU time (user and
-// system) that process pid spent per call meanwhile, warm-up included.
-func cpuPerCall(c caller, pid int, load time.Duration) (result, time.Duration, error) {
-	before, err := cpuTime(pid)
-	if err != nil {
-		return result{}, 0, err
+// system) spent per call meanwhile, warm-up included, by process pid, by its children (the
+// bundle, for the node) and by this process (the client).
+func cpuPerCall(c caller, pid int, load time.Duration) (res result, own, children, client time.Duration, err error) {
+	kids := childrenOf(pid)
+	pids := append([]int{pid, os.Getpid()}, kids...)
+	before := make([]time.Duration, len(pids))
+	for i, p := range pids {
+		if before[i], err = cpuTime(p); err != nil {
+			return result{}, 0, 0, 0, err
+		}
 	}
-	res, err := measure(c, `{"text":"bench"}`, profileInflight, config{duration: load, rounds: 1})
-	if err != nil {
-		return result{}, 0, err
-	}
-	after, err := cpuTime(pid)
-	if err != nil {
-		return result{}, 0, err
+	if res, err = measure(c, `{"text":"bench"}`, profileInflight, config{duration: load, rounds: 1}); err != nil {
+		return result{}, 0, 0, 0, err
 	}
 	calls := warmCalls + res.perSec*load.Seconds()
-	return res, time.Duration(float64(after-before) / calls), nil
+	spent := make([]time.Duration, len(pids))
+	for i, p := range pids {
+		after, err := cpuTime(p)
+		if err != nil {
+			return result{}, 0, 0, 0, err
+		}
+		spent[i] = time.Duration(float64(after-before[i]) / calls)
+	}
+	for _, d := range spent[2:] {
+		children += d
+	}
+	return res, spent[0], children, spent[1], nil
+}
+
+// childrenOf lists the processes whose parent is pid.
+func childrenOf(pid int) []int {
+	var kids []int
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		p, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		if err != nil {
+			continue
+		}
+		// After the command name in parentheses: state, then the parent's pid.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			kids = append(kids, p)
+		}
+	}
+	return kids
 }
 
 // cpuTime is the user and system CPU time process pid has used so far.
@@ -288,18 +328,21 @@ func classes(pairs ...string) []class {
 // whose stacks the profiler sees cut at runtime.mcall.
 const gcBackground = `runtime\.(gcBgMarkWorker|bgsweep|bgscavenge)\b|^runtime\.gosched_m < runtime\.mcall$`
 
-// stages follow a call through the node, from the request's bytes to the answer's.
+// stages follow a call through the node, from the request's bytes to the answer's. They
+// are known by packages and by functions of net/http, which stay put while the node's own
+// code changes shape; a few name functions of the front and have alternatives for its
+// shapes so far.
 var stages = classes(
 	"garbage collector's own work (mark, sweep, their yields)", gcBackground,
-	"front: decode the request as JSON-RPC (`wireMessage`)", `encoding/json\.Unmarshal < [^<]*front\.\(\*HTTPHandler\)\.post\b`,
-	"front: read the body", `io\.ReadAll < [^<]*front\.\(\*HTTPHandler\)\.post\b`,
-	"front: session lookup", `front\.\(\*HTTPHandler\)\.session\b`,
-	"node: write the call to the bundle's stdin (pipe room, write(2))", `jsonl\.\(\*Stream\)\.(TryWriteLine|WriteLine)\b`,
-	"node: set the call up (id, routing, contexts, timers, table of calls)", `front\.\(\*httpSession\)\.serve\b|front\.\(\*Session\)\.Begin\b`,
-	"node: take the answer (match the id, splice, wake the caller)", `jsonl\.\(\*Stream\)\.deliver\b`,
-	"node: read the bundle's stdout (read(2), split lines)", `jsonrpc2\.\(\*Conn\)\.readMessages\b`,
-	"front: encode the answer, set headers, write the body", `front\.\(\*sseWriter\)\.finish\b|front\.writeJSON\b|front\.encode\b`,
-	"front: header checks and the rest of the handler", `front\.\(\*HTTPHandler\)\.(post|ServeHTTP)\b|front\.\(\*httpSession\)\.serveSSE\b`,
+	"node: write the call to the bundle's stdin (write(2) to the pipe)", `(os\.\(\*File\)\.Write|os\.\(\*rawConn\)\.Write|golang\.org/x/sys/unix\.Write|jsonl\.pipeRoom)\b`,
+	"node: read the bundle's stdout (read(2) from the pipe)", `(os\.\(\*File\)\.Read|internal/poll\.\(\*FD\)\.Read)\b.*(jsonrpc2|toolnode/runtime)[^<]*$`,
+	"node: take the answer off the bundle's stdout (parse, match the id, wake the caller)", `(jsonrpc2|toolnode/runtime)[^<]*$`,
+	"node: route the call and keep track of it (catalog, ids, contexts, timers, tables)", `toolnode/runtime/(node|upstream)\.`,
+	"front: decode the request as JSON-RPC", `(encoding/json\.Unmarshal|toolnode/runtime/rpc\.Parse\w*)\b.* < [^<]*toolnode/runtime/front\.`,
+	"front: read the body", `io\.ReadAll < [^<]*toolnode/runtime/front\.`,
+	"front: session lookup", `toolnode/runtime/front\.\(\*HTTPHandler\)\.session\b`,
+	"front: encode the answer, set headers, write the body", `toolnode/runtime/(front\.(\(\*sseWriter\)\.finish|\(\*stream\)\.(finish|event)|writeJSON|writeMessage|encode)|rpc\.\(\*Message\)\.Encode)\b`,
+	"front: header checks and the rest of the handler", `toolnode/runtime/front\.`,
 	"floor: its whole handler (decode, answer, encode, write)", `main\.floorHandler\b`,
 	"net/http: flush the response (write(2) to the socket)", `net/http\.\(\*response\)\.finishRequest\b`,
 	"net/http: read and parse the request line and headers", `net/http\.\(\*conn\)\.readRequest\b`,
