@@ -12,7 +12,7 @@ DEB_PACKAGES := libjansson-dev valgrind tzdata unzip
 # The official MCP Python client and pytest, for the Python tests.
 PY_TEST_PACKAGES := pytest==9.2.0 mcp==2.3.0
 
-.PHONY: all deps toolnode examples bundles run test test-go test-c test-python test-meos bench bench-bundles bench-peers bench-http-profile clean
+.PHONY: all deps toolnode examples bundles run test test-go test-c test-python test-meos bench bench-bundles bench-peers clean
 
 all: deps toolnode examples bundles
 
@@ -110,6 +110,7 @@ bench-peers: all bench-bundles build/npm-peers/.ok build/py-peers/.ok
 	$(GO) run ./runtime/bench -peers
 
 # Profiles the node's HTTP front under the echo load and prints where its CPU goes per call.
+.PHONY: bench-http-profile
 bench-http-profile: all bench-bundles
 	$(GO) run ./runtime/bench -profile-http build/http-front.pprof
 
