@@ -124,8 +124,23 @@ build/npm-peers/.ok: testdata/bench/peers/package.json
 	@cd build/npm-peers && npm install --no-audit --no-fund
 	@touch $@
 
-bench-peers: all bench-bundles build/npm-peers/.ok
+# The Python gateways to compare with, pinned here, in a venv of their own: they run on the
+# MCP Python SDK 1.x, and the test venv holds 2.x.
+PY_PEER_PACKAGES := mcp-contextforge-gateway==1.0.7 mcp-proxy==0.13.0
+
+build/py-peers/.ok: Makefile
+	@echo "installing gateways to compare with from PyPI into build/py-peers"
+	@$(PYTHON3) -m venv build/py-peers
+	@build/py-peers/bin/pip install --disable-pip-version-check $(PY_PEER_PACKAGES)
+	@touch $@
+
+bench-peers: all bench-bundles build/npm-peers/.ok build/py-peers/.ok
 	$(GO) run ./runtime/bench -peers
+
+# Profiles the node's HTTP front under the echo load and prints where its CPU goes per call.
+.PHONY: bench-http-profile
+bench-http-profile: all bench-bundles
+	$(GO) run ./runtime/bench -profile-http build/http-front.pprof
 
 clean:
 	rm -rf bin build examples/*/build testdata/bench/*/build

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"os/exec"
 	"strconv"
@@ -171,26 +172,45 @@ func stopChild(cmd *exec.Cmd, in io.Closer) {
 }
 
 // httpClient speaks Streamable HTTP to a node, as MCP clients do: it accepts JSON and event
-// streams and reads the answer from either.
+// streams and reads the answer from either, keeps the session the server names and sends
+// the protocol version it agreed to.
 type httpClient struct {
-	url, session, tool string
-	hc                 *http.Client
-	ids                atomic.Uint64
+	url, session, version, tool string
+	hc                          *http.Client
+	ids                         atomic.Uint64
 }
 
 func startHTTP(url, tool string) (*httpClient, error) {
 	c := &httpClient{url: url, tool: tool, hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
-	resp, err := c.post(`"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`)
+	resp, err := c.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
 	if err != nil {
 		return nil, err
 	}
-	c.session = resp.Header.Get("Mcp-Session-Id")
+	session := resp.Header.Get("Mcp-Session-Id")
+	b, err := answer(resp)
+	if err != nil {
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	var init struct {
+		Result struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(b, &init); err != nil || init.Result.ProtocolVersion == "" {
+		return nil, fmt.Errorf("initialize: no protocol version in %s", b)
+	}
+	c.session, c.version = session, init.Result.ProtocolVersion
+	resp, err = c.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if err != nil {
+		return nil, fmt.Errorf("notifications/initialized: %w", err)
+	}
+	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return c, nil
 }
 
-func (c *httpClient) post(rest string) (*http.Response, error) {
-	body := `{"jsonrpc":"2.0","id":` + strconv.FormatUint(c.ids.Add(1), 10) + `,"method":` + rest + `}`
+// post sends one JSON-RPC message and returns the response if its status is 2xx.
+func (c *httpClient) post(body string) (*http.Response, error) {
 	req, err := http.NewRequest("POST", c.url, strings.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -199,10 +219,12 @@ func (c *httpClient) post(rest string) (*http.Response, error) {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if c.session != "" {
 		req.Header.Set("Mcp-Session-Id", c.session)
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	if c.version != "" {
+		req.Header.Set("Mcp-Protocol-Version", c.version)
 	}
 	resp, err := c.hc.Do(req)
-	if err == nil && resp.StatusCode != http.StatusOK {
+	if err == nil && resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		return nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, b)
@@ -210,18 +232,61 @@ func (c *httpClient) post(rest string) (*http.Response, error) {
 	return resp, err
 }
 
-func (c *httpClient) call(args string) error {
-	resp, err := c.post(`"tools/call","params":{"name":"` + c.tool + `","arguments":` + args + `}`)
-	if err != nil {
-		return err
-	}
+// answer reads the JSON-RPC response out of an HTTP response, a JSON body or the first
+// event of a stream that carries a result or an error, and closes the body.
+func answer(resp *http.Response) ([]byte, error) {
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
+		return io.ReadAll(resp.Body)
+	}
+	events := bufio.NewReader(resp.Body)
+	for {
+		event, data, err := readEvent(events)
+		if err != nil {
+			return nil, fmt.Errorf("event stream ended before the answer: %w", err)
+		}
+		if event == "message" && (bytes.Contains(data, []byte(`"result"`)) || bytes.Contains(data, []byte(`"error"`))) {
+			return data, nil
+		}
+	}
+}
+
+func (c *httpClient) call(args string) error {
+	body := `{"jsonrpc":"2.0","id":` + strconv.FormatUint(c.ids.Add(1), 10) +
+		`,"method":"tools/call","params":{"name":"` + c.tool + `","arguments":` + args + `}}`
+	resp, err := c.post(body)
 	if err != nil {
 		return err
 	}
-	if !bytes.Contains(b, []byte(`"result"`)) || bytes.Contains(b, []byte(`"isError":true`)) {
-		return fmt.Errorf("call failed: %s", b)
+	b, err := answer(resp)
+	if err != nil {
+		return err
+	}
+	return echoed(b, args)
+}
+
+// echoed checks that a tools/call response is a result whose text holds the value of the
+// call's one argument, so that a gateway answering errors fast is not taken for a fast one.
+func echoed(msg []byte, args string) error {
+	var in map[string]any
+	if err := json.Unmarshal([]byte(args), &in); err != nil || len(in) != 1 {
+		return fmt.Errorf("arguments %s: want one", args)
+	}
+	var want string
+	for _, v := range in {
+		want = fmt.Sprint(v)
+	}
+	var out struct {
+		Result *struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			IsError bool `json:"isError"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(msg, &out); err != nil || out.Result == nil || out.Result.IsError ||
+		len(out.Result.Content) == 0 || !strings.Contains(out.Result.Content[0].Text, want) {
+		return fmt.Errorf("call failed: %.300s", msg)
 	}
 	return nil
 }

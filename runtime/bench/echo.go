@@ -6,30 +6,65 @@ import (
 	"strings"
 )
 
-// route is one way of making the same call.
+// route is one way of making the same call; http marks the ways over HTTP, which are
+// read against the floor.
 type route struct {
 	name string
 	c    caller
+	http bool
 }
 
 // compareRoutes measures every route with each number of calls in flight and writes one
 // table row per pair, "| label | route | in flight | calls/s | ratio | p50 | p99 |", the
-// ratio being to the first route. It returns the results by [in flight][route].
-func compareRoutes(cfg config, w *strings.Builder, label, args string, inflights []int, routes []route) ([][]result, error) {
+// ratio being to the first route. When floor is a route's index, a column after the ratio
+// gives each HTTP route's calls per second as a share of that route's. It returns the
+// results by [in flight][route]. The routes take turns, one round each, so that a change
+// in what else the machine runs falls on all of them alike.
+func compareRoutes(cfg config, w *strings.Builder, label, args string, inflights []int, routes []route, floor int) ([][]result, error) {
+	for _, r := range routes {
+		if err := warm(r.c, args); err != nil {
+			return nil, fmt.Errorf("%s, %s: %w", label, r.name, err)
+		}
+	}
 	all := make([][]result, len(inflights))
 	for i, inflight := range inflights {
-		for _, r := range routes {
-			res, err := measure(r.c, args, inflight, cfg)
-			if err != nil {
-				return nil, fmt.Errorf("%s, %s: %w", label, r.name, err)
+		rounds := make([][]round, len(routes))
+		for range cfg.rounds {
+			for j, r := range routes {
+				rd, err := measureRound(r.c, args, inflight, cfg.duration)
+				if err != nil {
+					return nil, fmt.Errorf("%s, %s: %w", label, r.name, err)
+				}
+				rounds[j] = append(rounds[j], rd)
 			}
-			all[i] = append(all[i], res)
-			fmt.Fprintf(w, "| %s | %s | %d | %.0f | %.2f× | %s | %s |\n",
-				label, r.name, inflight, res.perSec, res.perSec/all[i][0].perSec, us(res.p50), us(res.p99))
+		}
+		for j := range routes {
+			all[i] = append(all[i], summarize(rounds[j]))
+		}
+		for j, r := range routes {
+			res := all[i][j]
+			fmt.Fprintf(w, "| %s | %s | %d | %.0f | %.2f× |", label, r.name, inflight, res.perSec, res.perSec/all[i][0].perSec)
+			if floor >= 0 && r.http {
+				fmt.Fprintf(w, " %.2f× |", res.perSec/all[i][floor].perSec)
+			} else if floor >= 0 {
+				fmt.Fprintf(w, " |")
+			}
+			fmt.Fprintf(w, " %s | %s |\n", us(res.p50), us(res.p99))
 		}
 		fmt.Fprintf(os.Stderr, "bench: %s, %d in flight done\n", label, inflight)
 	}
 	return all, nil
+}
+
+// overFloor says what each HTTP route adds at the median over the floor, one call in flight.
+func overFloor(routes []route, one []result, floor int) string {
+	var parts []string
+	for i, r := range routes {
+		if r.http && i != floor {
+			parts = append(parts, fmt.Sprintf("%s %s", r.name, us(one[i].p50-one[floor].p50)))
+		}
+	}
+	return "Added over the floor at the median, one call in flight: " + strings.Join(parts, "; ") + "."
 }
 
 // echoLatency compares the echo call of the Go and C echo bundles made directly over stdio
@@ -37,7 +72,9 @@ func compareRoutes(cfg config, w *strings.Builder, label, args string, inflights
 // but answer, so the differences are the node's own cost.
 func echoLatency(cfg config, w *strings.Builder) error {
 	fmt.Fprintf(w, "## The echo bundles (`echo`), direct and through the node\n\n")
-	fmt.Fprintf(w, "| bundle | path | in flight | calls/s | vs direct | p50 | p99 |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "The floor is a Go net/http server that answers the echo call itself, in a process of its own,\n"+
+		"driven by the same client as the HTTP front: what an MCP server over Go's HTTP can do at all here.\n\n")
+	fmt.Fprintf(w, "| bundle | path | in flight | calls/s | vs direct | vs floor | p50 | p99 |\n|---|---|---|---|---|---|---|---|\n")
 	var notes []string
 	for _, name := range []string{"echo-go", "echo-c"} {
 		note, err := echoRows(cfg, w, name)
@@ -60,28 +97,40 @@ func echoRows(cfg config, w *strings.Builder, name string) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(dir)
-	direct, err := startStdio("echo", bin)
+	return nodeRows(cfg, w, name, dir, "echo", `{"text":"bench"}`, bin)
+}
+
+// nodeRows compares a tool called directly on a bundle's program over stdio with the same
+// call through the node's stdio and HTTP fronts serving dir, and the floor beside the HTTP
+// front, and returns a note of what the fronts add.
+func nodeRows(cfg config, w *strings.Builder, label, dir, tool, args string, program ...string) (string, error) {
+	direct, err := startStdio(tool, program[0], program[1:]...)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%s (run make first): %w", label, err)
 	}
 	defer direct.close()
-	viaStdio, err := startStdio(name+".echo", cfg.node, "serve", "--bundles", dir, "--log-level", "warn")
+	viaStdio, err := startStdio(label+"."+tool, cfg.node, "serve", "--bundles", dir, "--log-level", "warn")
 	if err != nil {
 		return "", err
 	}
 	defer viaStdio.close()
-	viaHTTP, stopHTTP, err := startNodeHTTP(cfg, dir, name+".echo")
+	viaHTTP, stopHTTP, err := startNodeHTTP(cfg, dir, label+"."+tool)
 	if err != nil {
 		return "", err
 	}
 	defer stopHTTP()
 	defer viaHTTP.close()
-	res, err := compareRoutes(cfg, w, name, `{"text":"bench"}`, []int{1, 8},
-		[]route{{"direct stdio", direct}, {"node, stdio front", viaStdio}, {"node, HTTP front", viaHTTP}})
+	floor, err := startFloor()
+	if err != nil {
+		return "", err
+	}
+	defer floor.stop()
+	res, err := compareRoutes(cfg, w, label, args, []int{1, 8}, []route{{name: "direct stdio", c: direct},
+		{name: "node, stdio front", c: viaStdio}, {name: "node, HTTP front", c: viaHTTP, http: true}, {name: floorName, c: floor.c, http: true}}, 3)
 	if err != nil {
 		return "", err
 	}
 	one := res[0]
-	return fmt.Sprintf("%s: one call in flight, the stdio front adds %s at the median and the HTTP front %s.",
-		name, us(one[1].p50-one[0].p50), us(one[2].p50-one[0].p50)), nil
+	return fmt.Sprintf("%s: one call in flight, the stdio front adds %s at the median and %s at p99 over direct stdio; the HTTP front %s at the median over the floor.",
+		label, us(one[1].p50-one[0].p50), us(one[1].p99-one[0].p99), us(one[2].p50-one[3].p50)), nil
 }

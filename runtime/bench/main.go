@@ -33,7 +33,14 @@ func main() {
 	flag.StringVar(&cfg.out, "out", "docs/PERFORMANCE.md", "file the report is written to (- for none)")
 	flag.Parse()
 	cfg.node = filepath.Join(cfg.root, "bin", "toolnode")
-	if err := run(cfg); err != nil {
+	do := run
+	switch {
+	case *floorFlag != "":
+		do = func(config) error { return runFloor(*floorFlag) }
+	case *profileFlag != "":
+		do = profileHTTP
+	}
+	if err := do(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -41,16 +48,17 @@ func main() {
 
 func run(cfg config) error {
 	var report strings.Builder
-	fmt.Fprintf(&report, "# Performance\n\nMade by `make bench` (`go run ./runtime/bench`) on %s.\n\n%s\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), machine())
-	fmt.Fprintf(&report, "Each figure is the median of %d runs of %s; the configurations of a table run one after\n"+
-		"the other in the same process, so their ratios are what to read on a shared machine.\n\n", cfg.rounds, cfg.duration)
-	sections := []func(config, *strings.Builder) error{callLatency, echoLatency, startup, hotAdd, memory, lazyBundles, catalogScale, pool, meosThroughput, peers}
+	fmt.Fprintf(&report, "# Performance\n\nMade by `make bench` (`go run ./runtime/bench`) on %s.\n\n%s%s\n",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), machine(), loadAverage("at the start"))
+	fmt.Fprintf(&report, "Each figure is the median of %d runs of %s; the configurations of a table run in the same\n"+
+		"process, most taking turns one run at a time, so their ratios are what to read on a shared machine.\n\n", cfg.rounds, cfg.duration)
+	sections := []func(config, *strings.Builder) error{callLatency, echoLatency, startup, hotAdd, memory, lazyBundles, catalogScale, pool, meosThroughput, peers, httpCPUSection}
 	for _, s := range sections {
 		if err := s(cfg, &report); err != nil {
 			return err
 		}
 	}
+	report.WriteString(loadAverage("at the end"))
 	fmt.Print(report.String())
 	if cfg.out != "-" {
 		return os.WriteFile(cfg.out, []byte(report.String()), 0o644)
@@ -68,60 +76,105 @@ func machine() string {
 	return fmt.Sprintf("Machine: %d cores (%s), %s, %s/%s.\n", runtime.NumCPU(), model, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
+// loadAverage says how busy the machine was when, which the figures of a machine shared
+// with other work depend on.
+func loadAverage(when string) string {
+	b, err := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if err != nil || len(f) < 3 {
+		return ""
+	}
+	return fmt.Sprintf("Load average %s: %s, %s, %s (1, 5, 15 min).\n", when, f[0], f[1], f[2])
+}
+
 // result is one configuration measured.
 type result struct {
 	perSec   float64
 	p50, p99 time.Duration
 }
 
+// warmCalls is how many calls measure makes before it measures.
+const warmCalls = 200
+
 // measure runs inflight workers calling c for the duration, rounds times, and returns the
 // median calls per second and the latency percentiles over all rounds.
 func measure(c caller, args string, inflight int, cfg config) (result, error) {
-	var rates []float64
-	var all []time.Duration
-	// Warm up: first calls pay for page faults and lazy set-up.
-	for range 200 {
-		if err := c.call(args); err != nil {
+	if err := warm(c, args); err != nil {
+		return result{}, err
+	}
+	var rs []round
+	for range cfg.rounds {
+		r, err := measureRound(c, args, inflight, cfg.duration)
+		if err != nil {
 			return result{}, err
 		}
+		rs = append(rs, r)
 	}
-	for range cfg.rounds {
-		var mu sync.Mutex
-		var lat []time.Duration
-		var firstErr error
-		var wg sync.WaitGroup
-		start := time.Now()
-		deadline := start.Add(cfg.duration)
-		for range inflight {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var mine []time.Duration
-				for time.Now().Before(deadline) {
-					t := time.Now()
-					if err := c.call(args); err != nil {
-						mu.Lock()
-						firstErr = err
-						mu.Unlock()
-						return
-					}
-					mine = append(mine, time.Since(t))
+	return summarize(rs), nil
+}
+
+// warm makes calls before any is measured: the first pay for page faults and lazy set-up.
+func warm(c caller, args string) error {
+	for range warmCalls {
+		if err := c.call(args); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// round is one measurement: its rate and every call's latency.
+type round struct {
+	perSec float64
+	lat    []time.Duration
+}
+
+// measureRound runs inflight workers calling c for d.
+func measureRound(c caller, args string, inflight int, d time.Duration) (round, error) {
+	var mu sync.Mutex
+	var lat []time.Duration
+	var firstErr error
+	var wg sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(d)
+	for range inflight {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			for time.Now().Before(deadline) {
+				t := time.Now()
+				if err := c.call(args); err != nil {
+					mu.Lock()
+					firstErr = err
+					mu.Unlock()
+					return
 				}
-				mu.Lock()
-				lat = append(lat, mine...)
-				mu.Unlock()
-			}()
-		}
-		wg.Wait()
-		if firstErr != nil {
-			return result{}, firstErr
-		}
-		rates = append(rates, float64(len(lat))/time.Since(start).Seconds())
-		all = append(all, lat...)
+				mine = append(mine, time.Since(t))
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return round{}, firstErr
+	}
+	return round{perSec: float64(len(lat)) / time.Since(start).Seconds(), lat: lat}, nil
+}
+
+// summarize gives the median rate of rounds and the latency percentiles over all of them.
+func summarize(rs []round) result {
+	var rates []float64
+	var all []time.Duration
+	for _, r := range rs {
+		rates = append(rates, r.perSec)
+		all = append(all, r.lat...)
 	}
 	sort.Float64s(rates)
 	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-	return result{perSec: rates[len(rates)/2], p50: all[len(all)/2], p99: all[len(all)*99/100]}, nil
+	return result{perSec: rates[len(rates)/2], p50: all[len(all)/2], p99: all[len(all)*99/100]}
 }
 
 // bundleDir links one example bundle into a folder of its own, for a node serving only it.
@@ -148,78 +201,57 @@ func freeAddr() (string, error) {
 
 // startNodeHTTP runs the node with an HTTP front over dir and waits until it answers.
 func startNodeHTTP(cfg config, dir, tool string) (*httpClient, func(), error) {
+	c, _, stop, err := startNodeEnv(cfg, dir, tool, nil)
+	return c, stop, err
+}
+
+// startNodeEnv is startNodeHTTP with env added to the node's environment; it also returns
+// the node's pid.
+func startNodeEnv(cfg config, dir, tool string, env []string) (*httpClient, int, func(), error) {
 	addr, err := freeAddr()
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
 	cmd := exec.Command(cfg.node, "serve", "--bundles", dir, "--http", addr, "--log-level", "warn")
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
 	stop := func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if c, err := startHTTP("http://"+addr+"/mcp", tool); err == nil {
-			return c, stop, nil
+			return c, cmd.Process.Pid, stop, nil
 		}
 	}
 	stop()
-	return nil, nil, fmt.Errorf("node at %s did not answer", addr)
+	return nil, 0, nil, fmt.Errorf("node at %s did not answer", addr)
 }
 
 // callLatency compares a trivial call made directly on a bundle over stdio with the same
-// call through the node's stdio and HTTP fronts.
+// call through the node's stdio and HTTP fronts, and the floor.
 func callLatency(cfg config, w *strings.Builder) error {
 	fmt.Fprintf(w, "## A trivial call (`greet`), direct and through the node\n\n")
-	fmt.Fprintf(w, "| bundle | path | in flight | calls/s | vs direct | p50 | p99 |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| bundle | path | in flight | calls/s | vs direct | vs floor | p50 | p99 |\n|---|---|---|---|---|---|---|---|\n")
 	var notes []string
 	for _, lang := range []string{"go", "c"} {
-		dir, err := bundleDir(cfg, lang)
+		note, err := greetRows(cfg, w, lang)
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(dir)
-		direct, err := startStdio("greet", filepath.Join(cfg.root, "examples", lang, "build", "example-"+lang))
-		if err != nil {
-			return fmt.Errorf("%s example (run make first): %w", lang, err)
-		}
-		viaStdio, err := startStdio(lang+".greet", cfg.node, "serve", "--bundles", dir, "--log-level", "warn")
-		if err != nil {
-			return err
-		}
-		viaHTTP, stopHTTP, err := startNodeHTTP(cfg, dir, lang+".greet")
-		if err != nil {
-			return err
-		}
-		paths := []struct {
-			name string
-			c    caller
-		}{{"direct stdio", direct}, {"node, stdio front", viaStdio}, {"node, HTTP front", viaHTTP}}
-		for _, inflight := range []int{1, 8} {
-			var base result
-			for i, p := range paths {
-				r, err := measure(p.c, `{"name":"bench"}`, inflight, cfg)
-				if err != nil {
-					return fmt.Errorf("%s %s: %w", lang, p.name, err)
-				}
-				if i == 0 {
-					base = r
-				}
-				fmt.Fprintf(w, "| %s | %s | %d | %.0f | %.2f× | %s | %s |\n", lang, p.name, inflight, r.perSec, r.perSec/base.perSec, us(r.p50), us(r.p99))
-				if i == 1 && inflight == 1 {
-					notes = append(notes, fmt.Sprintf("%s: the stdio front adds %s at the median and %s at p99, one call in flight.",
-						lang, us(r.p50-base.p50), us(r.p99-base.p99)))
-				}
-			}
-			fmt.Fprintf(os.Stderr, "bench: %s, %d in flight done\n", lang, inflight)
-		}
-		direct.close()
-		viaStdio.close()
-		viaHTTP.close()
-		stopHTTP()
+		notes = append(notes, note)
 	}
 	fmt.Fprintf(w, "\n%s\n\n", strings.Join(notes, "\n"))
 	return nil
+}
+
+func greetRows(cfg config, w *strings.Builder, lang string) (string, error) {
+	dir, err := bundleDir(cfg, lang)
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	return nodeRows(cfg, w, lang, dir, "greet", `{"name":"bench"}`, filepath.Join(cfg.root, "examples", lang, "build", "example-"+lang))
 }
 
 func us(d time.Duration) string { return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond)) }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -19,18 +20,22 @@ import (
 	"time"
 )
 
-var peersFlag = flag.Bool("peers", false, "also measure other MCP gateways (supergateway, mcp-hub; `make bench-peers` installs them) beside the node's HTTP front")
+var peersFlag = flag.Bool("peers", false, "also measure other MCP gateways (supergateway, mcp-hub, ContextForge's bridge, mcp-proxy; `make bench-peers` installs them) beside the node's HTTP front")
 
-// peerDir is where `make bench-peers` installs the gateways pinned in
-// testdata/bench/peers/package.json.
-const peerDir = "build/npm-peers/node_modules"
+// Where `make bench-peers` installs the gateways: those pinned in
+// testdata/bench/peers/package.json, and the Python ones pinned in the Makefile.
+const (
+	peerDir   = "build/npm-peers/node_modules"
+	pyPeerDir = "build/py-peers/bin"
+)
 
 // peers fronts the echo-go bundle with the node's HTTP front and with other gateways that
-// do the same job, and compares their calls per second over HTTP.
+// do the same job, and compares their calls per second over HTTP, with the floor beside.
 func peers(cfg config, w *strings.Builder) error {
 	fmt.Fprintf(w, "## Other gateways in front of the same bundle\n\n")
 	if !*peersFlag {
-		fmt.Fprintf(w, "`make bench-peers` adds here supergateway and mcp-hub in front of the echo-go bundle.\n\n")
+		fmt.Fprintf(w, "`make bench-peers` adds here supergateway, mcp-hub, ContextForge's transport bridge and mcp-proxy\n"+
+			"in front of the echo-go bundle.\n\n")
 		return nil
 	}
 	src, bin, err := benchBundle(cfg, "echo-go")
@@ -41,8 +46,14 @@ func peers(cfg config, w *strings.Builder) error {
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(modules); err != nil {
-		return fmt.Errorf("gateways to compare with (run make bench-peers): %w", err)
+	pyBin, err := filepath.Abs(filepath.Join(cfg.root, pyPeerDir))
+	if err != nil {
+		return err
+	}
+	for _, d := range []string{modules, pyBin} {
+		if _, err := os.Stat(d); err != nil {
+			return fmt.Errorf("gateways to compare with (run make bench-peers): %w", err)
+		}
 	}
 	dir, err := linkBundle(src)
 	if err != nil {
@@ -55,8 +66,28 @@ func peers(cfg config, w *strings.Builder) error {
 	}
 	defer stopNode()
 	defer viaNode.close()
-	routes := []route{{"toolnode, HTTP front", viaNode}}
+	floor, err := startFloor()
+	if err != nil {
+		return err
+	}
+	defer floor.stop()
+	routes := []route{{name: "toolnode, HTTP front", c: viaNode, http: true}, {name: floorName, c: floor.c, http: true}}
 	var notes []string
+	var stops []func()
+	defer func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}()
+	add := func(name string, p peer, err error) {
+		if err != nil {
+			notes = append(notes, err.Error())
+			return
+		}
+		routes = append(routes, route{name: name, c: p.c, http: true})
+		stops = append(stops, p.stop)
+	}
+	streamable := func(addr string) (caller, error) { return startHTTP("http://"+addr+"/mcp", "echo") }
 
 	sg := filepath.Join(modules, "supergateway", "dist", "index.js")
 	for _, stateful := range []bool{true, false} {
@@ -64,15 +95,8 @@ func peers(cfg config, w *strings.Builder) error {
 		if stateful {
 			name, args = "supergateway `--stateful`", append(args, "--stateful")
 		}
-		c, stop, err := startPeer(name, args, nil, func(addr string) (caller, error) {
-			return startHTTP("http://"+addr+"/mcp", "echo")
-		})
-		if err != nil {
-			notes = append(notes, err.Error())
-			continue
-		}
-		defer stop()
-		routes = append(routes, route{name, c})
+		p, err := startPeer(name, portLast("node", args...), nil, "", streamable)
+		add(name, p, err)
 	}
 
 	hubHome, err := os.MkdirTemp("", "toolnode-bench-hub-")
@@ -87,25 +111,76 @@ func peers(cfg config, w *strings.Builder) error {
 	}
 	// mcp-hub keeps logs and a workspace cache under the XDG folders: keep them in hubHome.
 	env := []string{"HOME=" + hubHome, "XDG_STATE_HOME=" + hubHome, "XDG_CONFIG_HOME=" + hubHome, "XDG_DATA_HOME=" + hubHome}
-	hub, stopHub, err := startPeer("mcp-hub (HTTP+SSE, the 2024-11-05 transport)", []string{filepath.Join(modules, "mcp-hub", "dist", "cli.js"), "--config", hubConfig},
-		env, func(addr string) (caller, error) { return startSSE("http://"+addr+"/mcp", "echo__echo") })
-	if err != nil {
-		notes = append(notes, err.Error())
-	} else {
-		defer stopHub()
-		routes = append(routes, route{"mcp-hub (HTTP+SSE transport)", hub})
-	}
+	p, err := startPeer("mcp-hub", portLast("node", filepath.Join(modules, "mcp-hub", "dist", "cli.js"), "--config", hubConfig),
+		env, "", func(addr string) (caller, error) { return startSSE("http://"+addr+"/mcp", "echo__echo") })
+	add("mcp-hub (HTTP+SSE transport)", p, err)
 
-	fmt.Fprintf(w, "| bundle | front | in flight | calls/s | vs toolnode | p50 | p99 |\n|---|---|---|---|---|---|---|\n")
-	if _, err := compareRoutes(cfg, w, "echo-go", `{"text":"bench"}`, []int{1, 8}, routes); err != nil {
+	// ContextForge refuses to start on its placeholder secrets; it gets fresh ones, and a
+	// folder of its own to work in.
+	cfHome, err := os.MkdirTemp("", "toolnode-bench-contextforge-")
+	if err != nil {
 		return err
 	}
-	notes = append(notes, "supergateway and mcp-hub run on Node.js "+nodeVersion()+"; versions as pinned in testdata/bench/peers/package.json.\n"+
+	defer os.RemoveAll(cfHome)
+	env = []string{"HOME=" + cfHome}
+	for _, k := range []string{"JWT_SECRET_KEY", "AUTH_ENCRYPTION_SECRET", "PLATFORM_ADMIN_PASSWORD", "BASIC_AUTH_PASSWORD"} {
+		env = append(env, k+"=Bench-"+rand.Text()+"-9!")
+	}
+	p, err = startPeer("ContextForge", func(port string) []string {
+		return []string{filepath.Join(pyBin, "python"), "-m", "mcpgateway.translate", "--stdio", bin, "--expose-streamable-http",
+			"--port", port, "--logLevel", "error"}
+	}, env, cfHome, streamable)
+	add("ContextForge `mcpgateway.translate`", p, err)
+
+	p, err = startPeer("mcp-proxy", func(port string) []string {
+		return []string{filepath.Join(pyBin, "mcp-proxy"), "--transport", "streamablehttp", "--port", port, "--log-level", "WARNING", "--", bin}
+	}, nil, "", streamable)
+	add("mcp-proxy", p, err)
+
+	fmt.Fprintf(w, "| bundle | front | in flight | calls/s | vs toolnode | vs floor | p50 | p99 |\n|---|---|---|---|---|---|---|---|\n")
+	res, err := compareRoutes(cfg, w, "echo-go", `{"text":"bench"}`, []int{1, 8}, routes, 1)
+	if err != nil {
+		return err
+	}
+	notes = append(notes, overFloor(routes, res[0], 1), peerVerdict(routes, res))
+	notes = append(notes, "supergateway and mcp-hub run on "+nodeVersion()+", versions as pinned in testdata/bench/peers/package.json;\n"+
+		"ContextForge's bridge (mcp-contextforge-gateway) and mcp-proxy on "+pyVersion(pyBin)+", versions as pinned in the Makefile.\n"+
 		"Stateless supergateway starts a new bundle process for every request. mcp-hub serves MCP over\n"+
 		"the HTTP+SSE transport of 2024-11-05 only (answers come back on a GET event stream), so it is\n"+
-		"driven that way here.")
+		"driven that way here. ContextForge's bridge writes each POST to the bundle as it came and answers\n"+
+		"with the bundle's line that has the same id: it gives out no session, checks neither Accept nor\n"+
+		"Content-Type nor the JSON-RPC shape, and shares the bundle's ids among all its clients. mcp-proxy\n"+
+		"(`--transport` names what it would connect to as a client; with a command it serves both\n"+
+		"transports) is stateful: it checks the session and that Accept lists application/json, and answers\n"+
+		"JSON; behind it an MCP client session of the Python SDK calls the bundle. Every answer is checked\n"+
+		"to be a result that echoes the text sent.")
 	fmt.Fprintf(w, "\n%s\n\n", strings.Join(notes, "\n"))
 	return nil
+}
+
+// peerVerdict compares the node's HTTP front (route 0) with the floor (route 1) and
+// ContextForge's bridge against the targets of the HTTP front.
+func peerVerdict(routes []route, res [][]result) string {
+	cf := -1
+	for i, r := range routes {
+		if strings.HasPrefix(r.name, "ContextForge") {
+			cf = i
+		}
+	}
+	one, eight := res[0], res[1]
+	v := fmt.Sprintf("Targets of the HTTP front: at 8 in flight at least 0.7× the floor: %s (%.2f×);", met(eight[0].perSec >= 0.7*eight[1].perSec), eight[0].perSec/eight[1].perSec)
+	if cf >= 0 {
+		v += fmt.Sprintf(" at least 5× ContextForge's bridge: %s (%.1f×);", met(eight[0].perSec >= 5*eight[cf].perSec), eight[0].perSec/eight[cf].perSec)
+	}
+	added := one[0].p50 - one[1].p50
+	return v + fmt.Sprintf("\nat 1 in flight at most 60 µs added over the floor at the median: %s (%s).", met(added <= 60*time.Microsecond), us(added))
+}
+
+func met(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "missed"
 }
 
 func nodeVersion() string {
@@ -113,25 +188,48 @@ func nodeVersion() string {
 	if err != nil {
 		return "(unknown version)"
 	}
+	return "Node.js " + strings.TrimSpace(string(out))
+}
+
+func pyVersion(bin string) string {
+	out, err := exec.Command(filepath.Join(bin, "python"), "--version").Output()
+	if err != nil {
+		return "(unknown Python)"
+	}
 	return strings.TrimSpace(string(out))
 }
 
-// startPeer runs a Node.js gateway with --port and a free port appended to args and waits,
-// up to 30 s, until connect succeeds on its address and a call through it answers. stop
-// ends the gateway's whole process group, its bundle processes included.
-func startPeer(name string, args, env []string, connect func(addr string) (caller, error)) (caller, func(), error) {
+// portLast is the command line of a gateway that takes its port as a last --port flag.
+func portLast(name string, args ...string) func(port string) []string {
+	return func(port string) []string { return append(append([]string{name}, args...), "--port", port) }
+}
+
+// peer is a gateway running, with a client connected.
+type peer struct {
+	c    caller
+	pid  int
+	stop func() // closes the client and ends the gateway
+}
+
+// startPeer runs the command line argv gives for a free port, with env added to the
+// environment and in dir (if not ""), and waits, up to 60 s, until connect succeeds on
+// its address and a call through it answers. stop ends the gateway's whole process group,
+// its bundle processes included.
+func startPeer(name string, argv func(port string) []string, env []string, dir string, connect func(addr string) (caller, error)) (peer, error) {
 	addr, err := freeAddr()
 	if err != nil {
-		return nil, nil, err
+		return peer{}, err
 	}
 	_, port, _ := strings.Cut(addr, ":")
-	cmd := exec.Command("node", append(args, "--port", port)...)
+	args := argv(port)
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		return nil, nil, fmt.Errorf("%s could not be started: %w", name, err)
+		return peer{}, fmt.Errorf("%s could not be started: %w", name, err)
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
@@ -145,23 +243,24 @@ func startPeer(name string, args, env []string, connect func(addr string) (calle
 		}
 	}
 	var last error
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	// ContextForge imports for seconds before it listens.
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		select {
 		case <-exited:
-			return nil, nil, fmt.Errorf("%s exited at start: %s", name, lastLines(stderr.String()))
+			return peer{}, fmt.Errorf("%s exited at start: %s", name, lastLines(stderr.String()))
 		default:
 		}
 		c, err := connect(addr)
 		if err == nil {
 			if err = c.call(`{"text":"bench"}`); err == nil {
-				return c, func() { c.close(); stop() }, nil
+				return peer{c: c, pid: cmd.Process.Pid, stop: func() { c.close(); stop() }}, nil
 			}
 			c.close()
 		}
 		last = err
 	}
 	stop()
-	return nil, nil, fmt.Errorf("%s did not answer a call within 30 s: %v", name, last)
+	return peer{}, fmt.Errorf("%s did not answer a call within 60 s: %v", name, last)
 }
 
 func lastLines(s string) string {
@@ -294,8 +393,11 @@ func (c *sseClient) roundTrip(rest string) ([]byte, error) {
 }
 
 func (c *sseClient) call(args string) error {
-	_, err := c.roundTrip(`"tools/call","params":{"name":"` + c.tool + `","arguments":` + args + `}`)
-	return err
+	msg, err := c.roundTrip(`"tools/call","params":{"name":"` + c.tool + `","arguments":` + args + `}`)
+	if err != nil {
+		return err
+	}
+	return echoed(msg, args)
 }
 
 func (c *sseClient) close() {

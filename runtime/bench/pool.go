@@ -31,12 +31,12 @@ func pool(cfg config, w *strings.Builder) error {
 			return err
 		}
 		defer c.close()
-		routes = append(routes, route{fmt.Sprintf("node, `\"instances\": %d`", n), c})
+		routes = append(routes, route{name: fmt.Sprintf("node, `\"instances\": %d`", n), c: c})
 	}
-	routes = append(routes, route{"direct stdio, one process", direct})
+	routes = append(routes, route{name: "direct stdio, one process", c: direct})
 	fmt.Fprintf(w, "## A pool of processes (`instances`) for a tool burning 1 ms of CPU\n\n")
 	fmt.Fprintf(w, "| tool | path | in flight | calls/s | vs 1 instance | p50 | p99 |\n|---|---|---|---|---|---|---|\n")
-	res, err := compareRoutes(cfg, w, "burn 1 ms", `{"ms":1}`, []int{8}, routes)
+	res, err := compareRoutes(cfg, w, "burn 1 ms", `{"ms":1}`, []int{8}, routes, -1)
 	if err != nil {
 		return err
 	}
