@@ -99,6 +99,7 @@ typedef struct tn_tool_t {
     const char *annotations;   /* JSON object text, nullable */
     tn_handler_fn handler;     /* required */
     void *user;                /* handed to the handler, nullable */
+    const char *meta;          /* JSON object text for the tool's _meta, nullable */
 } tn_tool_t;
 
 /* ------------------------------------------------------------------------
@@ -122,7 +123,8 @@ void tn_server_free(tn_server_t *server);
 /*
  * Adds a tool; tools are listed in the order they were added. Only before
  * tn_server_run().
- *   server: borrowed.  tool: borrowed (its strings are copied).
+ *   server: borrowed.  tool: borrowed (its strings are copied; meta, like the
+ *   schemas and annotations, is parsed here).
  *   error: caller-owned, nullable; filled on failure.
  * Returns 0, or -1 when an argument is NULL, the name is invalid or already
  * taken, a schema is not a JSON object, the handler is missing, the server

@@ -56,12 +56,13 @@ static int typed_object(const char *what, const json_t *schema,
 
 static json_t *tool_definition(const tn_tool_t *tool, tn_error_t *error)
 {
-    json_t *input = NULL, *output = NULL, *annotations = NULL;
+    json_t *input = NULL, *output = NULL, *annotations = NULL, *meta = NULL;
     if (parse_object("input schema", tool->input_schema, &input, error) ||
         parse_object("output schema", tool->output_schema, &output,
                      error) ||
         parse_object("annotations", tool->annotations, &annotations,
                      error) ||
+        parse_object("_meta", tool->meta, &meta, error) ||
         typed_object("input schema", input, error) ||
         typed_object("output schema", output, error))
         goto fail;
@@ -81,12 +82,15 @@ static json_t *tool_definition(const tn_tool_t *tool, tn_error_t *error)
         json_object_set_new(def, "outputSchema", output);
     if (annotations)
         json_object_set_new(def, "annotations", annotations);
+    if (meta)
+        json_object_set_new(def, "_meta", meta);
     return def;
 
 fail:
     json_decref(input);
     json_decref(output);
     json_decref(annotations);
+    json_decref(meta);
     return NULL;
 }
 

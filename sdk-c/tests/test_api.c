@@ -80,10 +80,13 @@ static void add_tool_rules(void)
          "tool \"out\": output schema must have \"type\": \"object\""},
         {{.name = "notes", .annotations = "[1]", .handler = handler},
          "tool \"notes\": annotations must be a JSON object"},
+        {{.name = "meta", .meta = "[]", .handler = handler},
+         "tool \"meta\": _meta must be a JSON object"},
         {{.name = "full", .title = "Full", .description = "d",
           .input_schema = "{\"type\":\"object\"}",
           .output_schema = "{\"type\":\"object\"}",
-          .annotations = "{\"readOnlyHint\":true}", .handler = handler},
+          .annotations = "{\"readOnlyHint\":true}",
+          .meta = "{\"io.example/kind\":\"demo\"}", .handler = handler},
          NULL},
     };
     tn_server_t *server = tn_server_new("s", "1");

@@ -1071,6 +1071,11 @@ static json_t *dispatch(tn_call_t *call, json_t *args, void *user)
 int gen_register(tn_server_t *server)
 {
     for (size_t i = 0; i < gen_tools_count; i++) {
+        /* The category, and that the tool is generated, for clients that sort tools. */
+        json_t *m = json_pack("{s:{s:s,s:b}}", "io.toolnode/meos", "category",
+                              gen_tools[i].category, "generated", 1);
+        char *meta = m ? json_dumps(m, JSON_COMPACT) : NULL;
+        json_decref(m);
         tn_tool_t tool = {
             .name = gen_tools[i].name,
             .description = gen_tools[i].description,
@@ -1079,9 +1084,12 @@ int gen_register(tn_server_t *server)
             .annotations = gen_annotations,
             .handler = dispatch,
             .user = (void *)&gen_tools[i],
+            .meta = meta,
         };
         tn_error_t error;
-        if (tn_server_add_tool(server, &tool, &error) != 0) {
+        int rc = tn_server_add_tool(server, &tool, &error);
+        free(meta);
+        if (rc != 0) {
             fprintf(stderr, "meos-bundle: tool %s: %s\n", gen_tools[i].name, error.text);
             return -1;
         }
