@@ -100,6 +100,26 @@ type stdioClient struct {
 	ids     atomic.Uint64
 	pending pending
 	tool    string
+	meta    string // the _meta member of each call's params: a stateless client's
+}
+
+// statelessMeta is what a 2026-07-28 request carries instead of a session.
+const statelessMeta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+
+// startStdioStateless starts a client that speaks MCP 2026-07-28: no initialize, each call
+// on its own.
+func startStdioStateless(tool string, name string, args ...string) (*stdioClient, error) {
+	cmd, in, out, err := spawn(name, args...)
+	if err != nil {
+		return nil, err
+	}
+	c := &stdioClient{cmd: cmd, in: in, tool: tool, meta: statelessMeta}
+	go c.read(out)
+	if _, err := c.roundTrip(`"server/discover","params":{` + statelessMeta[1:] + `}`); err != nil {
+		c.close()
+		return nil, fmt.Errorf("server/discover %s: %w", name, err)
+	}
+	return c, nil
 }
 
 func startStdio(tool string, name string, args ...string) (*stdioClient, error) {
@@ -151,7 +171,7 @@ func (c *stdioClient) roundTrip(rest string) ([]byte, error) {
 }
 
 func (c *stdioClient) call(args string) error {
-	_, err := c.roundTrip(`"tools/call","params":{"name":"` + c.tool + `","arguments":` + args + `}`)
+	_, err := c.roundTrip(`"tools/call","params":{"name":"` + c.tool + `","arguments":` + args + c.meta + `}`)
 	return err
 }
 
@@ -176,8 +196,15 @@ func stopChild(cmd *exec.Cmd, in io.Closer) {
 // the protocol version it agreed to.
 type httpClient struct {
 	url, session, version, tool string
+	stateless                   bool // 2026-07-28: no session, the revision's headers and _meta
 	hc                          *http.Client
 	ids                         atomic.Uint64
+}
+
+// startHTTPStateless starts a client that speaks MCP 2026-07-28 over HTTP.
+func startHTTPStateless(url, tool string) *httpClient {
+	return &httpClient{url: url, tool: tool, version: "2026-07-28", stateless: true,
+		hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 }
 
 func startHTTP(url, tool string) (*httpClient, error) {
@@ -223,6 +250,10 @@ func (c *httpClient) post(body string) (*http.Response, error) {
 	if c.version != "" {
 		req.Header.Set("Mcp-Protocol-Version", c.version)
 	}
+	if c.stateless {
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", c.tool)
+	}
 	resp, err := c.hc.Do(req)
 	if err == nil && resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(resp.Body)
@@ -252,8 +283,12 @@ func answer(resp *http.Response) ([]byte, error) {
 }
 
 func (c *httpClient) call(args string) error {
+	meta := ""
+	if c.stateless {
+		meta = statelessMeta
+	}
 	body := `{"jsonrpc":"2.0","id":` + strconv.FormatUint(c.ids.Add(1), 10) +
-		`,"method":"tools/call","params":{"name":"` + c.tool + `","arguments":` + args + `}}`
+		`,"method":"tools/call","params":{"name":"` + c.tool + `","arguments":` + args + meta + `}}`
 	resp, err := c.post(body)
 	if err != nil {
 		return err

@@ -125,12 +125,22 @@ func nodeRows(cfg config, w *strings.Builder, label, dir, tool, args string, pro
 		return "", err
 	}
 	defer floor.stop()
+	stdio26, err := startStdioStateless(label+"."+tool, cfg.node, "serve", "--bundles", dir, "--log-level", "warn")
+	if err != nil {
+		return "", err
+	}
+	defer stdio26.close()
+	http26 := startHTTPStateless(viaHTTP.url, label+"."+tool)
+	defer http26.close()
 	res, err := compareRoutes(cfg, w, label, args, []int{1, 8}, []route{{name: "direct stdio", c: direct},
-		{name: "node, stdio front", c: viaStdio}, {name: "node, HTTP front", c: viaHTTP, http: true}, {name: floorName, c: floor.c, http: true}}, 3)
+		{name: "node, stdio front", c: viaStdio}, {name: "node, HTTP front", c: viaHTTP, http: true}, {name: floorName, c: floor.c, http: true},
+		{name: "node, stdio front, 2026-07-28 stateless", c: stdio26}, {name: "node, HTTP front, 2026-07-28 stateless", c: http26, http: true}}, 3)
 	if err != nil {
 		return "", err
 	}
 	one := res[0]
-	return fmt.Sprintf("%s: one call in flight, the stdio front adds %s at the median and %s at p99 over direct stdio; the HTTP front %s at the median over the floor.",
-		label, us(one[1].p50-one[0].p50), us(one[1].p99-one[0].p99), us(one[2].p50-one[3].p50)), nil
+	return fmt.Sprintf("%s: one call in flight, the stdio front adds %s at the median and %s at p99 over direct stdio; the HTTP front %s at the median over the floor. "+
+		"A 2026-07-28 stateless call costs %s at the median over stdio and %s over HTTP, against %s and %s for a 2025-11-25 session call.",
+		label, us(one[1].p50-one[0].p50), us(one[1].p99-one[0].p99), us(one[2].p50-one[3].p50),
+		us(one[4].p50), us(one[5].p50), us(one[1].p50), us(one[2].p50)), nil
 }
