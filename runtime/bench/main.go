@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ type config struct {
 	duration time.Duration
 	rounds   int
 	out      string
+	only     string // comma-separated section names; "" runs every section
 }
 
 func main() {
@@ -31,6 +33,7 @@ func main() {
 	flag.DurationVar(&cfg.duration, "duration", 2*time.Second, "length of one measurement")
 	flag.IntVar(&cfg.rounds, "rounds", 3, "measurements per configuration; the median is reported")
 	flag.StringVar(&cfg.out, "out", "docs/PERFORMANCE.md", "file the report is written to (- for none)")
+	flag.StringVar(&cfg.only, "only", "", "run only these `SECTIONS` (comma-separated: "+strings.Join(sectionNames(), ", ")+")")
 	flag.Parse()
 	cfg.node = filepath.Join(cfg.root, "bin", "toolnode")
 	do := run
@@ -46,16 +49,38 @@ func main() {
 	}
 }
 
+// section is one part of the report.
+type section struct {
+	name string
+	run  func(config, *strings.Builder) error
+}
+
+func sections() []section {
+	return []section{{"calls", callLatency}, {"echo", echoLatency}, {"startup", startup}, {"hotadd", hotAdd},
+		{"memory", memory}, {"lazy", lazyBundles}, {"catalog", catalogScale}, {"search", searchSection}, {"pool", pool},
+		{"meos", meosThroughput}, {"peers", peers}, {"httpcpu", httpCPUSection}}
+}
+
+func sectionNames() []string {
+	var names []string
+	for _, s := range sections() {
+		names = append(names, s.name)
+	}
+	return names
+}
+
 func run(cfg config) error {
 	var report strings.Builder
 	fmt.Fprintf(&report, "# Performance\n\nMade by `make bench` (`go run ./runtime/bench`) on %s.\n\n%s%s\n",
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), machine(), loadAverage("at the start"))
 	fmt.Fprintf(&report, "Each figure is the median of %d runs of %s; the configurations of a table run in the same\n"+
 		"process, most taking turns one run at a time, so their ratios are what to read on a shared machine.\n\n", cfg.rounds, cfg.duration)
-	sections := []func(config, *strings.Builder) error{callLatency, echoLatency, startup, hotAdd, memory, lazyBundles, catalogScale, pool, meosThroughput, peers, httpCPUSection}
-	for _, s := range sections {
-		if err := s(cfg, &report); err != nil {
-			return err
+	for _, s := range sections() {
+		if cfg.only != "" && !slices.Contains(strings.Split(cfg.only, ","), s.name) {
+			continue
+		}
+		if err := s.run(cfg, &report); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
 		}
 	}
 	report.WriteString(loadAverage("at the end"))
