@@ -1,6 +1,7 @@
 package front
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -142,20 +143,21 @@ func headerValue(v string) (string, bool) {
 // tool's inputSchema marks with x-mcp-header: each argument present has its header, equal to
 // it.
 func (h *HTTPHandler) checkParamHeaders(r *http.Request, params json.RawMessage, mismatch func(string, ...any) *rpc.Error) *rpc.Error {
-	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if json.Unmarshal(params, &p) != nil {
+	var name string
+	if raw, ok := rpc.Member(params, "name"); !ok || json.Unmarshal(raw, &name) != nil {
 		return nil // the call itself reports bad params
 	}
-	e, ok := h.srv.node.Catalog().Lookup(p.Name)
+	e, ok := h.srv.node.Catalog().Lookup(name)
 	if !ok {
 		return nil
 	}
 	schema, _ := rpc.Member(e.JSON, "inputSchema")
+	if !bytes.Contains(schema, []byte("x-mcp-header")) {
+		return nil // most tools mirror nothing: no need to walk the schema
+	}
+	arguments, _ := rpc.Member(params, "arguments")
 	for _, ph := range paramHeaders(schema) {
-		want, present := argAt(p.Arguments, ph.path)
+		want, present := argAt(arguments, ph.path)
 		got, sent := r.Header[http.CanonicalHeaderKey(HeaderParamStart+ph.header)]
 		switch {
 		case !present && !sent:

@@ -39,11 +39,13 @@ func isStateless(params json.RawMessage) bool {
 // serve.
 func readMeta(params json.RawMessage) (requestMeta, *rpc.Error) {
 	var p struct {
-		Meta *mcp.StatelessMeta `json:"_meta"`
+		Meta *mcp.StatelessMeta
 	}
-	if len(params) > 0 {
-		if err := json.Unmarshal(params, &p); err != nil {
-			return requestMeta{}, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: %v", err)
+	// Only _meta is decoded: the arguments, of any size, are the bundle's business.
+	if raw, ok := rpc.Member(params, "_meta"); ok && string(raw) != "null" {
+		p.Meta = new(mcp.StatelessMeta)
+		if err := json.Unmarshal(raw, p.Meta); err != nil {
+			return requestMeta{}, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: _meta: %v", err)
 		}
 	}
 	switch {

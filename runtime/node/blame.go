@@ -3,6 +3,7 @@ package node
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,6 +25,8 @@ const (
 
 // blame counts, per client, the crashes of one bundle its calls were in flight for.
 type blame struct {
+	any     atomic.Bool // some client is refused: only then is the table looked at per call
+	counted atomic.Bool // some crash is counted: only then does a call that ends well look
 	mu      sync.Mutex
 	crashes map[string]int
 	last    map[string]*instance // the process whose crash was counted last
@@ -47,14 +50,19 @@ func (bl *blame) crashed(key string, inst *instance) {
 	}
 	bl.last[key] = inst
 	bl.crashes[key]++
+	bl.counted.Store(true)
 	if bl.crashes[key] >= crashesToRefuse {
 		bl.until[key] = time.Now().Add(refuseFor)
 		bl.crashes[key] = 0
+		bl.any.Store(true)
 	}
 }
 
 // forgive clears a client's count after a call that ended well.
 func (bl *blame) forgive(key string) {
+	if !bl.counted.Load() {
+		return
+	}
 	bl.mu.Lock()
 	defer bl.mu.Unlock()
 	delete(bl.crashes, key)
@@ -62,6 +70,9 @@ func (bl *blame) forgive(key string) {
 
 // refused says why a client may not call the bundle now, or "".
 func (bl *blame) refused(key, bundle string) error {
+	if !bl.any.Load() {
+		return nil
+	}
 	bl.mu.Lock()
 	defer bl.mu.Unlock()
 	until, ok := bl.until[key]
@@ -70,6 +81,7 @@ func (bl *blame) refused(key, bundle string) error {
 	}
 	if time.Now().After(until) {
 		delete(bl.until, key)
+		bl.any.Store(len(bl.until) > 0)
 		return nil
 	}
 	return fmt.Errorf("this client's calls crashed bundle %q %d times in a row; its calls to it are refused until %s",
