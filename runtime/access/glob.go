@@ -50,12 +50,12 @@ func (p Pattern) Match(name string) bool {
 	star, mark := -1, 0
 	for ni < len(name) {
 		switch {
+		case pi < len(p) && p[pi] == '*': // a wildcard even where the name has a '*'
+			star, mark = pi, ni
+			pi++
 		case pi < len(p) && (p[pi] == '?' || p[pi] == name[ni]):
 			pi++
 			ni++
-		case pi < len(p) && p[pi] == '*':
-			star, mark = pi, ni
-			pi++
 		case star >= 0:
 			pi = star + 1
 			mark++
