@@ -201,7 +201,7 @@ func (sess *Session) Notify(ctx context.Context, method string, params any) erro
 // Request sends a bundle's request to the client, when the client declared the capability
 // it needs. It implements node.Session.
 func (sess *Session) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	need := map[string]string{mcp.MethodSampling: "sampling", mcp.MethodElicitation: "elicitation", mcp.MethodRootsList: "roots"}[method]
+	need := capabilityFor(method)
 	sess.mu.Lock()
 	_, has := sess.clientCaps[need]
 	sess.mu.Unlock()
