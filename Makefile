@@ -86,16 +86,22 @@ test-go: build/hydra
 	$(GO) vet ./...
 	GOOS=darwin $(GO) build ./...
 	$(GO) test ./...
-	$(MAKE) fuzz FUZZTIME=10s
+	$(MAKE) fuzz FUZZTIME=$(FUZZSLICE) FUZZMINIMIZE=$(FUZZSLICE)
 
-# Runs every fuzz target (a func Fuzz... in a Go test file) for FUZZTIME each. Their seed
-# corpora (testdata/fuzz) run in every go test; make test runs a 10 s slice of each.
+# Runs every fuzz target (a func Fuzz... in a Go test file) for FUZZTIME each (a duration,
+# or a count of inputs such as 200000x). Their seed corpora (testdata/fuzz) run in every go
+# test; make test runs a slice of FUZZSLICE inputs of each: a count, not a duration, since a
+# duration races the fuzz coordinator's own deadline on a loaded machine and fails a target
+# that found nothing ("context deadline exceeded"). FUZZMINIMIZE bounds the minimizing of
+# each new input (go test's -fuzzminimizetime).
 FUZZTIME ?= 5m
+FUZZMINIMIZE ?= 60s
+FUZZSLICE ?= 200000x
 fuzz:
 	@set -e; for file in $$(grep -rl --include='*_test.go' '^func Fuzz' runtime sdk-go | sort); do \
 	  for f in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$file); do \
 	    echo "fuzz $$f in ./$$(dirname $$file) for $(FUZZTIME)"; \
-	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./$$(dirname $$file); \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./$$(dirname $$file); \
 	  done; \
 	done
 
