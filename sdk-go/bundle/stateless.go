@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/toolnode/toolnode/sdk-go/mcp"
@@ -35,34 +34,54 @@ type era struct {
 	logMin       int32           // 2026-07-28: rank of the least severe level sent; math.MaxInt32: none
 }
 
-// statelessMeta is the part of a request's params this file reads.
-type statelessMeta struct {
-	Meta           *mcp.StatelessMeta `json:"_meta"`
-	InputResponses json.RawMessage    `json:"inputResponses"`
-	RequestState   *string            `json:"requestState"`
+// rounds is what a 2026-07-28 request retried after input_required carries: the answers
+// of this round and the sealed ones of earlier rounds.
+type rounds struct {
+	InputResponses json.RawMessage `json:"inputResponses"`
+	RequestState   *string         `json:"requestState"`
+}
+
+// given reports whether the request carries either, cheaply.
+func (r *rounds) given() bool { return r.RequestState != nil || len(r.InputResponses) > 0 }
+
+// roundsOf reads the rounds of a request whose params are not decoded otherwise.
+func roundsOf(params json.RawMessage) (rounds, *RPCError) {
+	var r rounds
+	if !bytes.Contains(params, []byte(`"requestState"`)) && !bytes.Contains(params, []byte(`"inputResponses"`)) {
+		return r, nil
+	}
+	return r, decodeParams(params, &r)
 }
 
 // eraOf reads which era a request belongs to. A request without a protocol version in its
 // _meta, or with one negotiated by initialize, is served in the session; one naming a
 // version nobody speaks is refused with -32022.
 func (ss *session) eraOf(params json.RawMessage) (era, *RPCError) {
-	var session era
 	// Most requests of a session carry no such key: spare them a second decoding.
 	if !bytes.Contains(params, []byte(mcp.MetaProtocolVersion)) {
-		return session, nil
+		return era{}, nil
 	}
-	var p statelessMeta
-	if json.Unmarshal(params, &p) != nil || p.Meta == nil || p.Meta.ProtocolVersion == "" ||
-		mcp.IsSupportedVersion(p.Meta.ProtocolVersion) {
-		return session, nil
+	var p struct {
+		Meta *mcp.StatelessMeta `json:"_meta"`
 	}
-	v := p.Meta.ProtocolVersion
+	if json.Unmarshal(params, &p) != nil {
+		return era{}, nil
+	}
+	return eraFrom(p.Meta)
+}
+
+// eraFrom is eraOf for a request whose _meta is decoded already (nil when it had none).
+func eraFrom(meta *mcp.StatelessMeta) (era, *RPCError) {
+	if meta == nil || meta.ProtocolVersion == "" || mcp.IsSupportedVersion(meta.ProtocolVersion) {
+		return era{}, nil
+	}
+	v := meta.ProtocolVersion
 	if !mcp.IsStatelessVersion(v) {
 		data, _ := json.Marshal(mcp.UnsupportedVersionData{Supported: mcp.AllVersions(), Requested: v})
 		return era{}, &RPCError{Code: mcp.CodeUnsupportedVersion, Message: fmt.Sprintf("unsupported protocol version %.64q", v), Data: data}
 	}
-	e := era{stateless: true, capabilities: p.Meta.ClientCapabilities, logMin: math.MaxInt32}
-	if rank, ok := mcp.LogLevelRank(p.Meta.LogLevel); ok {
+	e := era{stateless: true, capabilities: meta.ClientCapabilities, logMin: math.MaxInt32}
+	if rank, ok := mcp.LogLevelRank(meta.LogLevel); ok {
 		e.logMin = int32(rank)
 	}
 	return e, nil
@@ -112,7 +131,7 @@ func (ss *session) statelessAnswer(method string, result any, rerr *RPCError) (a
 	if len(bytes.TrimSpace(b[1:len(b)-1])) > 0 {
 		extra = "," + extra
 	}
-	return json.RawMessage(string(b[:len(b)-1]) + extra + "}"), nil
+	return encoded(append(append(b[:len(b)-1], extra...), '}')), nil
 }
 
 // Input asks the client for input on behalf of the request being served: a tool call, a
@@ -274,34 +293,30 @@ func (in *Input) require(method string) error {
 }
 
 // newInput prepares the questions of one request. Under 2026-07-28 it opens the answers
-// the client gives back: those sealed in requestState by an earlier round and those of
+// the client gives back (r): those sealed in requestState by an earlier round and those of
 // this round. Malformed or tampered answers are -32602. method, target and args say what
 // a state is bound to; they are hashed only when a state is opened or sealed, which costs
 // more than a small call.
-func (ss *session) newInput(id json.RawMessage, e era, params json.RawMessage, method, target string, args json.RawMessage) (*Input, *RPCError) {
+func (ss *session) newInput(id json.RawMessage, e era, r rounds, method, target string, args json.RawMessage) (*Input, *RPCError) {
 	in := &Input{ss: ss, id: id, era: e}
 	if !e.stateless {
 		return in, nil
 	}
-	in.digest = sync.OnceValue(func() string { return callDigest(method, target, args) })
+	in.digest = func() string { return callDigest(method, target, args) }
 	in.answers = map[string]json.RawMessage{}
-	if !bytes.Contains(params, []byte(`"requestState"`)) && !bytes.Contains(params, []byte(`"inputResponses"`)) {
+	if !r.given() {
 		return in, nil
 	}
-	var p statelessMeta
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
-	if p.RequestState != nil {
-		sealed, err := ss.s.openState(*p.RequestState, in.digest())
+	if r.RequestState != nil {
+		sealed, err := ss.s.openState(*r.RequestState, in.digest())
 		if err != nil {
 			return nil, errorf(mcp.CodeInvalidParams, "invalid requestState: %v", err)
 		}
 		in.answers = sealed
 	}
-	if len(p.InputResponses) > 0 && string(p.InputResponses) != "null" {
+	if len(r.InputResponses) > 0 && string(r.InputResponses) != "null" {
 		var given map[string]json.RawMessage
-		if json.Unmarshal(p.InputResponses, &given) != nil {
+		if json.Unmarshal(r.InputResponses, &given) != nil {
 			return nil, errorf(mcp.CodeInvalidParams, "inputResponses must map each key to a result object")
 		}
 		for k, v := range given {
@@ -312,6 +327,18 @@ func (ss *session) newInput(id json.RawMessage, e era, params json.RawMessage, m
 		}
 	}
 	return in, nil
+}
+
+// inputFor is newInput for a request whose params are not decoded otherwise.
+func (ss *session) inputFor(id json.RawMessage, e era, params json.RawMessage, method, target string, args json.RawMessage) (*Input, *RPCError) {
+	var r rounds
+	if e.stateless {
+		var rerr *RPCError
+		if r, rerr = roundsOf(params); rerr != nil {
+			return nil, rerr
+		}
+	}
+	return ss.newInput(id, e, r, method, target, args)
 }
 
 // finish turns the end of a round into its answer: the questions still open (with the
