@@ -31,6 +31,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		MaxLine:     s.opts.MaxMessage,
 		MaxQueue:    s.opts.MaxQueue,
 		Limits:      s.opts.Limits,
+		Batch:       s.node.Batch(),
 		Handle:      st.handle,
 		OnInvalid:   st.invalid,
 		OnUnmatched: st.unmatched,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/catalog"
 	"github.com/toolnode/toolnode/runtime/manifest"
+	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/runtime/telemetry"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -61,6 +62,9 @@ type Config struct {
 	// StateDir is where the surfaces of lazy bundles are cached between runs. Default: ""
 	// keeps them in memory only, so a lazy bundle starts once per run to show its surface.
 	StateDir string
+	// Batch gathers the writes to bundle processes that a burst of messages causes; a
+	// front's connections share it through Node.Batch. Default: a new one.
+	Batch *rpc.Batch
 }
 
 // Node runs bundles and routes between them and the sessions of the fronts.
@@ -113,6 +117,9 @@ func New(cfg Config) *Node {
 	if cfg.Telemetry == nil {
 		cfg.Telemetry = telemetry.Nop{}
 	}
+	if cfg.Batch == nil {
+		cfg.Batch = &rpc.Batch{}
+	}
 	n := &Node{
 		cfg:      cfg,
 		sup:      cfg.Supervision.withDefaults(),
@@ -128,6 +135,10 @@ func New(cfg Config) *Node {
 	n.subs = subscriptions{byURI: map[string]map[Session]bool{}}
 	return n
 }
+
+// Batch is what gathers the writes to the node's bundle processes; a front's connection
+// given it has its writes gathered with theirs.
+func (n *Node) Batch() *rpc.Batch { return n.cfg.Batch }
 
 // Start launches the configured bundles in parallel and returns at once. Ready is closed
 // when each has answered its handshake and lists, or failed to.

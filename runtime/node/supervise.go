@@ -339,6 +339,7 @@ func (n *Node) startInstance(b *bundle) (*instance, lists, error) {
 	}
 	cfg.Process.StderrLineMax = n.limits.StderrLine
 	cfg.MaxLine, cfg.MaxQueue, cfg.Limits = n.limits.MaxLine, n.limits.MaxQueue, n.limits.Message
+	cfg.Batch = n.cfg.Batch
 	cfg.Handler = bundleHandler{n: n, b: b, inst: inst}
 	cfg.ClientInfo = mcp.Implementation{Name: "toolnode", Version: n.cfg.Version}
 	// Offered so that bundles may ask; the node relays each request to the client whose

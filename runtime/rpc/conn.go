@@ -38,6 +38,9 @@ type ConnOptions struct {
 	// OnUnmatched is told of each response that no call waits for (an answer to a call
 	// given up on, a second answer, an id never sent). It is dropped. Default: silently.
 	OnUnmatched func(m *Message)
+	// Batch, when set, is held while whole lines wait in the read buffer, and defers this
+	// Conn's own writes while anyone holds it; see Batch.
+	Batch *Batch
 }
 
 // Conn is a JSON-RPC connection over newline-delimited JSON, the MCP stdio transport: one
@@ -64,7 +67,7 @@ func NewConn(r io.Reader, w io.Writer, closer io.Closer, opts ConnOptions) *Conn
 	c := &Conn{
 		opts:   opts,
 		r:      bufio.NewReaderSize(r, 64<<10),
-		out:    NewOutbox(w, OutboxOptions{MaxQueue: opts.MaxQueue}),
+		out:    NewOutbox(w, OutboxOptions{MaxQueue: opts.MaxQueue, Batch: opts.Batch}),
 		closer: closer,
 		done:   make(chan struct{}),
 	}
@@ -156,7 +159,11 @@ func (c *Conn) Close() error {
 
 func (c *Conn) read() {
 	var err error
+	holding := false
 	defer func() {
+		if holding {
+			c.opts.Batch.release()
+		}
 		c.readErr = err
 		c.pending.Close(fmt.Errorf("%w: %v", ErrClosed, err))
 		close(c.done)
@@ -164,7 +171,17 @@ func (c *Conn) read() {
 	for {
 		var line []byte
 		var over *overLong
+		if holding && !c.lineBuffered() {
+			// The burst is handled: what it caused is written before waiting for input.
+			holding = false
+			c.opts.Batch.release()
+		}
 		line, over, err = c.readLine()
+		if c.opts.Batch != nil && !holding && c.lineBuffered() {
+			// More messages came in the same read: what they cause is written together.
+			holding = true
+			c.opts.Batch.hold()
+		}
 		if over != nil {
 			c.tooLong(over)
 			continue
@@ -186,6 +203,17 @@ func (c *Conn) read() {
 			c.opts.Handle(&m)
 		}
 	}
+}
+
+// lineBuffered reports whether a whole line waits in the read buffer, so that reading it
+// will not wait for the peer.
+func (c *Conn) lineBuffered() bool {
+	n := c.r.Buffered()
+	if n == 0 {
+		return false
+	}
+	b, _ := c.r.Peek(n)
+	return bytes.IndexByte(b, '\n') >= 0
 }
 
 // deliver hands a response to the call it answers. An error answered with a null id (the

@@ -32,8 +32,10 @@ type Outbox struct {
 	flush  func() error
 	direct func([]byte) (int, error)
 	limit  int
+	batch  *Batch
 
 	mu      sync.Mutex
+	inBatch bool // queued for the release of batch
 	buf     []byte
 	spare   []byte
 	writing int // bytes taken by Run and being written
@@ -51,6 +53,9 @@ type OutboxOptions struct {
 	MaxQueue int
 	// Flush, when set, runs after each batch of writes (an HTTP stream flushes).
 	Flush func() error
+	// Batch, when set, defers the writes made at once (to a non-blocking pipe) while it is
+	// held.
+	Batch *Batch
 }
 
 // NewOutbox returns an outbox writing to w. Start Run on a goroutine of its own.
@@ -58,7 +63,7 @@ func NewOutbox(w io.Writer, opts OutboxOptions) *Outbox {
 	if opts.MaxQueue <= 0 {
 		opts.MaxQueue = DefaultMaxQueue
 	}
-	return &Outbox{w: w, flush: opts.Flush, direct: directWriter(w), limit: opts.MaxQueue,
+	return &Outbox{w: w, flush: opts.Flush, direct: directWriter(w), limit: opts.MaxQueue, batch: opts.Batch,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 }
 
@@ -78,7 +83,7 @@ func (o *Outbox) Send(b []byte) error {
 	if queued > 0 && queued+len(b) > o.limit {
 		return fmt.Errorf("%w: %d bytes are waiting, over the limit of %d", ErrNotReading, queued, o.limit)
 	}
-	if queued == 0 && o.direct != nil {
+	if queued == 0 && o.direct != nil && (o.batch == nil || !o.batch.keep(o)) {
 		n, err := o.direct(b)
 		if err != nil {
 			o.err = fmt.Errorf("write: %w", err)
@@ -90,11 +95,41 @@ func (o *Outbox) Send(b []byte) error {
 		b = b[n:]
 	}
 	o.buf = append(o.buf, b...)
+	if o.inBatch {
+		return nil // written at the release
+	}
 	select {
 	case o.wake <- struct{}{}:
 	default:
 	}
 	return nil
+}
+
+// writeHeld writes what was kept while a Batch was held: at once what the pipe takes, the
+// rest by Run.
+func (o *Outbox) writeHeld() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.inBatch = false
+	if len(o.buf) == 0 || o.err != nil {
+		return
+	}
+	if o.writing == 0 {
+		n, err := o.direct(o.buf)
+		if err != nil {
+			o.err = fmt.Errorf("write: %w", err)
+			o.buf = nil
+			return
+		}
+		o.buf = o.buf[:copy(o.buf, o.buf[n:])]
+		if len(o.buf) == 0 {
+			return
+		}
+	}
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
 }
 
 // Queued is the number of bytes waiting for the peer.

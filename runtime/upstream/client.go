@@ -104,6 +104,9 @@ type Config struct {
 	// OnJunk, when set, is also told of each message that is not MCP (after it is
 	// logged).
 	OnJunk func(line []byte, err error)
+	// Batch, when set, gathers the writes to a process with those of the connections that
+	// share it (see rpc.Batch).
+	Batch *rpc.Batch
 }
 
 // Client is a live session with a bundle. Its methods are safe for concurrent use.

@@ -32,6 +32,7 @@ func startStdio(cfg Config, h hooks) (*stdio, error) {
 		MaxLine:     cfg.MaxLine,
 		MaxQueue:    cfg.MaxQueue,
 		Limits:      cfg.Limits,
+		Batch:       cfg.Batch,
 		Handle:      h.handle,
 		OnInvalid:   h.invalid,
 		OnUnmatched: h.unmatched,
