@@ -389,6 +389,9 @@ func (ss *session) callTool(ctx context.Context, id, params json.RawMessage, e e
 	if p.Meta != nil && len(p.Meta.ProgressToken) > 0 && string(p.Meta.ProgressToken) != "null" {
 		c.progressToken = p.Meta.ProgressToken
 	}
+	if p.Meta != nil {
+		c.trace = traceContextOf(p.Meta.Traceparent, p.Meta.Tracestate)
+	}
 	in, rerr := ss.newInput(id, e, params, mcp.MethodToolsCall, p.Name, c.Arguments)
 	if rerr != nil {
 		return nil, rerr
