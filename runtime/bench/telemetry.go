@@ -74,7 +74,7 @@ func telemetrySection(cfg config, w *strings.Builder) error {
 		return err
 	}
 	defer stdioOn.close()
-	stdioOff.meta, stdioOn.meta = traceMeta, traceMeta
+	httpOff.meta, httpOn.meta, stdioOff.meta, stdioOn.meta = traceMeta, traceMeta, traceMeta, traceMeta
 
 	const args = `{"text":"bench"}`
 	var calls float64 // made with telemetry on, about
@@ -82,7 +82,7 @@ func telemetrySection(cfg config, w *strings.Builder) error {
 		name    string
 		off, on caller
 	}{
-		{"HTTP", tracedHTTP{httpOff}, tracedHTTP{httpOn}},
+		{"HTTP", httpOff, httpOn},
 		{"stdio", stdioOff, stdioOn},
 	} {
 		res, err := compareRoutes(cfg, w, front.name, args, []int{1, 8},
@@ -133,21 +133,4 @@ func scrapedCalls(addr string) (int, error) {
 		return 0, fmt.Errorf("scrape %s: no tools/call counted", addr)
 	}
 	return total, nil
-}
-
-// tracedHTTP makes the httpClient's call with the client's traceparent in _meta.
-type tracedHTTP struct{ *httpClient }
-
-func (c tracedHTTP) call(args string) error {
-	body := `{"jsonrpc":"2.0","id":` + strconv.FormatUint(c.ids.Add(1), 10) +
-		`,"method":"tools/call","params":{"name":"` + c.tool + `","arguments":` + args + traceMeta + `}}`
-	resp, err := c.post(body)
-	if err != nil {
-		return err
-	}
-	b, err := answer(resp)
-	if err != nil {
-		return err
-	}
-	return echoed(b, args)
 }
