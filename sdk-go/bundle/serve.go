@@ -386,11 +386,11 @@ func (ss *session) callTool(ctx context.Context, id, params json.RawMessage, e e
 	if len(c.Arguments) == 0 || string(c.Arguments) == "null" {
 		c.Arguments = json.RawMessage("{}")
 	}
-	if p.Meta != nil && len(p.Meta.ProgressToken) > 0 && string(p.Meta.ProgressToken) != "null" {
-		c.progressToken = p.Meta.ProgressToken
-	}
 	if p.Meta != nil {
 		c.trace = traceContextOf(p.Meta.Traceparent, p.Meta.Tracestate)
+	}
+	if p.Meta != nil && len(p.Meta.ProgressToken) > 0 && string(p.Meta.ProgressToken) != "null" {
+		c.progressToken = p.Meta.ProgressToken
 	}
 	in, rerr := ss.newInput(id, e, params, mcp.MethodToolsCall, p.Name, c.Arguments)
 	if rerr != nil {
