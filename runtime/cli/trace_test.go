@@ -63,7 +63,8 @@ func tracedBundle() error {
 // A client's traceparent in _meta, over HTTP and stdio and in both eras, starts one trace
 // that holds the client's span, the node's span for the request (its child), the node's
 // span for the call to the bundle, and the span the bundle makes with what our Go SDK
-// handed it, each the parent of the next.
+// handed it, each the parent of the next. With the node's tracing off, the bundle's span is
+// the client's child.
 func TestOneTraceFromClientThroughNodeToBundle(t *testing.T) {
 	rcv := otlptest.New()
 	t.Cleanup(rcv.Close)
@@ -93,24 +94,33 @@ func TestOneTraceFromClientThroughNodeToBundle(t *testing.T) {
 	httpURL := startHTTPNode(t, "--bundles", dir)
 	tests := []struct {
 		front, version string
+		nodeOff        bool // the node's tracing turned off
 	}{
-		{"http", "2025-11-25"},
-		{"http", "2026-07-28"},
-		{"stdio", "2025-11-25"},
-		{"stdio", "2026-07-28"},
+		{"http", "2025-11-25", false},
+		{"http", "2026-07-28", false},
+		{"stdio", "2025-11-25", false},
+		{"stdio", "2026-07-28", false},
+		{"stdio", "2026-07-28", true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.front+" "+tt.version, func(t *testing.T) {
+		name := tt.front + " " + tt.version
+		if tt.nodeOff {
+			name += " node tracing off"
+		}
+		t.Run(name, func(t *testing.T) {
 			var s *mcp.ClientSession
-			if tt.front == "http" {
+			switch {
+			case tt.front == "http":
 				s = connectHTTPAt(t, httpURL, nil, tt.version)
-			} else {
+			case tt.nodeOff:
+				s = startNodeAt(t, tt.version, nil, []string{"OTEL_SDK_DISABLED=true"}, "--bundles", dir).session
+			default:
 				s = startNodeAt(t, tt.version, nil, nil, "--bundles", dir).session
 			}
 			if v := s.InitializeResult().ProtocolVersion; v != tt.version {
 				t.Fatalf("the client speaks %s", v)
 			}
-			tag := strings.ReplaceAll(tt.front+"-"+tt.version, "-", "_")
+			tag := strings.NewReplacer("-", "_", " ", "_").Replace(name)
 			cctx, span := client.Tracer("client").Start(ctx, "tools/call traced.work", trace.WithSpanKind(trace.SpanKindClient))
 			carrier := propagation.MapCarrier{}
 			propagation.TraceContext{}.Inject(cctx, carrier)
@@ -135,6 +145,9 @@ func TestOneTraceFromClientThroughNodeToBundle(t *testing.T) {
 				"toolnode tools/call work",
 				"traced-bundle work " + tag,
 			}
+			if tt.nodeOff {
+				chain = []string{chain[0], chain[3]}
+			}
 			var found []otlptest.Span
 			eventually(t, 15*time.Second, func() string {
 				byName := map[string]otlptest.Span{}
@@ -158,9 +171,14 @@ func TestOneTraceFromClientThroughNodeToBundle(t *testing.T) {
 					t.Errorf("%s: parent %x, want %s's %x", chain[i], found[i].ParentSpanId, chain[i-1], found[i-1].SpanId)
 				}
 			}
-			// What the SDK handed the tool names the node's bundle-call span.
-			if want := "-" + hex.EncodeToString(found[2].SpanId) + "-"; !strings.Contains(seen, hex.EncodeToString(traceID[:])) || !strings.Contains(seen, want) {
+			// What the SDK handed the tool names the span before the bundle's: the node's
+			// bundle-call span, or with the node's tracing off the client's own.
+			caller := found[len(found)-2]
+			if want := "-" + hex.EncodeToString(caller.SpanId) + "-"; !strings.Contains(seen, hex.EncodeToString(traceID[:])) || !strings.Contains(seen, want) {
 				t.Errorf("the bundle saw traceparent %q, want trace %s and parent %s", seen, traceID, want)
+			}
+			if tt.nodeOff && seen != carrier["traceparent"] {
+				t.Errorf("with tracing off the bundle saw %q, not the client's %q", seen, carrier["traceparent"])
 			}
 		})
 	}
