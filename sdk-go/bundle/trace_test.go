@@ -2,7 +2,6 @@ package bundle_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	"go.opentelemetry.io/otel/propagation"
@@ -60,12 +59,11 @@ func TestCallTraceContext(t *testing.T) {
 		{"not a string", `"traceparent":42,"tracestate":"a=b"`, "", ""},
 		{"tracestate not a string", `"traceparent":"` + parent + `","tracestate":{"a":"b"}`, parent, ""},
 	}
-	c := serve(t, t.Context(), traceServer(t))
-	for i, tt := range tests {
+	s := traceServer(t)
+	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c.t = t
-			id, _ := json.Marshal(i + 1)
-			c.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"method":"tools/call","params":{"name":"trace","_meta":{` + tt.meta + `}}}`)
+			c := serve(t, t.Context(), s)
+			c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"trace","_meta":{` + tt.meta + `}}}`)
 			got := c.recv()
 			res, _ := got["result"].(map[string]any)
 			sc, _ := res["structuredContent"].(map[string]any)
