@@ -92,6 +92,21 @@ static json_t *ask_name(tn_call_t *call, json_t *args, void *user)
     return result;
 }
 
+/* The trace context the call carried, as the SDK hands it out: borrowed
+ * strings, copied into the result. */
+static json_t *trace(tn_call_t *call, json_t *args, void *user)
+{
+    (void)args, (void)user;
+    json_t *seen = json_object();
+    const char *parent = tn_call_traceparent(call);
+    const char *state = tn_call_tracestate(call);
+    if (parent)
+        json_object_set_new(seen, "traceparent", json_string(parent));
+    if (state)
+        json_object_set_new(seen, "tracestate", json_string(state));
+    return tn_result_structured(seen);
+}
+
 static const tn_tool_t tools[] = {
     {.name = "greet",
      .description = "Greet someone by name.",
@@ -120,6 +135,13 @@ static const tn_tool_t tools[] = {
      .description = "Ask the user for their name and greet them.",
      .input_schema = "{\"type\":\"object\",\"properties\":{}}",
      .handler = ask_name},
+    {.name = "trace",
+     .description = "Tell the W3C trace context the call carried in _meta.",
+     .input_schema = "{\"type\":\"object\",\"properties\":{}}",
+     .output_schema = "{\"type\":\"object\",\"properties\":{"
+                      "\"traceparent\":{\"type\":\"string\"},"
+                      "\"tracestate\":{\"type\":\"string\"}}}",
+     .handler = trace},
 };
 
 int main(void)

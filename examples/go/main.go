@@ -71,6 +71,14 @@ func run(ctx context.Context) error {
 			Description: "Ask the user for their name and greet them.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
 		}, askName},
+		{mcp.Tool{
+			Name:         "trace",
+			Description:  "Tell the W3C trace context the call carried in _meta.",
+			InputSchema:  json.RawMessage(`{"type":"object","properties":{}}`),
+			OutputSchema: json.RawMessage(traceSchema),
+		}, func(_ context.Context, call *bundle.Call) (*mcp.CallToolResult, error) {
+			return bundle.StructuredResult(call.TraceContext())
+		}},
 	}
 	for _, t := range tools {
 		if err := s.AddTool(t.tool, t.handler); err != nil {
@@ -79,6 +87,9 @@ func run(ctx context.Context) error {
 	}
 	return s.ServeStdio(ctx)
 }
+
+// traceSchema is the output of the trace tool: the _meta members it saw.
+const traceSchema = `{"type":"object","properties":{"traceparent":{"type":"string"},"tracestate":{"type":"string"}}}`
 
 func greet(_ context.Context, call *bundle.Call) (*mcp.CallToolResult, error) {
 	var args struct {

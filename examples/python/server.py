@@ -98,5 +98,18 @@ def ask_name(args: Dict[str, Any], ctx: Context) -> str:
     return f"Hello, {answer['content']['name']}!"
 
 
+
+@server.tool(
+    name="trace",
+    description="Tell the W3C trace context the call carried in _meta.",
+    input_schema={"type": "object", "properties": {}},
+    output_schema={
+        "type": "object",
+        "properties": {"traceparent": {"type": "string"}, "tracestate": {"type": "string"}},
+    },
+)
+def trace(args: Dict[str, Any], ctx: Context) -> Result:
+    return Result(structured_content=ctx.trace_context)
+
 if __name__ == "__main__":
     server.run()

@@ -54,6 +54,7 @@ def test_official_client_drives_the_example() -> None:
                     "node-lamp.status",
                     "sleep",
                     "ask-name",
+                    "trace",
                 ]
                 assert tools[1].output_schema == {
                     "type": "object",

@@ -196,7 +196,8 @@ func stopChild(cmd *exec.Cmd, in io.Closer) {
 // the protocol version it agreed to.
 type httpClient struct {
 	url, session, version, tool string
-	stateless                   bool // 2026-07-28: no session, the revision's headers and _meta
+	stateless                   bool   // 2026-07-28: no session, the revision's headers and _meta
+	meta                        string // the _meta member of each call's params, as stdioClient's; a stateless client's is its own
 	hc                          *http.Client
 	ids                         atomic.Uint64
 }
@@ -283,7 +284,7 @@ func answer(resp *http.Response) ([]byte, error) {
 }
 
 func (c *httpClient) call(args string) error {
-	meta := ""
+	meta := c.meta
 	if c.stateless {
 		meta = statelessMeta
 	}

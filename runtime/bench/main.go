@@ -58,7 +58,8 @@ type section struct {
 func sections() []section {
 	return []section{{"calls", callLatency}, {"echo", echoLatency}, {"startup", startup}, {"hotadd", hotAdd},
 		{"memory", memory}, {"lazy", lazyBundles}, {"catalog", catalogScale}, {"search", searchSection}, {"pool", pool},
-		{"meos", meosThroughput}, {"peers", peers}, {"httpcpu", httpCPUSection}}
+		{"meos", meosThroughput}, {"peers", peers}, {"httpcpu", httpCPUSection},
+		{"telemetry", telemetrySection}}
 }
 
 func sectionNames() []string {
@@ -230,14 +231,14 @@ func startNodeHTTP(cfg config, dir, tool string) (*httpClient, func(), error) {
 	return c, stop, err
 }
 
-// startNodeEnv is startNodeHTTP with env added to the node's environment; it also returns
-// the node's pid.
-func startNodeEnv(cfg config, dir, tool string, env []string) (*httpClient, int, func(), error) {
+// startNodeEnv is startNodeHTTP with env added to the node's environment and args to its
+// command line; it also returns the node's pid.
+func startNodeEnv(cfg config, dir, tool string, env []string, args ...string) (*httpClient, int, func(), error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	cmd := exec.Command(cfg.node, "serve", "--bundles", dir, "--http", addr, "--log-level", "warn")
+	cmd := exec.Command(cfg.node, append([]string{"serve", "--bundles", dir, "--http", addr, "--log-level", "warn"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {

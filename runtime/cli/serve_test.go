@@ -33,6 +33,12 @@ func TestMain(m *testing.M) {
 	case os.Getenv("TOOLNODE_GOSDK_BUNDLE") == "1":
 		goSDKBundle()
 		os.Exit(0)
+	case os.Getenv(tracedBundleEnv) == "1":
+		if err := tracedBundle(); err != nil {
+			fmt.Fprintln(os.Stderr, "traced bundle:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	case os.Getenv("TOOLNODE_TEST_MAIN") == "1":
 		os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}

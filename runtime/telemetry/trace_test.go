@@ -21,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolnode/toolnode/runtime/telemetry"
+	"github.com/toolnode/toolnode/runtime/telemetry/otlptest"
 )
 
 // bundleEnv makes the test binary act as a bundle: it answers one tools/call read from
@@ -144,9 +145,9 @@ func TestOneTraceFromClientThroughBundle(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	byName := map[string]receivedSpan{}
+	byName := map[string]otlptest.Span{}
 	for _, s := range rcv.Spans() {
-		byName[s.service+" "+s.span.Name] = s
+		byName[s.Service+" "+s.Name] = s
 	}
 	chain := []string{ // each the parent of the next
 		"client tools/call example.greet",
@@ -159,11 +160,11 @@ func TestOneTraceFromClientThroughBundle(t *testing.T) {
 		if !ok {
 			t.Fatalf("no span %q among %v", name, names(rcv.Spans()))
 		}
-		if !bytes.Equal(s.span.TraceId, byName[chain[0]].span.TraceId) {
-			t.Errorf("%s: trace %x, want the client's %x", name, s.span.TraceId, byName[chain[0]].span.TraceId)
+		if !bytes.Equal(s.TraceId, byName[chain[0]].TraceId) {
+			t.Errorf("%s: trace %x, want the client's %x", name, s.TraceId, byName[chain[0]].TraceId)
 		}
-		if i > 0 && !bytes.Equal(s.span.ParentSpanId, byName[chain[i-1]].span.SpanId) {
-			t.Errorf("%s: parent %x, want %s's %x", name, s.span.ParentSpanId, chain[i-1], byName[chain[i-1]].span.SpanId)
+		if i > 0 && !bytes.Equal(s.ParentSpanId, byName[chain[i-1]].SpanId) {
+			t.Errorf("%s: parent %x, want %s's %x", name, s.ParentSpanId, chain[i-1], byName[chain[i-1]].SpanId)
 		}
 	}
 
@@ -192,11 +193,11 @@ func TestOneTraceFromClientThroughBundle(t *testing.T) {
 			t.Errorf("no span %q", tc.span)
 			continue
 		}
-		if s.span.Kind != tc.kind {
-			t.Errorf("%s: kind %v, want %v", tc.span, s.span.Kind, tc.kind)
+		if s.Kind != tc.kind {
+			t.Errorf("%s: kind %v, want %v", tc.span, s.Kind, tc.kind)
 		}
 		got := map[string]string{}
-		for _, a := range s.span.Attributes {
+		for _, a := range s.Attributes {
 			got[a.Key] = a.GetValue().GetStringValue()
 		}
 		for k, v := range tc.want {
@@ -204,8 +205,8 @@ func TestOneTraceFromClientThroughBundle(t *testing.T) {
 				t.Errorf("%s: %s = %q, want %q", tc.span, k, got[k], v)
 			}
 		}
-		if failed := tc.want["error.type"] != ""; failed != (s.span.GetStatus().GetCode() == tracepb.Status_STATUS_CODE_ERROR) {
-			t.Errorf("%s: status %v", tc.span, s.span.GetStatus())
+		if failed := tc.want["error.type"] != ""; failed != (s.GetStatus().GetCode() == tracepb.Status_STATUS_CODE_ERROR) {
+			t.Errorf("%s: status %v", tc.span, s.GetStatus())
 		}
 	}
 
@@ -223,10 +224,10 @@ func TestOneTraceFromClientThroughBundle(t *testing.T) {
 	}
 }
 
-func names(spans []receivedSpan) []string {
+func names(spans []otlptest.Span) []string {
 	var out []string
 	for _, s := range spans {
-		out = append(out, s.service+" "+s.span.Name+" "+hex.EncodeToString(s.span.SpanId))
+		out = append(out, s.Service+" "+s.Name+" "+hex.EncodeToString(s.SpanId))
 	}
 	return out
 }

@@ -221,6 +221,21 @@ int tn_progress(tn_call_t *call, double progress, double total,
 tn_server_t *tn_call_server(const tn_call_t *call);
 
 /*
+ * Return the W3C Trace Context the call's request carried in params._meta,
+ * in either era: the caller's span (a node's bundle-call span when the node
+ * traces), so that spans the handler makes join the caller's trace.
+ * tn_call_traceparent() returns NULL when the request carried none or one
+ * that is not a valid traceparent (lower-case hex, non-zero ids, version not
+ * ff); tn_call_tracestate() returns NULL when it carried none or when the
+ * traceparent is NULL. NULL for NULL.
+ *   call: borrowed.
+ * The string is borrowed from the call: valid until the handler returns,
+ * never freed by the caller; copy it to keep it longer.
+ */
+const char *tn_call_traceparent(const tn_call_t *call);
+const char *tn_call_tracestate(const tn_call_t *call);
+
+/*
  * Sends a log message on behalf of the call: notifications/message with
  * logger = the tool's name, data = the formatted text and
  * _meta["io.toolnode/request"] = the call's request id, so that a node

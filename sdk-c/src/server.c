@@ -134,6 +134,8 @@ static void call_free(tn_call_t *call)
     json_decref(call->id);
     json_decref(call->args);
     json_decref(call->progress_token);
+    json_decref(call->traceparent);
+    json_decref(call->tracestate);
     json_decref(call->capabilities);
     json_decref(call->answers);
     json_decref(call->need);
@@ -401,6 +403,7 @@ static void on_tools_call(tn_server_t *server, const tn_era_t *era,
     call->args = args;
     if (json_is_string(token) || json_is_integer(token))
         call->progress_token = json_incref(token);
+    tn__read_trace_context(call, json_object_get(params, "_meta"));
     call->stateless = era->stateless;
     call->log_min = era->log_min;
     call->capabilities = json_incref(era->capabilities);

@@ -54,6 +54,8 @@ struct tn_call_t {
     json_t *id;             /* request id: string or integer */
     json_t *args;           /* checked arguments, always an object */
     json_t *progress_token; /* NULL when the client asked for no progress */
+    json_t *traceparent;    /* strings from _meta, NULL when absent or invalid */
+    json_t *tracestate;
     atomic_int cancelled;
 
     /* Era of the request. Under 2026-07-28: the capabilities and log level
@@ -160,6 +162,8 @@ int tn__restore_answers(tn_server_t *server, tn_call_t *call,
 json_t *tn__input_required(tn_server_t *server, tn_call_t *call);
 void tn__answered(tn_server_t *server, json_t *message);
 json_t *tn__routing_meta(const tn_call_t *call); /* new */
+/* Keeps the trace context of a request's _meta on call. */
+void tn__read_trace_context(tn_call_t *call, json_t *meta);
 void tn__end_input(tn_server_t *server);
 
 /* result.c */

@@ -130,10 +130,13 @@ static void contract(void)
          "\"minimum\":0,\"maximum\":60000}},\"required\":[\"ms\"]}",
          NULL},
         {"ask-name", "{\"type\":\"object\",\"properties\":{}}", NULL},
+        {"trace", "{\"type\":\"object\",\"properties\":{}}",
+         "{\"type\":\"object\",\"properties\":{\"traceparent\":{\"type\":"
+         "\"string\"},\"tracestate\":{\"type\":\"string\"}}}"},
     };
     json_t *tools = json_object_get(json_object_get(list, "result"), "tools");
-    CHECK_INT(json_array_size(tools), 5);
-    for (size_t i = 0; i < 5 && i < json_array_size(tools); i++) {
+    CHECK_INT(json_array_size(tools), 6);
+    for (size_t i = 0; i < 6 && i < json_array_size(tools); i++) {
         json_t *tool = json_array_get(tools, i);
         CHECK_STR(json_string_value(json_object_get(tool, "name")),
                   want[i][0]);

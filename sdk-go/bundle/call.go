@@ -23,6 +23,7 @@ type Call struct {
 	*Input
 
 	progressToken json.RawMessage
+	trace         TraceContext
 }
 
 // Bind decodes the arguments into v, as json.Unmarshal does.

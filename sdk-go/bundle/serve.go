@@ -439,6 +439,9 @@ func (ss *session) callTool(ctx context.Context, id json.RawMessage, p *toolCall
 	if len(c.Arguments) == 0 || string(c.Arguments) == "null" {
 		c.Arguments = json.RawMessage("{}")
 	}
+	if p.Meta != nil {
+		c.trace = traceContextOf(p.Meta.Traceparent, p.Meta.Tracestate)
+	}
 	if p.Meta != nil && len(p.Meta.ProgressToken) > 0 && string(p.Meta.ProgressToken) != "null" {
 		c.progressToken = p.Meta.ProgressToken
 	}

@@ -83,6 +83,10 @@ type StatelessMeta struct {
 	ClientInfo         json.RawMessage `json:"io.modelcontextprotocol/clientInfo,omitempty"`
 	LogLevel           string          `json:"io.modelcontextprotocol/logLevel,omitempty"`
 	ProgressToken      json.RawMessage `json:"progressToken,omitempty"`
+
+	// Traceparent and Tracestate are the caller's W3C Trace Context, as in RequestMeta.
+	Traceparent json.RawMessage `json:"traceparent,omitempty"`
+	Tracestate  json.RawMessage `json:"tracestate,omitempty"`
 }
 
 // CacheHint is how long (ttlMs, in milliseconds) and for whom (cacheScope) a client may

@@ -71,6 +71,11 @@ type ListToolsResult struct {
 // RequestMeta is the _meta member of a request's params.
 type RequestMeta struct {
 	ProgressToken json.RawMessage `json:"progressToken,omitempty"`
+	// Traceparent and Tracestate are the W3C Trace Context of the caller's span, as
+	// the 2026-07-28 revision (and OpenTelemetry's MCP conventions before it) carry them:
+	// strings, kept raw so that a value of another type cannot fail the request.
+	Traceparent json.RawMessage `json:"traceparent,omitempty"`
+	Tracestate  json.RawMessage `json:"tracestate,omitempty"`
 }
 
 // CallToolParams is the params of tools/call.

@@ -14,7 +14,14 @@ def test_example_contract(spawn: Any) -> None:
     peer = spawn(EXAMPLE)
     peer.initialize()
     names = [t["name"] for t in peer.request("tools/list")["result"]["tools"]]
-    assert names == ["greet", "node-lamp.on", "node-lamp.status", "sleep", "ask-name"]
+    assert names == [
+        "greet",
+        "node-lamp.on",
+        "node-lamp.status",
+        "sleep",
+        "ask-name",
+        "trace",
+    ]
     assert peer.call("greet", {"name": "Ada"}) == {
         "content": [{"type": "text", "text": "Hello, Ada!"}]
     }

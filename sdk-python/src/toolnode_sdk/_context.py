@@ -32,6 +32,39 @@ class InputRequired(BaseException):
         self.answers = answers
 
 
+def trace_context_of(meta: Any) -> Dict[str, str]:
+    """The traceparent and tracestate of a request's _meta, when its traceparent is valid."""
+    if not isinstance(meta, dict):
+        return {}
+    parent = meta.get("traceparent")
+    if not isinstance(parent, str) or not _valid_traceparent(parent):
+        return {}
+    found = {"traceparent": parent}
+    state = meta.get("tracestate")
+    if isinstance(state, str):
+        found["tracestate"] = state
+    return found
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def _valid_traceparent(s: str) -> bool:
+    """version-traceid-parentid-flags by W3C Trace Context level 1: lower-case hex, version
+    ff invalid, neither id all zeros; version 00 is exactly that, a later one may go on
+    after a dash."""
+    if len(s) < 55 or s[2] != "-" or s[35] != "-" or s[52] != "-":
+        return False
+    version, trace_id, parent_id, flags = s[0:2], s[3:35], s[36:52], s[53:55]
+    if not set(version + trace_id + parent_id + flags) <= _HEX:
+        return False
+    if version == "ff" or set(trace_id) == {"0"} or set(parent_id) == {"0"}:
+        return False
+    if version == "00":
+        return len(s) == 55
+    return len(s) == 55 or s[55] == "-"
+
+
 class Context:
     """Handed to every tool handler with its arguments; safe to use from any thread."""
 
@@ -43,8 +76,10 @@ class Context:
         log_enabled: Callable[[str], bool],
         asker: Optional[Asker] = None,
         capable: Optional[Callable[[str], bool]] = None,
+        trace_context: Optional[Dict[str, str]] = None,
     ) -> None:
         self._request_id = request_id
+        self._trace_context = trace_context or {}
         self._progress_token = progress_token
         self._send = send
         self._log_enabled = log_enabled
@@ -56,6 +91,18 @@ class Context:
     def request_id(self) -> RequestId:
         """The JSON-RPC id of the tools/call request being served."""
         return self._request_id
+
+    @property
+    def trace_context(self) -> Dict[str, str]:
+        """The W3C Trace Context the request carried in its _meta, in either era.
+
+        A new dict holding ``traceparent`` (the caller's span: a node's bundle-call span
+        when the node traces) and ``tracestate`` when they were sent; empty when the
+        request carried no valid traceparent (its tracestate is then dropped too). It is
+        a carrier OpenTelemetry reads as it is:
+        ``opentelemetry.propagate.extract(ctx.trace_context)``.
+        """
+        return dict(self._trace_context)
 
     @property
     def cancelled(self) -> bool:

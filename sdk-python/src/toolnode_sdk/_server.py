@@ -11,7 +11,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar
 
-from ._context import Context, InputRequired
+from ._context import Context, InputRequired, trace_context_of
 from ._errors import ToolError
 from ._protocol import (
     ALL_VERSIONS,
@@ -650,6 +650,7 @@ class _Session:
         """Run work on the pool with a Context for the request, in its era."""
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
+        trace = trace_context_of(meta)
         if era.stateless:
             # Hashing the arguments costs more than a small call: only when a state is
             # opened or sealed.
@@ -667,12 +668,18 @@ class _Session:
                 log_enabled,
                 lambda ctx, wanted: _answer_from(era, answers, wanted),
                 lambda capability: isinstance(era.capabilities.get(capability), dict),
+                trace_context=trace,
             )
             cacheable = method == "resources/read"
             run = lambda: self._run_stateless(work, ctx, digest, cacheable)  # noqa: E731
         else:
             ctx = Context(
-                request_id, as_request_id(token), self._send, self._log_enabled, self._ask_client
+                request_id,
+                as_request_id(token),
+                self._send,
+                self._log_enabled,
+                self._ask_client,
+                trace_context=trace,
             )
             run = lambda: work(ctx)  # noqa: E731
         with self._inflight_lock:
