@@ -1,8 +1,10 @@
 package front
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 
 	"github.com/toolnode/toolnode/runtime/rpc"
@@ -36,37 +38,66 @@ func isStateless(params json.RawMessage) bool {
 
 // readMeta reads and checks the _meta of a stateless request: -32602 when it lacks the
 // members every request carries, -32022 when it asks for a revision the node does not
-// serve.
+// serve. Only _meta is read, member by member: the arguments, of any size, are the
+// bundle's business, and a decoder would cost more than the call's routing.
 func readMeta(params json.RawMessage) (requestMeta, *rpc.Error) {
-	var p struct {
-		Meta *mcp.StatelessMeta
-	}
-	// Only _meta is decoded: the arguments, of any size, are the bundle's business.
-	if raw, ok := rpc.Member(params, "_meta"); ok && string(raw) != "null" {
-		p.Meta = new(mcp.StatelessMeta)
-		if err := json.Unmarshal(raw, p.Meta); err != nil {
-			return requestMeta{}, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: _meta: %v", err)
-		}
-	}
-	switch {
-	case p.Meta == nil:
+	raw, ok := rpc.Member(params, "_meta")
+	if !ok || string(raw) == "null" {
 		return requestMeta{}, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: a request without a session carries _meta with %q and %q",
 			mcp.MetaProtocolVersion, mcp.MetaClientCapabilities)
-	case p.Meta.ProtocolVersion == "":
+	}
+	if raw[0] != '{' {
+		return requestMeta{}, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: _meta must be an object")
+	}
+	var m requestMeta
+	var caps, info []byte
+	var bad string
+	rpc.Members(raw, func(key string, value []byte) {
+		var err error
+		switch key {
+		case mcp.MetaProtocolVersion:
+			m.version, err = metaString(value)
+		case mcp.MetaLogLevel:
+			m.logLevel, err = metaString(value)
+		case mcp.MetaClientCapabilities:
+			caps = value
+		case mcp.MetaClientInfo:
+			info = value
+		}
+		if err != nil && bad == "" {
+			bad = key
+		}
+	})
+	switch {
+	case bad != "":
+		return requestMeta{}, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: _meta %q must be a string", bad)
+	case m.version == "":
 		return requestMeta{}, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: _meta lacks %q", mcp.MetaProtocolVersion)
-	case len(p.Meta.ClientCapabilities) == 0 || p.Meta.ClientCapabilities[0] != '{':
+	case len(caps) == 0 || caps[0] != '{':
 		return requestMeta{}, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: _meta lacks the object %q", mcp.MetaClientCapabilities)
 	}
-	if !mcp.IsStatelessVersion(p.Meta.ProtocolVersion) {
-		return requestMeta{}, unsupportedVersion(p.Meta.ProtocolVersion)
+	if !mcp.IsStatelessVersion(m.version) {
+		return requestMeta{}, unsupportedVersion(m.version)
 	}
-	m := requestMeta{version: p.Meta.ProtocolVersion, logLevel: p.Meta.LogLevel}
-	_ = json.Unmarshal(p.Meta.ClientCapabilities, &m.caps)
-	var info mcp.Implementation
-	if json.Unmarshal(p.Meta.ClientInfo, &info) == nil {
-		m.clientName = info.Name
+	m.caps = map[string]json.RawMessage{}
+	rpc.Members(caps, func(key string, value []byte) { m.caps[key] = value })
+	if name, ok := rpc.Member(info, "name"); ok {
+		m.clientName, _ = metaString(name)
 	}
 	return m, nil
+}
+
+// metaString reads a JSON string that Parse has checked, decoding only one with escapes.
+func metaString(v []byte) (string, error) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", errors.New("not a string")
+	}
+	if bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(v, &s)
+	return s, err
 }
 
 // unsupportedVersion is the -32022 error naming the revisions the node serves.

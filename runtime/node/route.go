@@ -231,7 +231,7 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 	n.mu.Unlock()
 	// Every call gets a token of ours, so that its progress extends its timeout even when
 	// the client asked for none (then the progress goes no further).
-	params, token := swapProgressToken(params, ours)
+	params, token := inst.client.Prepare(params, ours)
 	if _, nop := n.cfg.Telemetry.(telemetry.Nop); !nop {
 		var op *telemetry.Op
 		var target string
@@ -270,7 +270,7 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 	})
 	stopOuter = context.AfterFunc(outer, func() { giveUp(context.Cause(outer)) })
 	mu.Unlock()
-	if err := inst.client.Send(id, method, params); err != nil {
+	if err := inst.client.SendPrepared(id, method, params); err != nil {
 		finish(nil, notSent(err))
 	}
 }
@@ -300,28 +300,6 @@ func isToolError(res json.RawMessage) bool {
 
 func invalidParams(msg string) *rpc.Error {
 	return rpc.Errorf(mcp.CodeInvalidParams, "%s", msg)
-}
-
-// swapProgressToken puts token as the progress token of params (adding _meta when
-// missing) and returns the new params with the client's token, nil when it gave none.
-// The quoted token is ASCII, so it needs no encoder.
-func swapProgressToken(params json.RawMessage, token string) (json.RawMessage, json.RawMessage) {
-	meta, ok := rpc.Member(params, "_meta")
-	if !ok {
-		meta = []byte(`{}`)
-	}
-	old, _ := rpc.Member(meta, "progressToken")
-	if string(old) == "null" {
-		old = nil
-	}
-	meta, ok = rpc.PutMember(meta, "progressToken", []byte(`"`+token+`"`))
-	if !ok {
-		return params, old
-	}
-	if out, ok := rpc.PutMember(params, "_meta", meta); ok {
-		return out, old
-	}
-	return params, old
 }
 
 // SetLogLevel asks every bundle that offers logging to send messages at level and above.

@@ -435,6 +435,14 @@ func (n memberName) canonical() string {
 	return s
 }
 
+// is reports whether the name is key, without allocating for a name without escapes.
+func (n memberName) is(key string) bool {
+	if !n.escaped {
+		return string(n.raw) == key
+	}
+	return n.canonical() == key
+}
+
 func (n memberName) equal(o memberName) bool {
 	if !n.escaped && !o.escaped {
 		return bytes.Equal(n.raw, o.raw)

@@ -14,11 +14,11 @@ func Members(obj []byte, fn func(key string, value []byte)) {
 	}
 	i++
 	for {
-		_, vStart, vEnd, key, ok := nextMember(obj, i)
+		_, vStart, vEnd, name, ok := nextMember(obj, i)
 		if !ok {
 			return
 		}
-		fn(key, obj[vStart:vEnd])
+		fn(name.canonical(), obj[vStart:vEnd])
 		i = skipSpace(obj, vEnd)
 		if i >= len(obj) || obj[i] != ',' {
 			return
@@ -29,27 +29,27 @@ func Members(obj []byte, fn func(key string, value []byte)) {
 
 // nextMember reads the member starting at or after obj[i]: where its name starts, where its
 // value starts and ends, and its name.
-func nextMember(obj []byte, i int) (kStart, vStart, vEnd int, key string, ok bool) {
+func nextMember(obj []byte, i int) (kStart, vStart, vEnd int, name memberName, ok bool) {
 	i = skipSpace(obj, i)
 	if i >= len(obj) || obj[i] != '"' {
-		return 0, 0, 0, "", false
+		return 0, 0, 0, name, false
 	}
 	kStart = i
 	kEnd := skipString(obj, i)
 	if kEnd < 0 {
-		return 0, 0, 0, "", false
+		return 0, 0, 0, name, false
 	}
-	key = memberName{raw: obj[i+1 : kEnd-1], escaped: hasEscape(obj[i+1 : kEnd-1])}.canonical()
+	name = memberName{raw: obj[i+1 : kEnd-1], escaped: hasEscape(obj[i+1 : kEnd-1])}
 	i = skipSpace(obj, kEnd)
 	if i >= len(obj) || obj[i] != ':' {
-		return 0, 0, 0, "", false
+		return 0, 0, 0, name, false
 	}
 	vStart = skipSpace(obj, i+1)
 	vEnd = skipValue(obj, vStart)
 	if vEnd < 0 {
-		return 0, 0, 0, "", false
+		return 0, 0, 0, name, false
 	}
-	return kStart, vStart, vEnd, key, true
+	return kStart, vStart, vEnd, name, true
 }
 
 func hasEscape(b []byte) bool {
@@ -70,11 +70,11 @@ func memberBounds(obj []byte, key string) (int, int, int, bool) {
 	}
 	i++
 	for {
-		kStart, vStart, vEnd, k, ok := nextMember(obj, i)
+		kStart, vStart, vEnd, name, ok := nextMember(obj, i)
 		if !ok {
 			return 0, 0, 0, false
 		}
-		if k == key {
+		if name.is(key) {
 			return kStart, vStart, vEnd, true
 		}
 		i = skipSpace(obj, vEnd)

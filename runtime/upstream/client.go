@@ -379,13 +379,7 @@ func (c *Client) Send(id rpc.ID, method string, params json.RawMessage) error {
 	if c.Era() == EraStateless {
 		params = c.stamp(params)
 	}
-	if err := c.t.Request(id, method, params); err != nil {
-		if errors.Is(err, rpc.ErrNotReading) {
-			return err
-		}
-		return c.t.gone()
-	}
-	return nil
+	return c.SendPrepared(id, method, params)
 }
 
 // versionMember is the quoted revision of a stateless request's _meta.
@@ -414,6 +408,24 @@ var metaPrefix = []byte("io.modelcontextprotocol/")
 // stamp adds the stateless _meta to params, editing them in place rather than decoding
 // arguments of any size.
 func (c *Client) stamp(params json.RawMessage) json.RawMessage {
+	params, _ = c.editMeta(params, nil, true)
+	return params
+}
+
+// Prepare returns params as a call is sent to the bundle with SendPrepared: token as their
+// progress token and, to a stateless bundle, the members of its revision in their _meta,
+// in one edit of params. It also returns the progress token they had, nil when none.
+func (c *Client) Prepare(params json.RawMessage, token string) (json.RawMessage, json.RawMessage) {
+	return c.editMeta(params, []byte(`"`+token+`"`), c.Era() == EraStateless)
+}
+
+// editMeta puts token (when not nil) as the progress token of params and, when stateless,
+// the revision's members in their _meta. It returns the progress token they had, nil when
+// none.
+func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool) (json.RawMessage, json.RawMessage) {
+	if token == nil && !stateless {
+		return params, nil
+	}
 	if len(bytes.TrimSpace(params)) == 0 || string(params) == "null" {
 		params = json.RawMessage(`{}`)
 	}
@@ -421,33 +433,60 @@ func (c *Client) stamp(params json.RawMessage) json.RawMessage {
 	if !ok || len(meta) == 0 || meta[0] != '{' {
 		meta = []byte(`{}`)
 	}
-	if !bytes.Contains(meta, metaPrefix) {
-		// None of the members is there (a progress token at most): all go in at once.
+	var old []byte
+	if token != nil {
+		old, _ = rpc.Member(meta, "progressToken")
+		if string(old) == "null" {
+			old = nil
+		}
+	}
+	switch {
+	case stateless && !bytes.Contains(meta, metaPrefix):
+		// None of the revision's members is there: all go in at once, with the token.
 		rest := bytes.TrimSpace(meta[1:])
-		merged := make([]byte, 0, len(c.metaText)+len(meta)+2)
+		if token != nil {
+			rest = rpc.DeleteMember(meta, "progressToken")
+			rest = bytes.TrimSpace(rest[bytes.IndexByte(rest, '{')+1:])
+		}
+		merged := make([]byte, 0, len(c.metaText)+len(rest)+len(token)+20)
 		merged = append(append(merged, '{'), c.metaText...)
+		if token != nil {
+			merged = append(append(merged, `,"progressToken":`...), token...)
+		}
 		if len(rest) > 0 && rest[0] != '}' {
 			merged = append(merged, ',')
 		}
-		merged = append(merged, rest...)
-		if out, ok := rpc.PutMember(params, "_meta", merged); ok {
-			return out
+		meta = append(merged, rest...)
+	case stateless:
+		if meta, ok = rpc.PutMember(meta, mcp.MetaProtocolVersion, versionMember); !ok {
+			return params, old
 		}
-		return params
-	}
-	meta, ok = rpc.PutMember(meta, mcp.MetaProtocolVersion, versionMember)
-	if !ok {
-		return params
-	}
-	for _, kv := range c.meta {
-		if _, has := rpc.Member(meta, string(kv[0])); !has {
-			meta, _ = rpc.PutMember(meta, string(kv[0]), kv[1])
+		for _, kv := range c.meta {
+			if _, has := rpc.Member(meta, string(kv[0])); !has {
+				meta, _ = rpc.PutMember(meta, string(kv[0]), kv[1])
+			}
+		}
+		fallthrough
+	default:
+		if token != nil {
+			meta, _ = rpc.PutMember(meta, "progressToken", token)
 		}
 	}
 	if out, ok := rpc.PutMember(params, "_meta", meta); ok {
-		return out
+		return out, old
 	}
-	return params
+	return params, old
+}
+
+// SendPrepared is Send for params Prepare returned.
+func (c *Client) SendPrepared(id rpc.ID, method string, params json.RawMessage) error {
+	if err := c.t.Request(id, method, params); err != nil {
+		if errors.Is(err, rpc.ErrNotReading) {
+			return err
+		}
+		return c.t.gone()
+	}
+	return nil
 }
 
 // Abandon gives up on a request still waiting, telling the bundle to cancel it, and

@@ -1,0 +1,106 @@
+package upstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+)
+
+// TestPrepareEditsMetaOnce: a call's progress token is replaced by the node's, the client's
+// is handed back, and a stateless bundle's revision members go in beside it, whatever the
+// client put in _meta; everything else of params is kept.
+func TestPrepareEditsMetaOnce(t *testing.T) {
+	info, caps := `{"name":"toolnode","version":"1"}`, `{"sampling":{}}`
+	revision := map[string]string{
+		mcp.MetaProtocolVersion:    `"` + mcp.Version20260728 + `"`,
+		mcp.MetaClientInfo:         info,
+		mcp.MetaClientCapabilities: caps,
+		mcp.MetaLogLevel:           `"debug"`,
+	}
+	tests := []struct {
+		name      string
+		era       Era
+		params    string
+		wantOld   string // the client's token, "" for none
+		wantMeta  map[string]string
+		keepOther map[string]string // other members of params and their values
+	}{
+		{"session, no _meta", EraSession, `{"name":"t","arguments":{"a":1}}`, "",
+			map[string]string{"progressToken": `"tn-x"`}, map[string]string{"name": `"t"`, "arguments": `{"a":1}`}},
+		{"session, the client's token", EraSession, `{"name":"t","_meta":{"progressToken":7,"k":"v"}}`, "7",
+			map[string]string{"progressToken": `"tn-x"`, "k": `"v"`}, map[string]string{"name": `"t"`}},
+		{"session, a null token", EraSession, `{"_meta":{"progressToken":null}}`, "",
+			map[string]string{"progressToken": `"tn-x"`}, nil},
+		{"stateless, no _meta", EraStateless, `{"name":"t"}`, "",
+			with(revision, "progressToken", `"tn-x"`), map[string]string{"name": `"t"`}},
+		{"stateless, the client's token and a member of its own", EraStateless, `{"name":"t","_meta":{"k":[1,2],"progressToken":"c"}}`, `"c"`,
+			with(with(revision, "progressToken", `"tn-x"`), "k", `[1,2]`), map[string]string{"name": `"t"`}},
+		{"stateless, the client's revision members kept", EraStateless,
+			`{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/logLevel":"error","progressToken":1}}`, "1",
+			map[string]string{
+				mcp.MetaProtocolVersion:    `"` + mcp.Version20260728 + `"`,
+				mcp.MetaClientInfo:         info,
+				mcp.MetaClientCapabilities: `{"roots":{}}`,
+				mcp.MetaLogLevel:           `"error"`,
+				"progressToken":            `"tn-x"`,
+			}, nil},
+		{"stateless, empty params", EraStateless, ``, "", with(revision, "progressToken", `"tn-x"`), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &Client{}
+			c.setMeta([]byte(info), []byte(caps))
+			c.era.Store(uint32(tt.era))
+			out, old := c.Prepare(json.RawMessage(tt.params), "tn-x")
+			if string(old) != tt.wantOld {
+				t.Errorf("old token = %s, want %s", old, tt.wantOld)
+			}
+			if n := bytes.Count(out, []byte(`"progressToken"`)); n != 1 {
+				t.Errorf("%d progress tokens in %s", n, out)
+			}
+			var got map[string]json.RawMessage
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("params are not JSON: %v: %s", err, out)
+			}
+			var meta map[string]json.RawMessage
+			if err := json.Unmarshal(got["_meta"], &meta); err != nil {
+				t.Fatalf("_meta: %v: %s", err, out)
+			}
+			if gm := compact(t, meta); !reflect.DeepEqual(gm, tt.wantMeta) {
+				t.Errorf("_meta = %v, want %v", gm, tt.wantMeta)
+			}
+			delete(got, "_meta")
+			if tt.keepOther == nil {
+				tt.keepOther = map[string]string{}
+			}
+			if gm := compact(t, got); !reflect.DeepEqual(gm, tt.keepOther) {
+				t.Errorf("other members = %v, want %v", gm, tt.keepOther)
+			}
+		})
+	}
+}
+
+func with(m map[string]string, k, v string) map[string]string {
+	out := map[string]string{k: v}
+	for mk, mv := range m {
+		out[mk] = mv
+	}
+	return out
+}
+
+func compact(t *testing.T, m map[string]json.RawMessage) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for k, v := range m {
+		var x any
+		if err := json.Unmarshal(v, &x); err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+		b, _ := json.Marshal(x)
+		out[k] = string(b)
+	}
+	return out
+}
