@@ -23,7 +23,7 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func startServer(t *testing.T) *front.Server {
+func startServer(t testing.TB) *front.Server {
 	t.Helper()
 	dir := t.TempDir()
 	testbundle.Write(t, dir, "a")

@@ -837,14 +837,19 @@ func newSessionID() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
+// accepts reports whether an Accept header admits mediaType, without splitting it: it is
+// read on every request.
 func accepts(header, mediaType string) bool {
 	if header == "" {
 		return true
 	}
-	for _, part := range strings.Split(header, ",") {
-		mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+	major, _, _ := strings.Cut(mediaType, "/")
+	for header != "" {
+		var part string
+		part, header, _ = strings.Cut(header, ",")
+		mt, _, _ := strings.Cut(part, ";")
 		mt = strings.TrimSpace(mt)
-		if mt == mediaType || mt == "*/*" || mt == strings.Split(mediaType, "/")[0]+"/*" {
+		if mt == mediaType || mt == "*/*" || len(mt) == len(major)+2 && strings.HasPrefix(mt, major) && mt[len(major):] == "/*" {
 			return true
 		}
 	}

@@ -98,7 +98,7 @@ type flight struct {
 	sess  Session
 	ctx   context.Context
 	inst  *instance // the process serving it
-	touch func()    // the call showed progress
+	relay *relay    // what carries it there and back
 }
 
 type progressRoute struct {

@@ -155,83 +155,52 @@ func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, metho
 	}()
 }
 
-func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instance, method string, params json.RawMessage,
-	what func() string, done func(json.RawMessage, error)) {
-	idle := b.m.Timeouts.Call
-	hard := max(b.m.Timeouts.CallMax, idle)
-	start := time.Now()
-	ours := n.newToken()
-	ctx, cancel := context.WithCancelCause(outer) // what the bundle asks about the call lives as long
+// relay is one call on its way to a bundle process and back: everything send keeps for it,
+// in one allocation, since it is made for every call.
+type relay struct {
+	flight
+	n      *Node
+	b      *bundle
+	outer  context.Context
+	cancel context.CancelCauseFunc
+	what   func() string
+	done   func(json.RawMessage, error)
+	ours   string // the progress token the bundle sees
+	start  time.Time
+	idle   time.Duration
+	hard   time.Duration
 
 	// The timer and the watch on the client's context may fire on other goroutines while
-	// this sets them up: one mutex orders it all, and whoever ends the call first wins.
-	var mu sync.Mutex
-	var timer *time.Timer
-	var id rpc.ID
-	stopOuter := func() bool { return false }
-	ended := false
-	// One timer serves both limits: it is due when the call has gone idle without progress
-	// or reaches call_max, whichever comes first; progress pushes it back.
-	due := func() time.Duration { return min(idle, hard-time.Since(start)) }
-	finish := func(res json.RawMessage, err error) {
-		mu.Lock()
-		if ended {
-			mu.Unlock()
-			return
-		}
-		ended = true
-		if timer != nil {
-			timer.Stop()
-		}
-		stopOuter()
-		mu.Unlock()
-		cancel(nil)
-		n.mu.Lock()
-		delete(inst.flights, id)
-		reason := b.stopReason
-		n.mu.Unlock()
-		inst.busy.Add(-1)
-		n.progress.Delete(ours)
-		var rpcErr *rpc.Error
-		b.stats.record(time.Since(start), err != nil && !errors.As(err, &rpcErr) || isToolError(res))
-		if err != nil && errors.Is(err, upstream.ErrGone) && reason != "" {
-			err = fmt.Errorf("%w; the bundle was %s", err, reason)
-		}
-		switch key, _ := clientKey(sess); {
-		case err == nil:
-			b.blame.forgive(key)
-		case errors.Is(err, upstream.ErrGone) && reason == "":
-			b.blame.crashed(key, inst) // the process died under this call, on its own
-		}
-		done(res, err)
-	}
-	// Whoever takes the call from the connection first ends it: the answer, or giving up.
-	giveUp := func(err error) {
-		if inst.client.Abandon(id, err.Error()) {
-			finish(nil, err)
-		}
-	}
-	f := &flight{sess: sess, ctx: ctx, inst: inst, touch: func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if !ended && timer != nil {
-			timer.Reset(due())
-		}
-	}}
+	// send sets them up: mu orders it all, and whoever ends the call first wins.
+	mu        sync.Mutex
+	timer     *time.Timer
+	id        rpc.ID
+	stopOuter func() bool
+	ended     bool
+}
+
+func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instance, method string, params json.RawMessage,
+	what func() string, done func(json.RawMessage, error)) {
+	r := &relay{n: n, b: b, outer: outer, what: what, done: done, ours: n.newToken(), start: time.Now(),
+		idle: b.m.Timeouts.Call, hard: max(b.m.Timeouts.CallMax, b.m.Timeouts.Call)}
+	ctx, cancel := context.WithCancelCause(outer) // what the bundle asks about the call lives as long
+	r.flight = flight{sess: sess, ctx: ctx, inst: inst, relay: r}
+	r.cancel = cancel
 	inst.busy.Add(1)
 	// The flight is known before the bundle can name it: registered under the id the call
 	// will go under, before it is sent.
-	id, err := inst.client.Expect(finish)
+	id, err := inst.client.Expect(r.finish)
 	if err != nil {
-		finish(nil, notSent(err))
+		r.finish(nil, notSent(err))
 		return
 	}
+	r.id = id
 	n.mu.Lock()
-	inst.flights[id] = f
+	inst.flights[id] = &r.flight
 	n.mu.Unlock()
 	// Every call gets a token of ours, so that its progress extends its timeout even when
 	// the client asked for none (then the progress goes no further).
-	params, token := inst.client.Prepare(params, ours)
+	params, token := inst.client.Prepare(params, r.ours)
 	if _, nop := n.cfg.Telemetry.(telemetry.Nop); !nop {
 		var op *telemetry.Op
 		var target string
@@ -240,8 +209,8 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 		}
 		ctx, op = n.cfg.Telemetry.StartBundleCall(ctx, telemetry.BundleCall{Bundle: b.name, Method: method, Target: target, ID: json.RawMessage(id.String())})
 		params = n.cfg.Telemetry.Inject(ctx, params)
-		inner := done
-		done = func(res json.RawMessage, err error) {
+		inner := r.done
+		r.done = func(res json.RawMessage, err error) {
 			var rpcErr *rpc.Error
 			switch {
 			case errors.As(err, &rpcErr):
@@ -258,21 +227,88 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 			inner(res, err)
 		}
 	}
-	n.progress.Store(ours, progressRoute{flight: f, token: token})
-	mu.Lock()
-	// The causes are built only when a limit is hit: this runs for every call.
-	timer = time.AfterFunc(idle, func() {
-		if time.Since(start) >= hard {
-			giveUp(timedOut(fmt.Sprintf("%s of bundle %q took longer than its call_max of %s; the bundle was told to cancel", what(), b.name, hard)))
-			return
-		}
-		giveUp(timedOut(fmt.Sprintf("%s of bundle %q showed no progress for %s; the bundle was told to cancel", what(), b.name, idle)))
-	})
-	stopOuter = context.AfterFunc(outer, func() { giveUp(context.Cause(outer)) })
-	mu.Unlock()
-	if err := inst.client.SendPrepared(id, method, params); err != nil {
-		finish(nil, notSent(err))
+	n.progress.Store(r.ours, progressRoute{flight: &r.flight, token: token})
+	r.mu.Lock()
+	if !r.ended { // not failed already
+		// One timer serves both limits: it is due when the call has gone idle without
+		// progress or reaches call_max, whichever comes first; progress pushes it back.
+		r.timer = time.AfterFunc(r.idle, r.expire)
+		r.stopOuter = context.AfterFunc(outer, r.abandon)
 	}
+	r.mu.Unlock()
+	if err := inst.client.SendPrepared(id, method, params); err != nil {
+		r.finish(nil, notSent(err))
+	}
+}
+
+// due is how long the call may still go without progress.
+func (r *relay) due() time.Duration { return min(r.idle, r.hard-time.Since(r.start)) }
+
+// touch pushes the call's timer back: it showed progress.
+func (r *relay) touch() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.ended && r.timer != nil {
+		r.timer.Reset(r.due())
+	}
+}
+
+// expire gives up on a call past one of its limits. The causes are built only then: the
+// rest runs for every call.
+func (r *relay) expire() {
+	if time.Since(r.start) >= r.hard {
+		r.giveUp(timedOut(fmt.Sprintf("%s of bundle %q took longer than its call_max of %s; the bundle was told to cancel", r.what(), r.b.name, r.hard)))
+		return
+	}
+	r.giveUp(timedOut(fmt.Sprintf("%s of bundle %q showed no progress for %s; the bundle was told to cancel", r.what(), r.b.name, r.idle)))
+}
+
+// abandon gives up on a call its client no longer waits for.
+func (r *relay) abandon() { r.giveUp(context.Cause(r.outer)) }
+
+// giveUp ends the call with err unless its answer came first: whoever takes the call from
+// the connection first ends it.
+func (r *relay) giveUp(err error) {
+	if r.inst.client.Abandon(r.id, err.Error()) {
+		r.finish(nil, err)
+	}
+}
+
+// finish ends the call, once: the answer, or why there is none.
+func (r *relay) finish(res json.RawMessage, err error) {
+	r.mu.Lock()
+	if r.ended {
+		r.mu.Unlock()
+		return
+	}
+	r.ended = true
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	if r.stopOuter != nil {
+		r.stopOuter()
+	}
+	r.mu.Unlock()
+	r.cancel(nil)
+	n, b, inst := r.n, r.b, r.inst
+	n.mu.Lock()
+	delete(inst.flights, r.id)
+	reason := b.stopReason
+	n.mu.Unlock()
+	inst.busy.Add(-1)
+	n.progress.Delete(r.ours)
+	var rpcErr *rpc.Error
+	b.stats.record(time.Since(r.start), err != nil && !errors.As(err, &rpcErr) || isToolError(res))
+	if err != nil && errors.Is(err, upstream.ErrGone) && reason != "" {
+		err = fmt.Errorf("%w; the bundle was %s", err, reason)
+	}
+	switch key, _ := clientKey(r.sess); {
+	case err == nil:
+		b.blame.forgive(key)
+	case errors.Is(err, upstream.ErrGone) && reason == "":
+		b.blame.crashed(key, inst) // the process died under this call, on its own
+	}
+	r.done(res, err)
 }
 
 // timeoutError is the error of a call past its time limit.
@@ -441,7 +477,7 @@ func (n *Node) forwardProgress(inst *instance, params json.RawMessage) {
 		return
 	}
 	route := v.(progressRoute)
-	route.flight.touch()
+	route.flight.relay.touch()
 	if route.token == nil {
 		return // the client did not ask for progress
 	}

@@ -33,24 +33,7 @@ func (l Limits) depth() int {
 // error can be answered to it.
 func Parse(line []byte, lim Limits) (Message, *Error) {
 	var m Message
-	c := checker{b: line, maxDepth: lim.depth()}
-	var jsonrpc, id, method, params, result, errObj []byte
-	c.top = func(key []byte, v []byte) {
-		switch string(key) {
-		case "jsonrpc":
-			jsonrpc = v
-		case "id":
-			id = v
-		case "method":
-			method = v
-		case "params":
-			params = v
-		case "result":
-			result = v
-		case "error":
-			errObj = v
-		}
-	}
+	c := checker{b: line, maxDepth: lim.depth(), members: true}
 	i := skipSpace(line, 0)
 	if i < len(line) && line[i] == '[' {
 		return m, Errorf(CodeInvalidRequest, "invalid request: a batch where one message was expected")
@@ -65,6 +48,7 @@ func Parse(line []byte, lim Limits) (Message, *Error) {
 	if end >= 0 && skipSpace(line, end) != len(line) {
 		c.fail(CodeParseError, "parse error: data after the message at byte %d", end)
 	}
+	jsonrpc, id, method, params, result, errObj := c.top.jsonrpc, c.top.id, c.top.method, c.top.params, c.top.result, c.top.err
 	var idErr error
 	if id != nil {
 		// Read even from a message that fails, so that the answer can name it and a
@@ -149,10 +133,34 @@ func SplitBatch(body []byte, lim Limits) ([][]byte, *Error) {
 // checker validates JSON in one pass: syntax, UTF-8, nesting and duplicate member names. It
 // reports the members of the outermost object to top, or the elements of the outermost
 // array to elem.
+// envelope is where a checker keeps the members of a message's top level.
+type envelope struct {
+	jsonrpc, id, method, params, result, err []byte
+}
+
+// set keeps value when key names a member of the envelope.
+func (e *envelope) set(key, value []byte) {
+	switch string(key) {
+	case "jsonrpc":
+		e.jsonrpc = value
+	case "id":
+		e.id = value
+	case "method":
+		e.method = value
+	case "params":
+		e.params = value
+	case "result":
+		e.result = value
+	case "error":
+		e.err = value
+	}
+}
+
 type checker struct {
 	b        []byte
 	maxDepth int
-	top      func(key, value []byte)
+	members  bool     // keep the top level's members in top
+	top      envelope // a message's, when members is set
 	elem     func(value []byte)
 	err      *Error
 }
@@ -365,8 +373,8 @@ func (c *checker) object(i, depth int) int {
 		if vEnd < 0 {
 			return -1
 		}
-		if depth == 1 && c.top != nil {
-			c.top(name.raw, b[vStart:vEnd])
+		if depth == 1 && c.members {
+			c.top.set(name.raw, b[vStart:vEnd])
 		}
 		i = skipSpace(b, vEnd)
 		if i >= len(b) {
