@@ -85,8 +85,9 @@ func (h *HTTPHandler) checkHeaders(r *http.Request, msg *rpc.Message) *rpc.Error
 		return rpc.Errorf(mcp.CodeHeaderMismatch, "header mismatch: "+format, args...)
 	}
 	if meta, ok := rpc.Member(msg.Params, "_meta"); ok {
-		var v string
-		if raw, ok := rpc.Member(meta, mcp.MetaProtocolVersion); ok && json.Unmarshal(raw, &v) == nil {
+		// A version that is not a string is left to readMeta, which refuses it.
+		raw, _ := rpc.Member(meta, mcp.MetaProtocolVersion)
+		if v, isString := rpc.StringValue(raw); isString && raw != nil {
 			switch got := r.Header.Get(HeaderProtocolVersion); {
 			case got == "":
 				return mismatch("missing %s header", HeaderProtocolVersion)
@@ -104,7 +105,7 @@ func (h *HTTPHandler) checkHeaders(r *http.Request, msg *rpc.Message) *rpc.Error
 	if target, ok := mrtrMethod(msg.Method); ok {
 		var want string
 		if raw, ok := rpc.Member(msg.Params, target); ok {
-			_ = json.Unmarshal(raw, &want)
+			want, _ = rpc.StringValue(raw)
 		}
 		got, present := r.Header[http.CanonicalHeaderKey(HeaderName)]
 		if !present {

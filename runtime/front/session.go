@@ -385,7 +385,7 @@ func (c *Call) handleStateless(method string, params json.RawMessage, reply func
 	}
 	var name string
 	if raw, ok := rpc.Member(params, target); ok {
-		_ = json.Unmarshal(raw, &name)
+		name, _ = rpc.StringValue(raw)
 	}
 	if state, responses := retryOf(params); strings.HasPrefix(state, statePrefix) {
 		m, err := sess.srv.waiting.open(state, method, name)

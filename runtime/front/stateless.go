@@ -1,10 +1,8 @@
 package front
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"math"
 
 	"github.com/toolnode/toolnode/runtime/rpc"
@@ -53,18 +51,18 @@ func readMeta(params json.RawMessage) (requestMeta, *rpc.Error) {
 	var caps, info []byte
 	var bad string
 	rpc.Members(raw, func(key string, value []byte) {
-		var err error
+		ok := true
 		switch key {
 		case mcp.MetaProtocolVersion:
-			m.version, err = metaString(value)
+			m.version, ok = rpc.StringValue(value)
 		case mcp.MetaLogLevel:
-			m.logLevel, err = metaString(value)
+			m.logLevel, ok = rpc.StringValue(value)
 		case mcp.MetaClientCapabilities:
 			caps = value
 		case mcp.MetaClientInfo:
 			info = value
 		}
-		if err != nil && bad == "" {
+		if !ok && bad == "" {
 			bad = key
 		}
 	})
@@ -82,22 +80,9 @@ func readMeta(params json.RawMessage) (requestMeta, *rpc.Error) {
 	m.caps = map[string]json.RawMessage{}
 	rpc.Members(caps, func(key string, value []byte) { m.caps[key] = value })
 	if name, ok := rpc.Member(info, "name"); ok {
-		m.clientName, _ = metaString(name)
+		m.clientName, _ = rpc.StringValue(name)
 	}
 	return m, nil
-}
-
-// metaString reads a JSON string that Parse has checked, decoding only one with escapes.
-func metaString(v []byte) (string, error) {
-	if len(v) < 2 || v[0] != '"' {
-		return "", errors.New("not a string")
-	}
-	if bytes.IndexByte(v, '\\') < 0 {
-		return string(v[1 : len(v)-1]), nil
-	}
-	var s string
-	err := json.Unmarshal(v, &s)
-	return s, err
 }
 
 // unsupportedVersion is the -32022 error naming the revisions the node serves.

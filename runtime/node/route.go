@@ -71,8 +71,8 @@ func (n *Node) callTool(ctx context.Context, sess Session, params json.RawMessag
 	// The hot path: only "name" (and a progress token) change, so they are edited in place
 	// rather than decoding and re-encoding arguments of any size.
 	rawName, ok := rpc.Member(params, "name")
-	var name string
-	if !ok || json.Unmarshal(rawName, &name) != nil || name == "" {
+	name, isString := rpc.StringValue(rawName)
+	if !ok || !isString || name == "" {
 		done(nil, invalidParams("tools/call needs a string \"name\""))
 		return
 	}

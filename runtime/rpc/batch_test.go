@@ -117,3 +117,56 @@ func TestALoneMessageIsWrittenAtOnce(t *testing.T) {
 	inW.Close()
 	<-a.Done()
 }
+
+// TestALongBurstDoesNotHoldWritesToTheEnd: a peer that keeps sending cannot keep what its
+// messages cause (or a ping to another peer) from being written.
+func TestALongBurstDoesNotHoldWritesToTheEnd(t *testing.T) {
+	var batch Batch
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bIn, bInW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewConn(bIn, outW, closers{bIn, bInW, outW}, ConnOptions{Batch: &batch, Handle: func(*Message) {}})
+	defer b.Close()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const burst = 4 * maxHeld
+	seen := make(chan error, 1)
+	n := 0
+	a := NewConn(inR, os.Stdout, closers{inR}, ConnOptions{Batch: &batch, Handle: func(m *Message) {
+		n++
+		switch n {
+		case 1:
+			if err := b.Notify("first", nil); err != nil {
+				seen <- err
+			}
+		case 2 * maxHeld:
+			_ = outR.SetReadDeadline(time.Now().Add(5 * time.Second))
+			got, err := outR.Read(make([]byte, 4096))
+			if got == 0 {
+				seen <- errors.Join(errors.New("still held after twice maxHeld messages"), err)
+				return
+			}
+			seen <- nil
+		}
+	}})
+	defer a.Close()
+	var lines bytes.Buffer
+	for range burst {
+		lines.WriteString(`{"jsonrpc":"2.0","method":"more"}` + "\n")
+	}
+	if _, err := inW.Write(lines.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-seen; err != nil {
+		t.Fatal(err)
+	}
+	inW.Close()
+	<-a.Done()
+}

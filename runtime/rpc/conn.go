@@ -159,7 +159,7 @@ func (c *Conn) Close() error {
 
 func (c *Conn) read() {
 	var err error
-	holding := false
+	holding, held := false, 0
 	defer func() {
 		if holding {
 			c.opts.Batch.release()
@@ -171,9 +171,11 @@ func (c *Conn) read() {
 	for {
 		var line []byte
 		var over *overLong
-		if holding && !c.lineBuffered() {
-			// The burst is handled: what it caused is written before waiting for input.
-			holding = false
+		if holding && (held >= maxHeld || !c.lineBuffered()) {
+			// The burst is handled, or has held writes long enough (a peer that never
+			// stops sending must not keep a ping from going out): what it caused is
+			// written before going on.
+			holding, held = false, 0
 			c.opts.Batch.release()
 		}
 		line, over, err = c.readLine()
@@ -181,6 +183,9 @@ func (c *Conn) read() {
 			// More messages came in the same read: what they cause is written together.
 			holding = true
 			c.opts.Batch.hold()
+		}
+		if holding {
+			held++
 		}
 		if over != nil {
 			c.tooLong(over)
@@ -204,6 +209,10 @@ func (c *Conn) read() {
 		}
 	}
 }
+
+// maxHeld is how many messages a Conn handles while holding its Batch before it lets the
+// writes go: enough to gather a burst, few enough that no write waits long.
+const maxHeld = 32
 
 // lineBuffered reports whether a whole line waits in the read buffer, so that reading it
 // will not wait for the peer.

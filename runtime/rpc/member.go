@@ -116,7 +116,7 @@ func PutMember(obj []byte, key string, value []byte) ([]byte, bool) {
 	if i >= len(obj) || obj[i] != '{' {
 		return nil, false
 	}
-	quoted, _ := json.Marshal(key)
+	quoted := quote(key)
 	out := make([]byte, 0, len(obj)+len(quoted)+len(value)+2)
 	out = append(append(append(append(out, obj[:i+1]...), quoted...), ':'), value...)
 	if j := skipSpace(obj, i+1); j < len(obj) && obj[j] != '}' {
@@ -201,4 +201,43 @@ func skipValue(b []byte, i int) int {
 		return -1
 	}
 	return j
+}
+
+// StringValue decodes the JSON string v as json.Unmarshal into a string does (null gives "" and
+// true), without a decoder for one that holds no escapes: names and versions are read on
+// every request.
+func StringValue(v []byte) (string, bool) {
+	if string(v) == "null" {
+		return "", true
+	}
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
+	}
+	inner := v[1 : len(v)-1]
+	plain := true
+	for _, c := range inner {
+		if c == '\\' || c == '"' || c < 0x20 {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return string(inner), true
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// quote is key as a JSON string; most keys need no escapes and no encoder.
+func quote(key string) []byte {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			b, _ := json.Marshal(key)
+			return b
+		}
+	}
+	return []byte(`"` + key + `"`)
 }
