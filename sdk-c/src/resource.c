@@ -4,25 +4,11 @@
  * requests that run their handlers are dispatched in server.c. */
 #include "tn_private.h"
 
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Most values one completion/complete answer holds, as MCP allows. */
 #define MAX_COMPLETIONS 100
-
-static void set_error(tn_error_t *error, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void set_error(tn_error_t *error, const char *fmt, ...)
-{
-    if (!error)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(error->text, sizeof error->text, fmt, ap);
-    va_end(ap);
-}
 
 void tn__entries_free(struct tn_entries *entries)
 {
@@ -102,22 +88,22 @@ static int add_resource(tn_server_t *server, struct tn_entries *entries,
 {
     if (!server || !resource || !resource->uri || !*resource->uri ||
         !resource->name || !resource->handler) {
-        set_error(error, "server, %s uri, name and handler are required",
+        tn__set_error(error, "server, %s uri, name and handler are required",
                   what);
         return -1;
     }
     if (server->started) {
-        set_error(error, "%s \"%s\": the server is already running", what,
+        tn__set_error(error, "%s \"%s\": the server is already running", what,
                   resource->uri);
         return -1;
     }
     if (tn__find_entry(entries, resource->uri)) {
-        set_error(error, "%s \"%s\" is already added", what, resource->uri);
+        tn__set_error(error, "%s \"%s\" is already added", what, resource->uri);
         return -1;
     }
     int is_template = entries == &server->templates;
     if (is_template && template_ok(resource->uri) != 0) {
-        set_error(error, "template \"%s\": every { needs a name and a }",
+        tn__set_error(error, "template \"%s\": every { needs a name and a }",
                   resource->uri);
         return -1;
     }
@@ -134,7 +120,7 @@ static int add_resource(tn_server_t *server, struct tn_entries *entries,
     if (append(entries, resource->uri, def,
                (struct tn_entry){.read = resource->handler,
                                  .user = resource->user}) != 0) {
-        set_error(error, "out of memory");
+        tn__set_error(error, "out of memory");
         return -1;
     }
     if (error)
@@ -161,16 +147,16 @@ int tn_server_add_prompt(tn_server_t *server, const tn_prompt_t *prompt,
 {
     if (!server || !prompt || !prompt->name || !*prompt->name ||
         !prompt->handler) {
-        set_error(error, "server, prompt name and handler are required");
+        tn__set_error(error, "server, prompt name and handler are required");
         return -1;
     }
     if (server->started) {
-        set_error(error, "prompt \"%s\": the server is already running",
+        tn__set_error(error, "prompt \"%s\": the server is already running",
                   prompt->name);
         return -1;
     }
     if (tn__find_entry(&server->prompts, prompt->name)) {
-        set_error(error, "prompt \"%s\" is already added", prompt->name);
+        tn__set_error(error, "prompt \"%s\" is already added", prompt->name);
         return -1;
     }
     json_t *arguments = NULL;
@@ -184,7 +170,7 @@ int tn_server_add_prompt(tn_server_t *server, const tn_prompt_t *prompt,
         }
         if (!ok) {
             json_decref(arguments);
-            set_error(error, "prompt \"%s\": arguments must be a JSON array "
+            tn__set_error(error, "prompt \"%s\": arguments must be a JSON array "
                              "of objects with a string \"name\"",
                       prompt->name);
             return -1;
@@ -206,7 +192,7 @@ int tn_server_add_prompt(tn_server_t *server, const tn_prompt_t *prompt,
                                                               "arguments"),
                                  .get = prompt->handler,
                                  .user = prompt->user}) != 0) {
-        set_error(error, "out of memory");
+        tn__set_error(error, "out of memory");
         return -1;
     }
     if (error)
@@ -428,33 +414,15 @@ json_t *tn_read_text(const char *uri, const char *mime_type,
     return contents(uri, mime_type, "text", json_string(text));
 }
 
-static const char B64[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 json_t *tn_read_blob(const char *uri, const char *mime_type,
                      const void *data, size_t size)
 {
     if (!uri || (!data && size))
         return NULL;
-    const unsigned char *in = data;
-    char *out = malloc((size + 2) / 3 * 4 + 1);
-    if (!out)
-        return NULL;
-    size_t o = 0;
-    for (size_t i = 0; i < size; i += 3) {
-        uint32_t v = (uint32_t)in[i] << 16;
-        if (i + 1 < size)
-            v |= (uint32_t)in[i + 1] << 8;
-        if (i + 2 < size)
-            v |= in[i + 2];
-        out[o++] = B64[v >> 18 & 63];
-        out[o++] = B64[v >> 12 & 63];
-        out[o++] = i + 1 < size ? B64[v >> 6 & 63] : '=';
-        out[o++] = i + 2 < size ? B64[v & 63] : '=';
-    }
-    out[o] = '\0';
-    json_t *result = contents(uri, mime_type, "blob", json_string(out));
-    free(out);
+    char *blob = tn__base64(data, size, 0);
+    json_t *result = blob ? contents(uri, mime_type, "blob", json_string(blob))
+                          : NULL;
+    free(blob);
     return result;
 }
 

@@ -151,6 +151,9 @@ int tn__reply_error(tn_server_t *server, json_t *id, int code,
 json_t *tn__number(double value);
 
 /* tool.c */
+/* Fills error (nullable) with the formatted reason. */
+void tn__set_error(tn_error_t *error, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 const struct tn_tool *tn__find_tool(const tn_server_t *server,
                                     const char *name);
 
@@ -167,6 +170,8 @@ int tn__check_args(const json_t *schema, json_t *args, char *msg,
 void tn__sha256(const void *data, size_t n, unsigned char out[32]);
 void tn__hmac_sha256(const unsigned char *key, size_t key_len,
                      const void *data, size_t n, unsigned char out[32]);
+/* base64 of data (malloc'd): url-safe without padding, else standard. */
+char *tn__base64(const unsigned char *data, size_t n, int url);
 char *tn__b64url(const unsigned char *data, size_t n); /* malloc'd */
 unsigned char *tn__unb64url(const char *text, size_t n, size_t *out_len);
 
