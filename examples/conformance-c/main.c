@@ -26,9 +26,11 @@ static const unsigned char red_pixel[] = {
 #define RED_PIXEL                                                          \
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH" \
     "/iZk9HQAAAABJRU5ErkJggg=="
-#define SILENCE "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQIAAAAAAA=="
+#define SILENCE                                                            \
+    "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQIAAAAAAA=="
 #define IMAGE                                                              \
-    "{\"type\":\"image\",\"data\":\"" RED_PIXEL "\",\"mimeType\":\"image/png\"}"
+    "{\"type\":\"image\",\"data\":\"" RED_PIXEL                            \
+    "\",\"mimeType\":\"image/png\"}"
 
 static long long now_ms(void)
 {
@@ -339,8 +341,8 @@ static json_t *watched(tn_call_t *call, const char *uri, json_t *vars,
     time_t now = time(NULL);
     struct tm utc;
     gmtime_r(&now, &utc);
-    strftime(text, sizeof text, "Watched resource content at %Y-%m-%dT%H:%M:%SZ",
-             &utc);
+    strftime(text, sizeof text,
+             "Watched resource content at %Y-%m-%dT%H:%M:%SZ", &utc);
     return tn_read_text(uri, "text/plain", text);
 }
 
@@ -507,7 +509,8 @@ static const tn_tool_t tools[] = {
     {.name = "test_simple_text",
      .description = "Tests simple text content response",
      .input_schema = NO_ARGS, .handler = fixed,
-     .user = (void *)"[" TEXT("This is a simple text response for testing.") "]"},
+     .user =
+         (void *)"[" TEXT("This is a simple text response for testing.") "]"},
     {.name = "test_image_content",
      .description = "Tests image content response", .input_schema = NO_ARGS,
      .handler = fixed, .user = (void *)"[" IMAGE "]"},
@@ -525,9 +528,10 @@ static const tn_tool_t tools[] = {
      .description =
          "Tests response with multiple content types (text, image, resource)",
      .input_schema = NO_ARGS, .handler = fixed,
-     .user = (void *)"[" TEXT("Multiple content types test:") "," IMAGE "," EMBEDDED(
-         "test://mixed-content-resource", "application/json",
-         "{\\\"test\\\":\\\"data\\\",\\\"value\\\":123}") "]"},
+     .user = (void *)"[" TEXT("Multiple content types test:") "," IMAGE
+             "," EMBEDDED("test://mixed-content-resource", "application/json",
+                          "{\\\"test\\\":\\\"data\\\","
+                          "\\\"value\\\":123}") "]"},
     {.name = "test_tool_with_logging",
      .description = "Tests tool that emits log messages during execution",
      .input_schema = NO_ARGS, .handler = with_logging},

@@ -15,10 +15,10 @@
  *   pool of worker threads that run the handlers. The pool has ONE worker
  *   unless tn_server_set_workers() says otherwise, because native libraries
  *   (libmeos among them) are rarely thread-safe: with one worker, handlers
- *   never run concurrently. With more, handlers must guard shared state themselves.
- *   Every message is written whole under a mutex and flushed, one per line.
- *   When stdin closes, calls already queued or running finish and are
- *   answered, then tn_server_run() returns 0.
+ *   never run concurrently. With more, handlers must guard shared state
+ *   themselves. Every message is written whole under a mutex and flushed,
+ *   one per line. When stdin closes, calls already queued or running finish
+ *   and are answered, then tn_server_run() returns 0.
  *
  * Ownership, in the manner of jansson
  *   "borrowed": the function does not keep or free the argument.

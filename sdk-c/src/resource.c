@@ -89,22 +89,23 @@ static int add_resource(tn_server_t *server, struct tn_entries *entries,
     if (!server || !resource || !resource->uri || !*resource->uri ||
         !resource->name || !resource->handler) {
         tn__set_error(error, "server, %s uri, name and handler are required",
-                  what);
+                      what);
         return -1;
     }
     if (server->started) {
         tn__set_error(error, "%s \"%s\": the server is already running", what,
-                  resource->uri);
+                      resource->uri);
         return -1;
     }
     if (tn__find_entry(entries, resource->uri)) {
-        tn__set_error(error, "%s \"%s\" is already added", what, resource->uri);
+        tn__set_error(error, "%s \"%s\" is already added", what,
+                      resource->uri);
         return -1;
     }
     int is_template = entries == &server->templates;
     if (is_template && template_ok(resource->uri) != 0) {
         tn__set_error(error, "template \"%s\": every { needs a name and a }",
-                  resource->uri);
+                      resource->uri);
         return -1;
     }
     json_t *def = json_pack("{s:s, s:s}", is_template ? "uriTemplate" : "uri",
@@ -152,7 +153,7 @@ int tn_server_add_prompt(tn_server_t *server, const tn_prompt_t *prompt,
     }
     if (server->started) {
         tn__set_error(error, "prompt \"%s\": the server is already running",
-                  prompt->name);
+                      prompt->name);
         return -1;
     }
     if (tn__find_entry(&server->prompts, prompt->name)) {
@@ -170,9 +171,9 @@ int tn_server_add_prompt(tn_server_t *server, const tn_prompt_t *prompt,
         }
         if (!ok) {
             json_decref(arguments);
-            tn__set_error(error, "prompt \"%s\": arguments must be a JSON array "
-                             "of objects with a string \"name\"",
-                      prompt->name);
+            tn__set_error(error, "prompt \"%s\": arguments must be a JSON "
+                                 "array of objects with a string \"name\"",
+                          prompt->name);
             return -1;
         }
     }

@@ -335,8 +335,8 @@ static void on_initialize(tn_server_t *server, json_t *id, json_t *params)
     tn__reply(server, id, json_pack(
         "{s:s, s:o, s:{s:s, s:s}}", "protocolVersion",
         negotiate_version(json_object_get(params, "protocolVersion")),
-        "capabilities", capabilities(server), "serverInfo", "name", server->name,
-        "version", server->version));
+        "capabilities", capabilities(server), "serverInfo", "name",
+        server->name, "version", server->version));
 }
 
 /* Lists tools (entries NULL) or the entries under key, a page at a time.

@@ -27,7 +27,7 @@ static int parse_object(const char *what, const char *text, json_t **out,
     *out = json_loads(text, 0, &jerr);
     if (!*out) {
         tn__set_error(error, "%s: %s at line %d column %d", what, jerr.text,
-                  jerr.line, jerr.column);
+                      jerr.line, jerr.column);
         return -1;
     }
     if (!json_is_object(*out)) {
@@ -96,17 +96,18 @@ int tn_server_add_tool(tn_server_t *server, const tn_tool_t *tool,
 {
     tn__set_error(error, "out of memory");
     if (!server || !tool || !tool->name || !tool->handler) {
-        tn__set_error(error, "server, tool, tool name and handler are required");
+        tn__set_error(error,
+                      "server, tool, tool name and handler are required");
         return -1;
     }
     if (server->started) {
         tn__set_error(error, "tool \"%s\": the server is already running",
-                  tool->name);
+                      tool->name);
         return -1;
     }
     if (!tn__valid_tool_name(tool->name)) {
-        tn__set_error(error, "tool name \"%.128s\" must be 1-128 characters of "
-                         "A-Z a-z 0-9 _ - .", tool->name);
+        tn__set_error(error, "tool name \"%.128s\" must be 1-128 characters "
+                             "of A-Z a-z 0-9 _ - .", tool->name);
         return -1;
     }
     for (size_t i = 0; i < server->tool_count; i++) {

@@ -230,9 +230,11 @@ static void session(tn_server_t *server)
                                "\"method\":\"resources/read\","
                                "\"params\":{\"uri\":\"a://text\"}}"), 0);
     json_t *got = next();
-    CHECK_JSON(got, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
-                    "\"params\":{\"level\":\"info\",\"logger\":\"a://text\","
-                    "\"data\":\"read\",\"_meta\":{\"io.toolnode/request\":5}}}");
+    CHECK_JSON(got, "{\"jsonrpc\":\"2.0\","
+                    "\"method\":\"notifications/message\",\"params\":{"
+                    "\"level\":\"info\",\"logger\":\"a://text\","
+                    "\"data\":\"read\",\"_meta\":{"
+                    "\"io.toolnode/request\":5}}}");
     json_decref(got);
     got = next();
     CHECK_JSON(got, "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"contents\":"
@@ -305,7 +307,8 @@ static void session(tn_server_t *server)
            "{\"name\":\"who\",\"required\":true},{\"name\":\"how\"}]},"
            "{\"name\":\"asking\"}]}}");
     EXPECT("{\"jsonrpc\":\"2.0\",\"id\":16,\"method\":\"prompts/get\","
-           "\"params\":{\"name\":\"greeting\",\"arguments\":{\"who\":\"Ann\"}}}",
+           "\"params\":{\"name\":\"greeting\",\"arguments\":{"
+           "\"who\":\"Ann\"}}}",
            "{\"jsonrpc\":\"2.0\",\"id\":16,\"result\":{\"messages\":[{"
            "\"role\":\"user\",\"content\":{\"type\":\"text\",\"text\":"
            "\"Hello, Ann!\"}}]}}");
