@@ -88,7 +88,7 @@ func (ss *session) getPrompt(ctx context.Context, id, params json.RawMessage, e 
 		}
 	}
 	args, _ := json.Marshal(p.Arguments)
-	in, rerr := ss.newInput(id, e, mcp.MethodPromptsGet, p.Name, args)
+	in, rerr := ss.newInput(id, e, params, mcp.MethodPromptsGet, p.Name, args)
 	if rerr != nil {
 		return nil, rerr
 	}

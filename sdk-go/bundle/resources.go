@@ -179,7 +179,7 @@ func (ss *session) readResource(ctx context.Context, id, params json.RawMessage,
 	if h == nil {
 		return nil, ResourceNotFound(uri)
 	}
-	in, rerr := ss.newInput(id, e, mcp.MethodResourcesRead, uri, nil)
+	in, rerr := ss.newInput(id, e, params, mcp.MethodResourcesRead, uri, nil)
 	if rerr != nil {
 		return nil, rerr
 	}

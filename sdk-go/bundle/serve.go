@@ -374,8 +374,8 @@ func (ss *session) start(id json.RawMessage, run func(context.Context) (any, *RP
 
 // callTool answers tools/call: unknown tools are errors, the rest a tool's result.
 func (ss *session) callTool(ctx context.Context, id, params json.RawMessage, e era) (any, *RPCError) {
-	p, ok := callParams(params, e)
-	if !ok || p.Name == "" {
+	var p mcp.CallToolParams
+	if err := decodeParams(params, &p); err != nil || p.Name == "" {
 		return nil, errorf(mcp.CodeInvalidParams, "invalid params: tools/call needs a string name")
 	}
 	t := ss.s.tool(p.Name)
@@ -389,26 +389,12 @@ func (ss *session) callTool(ctx context.Context, id, params json.RawMessage, e e
 	if p.Meta != nil && len(p.Meta.ProgressToken) > 0 && string(p.Meta.ProgressToken) != "null" {
 		c.progressToken = p.Meta.ProgressToken
 	}
-	in, rerr := ss.newInput(id, e, mcp.MethodToolsCall, p.Name, c.Arguments)
+	in, rerr := ss.newInput(id, e, params, mcp.MethodToolsCall, p.Name, c.Arguments)
 	if rerr != nil {
 		return nil, rerr
 	}
 	c.Input = in
 	return in.finish(t.run(ctx, c), nil)
-}
-
-// callParams reads the params of tools/call; those of a 2026-07-28 request from what eraOf
-// decoded already.
-func callParams(params json.RawMessage, e era) (mcp.CallToolParams, bool) {
-	var p mcp.CallToolParams
-	if sp := e.params; sp != nil {
-		p.Arguments = sp.Arguments
-		if len(sp.Meta.ProgressToken) > 0 {
-			p.Meta = &mcp.RequestMeta{ProgressToken: sp.Meta.ProgressToken}
-		}
-		return p, json.Unmarshal(sp.Name, &p.Name) == nil
-	}
-	return p, decodeParams(params, &p) == nil
 }
 
 // send sends the client a request and waits for its answer. meta relates the

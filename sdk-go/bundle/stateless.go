@@ -31,21 +31,15 @@ const stateTTL = 15 * time.Minute
 // where everything the server may know about the client travels in the request's _meta.
 type era struct {
 	stateless    bool
-	capabilities json.RawMessage  // the client's, for this request alone (2026-07-28)
-	logMin       int32            // 2026-07-28: rank of the least severe level sent; math.MaxInt32: none
-	params       *statelessParams // 2026-07-28: the request's params, decoded once
+	capabilities json.RawMessage // the client's, for this request alone (2026-07-28)
+	logMin       int32           // 2026-07-28: rank of the least severe level sent; math.MaxInt32: none
 }
 
-// statelessParams is what is read of a 2026-07-28 request's params, in the one decoding
-// eraOf does: its _meta, the answers of an input round and the members of tools/call, so
-// that serving the request decodes its _meta no second time. Name and Arguments stay raw:
-// other methods give them other types.
-type statelessParams struct {
+// statelessMeta is the part of a request's params this file reads.
+type statelessMeta struct {
 	Meta           *mcp.StatelessMeta `json:"_meta"`
 	InputResponses json.RawMessage    `json:"inputResponses"`
 	RequestState   *string            `json:"requestState"`
-	Name           json.RawMessage    `json:"name"`
-	Arguments      json.RawMessage    `json:"arguments"`
 }
 
 // eraOf reads which era a request belongs to. A request without a protocol version in its
@@ -57,8 +51,8 @@ func (ss *session) eraOf(params json.RawMessage) (era, *RPCError) {
 	if !bytes.Contains(params, []byte(mcp.MetaProtocolVersion)) {
 		return session, nil
 	}
-	p := new(statelessParams)
-	if json.Unmarshal(params, p) != nil || p.Meta == nil || p.Meta.ProtocolVersion == "" ||
+	var p statelessMeta
+	if json.Unmarshal(params, &p) != nil || p.Meta == nil || p.Meta.ProtocolVersion == "" ||
 		mcp.IsSupportedVersion(p.Meta.ProtocolVersion) {
 		return session, nil
 	}
@@ -67,7 +61,7 @@ func (ss *session) eraOf(params json.RawMessage) (era, *RPCError) {
 		data, _ := json.Marshal(mcp.UnsupportedVersionData{Supported: mcp.AllVersions(), Requested: v})
 		return era{}, &RPCError{Code: mcp.CodeUnsupportedVersion, Message: fmt.Sprintf("unsupported protocol version %.64q", v), Data: data}
 	}
-	e := era{stateless: true, capabilities: p.Meta.ClientCapabilities, logMin: math.MaxInt32, params: p}
+	e := era{stateless: true, capabilities: p.Meta.ClientCapabilities, logMin: math.MaxInt32}
 	if rank, ok := mcp.LogLevelRank(p.Meta.LogLevel); ok {
 		e.logMin = int32(rank)
 	}
@@ -280,18 +274,24 @@ func (in *Input) require(method string) error {
 }
 
 // newInput prepares the questions of one request. Under 2026-07-28 it opens the answers
-// the client gives back (decoded with the era): those sealed in requestState by an earlier
-// round and those of this round. Malformed or tampered answers are -32602. method, target
-// and args say what a state is bound to; they are hashed only when a state is opened or
-// sealed, which costs more than a small call.
-func (ss *session) newInput(id json.RawMessage, e era, method, target string, args json.RawMessage) (*Input, *RPCError) {
+// the client gives back: those sealed in requestState by an earlier round and those of
+// this round. Malformed or tampered answers are -32602. method, target and args say what
+// a state is bound to; they are hashed only when a state is opened or sealed, which costs
+// more than a small call.
+func (ss *session) newInput(id json.RawMessage, e era, params json.RawMessage, method, target string, args json.RawMessage) (*Input, *RPCError) {
 	in := &Input{ss: ss, id: id, era: e}
 	if !e.stateless {
 		return in, nil
 	}
 	in.digest = sync.OnceValue(func() string { return callDigest(method, target, args) })
 	in.answers = map[string]json.RawMessage{}
-	p := e.params
+	if !bytes.Contains(params, []byte(`"requestState"`)) && !bytes.Contains(params, []byte(`"inputResponses"`)) {
+		return in, nil
+	}
+	var p statelessMeta
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
 	if p.RequestState != nil {
 		sealed, err := ss.s.openState(*p.RequestState, in.digest())
 		if err != nil {
