@@ -52,6 +52,7 @@ examples: deps
 	$(MAKE) -C examples/c
 	$(MAKE) -C examples/python
 	$(MAKE) -C examples/conformance-python
+	$(MAKE) -C examples/conformance-c
 
 bundles: deps
 	$(MAKE) -C bundles/meos

@@ -7,17 +7,18 @@
  *
  * Threading model
  *   The thread that calls tn_server_run() reads stdin line by line (lines of
- *   any length). It answers initialize, ping, tools/list and logging/setLevel
- *   itself, checks tools/call arguments against the tool's input schema, and
- *   handles notifications/cancelled at once by flagging the call. Valid
- *   tools/call requests go, in order of arrival, to a pool of worker threads
- *   that run the handlers. The pool has ONE worker unless
- *   tn_server_set_workers() says otherwise, because native libraries (libmeos
- *   among them) are rarely thread-safe: with one worker, handlers never run
- *   concurrently. With more, handlers must guard shared state themselves.
- *   Every message is written whole under a mutex and flushed, one per line.
- *   When stdin closes, calls already queued or running finish and are
- *   answered, then tn_server_run() returns 0.
+ *   any length). It answers initialize, ping, the lists, logging/setLevel,
+ *   resource subscriptions and completion/complete itself, checks tools/call
+ *   arguments against the tool's input schema, and handles
+ *   notifications/cancelled at once by flagging the call. Valid tools/call,
+ *   prompts/get and resources/read requests go, in order of arrival, to a
+ *   pool of worker threads that run the handlers. The pool has ONE worker
+ *   unless tn_server_set_workers() says otherwise, because native libraries
+ *   (libmeos among them) are rarely thread-safe: with one worker, handlers
+ *   never run concurrently. With more, handlers must guard shared state
+ *   themselves. Every message is written whole under a mutex and flushed,
+ *   one per line. When stdin closes, calls already queued or running finish
+ *   and are answered, then tn_server_run() returns 0.
  *
  * Ownership, in the manner of jansson
  *   "borrowed": the function does not keep or free the argument.
@@ -294,6 +295,15 @@ json_t *tn_ask(tn_call_t *call, json_t *questions);
 json_t *tn_elicit(tn_call_t *call, const char *key, const char *message,
                   const char *requested_schema);
 
+/*
+ * Returns 1 when the client can answer questions needing capability
+ * ("elicitation", "sampling", "roots"): under 2026-07-28 when the request
+ * declared it, so a handler asks only what the client can answer; in a
+ * session always, since the client refuses what it cannot do. 0 for NULL.
+ *   call, capability: borrowed.
+ */
+int tn_call_capable(const tn_call_t *call, const char *capability);
+
 /* ------------------------------------------------------------------------
  * Logging
  * ------------------------------------------------------------------------ */
@@ -365,6 +375,155 @@ json_t *tn_result_error(const char *fmt, ...)
  *   content: stolen, even on failure. Must be a JSON array.
  */
 json_t *tn_result_content(json_t *content);
+
+/* ------------------------------------------------------------------------
+ * Resources, resource templates, prompts and completion
+ *
+ * Their handlers run on the workers as tool handlers do, and take a
+ * tn_call_t as well: they may log, report progress and ask for input with
+ * tn_ask() in both eras. Under 2026-07-28 the lists and every
+ * resources/read answer carry the cache hint of tn_server_set_cache_ttl(),
+ * and a URI no resource or template serves is refused with -32602 (-32002
+ * in a session), its data {"uri": ...}. Only before tn_server_run(), like
+ * tools.
+ * ------------------------------------------------------------------------ */
+
+/*
+ * A resource handler, for a resource or a template.
+ *   call: borrowed; valid until the handler returns.  uri: borrowed, the
+ *   URI read.  vars: borrowed; for a template its variables by name
+ *   (strings, percent-decoded), else an empty object.  user: as given.
+ * Returns a new reference to a ReadResourceResult ({"contents": [...]}),
+ * normally from tn_read_text() or tn_read_blob(); NULL answers -32603.
+ */
+typedef json_t *(*tn_read_fn)(tn_call_t *call, const char *uri, json_t *vars,
+                              void *user);
+
+/*
+ * A resource (tn_server_add_resource()) or a resource template
+ * (tn_server_add_template()). The server copies every string.
+ */
+typedef struct tn_resource_t {
+    const char *uri;         /* required: the URI, or for a template an RFC
+                                6570 level-1 template ("test://{id}/data") */
+    const char *name;        /* required */
+    const char *title;       /* nullable */
+    const char *description; /* nullable */
+    const char *mime_type;   /* nullable */
+    tn_read_fn handler;      /* required */
+    void *user;              /* handed to the handler, nullable */
+} tn_resource_t;
+
+/*
+ * Adds a resource at a fixed URI; resources are listed in the order they
+ * were added.
+ *   server: borrowed.  resource: borrowed (copied).  error: caller-owned,
+ *   nullable; filled on failure.
+ * Returns 0, or -1 when an argument is NULL, the URI, name or handler is
+ * missing, the URI is taken, the server is running or memory runs out.
+ */
+int tn_server_add_resource(tn_server_t *server, const tn_resource_t *resource,
+                           tn_error_t *error);
+
+/*
+ * Adds a resource template: resources/read of a URI no resource has goes
+ * to the first template that matches it, each {variable} standing for one
+ * or more characters other than / ? #.
+ *   server: borrowed.  resource: borrowed (copied); uri is the template.
+ *   error: caller-owned, nullable; filled on failure.
+ * Returns 0, or -1 as tn_server_add_resource() does, and when the template
+ * has an unclosed brace or a variable with no name.
+ */
+int tn_server_add_template(tn_server_t *server, const tn_resource_t *resource,
+                           tn_error_t *error);
+
+/*
+ * A prompt to add with tn_server_add_prompt(). Its handler is a
+ * tn_handler_fn whose args map the prompt's arguments to strings (the
+ * required ones checked present) and which returns a new reference to a
+ * GetPromptResult ({"messages": [...]}), normally from tn_prompt_text() or
+ * tn_prompt_messages(); NULL answers -32603.
+ */
+typedef struct tn_prompt_t {
+    const char *name;        /* required */
+    const char *title;       /* nullable */
+    const char *description; /* nullable */
+    const char *arguments;   /* JSON array text of {"name", "description",
+                                "required"} objects, nullable */
+    tn_handler_fn handler;   /* required */
+    void *user;              /* handed to the handler, nullable */
+} tn_prompt_t;
+
+/*
+ * Adds a prompt; prompts are listed in the order they were added.
+ *   server: borrowed.  prompt: borrowed (copied; arguments parsed here).
+ *   error: caller-owned, nullable; filled on failure.
+ * Returns 0, or -1 when an argument is NULL, the name or handler is
+ * missing, the name is taken, arguments is not an array of objects with a
+ * string "name", the server is running or memory runs out.
+ */
+int tn_server_add_prompt(tn_server_t *server, const tn_prompt_t *prompt,
+                         tn_error_t *error);
+
+/*
+ * Offers values for completion/complete: of a prompt's argument (ref
+ * "prompt", name the prompt's) or of a template's variable (ref
+ * "resource", name the URI template). The answer holds the values that
+ * start with what the client typed so far, at most 100.
+ *   server: borrowed.  ref, name, argument: borrowed (copied).
+ *   values: borrowed, a NULL-terminated array of strings (copied).
+ * Returns 0, or -1 when an argument is NULL, ref is neither "prompt" nor
+ * "resource", the server is running or memory runs out.
+ */
+int tn_server_add_completion(tn_server_t *server, const char *ref,
+                             const char *name, const char *argument,
+                             const char *const *values);
+
+/*
+ * Tells the client, if it subscribed to uri in its session
+ * (resources/subscribe), that the resource changed
+ * (notifications/resources/updated). Safe from any thread.
+ *   server: borrowed.  uri: borrowed.
+ * Returns 0 (also when nobody subscribed or the server is not running),
+ * or -1 when an argument is NULL or the message cannot be written.
+ */
+int tn_resource_updated(tn_server_t *server, const char *uri);
+
+/*
+ * {"contents":[{"uri":uri,"mimeType":mime_type,"text":text}]}
+ *   uri, text: borrowed (copied), UTF-8.  mime_type: borrowed, nullable
+ *   (omitted when NULL).
+ * Returns a new reference, or NULL when uri or text is NULL or memory runs
+ * out.
+ */
+json_t *tn_read_text(const char *uri, const char *mime_type,
+                     const char *text);
+
+/*
+ * {"contents":[{"uri":uri,"mimeType":mime_type,"blob":<data in base64>}]}
+ *   uri: borrowed (copied).  mime_type: borrowed, nullable.  data: size
+ *   bytes, borrowed; may be NULL when size is 0.
+ * Returns a new reference, or NULL when uri is NULL, data is NULL with a
+ * size, or memory runs out.
+ */
+json_t *tn_read_blob(const char *uri, const char *mime_type,
+                     const void *data, size_t size);
+
+/*
+ * {"messages":[{"role":"user","content":{"type":"text","text":text}}]}
+ *   text: borrowed (copied), UTF-8.
+ * Returns a new reference, or NULL when text is NULL or memory runs out.
+ */
+json_t *tn_prompt_text(const char *text);
+
+/*
+ * {"messages":messages}, for messages built by hand (images, embedded
+ * resources, several roles).
+ *   messages: stolen, even on failure. Must be a JSON array.
+ * Returns a new reference, or NULL when messages is not an array or memory
+ * runs out.
+ */
+json_t *tn_prompt_messages(json_t *messages);
 
 #ifdef __cplusplus
 }

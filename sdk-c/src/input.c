@@ -304,6 +304,14 @@ void tn__end_input(tn_server_t *server)
     pthread_mutex_unlock(&server->lock);
 }
 
+int tn_call_capable(const tn_call_t *call, const char *capability)
+{
+    if (!call || !capability)
+        return 0;
+    return !call->stateless ||
+           json_is_object(json_object_get(call->capabilities, capability));
+}
+
 json_t *tn_ask(tn_call_t *call, json_t *questions)
 {
     if (!call || !json_is_object(questions)) {
@@ -340,8 +348,7 @@ json_t *tn_ask(tn_call_t *call, json_t *questions)
             json_object_set(answers, key, given);
             continue;
         }
-        if (!json_is_object(json_object_get(call->capabilities,
-                                            capability))) {
+        if (!tn_call_capable(call, capability)) {
             fail(call, TN_RPC_MISSING_CAPABILITY,
                  json_pack("{s:{s:{}}}", "requiredCapabilities", capability),
                  "%s needs the client capability \"%s\"", method,

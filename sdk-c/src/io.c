@@ -131,7 +131,7 @@ static int log_message(tn_server_t *server, tn_call_t *call,
                  ? -1 : 0;
     } else {
         json_t *params = json_pack("{s:s, s:s, s:s}", "level", level,
-                                   "logger", call ? call->tool->name
+                                   "logger", call ? call->name
                                                   : server->name,
                                    "data", text);
         if (params && call)

@@ -132,10 +132,13 @@ void tn__hmac_sha256(const unsigned char *key, size_t key_len,
 
 static const char B64[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+static const char B64_STD[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-char *tn__b64url(const unsigned char *data, size_t n)
+char *tn__base64(const unsigned char *data, size_t n, int url)
 {
-    char *out = malloc(n / 3 * 4 + 5);
+    const char *alphabet = url ? B64 : B64_STD;
+    char *out = malloc((n + 2) / 3 * 4 + 1);
     if (!out)
         return NULL;
     size_t o = 0;
@@ -145,15 +148,24 @@ char *tn__b64url(const unsigned char *data, size_t n)
             v |= (uint32_t)data[i + 1] << 8;
         if (i + 2 < n)
             v |= data[i + 2];
-        out[o++] = B64[v >> 18 & 63];
-        out[o++] = B64[v >> 12 & 63];
+        out[o++] = alphabet[v >> 18 & 63];
+        out[o++] = alphabet[v >> 12 & 63];
         if (i + 1 < n)
-            out[o++] = B64[v >> 6 & 63];
+            out[o++] = alphabet[v >> 6 & 63];
+        else if (!url)
+            out[o++] = '=';
         if (i + 2 < n)
-            out[o++] = B64[v & 63];
+            out[o++] = alphabet[v & 63];
+        else if (!url)
+            out[o++] = '=';
     }
     out[o] = '\0';
     return out;
+}
+
+char *tn__b64url(const unsigned char *data, size_t n)
+{
+    return tn__base64(data, n, 1);
 }
 
 unsigned char *tn__unb64url(const char *text, size_t n, size_t *out_len)

@@ -82,6 +82,11 @@ void tn_server_free(tn_server_t *server)
         json_decref(server->tools[i].definition);
     }
     free(server->tools);
+    tn__entries_free(&server->resources);
+    tn__entries_free(&server->templates);
+    tn__entries_free(&server->prompts);
+    json_decref(server->completions);
+    json_decref(server->subscribed);
     free(server->name);
     free(server->version);
     pthread_mutex_destroy(&server->out_lock);
@@ -141,6 +146,7 @@ static void call_free(tn_call_t *call)
     json_decref(call->need);
     json_decref(call->fail_data);
     free(call->fail_message);
+    free(call->uri);
     free(call);
 }
 
@@ -171,6 +177,9 @@ static void cancel(tn_server_t *server, const json_t *id)
     pthread_mutex_unlock(&server->lock);
 }
 
+static void reply_in(tn_server_t *server, const tn_era_t *era, json_t *id,
+                     json_t *result, int cacheable);
+
 static void finish(tn_server_t *server, tn_call_t *call, json_t *result)
 {
     pthread_mutex_lock(&server->lock);
@@ -194,23 +203,39 @@ static void finish(tn_server_t *server, tn_call_t *call, json_t *result)
             json_object_set(error, "data", call->fail_data);
         tn__send(server, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id",
                                    call->id, "error", error));
-    } else if (call->fail_message) {
+    } else if (call->fail_message && call->tool) {
         json_decref(result);
         tn__reply(server, call->id, tn_result_error("%s", call->fail_message));
+    } else if (call->fail_message) {
+        /* Only a tool's result can carry a failure. */
+        json_decref(result);
+        tn__reply_error(server, call->id, TN_RPC_INTERNAL_ERROR, "%s",
+                        call->fail_message);
     } else if (call->need) {
         json_decref(result);
         tn__reply(server, call->id, tn__input_required(server, call));
     } else if (!result) {
         tn__reply_error(server, call->id, TN_RPC_INTERNAL_ERROR,
-                        "tool \"%s\" failed without a result",
-                        call->tool->name);
+                        "%s \"%s\" failed without a result",
+                        call->tool ? "tool"
+                                   : call->entry->read ? "resource"
+                                                       : "prompt",
+                        call->name);
     } else {
-        if (call->stateless)
-            json_object_set_new(result, "resultType",
-                                json_string("complete"));
-        tn__reply(server, call->id, result);
+        tn_era_t era = {.stateless = call->stateless};
+        reply_in(server, &era, call->id, result, call->cacheable);
     }
     call_free(call);
+}
+
+static json_t *run(tn_call_t *call)
+{
+    if (call->tool)
+        return call->tool->handler(call, call->args, call->tool->user);
+    if (call->entry->read)
+        return call->entry->read(call, call->uri, call->args,
+                                 call->entry->user);
+    return call->entry->get(call, call->args, call->entry->user);
 }
 
 static void *worker(void *arg)
@@ -230,10 +255,7 @@ static void *worker(void *arg)
         if (!call)
             return NULL;
 
-        json_t *result = NULL;
-        if (!tn_cancelled(call))
-            result = call->tool->handler(call, call->args, call->tool->user);
-        finish(server, call, result);
+        finish(server, call, tn_cancelled(call) ? NULL : run(call));
     }
 }
 
@@ -284,10 +306,20 @@ static int era_of(tn_server_t *server, json_t *id, json_t *params,
     return 0;
 }
 
-static json_t *capabilities(void)
+static json_t *capabilities(const tn_server_t *server)
 {
-    return json_pack("{s:{s:b}, s:{}}", "tools", "listChanged", 0,
-                     "logging");
+    json_t *caps = json_pack("{s:{s:b}, s:{}}", "tools", "listChanged", 0,
+                             "logging");
+    if (caps && server->prompts.count)
+        json_object_set_new(caps, "prompts",
+                            json_pack("{s:b}", "listChanged", 0));
+    if (caps && (server->resources.count || server->templates.count))
+        json_object_set_new(caps, "resources",
+                            json_pack("{s:b, s:b}", "subscribe", 1,
+                                      "listChanged", 0));
+    if (caps && server->completions)
+        json_object_set_new(caps, "completions", json_object());
+    return caps;
 }
 
 static void on_discover(tn_server_t *server, const tn_era_t *era, json_t *id)
@@ -296,7 +328,7 @@ static void on_discover(tn_server_t *server, const tn_era_t *era, json_t *id)
     cached.stateless = 1; /* discover always carries the 2026-07-28 members */
     reply_in(server, &cached, id, json_pack(
         "{s:o, s:o, s:{s:{s:s, s:s}}}", "supportedVersions", all_versions(),
-        "capabilities", capabilities(), "_meta", TN_META_SERVER_INFO,
+        "capabilities", capabilities(server), "_meta", TN_META_SERVER_INFO,
         "name", server->name, "version", server->version), 1);
 }
 
@@ -305,15 +337,18 @@ static void on_initialize(tn_server_t *server, json_t *id, json_t *params)
     tn__reply(server, id, json_pack(
         "{s:s, s:o, s:{s:s, s:s}}", "protocolVersion",
         negotiate_version(json_object_get(params, "protocolVersion")),
-        "capabilities", capabilities(), "serverInfo", "name", server->name,
-        "version", server->version));
+        "capabilities", capabilities(server), "serverInfo", "name",
+        server->name, "version", server->version));
 }
 
-/* The cursor is the index of the page's first tool: opaque to clients,
+/* Lists tools (entries NULL) or the entries under key, a page at a time.
+ * The cursor is the index of the page's first item: opaque to clients,
  * checked on the way back in. */
-static void on_tools_list(tn_server_t *server, const tn_era_t *era,
-                          json_t *id, json_t *params)
+static void on_list(tn_server_t *server, const tn_era_t *era, json_t *id,
+                    json_t *params, const char *key,
+                    const struct tn_entries *entries)
 {
+    size_t count = entries ? entries->count : server->tool_count;
     size_t start = 0;
     json_t *cursor = json_object_get(params, "cursor");
     if (cursor && !json_is_null(cursor)) {
@@ -322,7 +357,7 @@ static void on_tools_list(tn_server_t *server, const tn_era_t *era,
         errno = 0;
         unsigned long long n = text ? strtoull(text, &end, 10) : 0;
         if (!text || !*text || *end || errno || *text == '-' ||
-            n >= server->tool_count) {
+            n >= count) {
             tn__reply_error(server, id, TN_RPC_INVALID_PARAMS,
                             "invalid cursor");
             return;
@@ -330,14 +365,15 @@ static void on_tools_list(tn_server_t *server, const tn_era_t *era,
         start = (size_t)n;
     }
     size_t end = start + (size_t)server->page_size;
-    if (end > server->tool_count)
-        end = server->tool_count;
+    if (end > count)
+        end = count;
 
-    json_t *tools = json_array();
+    json_t *items = json_array();
     for (size_t i = start; i < end; i++)
-        json_array_append(tools, server->tools[i].definition);
-    json_t *result = json_pack("{s:o}", "tools", tools);
-    if (result && end < server->tool_count) {
+        json_array_append(items, entries ? entries->items[i].definition
+                                         : server->tools[i].definition);
+    json_t *result = json_pack("{s:o}", key, items);
+    if (result && end < count) {
         char next[32];
         snprintf(next, sizeof next, "%zu", end);
         json_object_set_new(result, "nextCursor", json_string(next));
@@ -357,6 +393,47 @@ static void on_set_level(tn_server_t *server, const tn_era_t *era,
     }
     atomic_store(&server->log_min, index);
     reply_in(server, era, id, json_object(), 0);
+}
+
+/* A call of the request id with what every handler is given; args are
+ * stolen. NULL, having answered, when memory runs out. */
+static tn_call_t *new_call(tn_server_t *server, const tn_era_t *era,
+                           json_t *id, json_t *params, json_t *args)
+{
+    tn_call_t *call = args ? calloc(1, sizeof *call) : NULL;
+    if (!call) {
+        json_decref(args);
+        tn__reply_error(server, id, TN_RPC_INTERNAL_ERROR, "out of memory");
+        return NULL;
+    }
+    json_t *token = json_object_get(json_object_get(params, "_meta"),
+                                    "progressToken");
+    call->server = server;
+    call->id = json_incref(id);
+    call->args = args;
+    if (json_is_string(token) || json_is_integer(token))
+        call->progress_token = json_incref(token);
+    tn__read_trace_context(call, json_object_get(params, "_meta"));
+    call->stateless = era->stateless;
+    call->log_min = era->log_min;
+    call->capabilities = json_incref(era->capabilities);
+    return call;
+}
+
+/* Hands a call to the workers; under 2026-07-28 once the answers it was
+ * given are restored, refusing the request when they cannot be. */
+static void start(tn_server_t *server, tn_call_t *call, json_t *params,
+                  const char *method)
+{
+    char msg[TN_ERROR_TEXT_LENGTH];
+    if (call->stateless &&
+        tn__restore_answers(server, call, params, method, call->name,
+                            call->args, msg, sizeof msg) != 0) {
+        tn__reply_error(server, call->id, TN_RPC_INVALID_PARAMS, "%s", msg);
+        call_free(call);
+        return;
+    }
+    submit(server, call);
 }
 
 static void on_tools_call(tn_server_t *server, const tn_era_t *era,
@@ -389,32 +466,134 @@ static void on_tools_call(tn_server_t *server, const tn_era_t *era,
         return;
     }
 
-    tn_call_t *call = calloc(1, sizeof *call);
-    if (!call) {
-        json_decref(args);
-        tn__reply_error(server, id, TN_RPC_INTERNAL_ERROR, "out of memory");
+    tn_call_t *call = new_call(server, era, id, params, args);
+    if (!call)
+        return;
+    call->tool = tool;
+    call->name = tool->name;
+    start(server, call, params, "tools/call");
+}
+
+static void on_prompts_get(tn_server_t *server, const tn_era_t *era,
+                           json_t *id, json_t *params)
+{
+    const char *name = json_string_value(json_object_get(params, "name"));
+    const struct tn_entry *prompt = tn__find_entry(&server->prompts, name);
+    if (!prompt) {
+        tn__reply_error(server, id, TN_RPC_INVALID_PARAMS,
+                        "unknown prompt \"%s\"", name ? name : "");
         return;
     }
-    json_t *token = json_object_get(json_object_get(params, "_meta"),
-                                    "progressToken");
-    call->server = server;
-    call->tool = tool;
-    call->id = json_incref(id);
-    call->args = args;
-    if (json_is_string(token) || json_is_integer(token))
-        call->progress_token = json_incref(token);
-    tn__read_trace_context(call, json_object_get(params, "_meta"));
-    call->stateless = era->stateless;
-    call->log_min = era->log_min;
-    call->capabilities = json_incref(era->capabilities);
-    if (era->stateless &&
-        tn__restore_answers(server, call, params, "tools/call", name, args,
-                            msg, sizeof msg) != 0) {
-        tn__reply_error(server, id, TN_RPC_INVALID_PARAMS, "%s", msg);
+    json_t *args = json_object_get(params, "arguments");
+    const char *key;
+    json_t *value;
+    int ok = !args || json_is_null(args) || json_is_object(args);
+    json_object_foreach(args, key, value) {
+        ok = ok && json_is_string(value);
+    }
+    if (!ok) {
+        tn__reply_error(server, id, TN_RPC_INVALID_PARAMS,
+                        "prompts/get \"arguments\" must map names to "
+                        "strings");
+        return;
+    }
+    size_t i;
+    json_t *argument;
+    json_array_foreach(prompt->arguments, i, argument) {
+        const char *wanted = json_string_value(json_object_get(argument,
+                                                               "name"));
+        if (json_is_true(json_object_get(argument, "required")) &&
+            !json_object_get(args, wanted)) {
+            tn__reply_error(server, id, TN_RPC_INVALID_PARAMS,
+                            "prompt \"%s\" needs the argument \"%s\"",
+                            prompt->key, wanted);
+            return;
+        }
+    }
+    tn_call_t *call = new_call(server, era, id, params,
+                               args && json_is_object(args)
+                                   ? json_incref(args)
+                                   : json_object());
+    if (!call)
+        return;
+    call->entry = prompt;
+    call->name = prompt->key;
+    start(server, call, params, "prompts/get");
+}
+
+/* The resource or template serving uri, with its variables (new) in
+ * *vars; NULL, having answered not found, when there is none. */
+static const struct tn_entry *lookup(tn_server_t *server, const tn_era_t *era,
+                                     json_t *id, const char *uri,
+                                     json_t **vars)
+{
+    *vars = NULL;
+    if (!uri) {
+        tn__reply_error(server, id, TN_RPC_INVALID_PARAMS,
+                        "needs a string \"uri\"");
+        return NULL;
+    }
+    const struct tn_entry *found = tn__find_entry(&server->resources, uri);
+    *vars = found ? json_object() : NULL;
+    if (!found)
+        found = tn__match_template(server, uri, vars);
+    if (found)
+        return found;
+    /* 2026-07-28 moved this error to -32602. */
+    tn__send(server, json_pack(
+        "{s:s, s:O, s:{s:i, s:s, s:{s:s}}}", "jsonrpc", "2.0", "id", id,
+        "error", "code", era->stateless ? TN_RPC_INVALID_PARAMS
+                                        : TN_RPC_RESOURCE_NOT_FOUND,
+        "message", "resource not found", "data", "uri", uri));
+    return NULL;
+}
+
+static void on_resources_read(tn_server_t *server, const tn_era_t *era,
+                              json_t *id, json_t *params)
+{
+    const char *uri = json_string_value(json_object_get(params, "uri"));
+    json_t *vars;
+    const struct tn_entry *resource = lookup(server, era, id, uri, &vars);
+    if (!resource)
+        return;
+    tn_call_t *call = new_call(server, era, id, params, vars);
+    if (!call)
+        return;
+    call->entry = resource;
+    call->uri = strdup(uri);
+    call->name = call->uri;
+    call->cacheable = 1;
+    if (!call->uri) {
+        tn__reply_error(server, id, TN_RPC_INTERNAL_ERROR, "out of memory");
         call_free(call);
         return;
     }
-    submit(server, call);
+    start(server, call, params, "resources/read");
+}
+
+static void on_subscribe(tn_server_t *server, const tn_era_t *era,
+                         json_t *id, json_t *params, int on)
+{
+    const char *uri = json_string_value(json_object_get(params, "uri"));
+    json_t *vars;
+    if (!lookup(server, era, id, uri, &vars))
+        return;
+    json_decref(vars);
+    if (tn__subscribe(server, uri, on) != 0)
+        tn__reply_error(server, id, TN_RPC_INTERNAL_ERROR, "out of memory");
+    else
+        reply_in(server, era, id, json_object(), 0);
+}
+
+static void on_complete(tn_server_t *server, const tn_era_t *era,
+                        json_t *id, json_t *params)
+{
+    char msg[TN_ERROR_TEXT_LENGTH];
+    json_t *result = tn__complete(server, params, msg, sizeof msg);
+    if (result)
+        reply_in(server, era, id, result, 0);
+    else
+        tn__reply_error(server, id, TN_RPC_INVALID_PARAMS, "%s", msg);
 }
 
 static void on_notification(tn_server_t *server, const char *method,
@@ -469,10 +648,28 @@ static void dispatch(tn_server_t *server, json_t *message)
     tn_era_t era;
     if (era_of(server, id, params, &era) != 0)
         return;
+    int has_resources = server->resources.count || server->templates.count;
     if (!strcmp(name, "tools/call"))
         on_tools_call(server, &era, id, params);
     else if (!strcmp(name, "tools/list"))
-        on_tools_list(server, &era, id, params);
+        on_list(server, &era, id, params, "tools", NULL);
+    else if (!strcmp(name, "prompts/get") && server->prompts.count)
+        on_prompts_get(server, &era, id, params);
+    else if (!strcmp(name, "prompts/list") && server->prompts.count)
+        on_list(server, &era, id, params, "prompts", &server->prompts);
+    else if (!strcmp(name, "resources/read") && has_resources)
+        on_resources_read(server, &era, id, params);
+    else if (!strcmp(name, "resources/list") && has_resources)
+        on_list(server, &era, id, params, "resources", &server->resources);
+    else if (!strcmp(name, "resources/templates/list") && has_resources)
+        on_list(server, &era, id, params, "resourceTemplates",
+                &server->templates);
+    else if (!strcmp(name, "resources/subscribe") && has_resources)
+        on_subscribe(server, &era, id, params, 1);
+    else if (!strcmp(name, "resources/unsubscribe") && has_resources)
+        on_subscribe(server, &era, id, params, 0);
+    else if (!strcmp(name, "completion/complete") && server->completions)
+        on_complete(server, &era, id, params);
     else if (!strcmp(name, "ping"))
         reply_in(server, &era, id, json_object(), 0);
     else if (!strcmp(name, "server/discover"))

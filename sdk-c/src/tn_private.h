@@ -19,6 +19,7 @@ enum {
     TN_RPC_METHOD_NOT_FOUND = -32601,
     TN_RPC_INVALID_PARAMS = -32602,
     TN_RPC_INTERNAL_ERROR = -32603,
+    TN_RPC_RESOURCE_NOT_FOUND = -32002,
     TN_RPC_MISSING_CAPABILITY = -32021,
     TN_RPC_UNSUPPORTED_VERSION = -32022,
     /* Not JSON-RPC: a call answered with an isError result instead. */
@@ -48,9 +49,28 @@ struct tn_tool {
     void *user;
 };
 
+/* A resource, a resource template or a prompt. */
+struct tn_entry {
+    char *key;          /* the URI, the URI template or the prompt's name */
+    json_t *definition; /* its entry in the list */
+    json_t *arguments;  /* prompts: borrowed from definition, nullable */
+    tn_read_fn read;    /* resources and templates */
+    tn_handler_fn get;  /* prompts */
+    void *user;
+};
+
+struct tn_entries {
+    struct tn_entry *items;
+    size_t count, capacity;
+};
+
 struct tn_call_t {
     tn_server_t *server;
-    const struct tn_tool *tool;
+    const struct tn_tool *tool; /* NULL for prompts/get and resources/read */
+    const struct tn_entry *entry; /* the prompt or resource, else NULL */
+    const char *name;       /* the tool's or prompt's name, or uri */
+    char *uri;              /* resources/read: the URI read */
+    int cacheable;          /* resources/read: its answer has a cache hint */
     json_t *id;             /* request id: string or integer */
     json_t *args;           /* checked arguments, always an object */
     json_t *progress_token; /* NULL when the client asked for no progress */
@@ -83,6 +103,9 @@ struct tn_server_t {
     char *version;
     struct tn_tool *tools;
     size_t tool_count, tool_capacity;
+    struct tn_entries resources, templates, prompts;
+    json_t *completions; /* by "<ref>\n<name>\n<argument>": values */
+    json_t *subscribed;  /* URIs the session subscribed to, guarded by lock */
     int workers;
     int page_size;
     int started;
@@ -130,6 +153,9 @@ int tn__reply_error(tn_server_t *server, json_t *id, int code,
 json_t *tn__number(double value);
 
 /* tool.c */
+/* Fills error (nullable) with the formatted reason. */
+void tn__set_error(tn_error_t *error, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 const struct tn_tool *tn__find_tool(const tn_server_t *server,
                                     const char *name);
 
@@ -146,6 +172,8 @@ int tn__check_args(const json_t *schema, json_t *args, char *msg,
 void tn__sha256(const void *data, size_t n, unsigned char out[32]);
 void tn__hmac_sha256(const unsigned char *key, size_t key_len,
                      const void *data, size_t n, unsigned char out[32]);
+/* base64 of data (malloc'd): url-safe without padding, else standard. */
+char *tn__base64(const unsigned char *data, size_t n, int url);
 char *tn__b64url(const unsigned char *data, size_t n); /* malloc'd */
 unsigned char *tn__unb64url(const char *text, size_t n, size_t *out_len);
 
@@ -165,6 +193,18 @@ json_t *tn__routing_meta(const tn_call_t *call); /* new */
 /* Keeps the trace context of a request's _meta on call. */
 void tn__read_trace_context(tn_call_t *call, json_t *meta);
 void tn__end_input(tn_server_t *server);
+
+/* resource.c */
+void tn__entries_free(struct tn_entries *entries);
+const struct tn_entry *tn__find_entry(const struct tn_entries *entries,
+                                      const char *key);
+/* The template that serves uri and its variables (new, in *vars), or NULL. */
+const struct tn_entry *tn__match_template(const tn_server_t *server,
+                                          const char *uri, json_t **vars);
+/* The completion/complete result for params (new), or NULL with msg. */
+json_t *tn__complete(const tn_server_t *server, const json_t *params,
+                     char *msg, size_t size);
+int tn__subscribe(tn_server_t *server, const char *uri, int on);
 
 /* result.c */
 char *tn__vformat(const char *fmt, va_list ap); /* malloc'd, NULL on OOM */

@@ -5,10 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void set_error(tn_error_t *error, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void set_error(tn_error_t *error, const char *fmt, ...)
+void tn__set_error(tn_error_t *error, const char *fmt, ...)
 {
     if (!error)
         return;
@@ -29,12 +26,12 @@ static int parse_object(const char *what, const char *text, json_t **out,
         return 0;
     *out = json_loads(text, 0, &jerr);
     if (!*out) {
-        set_error(error, "%s: %s at line %d column %d", what, jerr.text,
-                  jerr.line, jerr.column);
+        tn__set_error(error, "%s: %s at line %d column %d", what, jerr.text,
+                      jerr.line, jerr.column);
         return -1;
     }
     if (!json_is_object(*out)) {
-        set_error(error, "%s must be a JSON object", what);
+        tn__set_error(error, "%s must be a JSON object", what);
         json_decref(*out);
         *out = NULL;
         return -1;
@@ -48,7 +45,7 @@ static int typed_object(const char *what, const json_t *schema,
     const json_t *type = json_object_get(schema, "type");
     if (schema && !(json_is_string(type) &&
                     !strcmp(json_string_value(type), "object"))) {
-        set_error(error, "%s must have \"type\": \"object\"", what);
+        tn__set_error(error, "%s must have \"type\": \"object\"", what);
         return -1;
     }
     return 0;
@@ -97,24 +94,25 @@ fail:
 int tn_server_add_tool(tn_server_t *server, const tn_tool_t *tool,
                        tn_error_t *error)
 {
-    set_error(error, "out of memory");
+    tn__set_error(error, "out of memory");
     if (!server || !tool || !tool->name || !tool->handler) {
-        set_error(error, "server, tool, tool name and handler are required");
+        tn__set_error(error,
+                      "server, tool, tool name and handler are required");
         return -1;
     }
     if (server->started) {
-        set_error(error, "tool \"%s\": the server is already running",
-                  tool->name);
+        tn__set_error(error, "tool \"%s\": the server is already running",
+                      tool->name);
         return -1;
     }
     if (!tn__valid_tool_name(tool->name)) {
-        set_error(error, "tool name \"%.128s\" must be 1-128 characters of "
-                         "A-Z a-z 0-9 _ - .", tool->name);
+        tn__set_error(error, "tool name \"%.128s\" must be 1-128 characters "
+                             "of A-Z a-z 0-9 _ - .", tool->name);
         return -1;
     }
     for (size_t i = 0; i < server->tool_count; i++) {
         if (!strcmp(server->tools[i].name, tool->name)) {
-            set_error(error, "tool \"%s\" is already added", tool->name);
+            tn__set_error(error, "tool \"%s\" is already added", tool->name);
             return -1;
         }
     }
@@ -134,7 +132,7 @@ int tn_server_add_tool(tn_server_t *server, const tn_tool_t *tool,
     char *name = strdup(tool->name);
     if (!def || !name) {
         if (reason.text[0])
-            set_error(error, "tool \"%s\": %s", tool->name, reason.text);
+            tn__set_error(error, "tool \"%s\": %s", tool->name, reason.text);
         json_decref(def);
         free(name);
         return -1;

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -162,4 +163,15 @@ int peer_finish(peer_t *peer, int timeout_ms)
     memset(peer, 0, sizeof *peer);
     peer->to = peer->from = -1;
     return rc;
+}
+
+json_t *peer_recv_json(peer_t *peer, int timeout_ms)
+{
+    char *line = peer_recv(peer, timeout_ms);
+    json_t *msg = line ? json_loads(line, 0, NULL) : NULL;
+    if (!msg)
+        fprintf(stderr, "no message, or not JSON: %s\n",
+                line ? line : "(end of stream or timeout)");
+    free(line);
+    return msg;
 }

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include <jansson.h>
+
 typedef struct peer {
     int to;   /* we write requests here; -1 once closed */
     int from; /* we read messages here */
@@ -35,5 +37,19 @@ void peer_close_input(peer_t *peer);
 int peer_finish(peer_t *peer, int timeout_ms);
 
 long long peer_now_ms(void);
+
+/* The next line as JSON (new reference), or NULL, said on stderr, at end
+ * of stream, after timeout_ms or for a line that is not JSON. */
+json_t *peer_recv_json(peer_t *peer, int timeout_ms);
+
+/* Sends request and checks, with check.h, that the next line is the JSON
+ * of want. */
+#define PEER_EXPECT(peer, timeout_ms, request, want)                       \
+    do {                                                                   \
+        CHECK_INT(peer_send((peer), (request)), 0);                        \
+        json_t *reply_ = peer_recv_json((peer), (timeout_ms));             \
+        CHECK_JSON(reply_, want);                                          \
+        json_decref(reply_);                                               \
+    } while (0)
 
 #endif

@@ -54,6 +54,77 @@ static void null_arguments(void)
     tn_server_free(server);
 }
 
+static json_t *reader(tn_call_t *call, const char *uri, json_t *vars,
+                      void *user)
+{
+    (void)call, (void)vars, (void)user;
+    return tn_read_text(uri, NULL, "x");
+}
+
+/* The entry points of resources, prompts and completion given NULL. */
+static void null_arguments_beyond_tools(void)
+{
+    tn_server_t *server = tn_server_new("s", "1");
+    tn_error_t error = {{0}};
+    tn_resource_t resource = {.uri = "a://b", .name = "b", .handler = reader};
+    tn_prompt_t prompt = {.name = "p", .handler = handler};
+    const char *const values[] = {"v", NULL};
+
+    int (*const adders[])(tn_server_t *, const tn_resource_t *,
+                          tn_error_t *) = {tn_server_add_resource,
+                                           tn_server_add_template};
+    for (size_t i = 0; i < 2; i++) {
+        CHECK_INT(adders[i](NULL, &resource, &error), -1);
+        CHECK(error.text[0] != '\0');
+        CHECK_INT(adders[i](server, NULL, &error), -1);
+        CHECK_INT(adders[i](server, NULL, NULL), -1);
+        tn_resource_t r = resource;
+        r.uri = NULL;
+        CHECK_INT(adders[i](server, &r, &error), -1);
+        r = resource;
+        r.name = NULL;
+        CHECK_INT(adders[i](server, &r, &error), -1);
+        r = resource;
+        r.handler = NULL;
+        CHECK_INT(adders[i](server, &r, &error), -1);
+    }
+
+    CHECK_INT(tn_server_add_prompt(NULL, &prompt, &error), -1);
+    CHECK_INT(tn_server_add_prompt(server, NULL, &error), -1);
+    CHECK_INT(tn_server_add_prompt(server, NULL, NULL), -1);
+    prompt.name = NULL;
+    CHECK_INT(tn_server_add_prompt(server, &prompt, &error), -1);
+    prompt.name = "p";
+    prompt.handler = NULL;
+    CHECK_INT(tn_server_add_prompt(server, &prompt, &error), -1);
+
+    CHECK_INT(tn_server_add_completion(NULL, "prompt", "p", "a", values), -1);
+    CHECK_INT(tn_server_add_completion(server, NULL, "p", "a", values), -1);
+    CHECK_INT(tn_server_add_completion(server, "prompt", NULL, "a", values),
+              -1);
+    CHECK_INT(tn_server_add_completion(server, "prompt", "p", NULL, values),
+              -1);
+    CHECK_INT(tn_server_add_completion(server, "prompt", "p", "a", NULL), -1);
+
+    CHECK_INT(tn_resource_updated(NULL, "a://b"), -1);
+    CHECK_INT(tn_resource_updated(server, NULL), -1);
+    /* Not running: nobody to tell. */
+    CHECK_INT(tn_resource_updated(server, "a://b"), 0);
+    CHECK_INT(tn_call_capable(NULL, "sampling"), 0);
+
+    CHECK(tn_read_text(NULL, "t/p", "x") == NULL);
+    CHECK(tn_read_text("a://b", "t/p", NULL) == NULL);
+    CHECK(tn_read_blob(NULL, "t/p", "x", 1) == NULL);
+    CHECK(tn_read_blob("a://b", "t/p", NULL, 1) == NULL);
+    json_t *empty = tn_read_blob("a://b", NULL, NULL, 0);
+    CHECK_JSON(empty, "{\"contents\":[{\"uri\":\"a://b\",\"blob\":\"\"}]}");
+    json_decref(empty);
+    CHECK(tn_prompt_text(NULL) == NULL);
+    CHECK(tn_prompt_messages(NULL) == NULL);
+
+    tn_server_free(server);
+}
+
 static void add_tool_rules(void)
 {
     static const struct {
@@ -139,6 +210,7 @@ int main(void)
     CHECK_INT(tn_server_set_cache_ttl(ttl, 0), 0);
     tn_server_free(ttl);
     null_arguments();
+    null_arguments_beyond_tools();
     add_tool_rules();
     limits();
     return CHECK_DONE();

@@ -71,23 +71,12 @@ static void *run(void *fds)
  * on a line that is not JSON. */
 static json_t *next(void)
 {
-    char *line = peer_recv(&peer, TIMEOUT);
-    json_t *msg = line ? json_loads(line, 0, NULL) : NULL;
-    if (!msg)
-        fprintf(stderr, "no message, or not JSON: %s\n",
-                line ? line : "(timeout)");
+    json_t *msg = peer_recv_json(&peer, TIMEOUT);
     CHECK(msg != NULL);
-    free(line);
     return msg;
 }
 
-#define EXPECT(request, want)                                              \
-    do {                                                                   \
-        CHECK_INT(peer_send(&peer, request), 0);                           \
-        json_t *reply_ = next();                                           \
-        CHECK_JSON(reply_, want);                                          \
-        json_decref(reply_);                                               \
-    } while (0)
+#define EXPECT(request, want) PEER_EXPECT(&peer, TIMEOUT, request, want)
 
 static void gate_wait_for_worker(void)
 {
