@@ -58,7 +58,7 @@ type section struct {
 func sections() []section {
 	return []section{{"calls", callLatency}, {"echo", echoLatency}, {"startup", startup}, {"hotadd", hotAdd},
 		{"memory", memory}, {"lazy", lazyBundles}, {"catalog", catalogScale}, {"search", searchSection}, {"pool", pool},
-		{"meos", meosThroughput}, {"peers", peers}, {"httpcpu", httpCPUSection},
+		{"meos", meosThroughput}, {"peers", peers}, {"httpcpu", httpCPUSection}, {"stdiocpu", stdioCPU},
 		{"telemetry", telemetrySection}}
 }
 
