@@ -137,6 +137,8 @@ type serveFlags struct {
 	metrics       string
 	oauthIssuer   string
 	oauthAudience string
+
+	cluster clusterFlags
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
@@ -169,6 +171,7 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics, e.g. 127.0.0.1:9464 (traces and metrics also go out by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set)")
 	fs.StringVar(&f.oauthIssuer, "oauth-issuer", "", "accept OAuth 2.1 access tokens (JWT) of the issuer at `URL` on the HTTP front; their scopes select --access entries")
 	fs.StringVar(&f.oauthAudience, "oauth-audience", "", "the audience (`AUD`) tokens must carry: this front's URL, e.g. https://node.example.com/mcp (default http://<--http>/mcp)")
+	f.cluster.register(fs)
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: trace, debug, info, warn or error")
 	fs.BoolVar(&f.logJSON, "log-json", false, "write logs as JSON lines")
 	fs.BoolVar(&f.watch, "watch", true, "watch the bundle folders and --config file: start, restart and stop bundles as they change (--watch=false to turn off)")
@@ -193,8 +196,8 @@ Flags:
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (bundle folders go after --bundles)", fs.Arg(0))
 	}
-	if len(f.bundles) == 0 && f.config == "" {
-		return nil, errors.New("nothing to serve: give --bundles DIR or --config FILE")
+	if len(f.bundles) == 0 && f.config == "" && f.cluster.url == "" {
+		return nil, errors.New("nothing to serve: give --bundles DIR, --config FILE or --cluster URL")
 	}
 	if hclog.LevelFromString(f.logLevel) == hclog.NoLevel {
 		return nil, fmt.Errorf("unknown --log-level %q: use trace, debug, info, warn or error", f.logLevel)
@@ -245,6 +248,9 @@ Flags:
 	}
 	if f.tokenFile != "" && f.http == "" {
 		return nil, errors.New("--token-file guards the HTTP front: give --http too")
+	}
+	if err := f.cluster.check(); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
@@ -326,6 +332,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Front: front.Options{PageSize: f.pageSize, Names: f.names, MaxMessage: int(f.maxBody),
 			MaxQueue: int(f.maxQueue), MaxInflight: f.maxInflight, Limits: limits,
 			View: access.View(f.view), Pins: pins(f.pins), Client: f.client},
+		Cluster:       f.cluster.cfg,
 		AccessFile:    f.access,
 		AuditFile:     f.audit,
 		AuditArgs:     f.auditArgs,

@@ -75,7 +75,8 @@ type Node struct {
 	sessions map[Session]struct{}
 	closed   bool
 
-	boundSources []func() []Bound
+	boundSources  []func() []Bound
+	clusterReport atomic.Pointer[func(context.Context) ClusterReport]
 
 	catalog   atomic.Pointer[catalog.Catalog]
 	prompts   atomic.Pointer[catalog.Catalog]

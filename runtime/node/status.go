@@ -105,14 +105,19 @@ func (n *Node) builtinTools() catalog.Source {
 }
 
 // callBuiltin serves the node's own tools.
-func (n *Node) callBuiltin(_ context.Context, tool string) (json.RawMessage, error) {
+func (n *Node) callBuiltin(ctx context.Context, tool string) (json.RawMessage, error) {
 	if tool != StatusTool {
 		return nil, invalidParams(fmt.Sprintf("unknown tool %q", tool))
 	}
 	st := n.Status()
 	bounds := n.Bounds()
-	structured, err := json.Marshal(map[string]any{"bundles": st,
-		"node": map[string]any{"heap_live_bytes": heapLive(), "bounds": bounds}})
+	report := map[string]any{"bundles": st,
+		"node": map[string]any{"heap_live_bytes": heapLive(), "bounds": bounds}}
+	cluster := n.reportCluster(ctx)
+	if cluster != nil {
+		report["cluster"] = cluster.Data
+	}
+	structured, err := json.Marshal(report)
 	if err != nil {
 		return nil, fmt.Errorf("encode status: %w", err)
 	}
@@ -134,6 +139,9 @@ func (n *Node) callBuiltin(_ context.Context, tool string) (json.RawMessage, err
 		} else {
 			fmt.Fprintf(&sb, "bound %s: %d\n", b.Name, b.Used)
 		}
+	}
+	if cluster != nil {
+		sb.WriteString(cluster.Text)
 	}
 	res := mcp.TextResult(sb.String())
 	res.StructuredContent = structured

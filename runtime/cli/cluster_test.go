@@ -1,0 +1,382 @@
+package cli_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// startNATS runs a nats-server on a free loopback port and returns its URL.
+func startNATS(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("nats-server")
+	if err != nil {
+		t.Skip("nats-server is not installed (make installs Debian's nats-server): the cluster tests need a real one")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(bin, "-a", "127.0.0.1", "-p", port)
+	logs := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("nats-server log:\n%s", logs)
+		}
+	})
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return "nats://" + addr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nats-server did not listen on %s:\n%s", addr, logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitTools waits until s lists every tool of want and none of gone.
+func waitTools(t *testing.T, s *mcp.ClientSession, within time.Duration, want, gone []string) map[string]*mcp.Tool {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		have := toolNames(t, s)
+		ok := true
+		for _, w := range want {
+			ok = ok && have[w] != nil
+		}
+		for _, g := range gone {
+			ok = ok && have[g] == nil
+		}
+		if ok {
+			return have
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s the list is %v; want %v listed and %v gone", within, keys(have), want, gone)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A client of node A, which runs no bundle, lists and calls the bundles of nodes B and C
+// over HTTP and stdio, in both eras, with what each call carries crossing the hop; the
+// bundle both B and C serve shares their calls.
+func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
+	nats := startNATS(t)
+	dirA, dirB, dirC := t.TempDir(), t.TempDir(), t.TempDir()
+	writeFake(t, dirB, fake{name: "bee"})
+	writeFake(t, dirB, fake{name: "shared", env: map[string]string{"FAKE_NAME": "shared-on-b"}})
+	writeFake(t, dirC, fake{name: "sea"})
+	writeFake(t, dirC, fake{name: "shared", env: map[string]string{"FAKE_NAME": "shared-on-c"}})
+	b := startHTTPNodeRun(t, "--bundles", dirB, "--cluster", nats, "--cluster-node", "b")
+	startHTTPNodeRun(t, "--bundles", dirC, "--cluster", nats, "--cluster-node", "c")
+	a := startHTTPNodeRun(t, "--bundles", dirA, "--cluster", nats, "--cluster-node", "a")
+
+	var asked atomic.Int32
+	elicit := func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked.Add(1)
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "blue"}}, nil
+	}
+	var progressMu sync.Mutex
+	progress := map[string]int{}
+	var logged atomic.Value
+	opts := func() *mcp.ClientOptions {
+		return &mcp.ClientOptions{
+			ElicitationHandler: elicit,
+			ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+				progressMu.Lock()
+				progress[fmt.Sprint(r.Params.ProgressToken)]++
+				progressMu.Unlock()
+			},
+			LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+				logged.Store(fmt.Sprintf("%v from %s", r.Params.Data, r.Params.Logger))
+			},
+		}
+	}
+	clients := map[string]*mcp.ClientSession{
+		"http 2025-11-25": connectHTTPAt(t, a.url, opts(), "2025-11-25"),
+		"http 2026-07-28": connectHTTPAt(t, a.url, opts(), "2026-07-28"),
+		"stdio 2025-11-25": startNodeAt(t, "2025-11-25", opts(), nil,
+			"--bundles", dirA, "--cluster", nats, "--cluster-node", "a-stdio-old").session,
+		"stdio 2026-07-28": startNodeAt(t, "2026-07-28", opts(), nil,
+			"--bundles", dirA, "--cluster", nats, "--cluster-node", "a-stdio-new").session,
+	}
+	ctx := context.Background()
+	for what, s := range clients {
+		t.Run(what, func(t *testing.T) {
+			waitTools(t, s, 15*time.Second, []string{"bee.echo", "sea.echo", "shared.echo", "bee.node-lamp.on"}, nil)
+			for _, bundle := range []string{"bee", "sea"} {
+				if got, isErr := callText(t, s, bundle+".echo", map[string]any{"text": "hi"}); got != bundle+":hi" || isErr {
+					t.Errorf("%s.echo answered %q (error %v)", bundle, got, isErr)
+				}
+			}
+			// The bundle asks its user a question during the call, the 2025 way; the
+			// question crosses to the client and the answer back, whatever the client's era.
+			before := asked.Load()
+			if got, _ := callText(t, s, "bee.elicit", map[string]any{"question": "colour?"}); got != "accept: blue" {
+				t.Errorf("bee.elicit answered %q", got)
+			}
+			if asked.Load() != before+1 {
+				t.Errorf("the client was asked %d times, want once", asked.Load()-before)
+			}
+			// Progress of the bundle on B reaches the client of A under its own token.
+			token := "tick-" + what
+			params := &mcp.CallToolParams{Name: "sea.ticker", Arguments: map[string]any{"ms": 200, "every": 40}}
+			params.SetProgressToken(token)
+			if res, err := s.CallTool(ctx, params); err != nil || res.IsError {
+				t.Fatalf("sea.ticker: %v %+v", err, res)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				progressMu.Lock()
+				n := progress[token]
+				progressMu.Unlock()
+				if n >= 5 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%d progress notifications reached the client; the bundle sent 5", n)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+
+	s := clients["http 2025-11-25"]
+	t.Run("log messages", func(t *testing.T) {
+		if err := s.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			t.Fatal(err)
+		}
+		callText(t, s, "bee.chatty", map[string]any{"tag": "across"})
+		deadline := time.Now().Add(5 * time.Second)
+		for logged.Load() == nil || logged.Load().(string) != "across from bee" {
+			if time.Now().After(deadline) {
+				t.Fatalf("the bundle's log message reached the client as %v; want %q", logged.Load(), "across from bee")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	t.Run("20 MiB result", func(t *testing.T) {
+		const size = 20 << 20
+		got, isErr := callText(t, s, "bee.big", map[string]any{"bytes": size})
+		if isErr || len(got) != size || strings.Trim(got, "x") != "" {
+			t.Fatalf("bee.big gave %d bytes (error %v), want %d x's", len(got), isErr, size)
+		}
+	})
+	t.Run("cancellation", func(t *testing.T) {
+		cctx, cancel := context.WithCancel(ctx)
+		errc := make(chan error, 1)
+		go func() {
+			_, err := s.CallTool(cctx, &mcp.CallToolParams{Name: "bee.sleep", Arguments: map[string]any{"ms": 60000}})
+			errc <- err
+		}()
+		time.Sleep(300 * time.Millisecond)
+		cancel()
+		if err := <-errc; err == nil {
+			t.Fatal("the cancelled call succeeded")
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(b.logs.String(), "fake bundle bee: cancelled") {
+			if time.Now().After(deadline) {
+				t.Fatal("the bundle on node b was not told that the client on node a cancelled its call")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	t.Run("one bundle on two nodes shares the calls", func(t *testing.T) {
+		var onB, onC atomic.Int32
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range 10 {
+					got, isErr := callText(t, s, "shared.echo", map[string]any{"text": fmt.Sprint(i, j)})
+					switch {
+					case isErr:
+						t.Errorf("shared.echo: %s", got)
+					case strings.HasPrefix(got, "shared-on-b:"):
+						onB.Add(1)
+					case strings.HasPrefix(got, "shared-on-c:"):
+						onC.Add(1)
+					default:
+						t.Errorf("shared.echo answered %q", got)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if onB.Load() == 0 || onC.Load() == 0 {
+			t.Errorf("of 80 calls, node b served %d and node c %d: want both to serve some", onB.Load(), onC.Load())
+		}
+	})
+	t.Run("status", func(t *testing.T) {
+		got, _ := callText(t, s, "toolnode.status", nil)
+		for _, want := range []string{"cluster toolnode", "node a (this node)", "node b: bee (", "node c: sea (", "round trip"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("status lacks %q:\n%s", want, got)
+			}
+		}
+	})
+}
+
+// Node B is killed with SIGKILL while a client of node A calls it and the bundle B shares
+// with C: every call is answered, the ones B held with an error naming it, long before
+// they would have ended; B's own bundle leaves A's list within 5 s, with list_changed; B
+// restarted is listed again.
+func TestClusterNodeKilledUnderLoad(t *testing.T) {
+	nats := startNATS(t)
+	dirA, dirB, dirC := t.TempDir(), t.TempDir(), t.TempDir()
+	writeFake(t, dirB, fake{name: "bee"})
+	writeFake(t, dirB, fake{name: "shared"})
+	writeFake(t, dirC, fake{name: "shared"})
+	b := startHTTPNodeRun(t, "--bundles", dirB, "--cluster", nats, "--cluster-node", "b")
+	startHTTPNodeRun(t, "--bundles", dirC, "--cluster", nats, "--cluster-node", "c")
+	a := startHTTPNodeRun(t, "--bundles", dirA, "--cluster", nats, "--cluster-node", "a")
+	changed := make(chan struct{}, 64)
+	s := connectHTTPAt(t, a.url, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+	}, "2025-11-25")
+	waitTools(t, s, 15*time.Second, []string{"bee.sleep", "shared.echo"}, nil)
+	for len(changed) > 0 {
+		<-changed
+	}
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var answered, failedNamingB atomic.Int32
+	call := func(name string, args map[string]any) {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// A call left unanswered would hold this goroutine past the test's bound.
+			cctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			res, err := s.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: args})
+			cancel()
+			var text string
+			switch {
+			case errors.Is(err, context.DeadlineExceeded):
+				t.Errorf("a call to %s was left unanswered for 20s", name)
+				return
+			case err != nil:
+				text = err.Error()
+			case res.IsError:
+				text = resultText(res)
+			default:
+				answered.Add(1)
+				continue
+			}
+			if strings.Contains(text, `node "b"`) {
+				failedNamingB.Add(1)
+			} else if !strings.Contains(text, "unknown tool") {
+				t.Errorf("%s failed without naming node b: %s", name, text)
+			}
+		}
+	}
+	for range 4 {
+		wg.Add(2)
+		go call("shared.sleep", map[string]any{"ms": 20})
+		go call("bee.sleep", map[string]any{"ms": 20})
+	}
+	// Calls B would hold for a minute: they must fail once B is gone, not then.
+	long := make(chan error, 2)
+	for range 2 {
+		go func() {
+			res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "bee.sleep", Arguments: map[string]any{"ms": 60000}})
+			if err == nil && !res.IsError {
+				err = errors.New("answered " + resultText(res))
+			} else if err == nil {
+				err = errors.New(resultText(res))
+			}
+			long <- err
+		}()
+	}
+	time.Sleep(time.Second)
+	if err := syscall.Kill(b.pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	waitTools(t, s, 5*time.Second, []string{"shared.echo"}, []string{"bee.sleep"})
+	withdrawn := time.Since(killed)
+	select {
+	case <-changed:
+	case <-time.After(time.Second):
+		t.Error("no notifications/tools/list_changed reached the client when node b's bundle left")
+	}
+	for range 2 {
+		select {
+		case err := <-long:
+			if !strings.Contains(err.Error(), `node "b"`) {
+				t.Errorf("a call held by node b ended with %q, which does not name it", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a call held by node b was still unanswered 10s after b was withdrawn")
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	t.Logf("node b withdrawn %s after SIGKILL; %d calls answered, %d failed naming node b", withdrawn.Round(time.Millisecond), answered.Load(), failedNamingB.Load())
+	if answered.Load() == 0 {
+		t.Error("no call succeeded")
+	}
+	got, isErr := callText(t, s, "shared.echo", map[string]any{"text": "still"})
+	if isErr || got != "shared:still" {
+		t.Errorf("after b's death shared.echo answered %q (error %v); c serves it", got, isErr)
+	}
+
+	startHTTPNodeRun(t, "--bundles", dirB, "--cluster", nats, "--cluster-node", "b")
+	waitTools(t, s, 15*time.Second, []string{"bee.sleep"}, nil)
+	if got, isErr := callText(t, s, "bee.echo", map[string]any{"text": "back"}); isErr || got != "bee:back" {
+		t.Errorf("bee.echo after b's return answered %q", got)
+	}
+}
+
+// The cluster flags are checked before anything starts.
+func TestClusterFlagsChecked(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--bundles", ".", "--cluster-name", "x", "--cluster-creds", "f"}, "--cluster-* flags go with --cluster URL"},
+		{[]string{"--cluster", "127.0.0.1:4222"}, "want nats://HOST:PORT"},
+		{[]string{"--cluster", "nats://127.0.0.1:1", "--cluster-tls-cert", "c.pem"}, "go together"},
+	} {
+		cmd := exec.Command(os.Args[0], append([]string{"serve"}, tc.args...)...)
+		cmd.Env = append(os.Environ(), "TOOLNODE_TEST_MAIN=1")
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("serve %v: %v, %s; want an error saying %q", tc.args, err, out, tc.want)
+		}
+	}
+}
