@@ -1,9 +1,14 @@
 package cli
 
 import (
+	"cmp"
+	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
+	"io"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/toolnode/toolnode/runtime/cluster"
 )
@@ -43,4 +48,38 @@ func (c *clusterFlags) check() error {
 	}
 	c.cfg = &cluster.Config{URL: c.url, Name: c.name, NodeID: c.node, Creds: c.creds, TLSCA: c.tlsCA, TLSCert: c.tlsCert, TLSKey: c.tlsKey}
 	return nil
+}
+
+// printCluster writes the cluster part of a toolnode.status result, when the node is in one:
+// a line per node with what it serves and the round trip to it.
+func printCluster(w io.Writer, res json.RawMessage) {
+	var st struct {
+		StructuredContent struct {
+			Cluster *cluster.Status `json:"cluster"`
+		} `json:"structuredContent"`
+	}
+	if json.Unmarshal(res, &st) != nil || st.StructuredContent.Cluster == nil {
+		return
+	}
+	c := st.StructuredContent.Cluster
+	fmt.Fprintf(w, "\nCLUSTER %s via %s (%s), this node %s\n", c.Name, c.URL, c.Connection, c.Node)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tBUNDLES\tTOOLS\tROUND TRIP")
+	for _, n := range c.Nodes {
+		var names []string
+		tools := 0
+		for _, b := range n.Bundles {
+			names = append(names, b.Name)
+			tools += b.Tools
+		}
+		rtt := fmt.Sprintf("%.2fms", n.LatencyMs)
+		switch {
+		case n.Self:
+			rtt = "(this node)"
+		case n.Error != "":
+			rtt = "no answer: " + n.Error
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", n.ID, cmp.Or(strings.Join(names, ","), "-"), tools, rtt)
+	}
+	tw.Flush()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -15,44 +14,37 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolnode/toolnode/runtime/cluster/natstest"
 )
 
-// startNATS runs a nats-server on a free loopback port and returns its URL.
-func startNATS(t *testing.T) string {
+// startClusterNode runs a node of the bundles in dir, serving HTTP, in the cluster at nats.
+func startClusterNode(t *testing.T, dir, nats, id string) httpNode {
 	t.Helper()
-	bin, err := exec.LookPath("nats-server")
-	if err != nil {
-		t.Skip("nats-server is not installed (make installs Debian's nats-server): the cluster tests need a real one")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	_, port, _ := net.SplitHostPort(addr)
-	cmd := exec.Command(bin, "-a", "127.0.0.1", "-p", port)
-	logs := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	n := startHTTPNodeRun(t, "--bundles", dir, "--cluster", nats, "--cluster-node", id)
 	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("nats-server log:\n%s", logs)
+		if strings.Contains(n.logs.String(), "DATA RACE") {
+			t.Errorf("the race detector found a data race in node %s:\n%s", id, n.logs)
 		}
 	})
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return "nats://" + addr
+	return n
+}
+
+// waitCallable waits until each tool of names (echo tools) answers a call.
+func waitCallable(t *testing.T, s *mcp.ClientSession, within time.Duration, names ...string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for _, name := range names {
+		for {
+			res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "?"}})
+			if err == nil && !res.IsError {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s did not answer within %s: %v %v", name, within, err, res)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nats-server did not listen on %s:\n%s", addr, logs)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -83,15 +75,15 @@ func waitTools(t *testing.T, s *mcp.ClientSession, within time.Duration, want, g
 // over HTTP and stdio, in both eras, with what each call carries crossing the hop; the
 // bundle both B and C serve shares their calls.
 func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
-	nats := startNATS(t)
+	nats := natstest.Start(t).URL
 	dirA, dirB, dirC := t.TempDir(), t.TempDir(), t.TempDir()
 	writeFake(t, dirB, fake{name: "bee"})
 	writeFake(t, dirB, fake{name: "shared", env: map[string]string{"FAKE_NAME": "shared-on-b"}})
 	writeFake(t, dirC, fake{name: "sea"})
 	writeFake(t, dirC, fake{name: "shared", env: map[string]string{"FAKE_NAME": "shared-on-c"}})
-	b := startHTTPNodeRun(t, "--bundles", dirB, "--cluster", nats, "--cluster-node", "b")
-	startHTTPNodeRun(t, "--bundles", dirC, "--cluster", nats, "--cluster-node", "c")
-	a := startHTTPNodeRun(t, "--bundles", dirA, "--cluster", nats, "--cluster-node", "a")
+	b := startClusterNode(t, dirB, nats, "b")
+	startClusterNode(t, dirC, nats, "c")
+	a := startClusterNode(t, dirA, nats, "a")
 
 	var asked atomic.Int32
 	elicit := func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -125,6 +117,10 @@ func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
 	ctx := context.Background()
 	for what, s := range clients {
 		t.Run(what, func(t *testing.T) {
+			if strings.Contains(what, "2026") {
+				// A 2026 client keeps a list for its ttlMs: list once the node has it.
+				waitCallable(t, s, 15*time.Second, "bee.echo", "sea.echo", "shared.echo")
+			}
 			waitTools(t, s, 15*time.Second, []string{"bee.echo", "sea.echo", "shared.echo", "bee.node-lamp.on"}, nil)
 			for _, bundle := range []string{"bee", "sea"} {
 				if got, isErr := callText(t, s, bundle+".echo", map[string]any{"text": "hi"}); got != bundle+":hi" || isErr {
@@ -238,6 +234,23 @@ func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
 				t.Errorf("status lacks %q:\n%s", want, got)
 			}
 		}
+		cmd := exec.Command(os.Args[0], "status", "--url", a.url)
+		cmd.Env = append(os.Environ(), "TOOLNODE_TEST_MAIN=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("toolnode status: %v\n%s", err, out)
+		}
+		rows := map[string]string{}
+		for _, line := range strings.Split(string(out), "\n") {
+			if f := strings.Fields(line); len(f) >= 4 {
+				rows[f[0]] = line
+			}
+		}
+		for node, want := range map[string]string{"a": "(this node)", "b": "bee,shared", "c": "sea,shared"} {
+			if !strings.Contains(rows[node], want) || (node != "a" && !strings.HasSuffix(rows[node], "ms")) {
+				t.Errorf("toolnode status shows node %s as %q; want %q and a round trip:\n%s", node, rows[node], want, out)
+			}
+		}
 	})
 }
 
@@ -246,14 +259,14 @@ func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
 // they would have ended; B's own bundle leaves A's list within 5 s, with list_changed; B
 // restarted is listed again.
 func TestClusterNodeKilledUnderLoad(t *testing.T) {
-	nats := startNATS(t)
+	nats := natstest.Start(t).URL
 	dirA, dirB, dirC := t.TempDir(), t.TempDir(), t.TempDir()
 	writeFake(t, dirB, fake{name: "bee"})
 	writeFake(t, dirB, fake{name: "shared"})
 	writeFake(t, dirC, fake{name: "shared"})
-	b := startHTTPNodeRun(t, "--bundles", dirB, "--cluster", nats, "--cluster-node", "b")
-	startHTTPNodeRun(t, "--bundles", dirC, "--cluster", nats, "--cluster-node", "c")
-	a := startHTTPNodeRun(t, "--bundles", dirA, "--cluster", nats, "--cluster-node", "a")
+	b := startClusterNode(t, dirB, nats, "b")
+	startClusterNode(t, dirC, nats, "c")
+	a := startClusterNode(t, dirA, nats, "a")
 	changed := make(chan struct{}, 64)
 	s := connectHTTPAt(t, a.url, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
@@ -296,9 +309,11 @@ func TestClusterNodeKilledUnderLoad(t *testing.T) {
 				answered.Add(1)
 				continue
 			}
+			// Calls made while b's bundle leaves the list find it gone, at once.
+			gone := strings.Contains(text, "unknown tool") || strings.Contains(text, `bundle "bee" is not running`)
 			if strings.Contains(text, `node "b"`) {
 				failedNamingB.Add(1)
-			} else if !strings.Contains(text, "unknown tool") {
+			} else if !gone {
 				t.Errorf("%s failed without naming node b: %s", name, text)
 			}
 		}
@@ -355,7 +370,7 @@ func TestClusterNodeKilledUnderLoad(t *testing.T) {
 		t.Errorf("after b's death shared.echo answered %q (error %v); c serves it", got, isErr)
 	}
 
-	startHTTPNodeRun(t, "--bundles", dirB, "--cluster", nats, "--cluster-node", "b")
+	startClusterNode(t, dirB, nats, "b")
 	waitTools(t, s, 15*time.Second, []string{"bee.sleep"}, nil)
 	if got, isErr := callText(t, s, "bee.echo", map[string]any{"text": "back"}); isErr || got != "bee:back" {
 		t.Errorf("bee.echo after b's return answered %q", got)

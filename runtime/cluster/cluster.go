@@ -36,7 +36,7 @@ const (
 	DefaultName          = "toolnode"
 	DefaultHeartbeat     = time.Second
 	DefaultSilence       = 3 * time.Second
-	DefaultAcceptTimeout = 3 * time.Second
+	DefaultAcceptTimeout = 5 * time.Second
 )
 
 // Config says how a node joins a cluster.
@@ -62,7 +62,8 @@ type Config struct {
 	// DefaultSilence.
 	Silence time.Duration
 	// AcceptTimeout bounds the wait for a node to take a call. Default
-	// DefaultAcceptTimeout.
+	// DefaultAcceptTimeout; longer than Silence, so that a call lost with a node that died
+	// fails when the node is withdrawn, naming it.
 	AcceptTimeout time.Duration
 }
 
@@ -94,12 +95,12 @@ type Cluster struct {
 // member is another node of the cluster, as its heartbeats describe it.
 type member struct {
 	ID      string         `json:"node"`
-	Bundles []announcement `json:"bundles"`
+	Bundles []Announcement `json:"bundles"`
 	seen    time.Time
 }
 
-// announcement is one bundle in a heartbeat.
-type announcement struct {
+// Announcement is one bundle in a heartbeat: what a node serves.
+type Announcement struct {
 	Name   string   `json:"name"`
 	Seats  []string `json:"seats,omitempty"`
 	Prefix bool     `json:"prefix"`
@@ -237,7 +238,7 @@ func (c *Cluster) apply() {
 	for _, m := range c.local {
 		own[m.Name] = true
 	}
-	want := map[string]announcement{}
+	want := map[string]Announcement{}
 	servers := map[string][]string{}
 	for _, id := range sortedKeys(c.members) {
 		for _, a := range c.members[id].Bundles {
@@ -287,7 +288,7 @@ func (c *Cluster) apply() {
 }
 
 // remoteManifest is the manifest of a bundle other nodes serve.
-func (c *Cluster) remoteManifest(a announcement) *manifest.Manifest {
+func (c *Cluster) remoteManifest(a Announcement) *manifest.Manifest {
 	prefix := a.Prefix
 	name := a.Name
 	return &manifest.Manifest{
@@ -348,11 +349,11 @@ func (c *Cluster) loop() {
 // beat serves the node's own bundles on their subjects and announces them.
 func (c *Cluster) beat() {
 	shared := c.n.SharedBundles()
-	out := member{ID: c.id, Bundles: make([]announcement, 0, len(shared))}
+	out := member{ID: c.id, Bundles: make([]Announcement, 0, len(shared))}
 	want := map[string]bool{}
 	for _, b := range shared {
 		want[b.Name] = true
-		out.Bundles = append(out.Bundles, announcement{Name: b.Name, Seats: b.Seats, Prefix: b.Prefix, Era: b.Era, Tools: len(b.Tools), Digest: b.Digest})
+		out.Bundles = append(out.Bundles, Announcement{Name: b.Name, Seats: b.Seats, Prefix: b.Prefix, Era: b.Era, Tools: len(b.Tools), Digest: b.Digest})
 	}
 	c.mu.Lock()
 	for name, sub := range c.serving {
@@ -412,7 +413,7 @@ func (c *Cluster) bye(msg *nats.Msg) {
 // here are cancelled, and its bundles leave the lists unless another node serves them.
 func (c *Cluster) withdraw(id, why string) {
 	c.mu.Lock()
-	_, known := c.members[id]
+	gone, known := c.members[id]
 	delete(c.members, id)
 	links := make([]*link, 0, len(c.links))
 	for l := range c.links {
@@ -433,6 +434,12 @@ func (c *Cluster) withdraw(id, why string) {
 		l.failWhere(id, func(cl *call) string {
 			return fmt.Sprintf("node %q of cluster %q, which was serving this call to bundle %q, is gone (%s)", id, c.cfg.Name, l.bundle, why)
 		})
+		// A call no node took although it was sent well before the node fell silent went
+		// to it: the server gives new calls only to nodes still connected.
+		if slices.ContainsFunc(gone.Bundles, func(a Announcement) bool { return a.Name == l.bundle }) {
+			l.failUntaken(time.Now().Add(-c.cfg.Silence/3), fmt.Sprintf(
+				"node %q of cluster %q, which was given this call to bundle %q, is gone (%s) without taking it", id, c.cfg.Name, l.bundle, why))
+		}
 	}
 	for _, s := range orphans {
 		s.cancel(fmt.Errorf("node %q, which made the call, is gone (%s)", id, why))
@@ -490,24 +497,40 @@ func (c *Cluster) Close() {
 	c.nc.Close()
 }
 
-// Report is the cluster part of toolnode.status: this node, and each other node with what
-// it serves and how long a round trip to it takes now.
-func (c *Cluster) Report(ctx context.Context) node.ClusterReport {
-	type nodeReport struct {
-		ID        string         `json:"node"`
-		Self      bool           `json:"self,omitempty"`
-		Bundles   []announcement `json:"bundles"`
-		LatencyMs float64        `json:"latency_ms,omitempty"`
-		Error     string         `json:"error,omitempty"`
-		SeenMsAgo int64          `json:"seen_ms_ago,omitempty"`
-	}
+// Status is the cluster as one node sees it, for toolnode.status.
+type Status struct {
+	Name string `json:"name"`
+	URL  string `json:"url"`
+	// Node is this node's id; Connection the state of its connection to NATS.
+	Node       string `json:"node"`
+	Connection string `json:"connection"`
+	// Nodes are this node, then the others by id.
+	Nodes []NodeStatus `json:"nodes"`
+}
+
+// NodeStatus is one node of the cluster.
+type NodeStatus struct {
+	ID      string         `json:"node"`
+	Self    bool           `json:"self,omitempty"`
+	Bundles []Announcement `json:"bundles"`
+	// LatencyMs is the round trip of a ping to the node, made for this report; Error says
+	// why there is none.
+	LatencyMs float64 `json:"latency_ms,omitempty"`
+	Error     string  `json:"error,omitempty"`
+	// SeenMsAgo is how long ago its last heartbeat came.
+	SeenMsAgo int64 `json:"seen_ms_ago,omitempty"`
+}
+
+// Status reports this node and each other node with what it serves and how long a round
+// trip to it takes now.
+func (c *Cluster) Status(ctx context.Context) Status {
 	var self member
 	c.mu.Lock()
 	_ = json.Unmarshal(c.lastBeat, &self)
-	out := []nodeReport{{ID: c.id, Self: true, Bundles: self.Bundles}}
+	out := []NodeStatus{{ID: c.id, Self: true, Bundles: self.Bundles}}
 	for _, id := range sortedKeys(c.members) {
 		m := c.members[id]
-		out = append(out, nodeReport{ID: id, Bundles: m.Bundles, SeenMsAgo: time.Since(m.seen).Milliseconds()})
+		out = append(out, NodeStatus{ID: id, Bundles: m.Bundles, SeenMsAgo: time.Since(m.seen).Milliseconds()})
 	}
 	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -531,10 +554,14 @@ func (c *Cluster) Report(ctx context.Context) node.ClusterReport {
 		}()
 	}
 	wg.Wait()
-	state := c.nc.Status().String()
+	return Status{Name: c.cfg.Name, URL: c.cfg.URL, Node: c.id, Connection: strings.ToLower(c.nc.Status().String()), Nodes: out}
+}
+
+// Text writes the status for people, a line per node.
+func (s Status) Text() string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "cluster %s via %s (%s), %d nodes:\n", c.cfg.Name, c.cfg.URL, strings.ToLower(state), len(out))
-	for _, r := range out {
+	fmt.Fprintf(&sb, "cluster %s via %s (%s), %d nodes:\n", s.Name, s.URL, s.Connection, len(s.Nodes))
+	for _, r := range s.Nodes {
 		var names []string
 		for _, b := range r.Bundles {
 			names = append(names, fmt.Sprintf("%s (%d tools)", b.Name, b.Tools))
@@ -552,6 +579,11 @@ func (c *Cluster) Report(ctx context.Context) node.ClusterReport {
 			fmt.Fprintf(&sb, "  node %s: %s; round trip %.2f ms\n", r.ID, served, r.LatencyMs)
 		}
 	}
-	return node.ClusterReport{Text: sb.String(), Data: map[string]any{"name": c.cfg.Name, "url": c.cfg.URL, "node": c.id,
-		"connection": strings.ToLower(state), "nodes": out}}
+	return sb.String()
+}
+
+// Report is the cluster part of toolnode.status.
+func (c *Cluster) Report(ctx context.Context) node.ClusterReport {
+	st := c.Status(ctx)
+	return node.ClusterReport{Text: st.Text(), Data: st}
 }

@@ -54,6 +54,7 @@ type call struct {
 	cancelled []byte // the session's cancellation, sent once the node is known
 	asked     map[string]string
 	timer     *time.Timer
+	sent      time.Time
 }
 
 // asked is a request of the bundle, during a call, that the session answers.
@@ -175,7 +176,7 @@ func (l *link) request(m *rpc.Message, line []byte) {
 	id := json.RawMessage(m.ID.String())
 	l.mu.Lock()
 	l.next++
-	c := &call{token: strconv.FormatUint(l.next, 36), id: id, method: m.Method}
+	c := &call{token: strconv.FormatUint(l.next, 36), id: id, method: m.Method, sent: time.Now()}
 	l.calls[c.token] = c
 	l.byID[string(id)] = c
 	l.mu.Unlock()
@@ -381,6 +382,21 @@ func (l *link) failWhere(node string, why func(c *call) string) {
 	l.mu.Unlock()
 	for _, c := range doomed {
 		l.fail(c, why(c))
+	}
+}
+
+// failUntaken ends every call sent before then that no node has taken, with msg.
+func (l *link) failUntaken(before time.Time, msg string) {
+	l.mu.Lock()
+	var doomed []*call
+	for _, c := range l.calls {
+		if c.node == "" && c.sent.Before(before) {
+			doomed = append(doomed, c)
+		}
+	}
+	l.mu.Unlock()
+	for _, c := range doomed {
+		l.fail(c, msg)
 	}
 }
 

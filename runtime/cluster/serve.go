@@ -219,9 +219,12 @@ func (r *remoteSession) Notify(_ context.Context, method string, params any) err
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", method, err)
 	}
+	if method != mcp.NotifyProgress { // progress finds its call by its token
+		raw = r.tag(raw)
+	}
 	hdr := nats.Header{}
 	hdr.Set(hNode, r.c.id)
-	return publish(r.c.nc, r.s.replyTo, "", hdr, rpc.Notification(method, r.tag(raw)).Encode())
+	return publish(r.c.nc, r.s.replyTo, "", hdr, rpc.Notification(method, raw).Encode())
 }
 
 // Request asks the caller (sampling, elicitation, roots) and waits for its answer.
