@@ -395,3 +395,28 @@ func TestClusterFlagsChecked(t *testing.T) {
 		}
 	}
 }
+
+// Node b loses its NATS server: it goes on serving its own bundle to its own client, node
+// a's list loses b's bundle, and once the server is back b rejoins and a lists it again.
+func TestClusterNodeRejoinsAfterLosingTheServer(t *testing.T) {
+	srv := natstest.Start(t)
+	dirA, dirB := t.TempDir(), t.TempDir()
+	writeFake(t, dirB, fake{name: "bee"})
+	b := startClusterNode(t, dirB, srv.URL, "b")
+	a := startClusterNode(t, dirA, srv.URL, "a")
+	sa := connectHTTPAt(t, a.url, nil, "2025-11-25")
+	sb := connectHTTPAt(t, b.url, nil, "2025-11-25")
+	waitTools(t, sa, 15*time.Second, []string{"bee.echo"}, nil)
+
+	srv.Stop()
+	if got, isErr := callText(t, sb, "bee.echo", map[string]any{"text": "alone"}); isErr || got != "bee:alone" {
+		t.Errorf("without its NATS server, node b's own client got %q", got)
+	}
+	waitTools(t, sa, 10*time.Second, nil, []string{"bee.echo"})
+
+	srv.Restart(t)
+	waitTools(t, sa, 15*time.Second, []string{"bee.echo"}, nil)
+	if got, isErr := callText(t, sa, "bee.echo", map[string]any{"text": "again"}); isErr || got != "bee:again" {
+		t.Errorf("after b rejoined, a's client got %q", got)
+	}
+}
