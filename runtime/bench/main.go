@@ -58,7 +58,8 @@ type section struct {
 func sections() []section {
 	return []section{{"calls", callLatency}, {"echo", echoLatency}, {"startup", startup}, {"hotadd", hotAdd},
 		{"memory", memory}, {"lazy", lazyBundles}, {"catalog", catalogScale}, {"search", searchSection}, {"pool", pool},
-		{"meos", meosThroughput}, {"peers", peers}, {"httpcpu", httpCPUSection}}
+		{"meos", meosThroughput}, {"peers", peers}, {"httpcpu", httpCPUSection},
+		{"cluster", clusterHop}}
 }
 
 func sectionNames() []string {

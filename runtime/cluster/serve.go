@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
@@ -15,6 +16,9 @@ import (
 	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
+
+// acceptAfter is how long a call runs before its node tells the caller it took it.
+const acceptAfter = 5 * time.Millisecond
 
 // served is a call another node routed to a bundle of this node.
 type served struct {
@@ -52,13 +56,19 @@ func (c *Cluster) serveBundle(bundle string, msg *nats.Msg) {
 	c.mu.Lock()
 	c.served[s.key] = s
 	c.mu.Unlock()
-	hdr := nats.Header{}
-	hdr.Set(hNode, c.id)
-	hdr.Set(hKey, s.key)
-	hdr.Set(hKind, "accept")
-	_ = c.nc.PublishMsg(&nats.Msg{Subject: msg.Reply, Header: hdr})
+	// Every message about the call names this node; a call that takes a while gets one at
+	// once, so that the caller knows where it is (to cancel it, and to fail it at once
+	// should this node die). Quick calls need only their answer.
+	accept := time.AfterFunc(acceptAfter, func() {
+		hdr := nats.Header{}
+		hdr.Set(hNode, c.id)
+		hdr.Set(hKey, s.key)
+		hdr.Set(hKind, "accept")
+		_ = c.nc.PublishMsg(&nats.Msg{Subject: msg.Reply, Header: hdr})
+	})
 	method, id := m.Method, m.ID
 	c.n.ServeBundle(ctx, &remoteSession{c: c, s: s}, bundle, method, m.Params, func(res json.RawMessage, err error) {
+		accept.Stop()
 		c.mu.Lock()
 		delete(c.served, s.key)
 		c.mu.Unlock()
@@ -224,6 +234,7 @@ func (r *remoteSession) Notify(_ context.Context, method string, params any) err
 	}
 	hdr := nats.Header{}
 	hdr.Set(hNode, r.c.id)
+	hdr.Set(hKey, r.s.key)
 	return publish(r.c.nc, r.s.replyTo, "", hdr, rpc.Notification(method, raw).Encode())
 }
 
