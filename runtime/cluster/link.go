@@ -79,8 +79,8 @@ func (c *Cluster) openLink(bundle string) (*link, error) {
 	return l, nil
 }
 
-// Where names the cluster and the bundle's subject.
-func (l *link) Where() string { return "cluster " + l.c.bundleSubject(l.bundle) }
+// Where names the bundle's subject.
+func (l *link) Where() string { return "nats:" + l.c.bundleSubject(l.bundle) }
 
 // Read gives the session the bundle's messages, one line each.
 func (l *link) Read(p []byte) (int, error) {

@@ -105,7 +105,7 @@ func (n *Node) SetClusterReport(f func(ctx context.Context) ClusterReport) {
 	n.clusterReport.Store(&f)
 }
 
-// clusterReport reports the cluster, or nil outside one.
+// reportCluster reports the cluster, or nil outside one.
 func (n *Node) reportCluster(ctx context.Context) *ClusterReport {
 	f := n.clusterReport.Load()
 	if f == nil {

@@ -71,7 +71,9 @@ func (n *Node) Status() []BundleStatus {
 		for _, s := range b.slots {
 			if s != nil {
 				st.Era = s.client.Era().String()
-				if st.URL == "" {
+				if u := s.client.URL(); u != "" {
+					st.URL = u
+				} else {
 					st.PIDs = append(st.PIDs, s.client.Pid())
 				}
 			}

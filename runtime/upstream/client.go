@@ -310,8 +310,14 @@ func (c *Client) Name() string { return c.cfg.Name }
 // Pid is the bundle's process id; 0 for a remote bundle.
 func (c *Client) Pid() int { return c.t.pid() }
 
-// URL is the endpoint of a remote bundle; "" for a process.
-func (c *Client) URL() string { return c.cfg.URL }
+// URL is the endpoint of a remote bundle, or where the link to one served by another node
+// leads; "" for a process.
+func (c *Client) URL() string {
+	if c.cfg.Link != nil {
+		return c.cfg.Link.Where()
+	}
+	return c.cfg.URL
+}
 
 // Done is closed when the session has ended.
 func (c *Client) Done() <-chan struct{} { return c.t.Done() }
