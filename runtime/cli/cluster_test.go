@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -79,7 +80,7 @@ func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
 	dirA, dirB, dirC := t.TempDir(), t.TempDir(), t.TempDir()
 	writeFake(t, dirB, fake{name: "bee"})
 	writeFake(t, dirB, fake{name: "shared", env: map[string]string{"FAKE_NAME": "shared-on-b"}})
-	writeFake(t, dirC, fake{name: "sea"})
+	writeFake(t, dirC, fake{name: "sea", env: map[string]string{"FAKE_SURFACE": "1"}})
 	writeFake(t, dirC, fake{name: "shared", env: map[string]string{"FAKE_NAME": "shared-on-c"}})
 	b := startClusterNode(t, dirB, nats, "b")
 	startClusterNode(t, dirC, nats, "c")
@@ -171,6 +172,32 @@ func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
 				t.Fatalf("the bundle's log message reached the client as %v; want %q", logged.Load(), "across from bee")
 			}
 			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	t.Run("prompts and resources", func(t *testing.T) {
+		var prompts []string
+		for p, err := range s.Prompts(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			prompts = append(prompts, p.Name)
+		}
+		if !slices.Contains(prompts, "sea.greet") {
+			t.Errorf("prompts listed: %v; want sea.greet of node c", prompts)
+		}
+		var uris []string
+		for r, err := range s.Resources(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			uris = append(uris, r.URI)
+		}
+		if !slices.Contains(uris, "fake://sea/readme") {
+			t.Fatalf("resources listed: %v; want fake://sea/readme of node c", uris)
+		}
+		res, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: "fake://sea/items/7"})
+		if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "read by sea" {
+			t.Errorf("reading a resource of node c's template: %v %+v", err, res)
 		}
 	})
 	t.Run("20 MiB result", func(t *testing.T) {
