@@ -36,7 +36,7 @@ const (
 	DefaultName          = "toolnode"
 	DefaultHeartbeat     = time.Second
 	DefaultSilence       = 3 * time.Second
-	DefaultAcceptTimeout = 5 * time.Second
+	DefaultAcceptTimeout = 10 * time.Second
 )
 
 // Config says how a node joins a cluster.
@@ -73,7 +73,8 @@ type Cluster struct {
 	id  string
 	log hclog.Logger
 	n   *node.Node
-	nc  *nats.Conn
+	nc  *nats.Conn // calls
+	ctl *nats.Conn // heartbeats and goodbyes
 	asm assembler
 
 	applyMu sync.Mutex // one Apply at a time, in order
@@ -150,46 +151,37 @@ func Join(cfg Config, n *node.Node, local []*manifest.Manifest) (*Cluster, error
 		members: map[string]*member{}, remote: map[string]*manifest.Manifest{}, digests: map[string]string{},
 		links: map[*link]struct{}{}, serving: map[string]*nats.Subscription{}, served: map[string]*served{},
 		stop: make(chan struct{})}
-	opts := []nats.Option{
-		nats.Name("toolnode " + c.id),
-		nats.MaxReconnects(-1),
-		nats.ReconnectWait(250 * time.Millisecond),
-		nats.RetryOnFailedConnect(true),
-		nats.PingInterval(2 * time.Second),
-		nats.MaxPingsOutstanding(2),
-		nats.DisconnectErrHandler(c.disconnected),
+	// Heartbeats go on a connection of their own: a large answer on the calls' connection
+	// must not hold them up, or the nodes at both ends would think each other gone.
+	ctl, err := c.connect("control",
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			c.log.Info("connected to the cluster again", "server", nc.ConnectedUrl())
 			c.beat()
 		}),
-		nats.ConnectHandler(func(nc *nats.Conn) { c.log.Info("joined the cluster", "server", nc.ConnectedUrl()) }),
-	}
-	if cfg.Creds != "" {
-		opts = append(opts, nats.UserCredentials(cfg.Creds))
-	}
-	if cfg.TLSCA != "" {
-		opts = append(opts, nats.RootCAs(cfg.TLSCA))
-	}
-	if cfg.TLSCert != "" || cfg.TLSKey != "" {
-		opts = append(opts, nats.ClientCert(cfg.TLSCert, cfg.TLSKey))
-	}
-	nc, err := nats.Connect(cfg.URL, opts...)
+		nats.ConnectHandler(func(nc *nats.Conn) { c.log.Info("joined the cluster", "server", nc.ConnectedUrl()) }))
 	if err != nil {
-		return nil, fmt.Errorf("cluster %s: %w", cfg.URL, err)
+		return nil, err
 	}
-	c.nc = nc
+	nc, err := c.connect("calls", nats.DisconnectErrHandler(c.disconnected))
+	if err != nil {
+		ctl.Close()
+		return nil, err
+	}
+	c.ctl, c.nc = ctl, nc
 	subs := []struct {
+		nc      *nats.Conn
 		subject string
 		f       nats.MsgHandler
 	}{
-		{c.subject("announce"), c.heard},
-		{c.subject("bye"), c.bye},
-		{c.inboxSubject(c.id), c.inbox},
+		{ctl, c.subject("announce"), c.heard},
+		{ctl, c.subject("bye"), c.bye},
+		{nc, c.inboxSubject(c.id), c.inbox},
 	}
 	for _, s := range subs {
-		sub, err := nc.Subscribe(s.subject, s.f)
+		sub, err := s.nc.Subscribe(s.subject, s.f)
 		if err != nil {
 			nc.Close()
+			ctl.Close()
 			return nil, fmt.Errorf("cluster: subscribe to %s: %w", s.subject, err)
 		}
 		_ = sub.SetPendingLimits(-1, -1)
@@ -198,6 +190,33 @@ func Join(cfg Config, n *node.Node, local []*manifest.Manifest) (*Cluster, error
 	c.wg.Add(1)
 	go c.loop()
 	return c, nil
+}
+
+// connect opens a connection to the cluster's server that reconnects for ever; role names
+// it on the server.
+func (c *Cluster) connect(role string, more ...nats.Option) (*nats.Conn, error) {
+	opts := []nats.Option{
+		nats.Name("toolnode " + c.id + " " + role),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.RetryOnFailedConnect(true),
+		nats.PingInterval(2 * time.Second),
+		nats.MaxPingsOutstanding(2),
+	}
+	if c.cfg.Creds != "" {
+		opts = append(opts, nats.UserCredentials(c.cfg.Creds))
+	}
+	if c.cfg.TLSCA != "" {
+		opts = append(opts, nats.RootCAs(c.cfg.TLSCA))
+	}
+	if c.cfg.TLSCert != "" || c.cfg.TLSKey != "" {
+		opts = append(opts, nats.ClientCert(c.cfg.TLSCert, c.cfg.TLSKey))
+	}
+	nc, err := nats.Connect(c.cfg.URL, append(opts, more...)...)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", c.cfg.URL, err)
+	}
+	return nc, nil
 }
 
 // ID is this node's id in the cluster.
@@ -225,12 +244,13 @@ func (c *Cluster) SetLocal(ms []*manifest.Manifest) {
 	c.mu.Lock()
 	c.local = ms
 	c.mu.Unlock()
-	c.apply()
+	c.apply("this node now runs it itself")
 }
 
 // apply gives the node its own bundles and those only other nodes serve. A bundle of the
-// same name here wins: calls go to the node's own first.
-func (c *Cluster) apply() {
+// same name here wins: calls go to the node's own first. why says why bundles of other
+// nodes that leave the list do: the calls still waiting for them end with it.
+func (c *Cluster) apply(why string) {
 	c.applyMu.Lock()
 	defer c.applyMu.Unlock()
 	c.mu.Lock()
@@ -251,11 +271,16 @@ func (c *Cluster) apply() {
 			servers[a.Name] = append(servers[a.Name], a.Digest)
 		}
 	}
-	var relist []*link
+	var relist, left []*link
 	for name := range c.remote {
 		if _, ok := want[name]; !ok {
 			delete(c.remote, name)
 			delete(c.digests, name)
+			for l := range c.links {
+				if l.bundle == name {
+					left = append(left, l)
+				}
+			}
 		}
 	}
 	for name, a := range want {
@@ -281,10 +306,26 @@ func (c *Cluster) apply() {
 		all = append(all, c.remote[name])
 	}
 	c.mu.Unlock()
+	for _, l := range left {
+		l.leave(fmt.Sprintf("bundle %q left cluster %q: %s", l.bundle, c.cfg.Name, why))
+	}
 	c.n.Apply(all)
 	for _, l := range relist {
 		l.listChanged()
 	}
+}
+
+// servers names the other nodes that announce bundle.
+func (c *Cluster) servers(bundle string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var ids []string
+	for _, id := range sortedKeys(c.members) {
+		if slices.ContainsFunc(c.members[id].Bundles, func(a Announcement) bool { return a.Name == bundle }) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // remoteManifest is the manifest of a bundle other nodes serve.
@@ -377,7 +418,7 @@ func (c *Cluster) beat() {
 	body, _ := json.Marshal(out)
 	c.lastBeat = body
 	c.mu.Unlock()
-	if err := c.nc.Publish(c.subject("announce"), body); err != nil {
+	if err := c.ctl.Publish(c.subject("announce"), body); err != nil {
 		c.log.Debug("heartbeat not sent", "error", err)
 	}
 }
@@ -398,7 +439,7 @@ func (c *Cluster) heard(msg *nats.Msg) {
 		c.log.Info("node joined the cluster", "node", m.ID, "bundles", len(m.Bundles))
 	}
 	if changed {
-		c.apply()
+		c.apply(fmt.Sprintf("node %q no longer serves it", m.ID))
 	}
 }
 
@@ -444,7 +485,7 @@ func (c *Cluster) withdraw(id, why string) {
 	for _, s := range orphans {
 		s.cancel(fmt.Errorf("node %q, which made the call, is gone (%s)", id, why))
 	}
-	c.apply()
+	c.apply(fmt.Sprintf("node %q, which served it, is gone (%s)", id, why))
 }
 
 // disconnected fails the calls in flight to other nodes at once: their answers cannot come
@@ -485,8 +526,11 @@ func (c *Cluster) Leave() {
 		delete(c.serving, name)
 	}
 	c.mu.Unlock()
+	if c.ctl.IsConnected() {
+		_ = c.ctl.Publish(c.subject("bye"), []byte(c.id))
+		_ = c.ctl.FlushTimeout(time.Second)
+	}
 	if c.nc.IsConnected() {
-		_ = c.nc.Publish(c.subject("bye"), []byte(c.id))
 		_ = c.nc.FlushTimeout(time.Second)
 	}
 }
@@ -495,6 +539,7 @@ func (c *Cluster) Leave() {
 func (c *Cluster) Close() {
 	c.Leave()
 	c.nc.Close()
+	c.ctl.Close()
 }
 
 // Status is the cluster as one node sees it, for toolnode.status.

@@ -34,6 +34,7 @@ type link struct {
 	rq     [][]byte // lines for the session to read
 	cur    []byte
 	closed bool
+	why    string // why the bundle left the cluster, once it has
 
 	wbuf []byte // a line partly written; the session's outbox writes from one goroutine
 
@@ -129,6 +130,22 @@ func (l *link) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// leave ends every call waiting with why: the bundle has left the cluster. Calls made
+// until the node stops the link end with it too (see Why).
+func (l *link) leave(why string) {
+	l.rmu.Lock()
+	l.why = why
+	l.rmu.Unlock()
+	l.failWhere("", func(*call) string { return why })
+}
+
+// Why says why the bundle left the cluster, "" while it has not.
+func (l *link) Why() string {
+	l.rmu.Lock()
+	defer l.rmu.Unlock()
+	return l.why
+}
+
 // Close ends the link: reading ends, and calls still waiting end with it.
 func (l *link) Close() error {
 	l.rmu.Lock()
@@ -179,14 +196,8 @@ func (l *link) request(m *rpc.Message, line []byte) {
 	c := &call{token: strconv.FormatUint(l.next, 36), id: id, method: m.Method, sent: time.Now()}
 	l.calls[c.token] = c
 	l.byID[string(id)] = c
-	l.mu.Unlock()
-	if max := l.c.nc.MaxPayload(); max > 0 && int64(len(line)) > max-headroom {
-		l.fail(c, fmt.Sprintf("the request to bundle %q is %d bytes, more than the cluster's max payload of %d", l.bundle, len(line), max-headroom))
-		return
-	}
-	hdr := nats.Header{}
-	hdr.Set(hFrom, l.c.id)
-	// The node that takes the call says so at once: silence means none did.
+	// A node that takes the call soon says so, or answers: silence means none did (a node
+	// that died with it is found sooner, when it is withdrawn).
 	c.timer = time.AfterFunc(l.c.cfg.AcceptTimeout, func() {
 		l.mu.Lock()
 		taken := c.node != ""
@@ -195,6 +206,17 @@ func (l *link) request(m *rpc.Message, line []byte) {
 			l.fail(c, fmt.Sprintf("no node of cluster %q took the call to bundle %q within %s", l.c.cfg.Name, l.bundle, l.c.cfg.AcceptTimeout))
 		}
 	})
+	l.mu.Unlock()
+	if why := l.Why(); why != "" {
+		l.fail(c, why)
+		return
+	}
+	if max := l.c.nc.MaxPayload(); max > 0 && int64(len(line)) > max-headroom {
+		l.fail(c, fmt.Sprintf("the request to bundle %q is %d bytes, more than the cluster's max payload of %d", l.bundle, len(line), max-headroom))
+		return
+	}
+	hdr := nats.Header{}
+	hdr.Set(hFrom, l.c.id)
 	err := l.c.nc.PublishMsg(&nats.Msg{Subject: l.c.bundleSubject(l.bundle), Reply: l.prefix + "." + c.token, Header: hdr, Data: line})
 	if err != nil {
 		l.fail(c, fmt.Sprintf("send the call to bundle %q to cluster %q: %v", l.bundle, l.c.cfg.Name, err))
@@ -269,7 +291,16 @@ func (l *link) receive(msg *nats.Msg) {
 		return
 	}
 	if msg.Header.Get("Status") == "503" {
-		l.fail(c, fmt.Sprintf("no node of cluster %q serves bundle %q now", l.c.cfg.Name, l.bundle))
+		// The server knows no node serving it; the ones that announced it have gone since.
+		var gone []string
+		for _, id := range l.c.servers(l.bundle) {
+			gone = append(gone, strconv.Quote(id))
+		}
+		why := fmt.Sprintf("no node of cluster %q serves bundle %q now", l.c.cfg.Name, l.bundle)
+		if len(gone) > 0 {
+			why += fmt.Sprintf(": node %s, which announced it, is gone", strings.Join(gone, ", "))
+		}
+		l.fail(c, why)
 		return
 	}
 	if node := msg.Header.Get(hNode); node != "" {

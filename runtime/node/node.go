@@ -208,7 +208,11 @@ func (n *Node) apply(manifests []*manifest.Manifest, settle *sync.WaitGroup, set
 	n.mu.Unlock()
 
 	for _, b := range stop {
-		n.requestStop(b, "stopped: its manifest changed or its folder was removed")
+		reason := "stopped: its manifest changed or its folder was removed"
+		if b.m.Link != nil {
+			reason = "stopped: it left the cluster"
+		}
+		n.requestStop(b, reason)
 	}
 	for _, b := range start {
 		if settle != nil {

@@ -17,6 +17,9 @@ type Link interface {
 	io.ReadWriteCloser
 	// Where names what serves the bundle, for logs and status.
 	Where() string
+	// Why says why the bundle is no longer reached, "" while it is: the error of calls
+	// once the link has ended.
+	Why() string
 }
 
 // linked is the transport to a bundle over a Link.
@@ -43,6 +46,9 @@ func startLink(cfg Config, h hooks) *linked {
 func (t *linked) setEra(Era, string) {}
 func (t *linked) opened()            {}
 func (t *linked) gone() error {
+	if why := t.link.Why(); why != "" {
+		return fmt.Errorf("%w: %s", ErrGone, why)
+	}
 	return fmt.Errorf("%w: the link to bundle %q (%s) ended", ErrGone, t.name, t.link.Where())
 }
 func (t *linked) pid() int { return 0 }
