@@ -46,7 +46,7 @@ Usage:
   toolnode manifest [flags]            print the merged surface as deterministic JSON, or
                                        --check it against a committed file (for CI)
   toolnode call TOOL [k=v]... [flags]  call one tool and print its result
-  toolnode status [--url URL]          show the bundles of a running node
+  toolnode status [--url URL]          show the bundles of a running node (and its cluster)
   toolnode check DIR                   check a bundle without serving it
   toolnode new go|c|python NAME        create a bundle from our SDKs
   toolnode version                     print the version
@@ -59,6 +59,9 @@ A bundle is a directory holding a bundle.json, for example:
   {"name": "weather", "command": ["./weather"], "seats": ["node-lamp"]}
 
 Its tools appear as <bundle>.<tool>, or as <seat>.<verb> for seats it declares.
+
+Nodes joined on a NATS server (toolnode serve --cluster nats://HOST:PORT) each front the
+tools of every node: see docs/cluster.md.
 `
 
 // Main runs toolnode with args (without the program name) and returns the exit code.

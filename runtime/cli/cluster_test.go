@@ -447,3 +447,35 @@ func TestClusterNodeRejoinsAfterLosingTheServer(t *testing.T) {
 		t.Errorf("after b rejoined, a's client got %q", got)
 	}
 }
+
+// A bundle added to node b's folder while it runs is listed on node a; removed, it leaves
+// a's list, and a bundle of the same name added to a itself then serves a's calls.
+func TestClusterFollowsBundlesAddedAndRemoved(t *testing.T) {
+	nats := natstest.Start(t).URL
+	dirA, dirB := t.TempDir(), t.TempDir()
+	writeFake(t, dirB, fake{name: "bee"})
+	startClusterNode(t, dirB, nats, "b")
+	a := startClusterNode(t, dirA, nats, "a")
+	s := connectHTTPAt(t, a.url, nil, "2025-11-25")
+	waitTools(t, s, 15*time.Second, []string{"bee.echo"}, nil)
+
+	writeFake(t, dirB, fake{name: "wasp"})
+	waitTools(t, s, 15*time.Second, []string{"wasp.echo"}, nil)
+	if err := os.RemoveAll(dirB + "/wasp"); err != nil {
+		t.Fatal(err)
+	}
+	waitTools(t, s, 15*time.Second, nil, []string{"wasp.echo"})
+
+	// The same name on a: a's own bundle serves a's calls.
+	writeFake(t, dirA, fake{name: "bee", env: map[string]string{"FAKE_NAME": "bee-on-a"}})
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if got, _ := callText(t, s, "bee.echo", map[string]any{"text": "x"}); got == "bee-on-a:x" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("node a's own bee never took its calls from node b's")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
