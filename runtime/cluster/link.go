@@ -19,9 +19,10 @@ import (
 // link is this node's side of a bundle other nodes serve: an upstream.Link whose messages go
 // over NATS. Each request goes to the bundle's subject, where the nodes serving the bundle
 // share calls in a queue group, with a reply subject of its own; the node that takes it
-// answers there (first an accept naming itself), and sends there what the bundle says
-// during the call. What the session writes about a call afterwards (its cancellation, the
-// answers to the bundle's requests) goes to that node.
+// answers there, and sends there what the bundle says during the call, each message naming
+// the node (a call that takes a while is accepted at once, naming it). What the session
+// writes about a call afterwards (its cancellation, the answers to the bundle's requests)
+// goes to that node.
 type link struct {
 	c      *Cluster
 	bundle string
@@ -259,7 +260,7 @@ func (l *link) cancel(m *rpc.Message, line []byte) {
 		return
 	}
 	if c.node == "" {
-		c.cancelled = line // sent when the node says it took the call
+		c.cancelled = bytes.Clone(line) // sent when the node says it took the call
 		l.mu.Unlock()
 		return
 	}

@@ -40,6 +40,9 @@ func (c *Cluster) serveBundle(bundle string, msg *nats.Msg) {
 		return
 	}
 	m, perr := rpc.Parse(msg.Data, rpc.Limits{})
+	if perr != nil && !m.ID.IsZero() {
+		c.reply(msg.Reply, "", m.ID, nil, perr)
+	}
 	if perr != nil || !m.IsRequest() {
 		return
 	}
