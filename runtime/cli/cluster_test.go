@@ -97,6 +97,13 @@ func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
 	opts := func() *mcp.ClientOptions {
 		return &mcp.ClientOptions{
 			ElicitationHandler: elicit,
+			CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				if _, leaked := r.Params.Meta["io.toolnode/request"]; leaked {
+					return nil, errors.New("the node's routing key reached the client")
+				}
+				prompt := r.Params.Messages[0].Content.(*mcp.TextContent).Text
+				return &mcp.CreateMessageResult{Model: "test", Role: "assistant", Content: &mcp.TextContent{Text: "4 is " + prompt}}, nil
+			},
 			ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 				progressMu.Lock()
 				progress[fmt.Sprint(r.Params.ProgressToken)]++
@@ -136,6 +143,9 @@ func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
 			}
 			if asked.Load() != before+1 {
 				t.Errorf("the client was asked %d times, want once", asked.Load()-before)
+			}
+			if got, _ := callText(t, s, "sea.sample", map[string]any{"prompt": "2+2?"}); got != "model said: 4 is 2+2?" {
+				t.Errorf("sea.sample answered %q", got)
 			}
 			// Progress of the bundle on B reaches the client of A under its own token.
 			token := "tick-" + what
