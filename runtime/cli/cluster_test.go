@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"fmt"
 	"os"
 	"os/exec"
@@ -78,12 +79,14 @@ func waitTools(t *testing.T, s *mcp.ClientSession, within time.Duration, want, g
 func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
 	nats := natstest.Start(t).URL
 	dirA, dirB, dirC := t.TempDir(), t.TempDir(), t.TempDir()
-	writeFake(t, dirB, fake{name: "bee"})
+	// bee and sea both implement node-lamp.on: the merge rules pick one, the same on
+	// every node.
+	writeFake(t, dirB, fake{name: "bee", seats: []string{"node-lamp"}})
 	writeFake(t, dirB, fake{name: "shared", env: map[string]string{"FAKE_NAME": "shared-on-b"}})
-	writeFake(t, dirC, fake{name: "sea", env: map[string]string{"FAKE_SURFACE": "1"}})
+	writeFake(t, dirC, fake{name: "sea", seats: []string{"node-lamp"}, env: map[string]string{"FAKE_SURFACE": "1"}})
 	writeFake(t, dirC, fake{name: "shared", env: map[string]string{"FAKE_NAME": "shared-on-c"}})
 	b := startClusterNode(t, dirB, nats, "b")
-	startClusterNode(t, dirC, nats, "c")
+	c := startClusterNode(t, dirC, nats, "c")
 	a := startClusterNode(t, dirA, nats, "a")
 
 	var asked atomic.Int32
@@ -129,7 +132,10 @@ func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
 				// A 2026 client keeps a list for its ttlMs: list once the node has it.
 				waitCallable(t, s, 15*time.Second, "bee.echo", "sea.echo", "shared.echo")
 			}
-			waitTools(t, s, 15*time.Second, []string{"bee.echo", "sea.echo", "shared.echo", "bee.node-lamp.on"}, nil)
+			waitTools(t, s, 15*time.Second, []string{"bee.echo", "sea.echo", "shared.echo", "node-lamp.on", "sea.node-lamp.on"}, nil)
+			if got, _ := callText(t, s, "node-lamp.on", nil); got != "lamp on by bee" {
+				t.Errorf("node-lamp.on answered %q; bee sorts first", got)
+			}
 			for _, bundle := range []string{"bee", "sea"} {
 				if got, isErr := callText(t, s, bundle+".echo", map[string]any{"text": "hi"}); got != bundle+":hi" || isErr {
 					t.Errorf("%s.echo answered %q (error %v)", bundle, got, isErr)
@@ -171,6 +177,16 @@ func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
 	}
 
 	s := clients["http 2025-11-25"]
+	t.Run("same names on every node", func(t *testing.T) {
+		want := slices.Sorted(maps.Keys(toolNames(t, s)))
+		for _, n := range []httpNode{b, c} {
+			other := connectHTTPAt(t, n.url, nil, "2025-11-25")
+			waitTools(t, other, 15*time.Second, want, nil)
+			if got := slices.Sorted(maps.Keys(toolNames(t, other))); !slices.Equal(got, want) {
+				t.Errorf("a node lists\n%v\nwhere node a lists\n%v", got, want)
+			}
+		}
+	})
 	t.Run("log messages", func(t *testing.T) {
 		if err := s.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 			t.Fatal(err)
