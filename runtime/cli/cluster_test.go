@@ -3,8 +3,8 @@ package cli_test
 import (
 	"context"
 	"errors"
-	"maps"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
