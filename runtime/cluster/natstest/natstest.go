@@ -57,7 +57,7 @@ func Start(t testing.TB, conf ...string) *Server {
 // Restart starts the server again after Stop, on the same port.
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
-	bin, err := exec.LookPath("nats-server")
+	bin, err := Binary()
 	if err != nil {
 		t.Skip("nats-server is not installed (make installs Debian's nats-server): the cluster tests need a real one")
 	}
@@ -77,6 +77,20 @@ func (s *Server) Restart(t testing.TB) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// Binary finds nats-server: on PATH, or where Debian puts it (/usr/sbin, which a user's
+// PATH often leaves out).
+func Binary() (string, error) {
+	bin, err := exec.LookPath("nats-server")
+	if err == nil {
+		return bin, nil
+	}
+	const debian = "/usr/sbin/nats-server"
+	if _, statErr := os.Stat(debian); statErr == nil {
+		return debian, nil
+	}
+	return "", err
 }
 
 // Stop kills the server. Safe to call when it is stopped.
