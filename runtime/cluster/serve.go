@@ -86,6 +86,12 @@ func (c *Cluster) serveBundle(bundle string, msg *nats.Msg) {
 				res, err = json.Marshal(mcp.ErrorResult(err.Error()))
 			}
 		}
+		if len(res) > int(c.nc.MaxPayload()) {
+			// done runs on the goroutine reading the bundle: it must not wait while the
+			// parts of a large answer go out.
+			go c.reply(s.replyTo, s.key, id, res, err)
+			return
+		}
 		c.reply(s.replyTo, s.key, id, res, err)
 	})
 }
