@@ -8,7 +8,7 @@ VENV    := build/venv
 HTTP    ?= 127.0.0.1:7777
 
 # Debian packages the build and the tests need.
-DEB_PACKAGES := libjansson-dev valgrind tzdata unzip prometheus
+DEB_PACKAGES := libjansson-dev valgrind tzdata unzip prometheus nats-server
 # The official MCP Python client and pytest, for the Python tests.
 PY_TEST_PACKAGES := pytest==9.2.0 mcp==2.3.0
 

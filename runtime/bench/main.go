@@ -59,7 +59,7 @@ func sections() []section {
 	return []section{{"calls", callLatency}, {"echo", echoLatency}, {"startup", startup}, {"hotadd", hotAdd},
 		{"memory", memory}, {"lazy", lazyBundles}, {"catalog", catalogScale}, {"search", searchSection}, {"pool", pool},
 		{"meos", meosThroughput}, {"peers", peers}, {"httpcpu", httpCPUSection}, {"stdiocpu", stdioCPU},
-		{"telemetry", telemetrySection}}
+		{"telemetry", telemetrySection}, {"cluster", clusterHop}}
 }
 
 func sectionNames() []string {

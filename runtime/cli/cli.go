@@ -46,7 +46,7 @@ Usage:
   toolnode manifest [flags]            print the merged surface as deterministic JSON, or
                                        --check it against a committed file (for CI)
   toolnode call TOOL [k=v]... [flags]  call one tool and print its result
-  toolnode status [--url URL]          show the bundles of a running node
+  toolnode status [--url URL]          show the bundles of a running node (and its cluster)
   toolnode check DIR                   check a bundle without serving it
   toolnode new go|c|python NAME        create a bundle from our SDKs
   toolnode version                     print the version
@@ -59,6 +59,9 @@ A bundle is a directory holding a bundle.json, for example:
   {"name": "weather", "command": ["./weather"], "seats": ["node-lamp"]}
 
 Its tools appear as <bundle>.<tool>, or as <seat>.<verb> for seats it declares.
+
+Nodes joined on a NATS server (toolnode serve --cluster nats://HOST:PORT) each front the
+tools of every node: see docs/cluster.md.
 `
 
 // Main runs toolnode with args (without the program name) and returns the exit code.
@@ -137,6 +140,8 @@ type serveFlags struct {
 	metrics       string
 	oauthIssuer   string
 	oauthAudience string
+
+	cluster clusterFlags
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
@@ -169,6 +174,7 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics, e.g. 127.0.0.1:9464 (traces and metrics also go out by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set)")
 	fs.StringVar(&f.oauthIssuer, "oauth-issuer", "", "accept OAuth 2.1 access tokens (JWT) of the issuer at `URL` on the HTTP front; their scopes select --access entries")
 	fs.StringVar(&f.oauthAudience, "oauth-audience", "", "the audience (`AUD`) tokens must carry: this front's URL, e.g. https://node.example.com/mcp (default http://<--http>/mcp)")
+	f.cluster.register(fs)
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: trace, debug, info, warn or error")
 	fs.BoolVar(&f.logJSON, "log-json", false, "write logs as JSON lines")
 	fs.BoolVar(&f.watch, "watch", true, "watch the bundle folders and --config file: start, restart and stop bundles as they change (--watch=false to turn off)")
@@ -193,8 +199,8 @@ Flags:
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (bundle folders go after --bundles)", fs.Arg(0))
 	}
-	if len(f.bundles) == 0 && f.config == "" {
-		return nil, errors.New("nothing to serve: give --bundles DIR or --config FILE")
+	if len(f.bundles) == 0 && f.config == "" && f.cluster.url == "" {
+		return nil, errors.New("nothing to serve: give --bundles DIR, --config FILE or --cluster URL")
 	}
 	if hclog.LevelFromString(f.logLevel) == hclog.NoLevel {
 		return nil, fmt.Errorf("unknown --log-level %q: use trace, debug, info, warn or error", f.logLevel)
@@ -245,6 +251,9 @@ Flags:
 	}
 	if f.tokenFile != "" && f.http == "" {
 		return nil, errors.New("--token-file guards the HTTP front: give --http too")
+	}
+	if err := f.cluster.check(); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
@@ -326,6 +335,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Front: front.Options{PageSize: f.pageSize, Names: f.names, MaxMessage: int(f.maxBody),
 			MaxQueue: int(f.maxQueue), MaxInflight: f.maxInflight, Limits: limits,
 			View: access.View(f.view), Pins: pins(f.pins), Client: f.client},
+		Cluster:       f.cluster.cfg,
 		AccessFile:    f.access,
 		AuditFile:     f.audit,
 		AuditArgs:     f.auditArgs,

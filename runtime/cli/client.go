@@ -348,7 +348,7 @@ func statusCommand(args []string, stdout, stderr io.Writer) int {
 	url := fs.String("url", "http://127.0.0.1:7777/mcp", "the running node's HTTP front, `URL`")
 	tokenFile := fs.String("token-file", "", "bearer token, read from `FILE`")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: toolnode status [--url URL] [--token-file FILE]\n\nShows each bundle of a running node: state, pids (or URL), restarts, last error, tools, calls and latency.\n\nFlags:\n")
+		fmt.Fprint(stderr, "Usage: toolnode status [--url URL] [--token-file FILE]\n\nShows each bundle of a running node: state, pids (or URL), restarts, last error, tools, calls and latency; and for a node in a cluster, each node with its bundles and the round trip to it.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if code, done := parse(fs, args, stderr); done {
@@ -382,6 +382,7 @@ func statusCommand(args []string, stdout, stderr io.Writer) int {
 			b.Name, b.State, b.Where(), b.Restarts, b.Tools, b.Calls, b.Failed, b.P50ms, b.P99ms, b.LastError)
 	}
 	tw.Flush()
+	printCluster(stdout, res)
 	return ExitOK
 }
 

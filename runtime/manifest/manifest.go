@@ -77,6 +77,11 @@ type Manifest struct {
 	// on demand. Read it with IdleAfter.
 	IdleStop duration `json:"idle_stop,omitempty"`
 
+	// Link, when set, opens the connection to a bundle that another node of a cluster
+	// serves (an upstream.Link); such a bundle has neither a command nor a URL. Not read
+	// from a file.
+	Link func() (io.ReadWriteCloser, error) `json:"-"`
+
 	// Dir is the bundle directory (absolute); Path the manifest file. Neither is read from
 	// the file.
 	Dir  string `json:"-"`

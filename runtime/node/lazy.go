@@ -36,9 +36,10 @@ func listed(b *bundle) bool {
 }
 
 // lazy reports whether m runs on demand. A bundle isolated per client starts a process
-// for each client anyway, so it is never lazy.
+// for each client anyway, so it is never lazy; nor is one another node serves, whose
+// surface that node keeps.
 func (n *Node) lazy(m *manifest.Manifest) bool {
-	return (n.cfg.Lazy || m.Lazy()) && m.Isolation != manifest.IsolationClient
+	return (n.cfg.Lazy || m.Lazy()) && m.Isolation != manifest.IsolationClient && m.Link == nil
 }
 
 // asleep returns a bundle for m that is listed from its cached surface without running,

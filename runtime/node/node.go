@@ -79,7 +79,8 @@ type Node struct {
 	sessions map[Session]struct{}
 	closed   bool
 
-	boundSources []func() []Bound
+	boundSources  []func() []Bound
+	clusterReport atomic.Pointer[func(context.Context) ClusterReport]
 
 	catalog   atomic.Pointer[catalog.Catalog]
 	prompts   atomic.Pointer[catalog.Catalog]
@@ -218,7 +219,11 @@ func (n *Node) apply(manifests []*manifest.Manifest, settle *sync.WaitGroup, set
 	n.mu.Unlock()
 
 	for _, b := range stop {
-		n.requestStop(b, "stopped: its manifest changed or its folder was removed")
+		reason := "stopped: its manifest changed or its folder was removed"
+		if b.m.Link != nil {
+			reason = "stopped: it left the cluster"
+		}
+		n.requestStop(b, reason)
 	}
 	for _, b := range start {
 		if settle != nil {

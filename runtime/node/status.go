@@ -71,7 +71,9 @@ func (n *Node) Status() []BundleStatus {
 		for _, s := range b.slots {
 			if s != nil {
 				st.Era = s.client.Era().String()
-				if st.URL == "" {
+				if u := s.client.URL(); u != "" {
+					st.URL = u
+				} else {
 					st.PIDs = append(st.PIDs, s.client.Pid())
 				}
 			}
@@ -105,14 +107,19 @@ func (n *Node) builtinTools() catalog.Source {
 }
 
 // callBuiltin serves the node's own tools.
-func (n *Node) callBuiltin(_ context.Context, tool string) (json.RawMessage, error) {
+func (n *Node) callBuiltin(ctx context.Context, tool string) (json.RawMessage, error) {
 	if tool != StatusTool {
 		return nil, invalidParams(fmt.Sprintf("unknown tool %q", tool))
 	}
 	st := n.Status()
 	bounds := n.Bounds()
-	structured, err := json.Marshal(map[string]any{"bundles": st,
-		"node": map[string]any{"heap_live_bytes": heapLive(), "bounds": bounds}})
+	report := map[string]any{"bundles": st,
+		"node": map[string]any{"heap_live_bytes": heapLive(), "bounds": bounds}}
+	cluster := n.reportCluster(ctx)
+	if cluster != nil {
+		report["cluster"] = cluster.Data
+	}
+	structured, err := json.Marshal(report)
 	if err != nil {
 		return nil, fmt.Errorf("encode status: %w", err)
 	}
@@ -134,6 +141,9 @@ func (n *Node) callBuiltin(_ context.Context, tool string) (json.RawMessage, err
 		} else {
 			fmt.Fprintf(&sb, "bound %s: %d\n", b.Name, b.Used)
 		}
+	}
+	if cluster != nil {
+		sb.WriteString(cluster.Text)
 	}
 	res := mcp.TextResult(sb.String())
 	res.StructuredContent = structured

@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/access"
 	"github.com/toolnode/toolnode/runtime/audit"
+	"github.com/toolnode/toolnode/runtime/cluster"
 	"github.com/toolnode/toolnode/runtime/front"
 	"github.com/toolnode/toolnode/runtime/manifest"
 	"github.com/toolnode/toolnode/runtime/node"
@@ -74,6 +75,9 @@ type Config struct {
 	// OAuthIssuer, when set, makes the HTTP front an OAuth 2.1 resource server of that
 	// issuer; OAuthAudience is the audience tokens must carry, the front's own URL.
 	OAuthIssuer, OAuthAudience string
+	// Cluster, when set, joins the node to a NATS cluster: it fronts the bundles of every
+	// node, and serves its own to the others.
+	Cluster *cluster.Config
 }
 
 // HTTP server bounds: a client may take this long to send its headers and its whole
@@ -204,8 +208,23 @@ func Run(ctx context.Context, cfg Config) error {
 			return err
 		}
 	}
+	apply := n.Apply
+	var cl *cluster.Cluster
+	if cfg.Cluster != nil {
+		cc := *cfg.Cluster
+		cc.Logger = log.Named("cluster")
+		if cl, err = cluster.Join(cc, n, manifests); err != nil {
+			cancel(nil)
+			wg.Wait()
+			shutdown(n, log, cfg.Hurry)
+			return fmt.Errorf("--cluster: %w", err)
+		}
+		defer cl.Close()
+		n.SetClusterReport(cl.Report)
+		apply = cl.SetLocal
+	}
 	if cfg.Watch {
-		watch(ctx, &wg, loader, manifests, n, log)
+		watch(ctx, &wg, loader, manifests, apply, log)
 	}
 	if cfg.HTTP != "" {
 		ln, err := net.Listen("tcp", cfg.HTTP)
@@ -244,6 +263,9 @@ func Run(ctx context.Context, cfg Config) error {
 	<-ctx.Done()
 	cancel(nil)
 	wg.Wait()
+	if cl != nil {
+		cl.Leave()
+	}
 	shutdown(n, log, cfg.Hurry)
 	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
@@ -252,7 +274,7 @@ func Run(ctx context.Context, cfg Config) error {
 }
 
 // watch restarts, starts and stops bundles as their manifests, programs and config change.
-func watch(ctx context.Context, wg *sync.WaitGroup, loader *reload.Loader, manifests []*manifest.Manifest, n *node.Node, log hclog.Logger) {
+func watch(ctx context.Context, wg *sync.WaitGroup, loader *reload.Loader, manifests []*manifest.Manifest, apply func([]*manifest.Manifest), log hclog.Logger) {
 	w, err := reload.NewWatcher(log.Named("reload"), 0)
 	if err != nil {
 		log.Warn("hot reload is off", "error", err)
@@ -264,7 +286,7 @@ func watch(ctx context.Context, wg *sync.WaitGroup, loader *reload.Loader, manif
 		defer wg.Done()
 		w.Run(ctx, func() {
 			ms := loader.Load()
-			n.Apply(ms)
+			apply(ms)
 			w.Watch(loader.WatchPaths(ms))
 		})
 	}()

@@ -75,6 +75,9 @@ type Config struct {
 	Process proc.Config
 	// URL is the MCP endpoint of a remote bundle, reached over Streamable HTTP.
 	URL string
+	// Link, when set, reaches a bundle served by another node of a cluster instead of a
+	// process or URL.
+	Link Link
 	// Headers are sent with every HTTP request to URL (authorization, for example).
 	Headers http.Header
 	// HTTPClient makes the HTTP requests; nil for one with the timeouts of a remote bundle
@@ -160,9 +163,12 @@ func Start(cfg Config) (*Client, error) {
 	}
 	c.setMeta(info, cfg.Capabilities)
 	h := hooks{handle: c.handle, invalid: c.invalid, unmatched: c.unmatched}
-	if cfg.URL != "" {
+	switch {
+	case cfg.Link != nil:
+		c.t = startLink(cfg, h)
+	case cfg.URL != "":
 		c.t, err = newHTTP(cfg, h)
-	} else {
+	default:
 		c.t, err = startStdio(cfg, h)
 	}
 	if err != nil {
@@ -307,8 +313,14 @@ func (c *Client) Name() string { return c.cfg.Name }
 // Pid is the bundle's process id; 0 for a remote bundle.
 func (c *Client) Pid() int { return c.t.pid() }
 
-// URL is the endpoint of a remote bundle; "" for a process.
-func (c *Client) URL() string { return c.cfg.URL }
+// URL is the endpoint of a remote bundle, or where the link to one served by another node
+// leads; "" for a process.
+func (c *Client) URL() string {
+	if c.cfg.Link != nil {
+		return c.cfg.Link.Where()
+	}
+	return c.cfg.URL
+}
 
 // Done is closed when the session has ended.
 func (c *Client) Done() <-chan struct{} { return c.t.Done() }

@@ -1,6 +1,8 @@
 package upstream
 
 import (
+	"fmt"
+
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolnode/toolnode/runtime/manifest"
@@ -12,6 +14,18 @@ import (
 // os.LookupEnv when nil). The caller fills in the rest (Handler, limits, capabilities).
 func ConfigFor(m *manifest.Manifest, lookup func(string) (string, bool), log hclog.Logger) (Config, error) {
 	cfg := Config{Name: m.Name, Logger: log}
+	if m.Link != nil {
+		l, err := m.Link()
+		if err != nil {
+			return Config{}, err
+		}
+		link, ok := l.(Link)
+		if !ok {
+			return Config{}, fmt.Errorf("bundle %q: its link does not say where it leads", m.Name)
+		}
+		cfg.Link = link
+		return cfg, nil
+	}
 	if m.Remote() {
 		headers, err := m.RequestHeaders(lookup)
 		if err != nil {
