@@ -122,6 +122,7 @@ type Session struct {
 	out Outbound
 
 	stateless  bool   // serves one request of a 2026-07-28 client, and is never attached
+	key        string // ClientKey of a session, made once: it is asked on every call
 	clientName string // the access file's client; "" without one
 	sessionID  string // for telemetry: the HTTP session id, or "stdio"
 	transport  string // for telemetry: "tcp" or "pipe"
@@ -141,6 +142,7 @@ type Session struct {
 // NewSession starts a session that sends through out.
 func (s *Server) NewSession(out Outbound) *Session {
 	sess := &Session{srv: s, out: out, inflight: map[rpc.ID]*Call{}, opened: time.Now(), ended: make(chan struct{})}
+	sess.key = fmt.Sprintf("session:%p", sess)
 	s.node.Attach(sess)
 	s.recorder().SessionOpened()
 	return sess
@@ -167,7 +169,7 @@ func (sess *Session) ClientKey() string {
 		}
 		return "client:" + sess.clientName
 	}
-	return fmt.Sprintf("session:%p", sess)
+	return sess.key
 }
 
 // Ended implements node.Keyed.

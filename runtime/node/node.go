@@ -5,6 +5,8 @@ package node
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -89,7 +91,8 @@ type Node struct {
 	ready     chan struct{}
 	settled   atomic.Bool // the first start is over: report collisions and changes
 
-	progress sync.Map // bundle-side token (string) -> progressRoute
+	tokens   atomic.Uint64 // progress tokens given out
+	tokenTag string        // makes this node's tokens its own
 	meta     metaIndexes
 	wg       sync.WaitGroup
 }
@@ -100,11 +103,6 @@ type flight struct {
 	ctx   context.Context
 	inst  *instance // the process serving it
 	relay *relay    // what carries it there and back
-}
-
-type progressRoute struct {
-	flight *flight
-	token  json.RawMessage
 }
 
 // New returns a node for cfg; Start launches its bundles.
@@ -121,7 +119,10 @@ func New(cfg Config) *Node {
 	if cfg.Batch == nil {
 		cfg.Batch = &rpc.Batch{}
 	}
+	var tag [6]byte
+	_, _ = rand.Read(tag[:])
 	n := &Node{
+		tokenTag: "tn-" + base64.RawURLEncoding.EncodeToString(tag[:]) + "-",
 		cfg:      cfg,
 		sup:      cfg.Supervision.withDefaults(),
 		limits:   cfg.Limits.withDefaults(),

@@ -3,11 +3,10 @@ package node
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -166,9 +165,11 @@ type relay struct {
 	what   func() string
 	done   func(json.RawMessage, error)
 	ours   string // the progress token the bundle sees
-	start  time.Time
-	idle   time.Duration
-	hard   time.Duration
+	// clientToken is the progress token the client gave, nil when it asked for none.
+	clientToken json.RawMessage
+	start       time.Time
+	idle        time.Duration
+	hard        time.Duration
 
 	// The timer and the watch on the client's context may fire on other goroutines while
 	// send sets them up: mu orders it all, and whoever ends the call first wins.
@@ -195,12 +196,13 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 		return
 	}
 	r.id = id
-	n.mu.Lock()
-	inst.flights[id] = &r.flight
-	n.mu.Unlock()
 	// Every call gets a token of ours, so that its progress extends its timeout even when
 	// the client asked for none (then the progress goes no further).
-	params, token := inst.client.Prepare(params, r.ours)
+	params, r.clientToken = inst.client.Prepare(params, r.ours)
+	n.mu.Lock()
+	inst.flights[id] = &r.flight
+	inst.byToken[r.ours] = &r.flight
+	n.mu.Unlock()
 	if _, nop := n.cfg.Telemetry.(telemetry.Nop); !nop {
 		var op *telemetry.Op
 		var target string
@@ -227,7 +229,6 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 			inner(res, err)
 		}
 	}
-	n.progress.Store(r.ours, progressRoute{flight: &r.flight, token: token})
 	r.mu.Lock()
 	if !r.ended { // not failed already
 		// One timer serves both limits: it is due when the call has gone idle without
@@ -293,10 +294,10 @@ func (r *relay) finish(res json.RawMessage, err error) {
 	n, b, inst := r.n, r.b, r.inst
 	n.mu.Lock()
 	delete(inst.flights, r.id)
+	delete(inst.byToken, r.ours)
 	reason := b.stopReason
 	n.mu.Unlock()
 	inst.busy.Add(-1)
-	n.progress.Delete(r.ours)
 	var rpcErr *rpc.Error
 	b.stats.record(time.Since(r.start), err != nil && !errors.As(err, &rpcErr) || isToolError(res))
 	if err != nil && errors.Is(err, upstream.ErrGone) && reason != "" {
@@ -471,25 +472,25 @@ func (n *Node) forwardProgress(inst *instance, params json.RawMessage) {
 	if json.Unmarshal(p["progressToken"], &token) != nil {
 		return
 	}
-	v, ok := n.progress.Load(token)
-	if !ok || v.(progressRoute).flight.inst != inst {
+	n.mu.Lock()
+	f := inst.byToken[token]
+	n.mu.Unlock()
+	if f == nil {
 		n.log.Debug("progress for no call of this process", "token", token)
 		return
 	}
-	route := v.(progressRoute)
-	route.flight.relay.touch()
-	if route.token == nil {
+	f.relay.touch()
+	if f.relay.clientToken == nil {
 		return // the client did not ask for progress
 	}
-	p["progressToken"] = route.token
-	_ = route.flight.sess.Notify(route.flight.ctx, mcp.NotifyProgress, p)
+	p["progressToken"] = f.relay.clientToken
+	_ = f.sess.Notify(f.ctx, mcp.NotifyProgress, p)
 }
 
-// newToken returns a progress token no bundle can guess.
+// newToken returns a progress token unique to this node's run. Progress is only taken
+// from the process a call went to (see forwardProgress), so a token needs no secrecy.
 func (n *Node) newToken() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return "tn-" + base64.RawURLEncoding.EncodeToString(b[:])
+	return n.tokenTag + strconv.FormatUint(n.tokens.Add(1), 36)
 }
 
 func clipRaw(b json.RawMessage) string {

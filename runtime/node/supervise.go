@@ -106,6 +106,7 @@ type instance struct {
 	client  *upstream.Client
 	busy    atomic.Int64
 	flights map[rpc.ID]*flight // calls in flight by bundle-side id; guarded by Node.mu
+	byToken map[string]*flight // the same by the progress token the bundle was given; guarded by Node.mu
 }
 
 func newBundle(n *Node, m *manifest.Manifest, fp string) *bundle {
@@ -332,7 +333,7 @@ func (n *Node) startInstance(b *bundle) (*instance, lists, error) {
 		case <-ctx.Done():
 		}
 	}()
-	inst := &instance{flights: map[rpc.ID]*flight{}}
+	inst := &instance{flights: map[rpc.ID]*flight{}, byToken: map[string]*flight{}}
 	cfg, err := upstream.ConfigFor(m, n.cfg.LookupEnv, b.log)
 	if err != nil {
 		return nil, lists{}, err
