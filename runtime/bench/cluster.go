@@ -39,11 +39,7 @@ func clusterHop(cfg config, w *strings.Builder) error {
 	defer func() { server.Process.Kill(); server.Wait() }()
 	url := "nats://" + addr
 
-	src, _, err := benchBundle(cfg, "echo-go")
-	if err != nil {
-		return err
-	}
-	dir, err := linkBundle(src)
+	dir, _, err := benchFolder(cfg, "echo-go")
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,17 @@ func benchBundle(cfg config, name string) (dir, bin string, err error) {
 	return dir, bin, nil
 }
 
+// benchFolder links the bench bundle name into a folder of its own, for a node serving only
+// it, and returns the folder (the caller removes it) and the bundle's program.
+func benchFolder(cfg config, name string) (folder, bin string, err error) {
+	src, bin, err := benchBundle(cfg, name)
+	if err != nil {
+		return "", "", err
+	}
+	folder, err = linkBundle(src)
+	return folder, bin, err
+}
+
 // linkBundle links the bundle directory at path into a folder of its own, for a node
 // serving only it.
 func linkBundle(path string) (string, error) {

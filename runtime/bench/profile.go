@@ -58,11 +58,7 @@ func httpCPU(cfg config, w *strings.Builder, out string) error {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
-	src, _, err := benchBundle(cfg, "echo-go")
-	if err != nil {
-		return err
-	}
-	dir, err := linkBundle(src)
+	dir, _, err := benchFolder(cfg, "echo-go")
 	if err != nil {
 		return err
 	}

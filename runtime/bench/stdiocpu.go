@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -10,14 +11,11 @@ import (
 // either era, and the node's stdio front before it, called by a client of either era.
 // What the node adds per relayed call is read here without a profiler's own cost.
 func stdioCPU(cfg config, w *strings.Builder) error {
-	dir, bin, err := benchBundle(cfg, "echo-go")
+	folder, bin, err := benchFolder(cfg, "echo-go")
 	if err != nil {
 		return err
 	}
-	folder, err := linkBundle(dir)
-	if err != nil {
-		return err
-	}
+	defer os.RemoveAll(folder)
 	node := []string{"serve", "--bundles", folder, "--log-level", "warn"}
 	type path struct {
 		name  string

@@ -27,11 +27,7 @@ func telemetrySection(cfg config, w *strings.Builder) error {
 		"Every call carries the same `traceparent` in `_meta` either way; with tracing on the node makes a span for\n"+
 		"the request and one for the call to the bundle, and passes the latter's context on.\n\n")
 	fmt.Fprintf(w, "| front | telemetry | in flight | calls/s | vs off | p50 | p99 |\n|---|---|---|---|---|---|---|\n")
-	src, _, err := benchBundle(cfg, "echo-go")
-	if err != nil {
-		return err
-	}
-	dir, err := linkBundle(src)
+	dir, _, err := benchFolder(cfg, "echo-go")
 	if err != nil {
 		return err
 	}
