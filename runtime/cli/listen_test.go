@@ -15,15 +15,15 @@ import (
 const watchedURI = "test://watched-resource"
 
 // conformanceDir links the conformance bundle of one SDK into a fresh folder, built first
-// by build (run in the repository root) when its program is missing.
-func conformanceDir(t *testing.T, name, program string, build ...string) string {
+// by build (run in the repository root, so that a stale program is rebuilt).
+func conformanceDir(t *testing.T, name string, build ...string) string {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
 	src := filepath.Join(root, "examples", name)
-	if _, err := os.Stat(filepath.Join(src, program)); err != nil && len(build) > 0 {
+	if len(build) > 0 {
 		cmd := exec.Command(build[0], build[1:]...)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -43,14 +43,15 @@ func conformanceDir(t *testing.T, name, program string, build ...string) string 
 // client on the client's own listen. Unsubscribed, the client hears no more.
 func TestA2026ClientHearsABundlesResourceUpdates(t *testing.T) {
 	bundles := []struct {
-		name, program string
-		build         []string
+		name  string
+		build []string
 	}{
-		{"conformance", "build/conformance", []string{"go", "build", "-o", "examples/conformance/build/conformance", "./examples/conformance"}},
+		{"conformance", []string{"go", "build", "-o", "examples/conformance/build/conformance", "./examples/conformance"}},
+		{"conformance-c", []string{"make", "-s", "-C", "examples/conformance-c"}},
 	}
 	for _, b := range bundles {
 		t.Run(b.name, func(t *testing.T) {
-			dir := conformanceDir(t, b.name, b.program, b.build...)
+			dir := conformanceDir(t, b.name, b.build...)
 			updates := make(chan string, 16)
 			run := startNodeAt(t, "2026-07-28", &mcp.ClientOptions{
 				ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
