@@ -48,6 +48,7 @@ func TestA2026ClientHearsABundlesResourceUpdates(t *testing.T) {
 	}{
 		{"conformance", []string{"go", "build", "-o", "examples/conformance/build/conformance", "./examples/conformance"}},
 		{"conformance-c", []string{"make", "-s", "-C", "examples/conformance-c"}},
+		{"conformance-python", nil},
 	}
 	for _, b := range bundles {
 		t.Run(b.name, func(t *testing.T) {
