@@ -467,6 +467,16 @@ static void stateless(tn_server_t *server)
  * named, tagged with its id, until it is cancelled. */
 static void listening(tn_server_t *server)
 {
+    /* server/discover says that resources can be subscribed to. */
+    CHECK_INT(peer_send(&peer, "{\"jsonrpc\":\"2.0\",\"id\":\"d\",\"method\":"
+                               "\"server/discover\",\"params\":{" STATELESS
+                               "}}"), 0);
+    json_t *got = next();
+    CHECK_JSON(json_object_get(json_object_get(json_object_get(got, "result"),
+                                               "capabilities"), "resources"),
+               "{\"subscribe\":true,\"listChanged\":false}");
+    json_decref(got);
+
     /* Unknown resources and list changes (never sent) are not agreed to. */
     EXPECT(LISTEN("\"a\"", "[\"a://text\",\"a://gone\",\"a://item/7\"]"),
            ACK("\"a\"", "[\"a://text\",\"a://item/7\"]"));
@@ -487,7 +497,7 @@ static void listening(tn_server_t *server)
            "and its resourceSubscriptions an array\"}}");
 
     CHECK_INT(tn_resource_updated(server, "a://item/7"), 0);
-    json_t *got = next();
+    got = next();
     CHECK_JSON(got, UPDATED("\"a\"", "a://item/7"));
     json_decref(got);
     CHECK_INT(tn_resource_updated(server, "a://text"), 0);

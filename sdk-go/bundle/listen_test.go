@@ -20,6 +20,12 @@ func TestListen(t *testing.T) {
 		return decode(t, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":`+id+`},"uri":"`+uri+`"}}`)
 	}
 
+	// server/discover says that resources can be subscribed to, as 2026-07-28 asks of a
+	// server that serves subscriptions/listen for resources.
+	c.send(`{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{` + meta2026(`{}`) + `}}`)
+	caps := c.recv()["result"].(map[string]any)["capabilities"].(map[string]any)
+	diff(t, map[string]any{"subscribe": true, "listChanged": false}, caps["resources"])
+
 	// Unknown resources and list changes (the server sends none) are left out of the
 	// acknowledgment.
 	c.send(listenLine(`"a"`, `["test://text","other://x","test://items/7/data"]`))

@@ -44,6 +44,8 @@ def touch(peer: Any, uri: str) -> List[Dict[str, Any]]:
 
 def test_listen_acknowledges_updates_and_cancels(spawn: Any) -> None:
     peer = spawn(FIXTURE)
+    capabilities = peer.request("server/discover", {"_meta": META})["result"]["capabilities"]
+    assert capabilities["resources"] == {"subscribe": True, "listChanged": False}
     # Unknown resources and list changes (never sent) are left out of the acknowledgment.
     peer.send(listen("a", ["test://text", "other://x", "test://items/7"]))
     assert peer.recv() == {
