@@ -97,3 +97,32 @@ func TestA2026ClientHearsABundlesResourceUpdates(t *testing.T) {
 		})
 	}
 }
+
+// A 2025-11-25 client of the node watches the same resource of a 2026-07-28 bundle: it gets
+// the update as its revision has it, without the id of the node's own subscription at the
+// bundle, which means nothing to it.
+func TestA2025ClientHearsA2026BundlesResourceUpdates(t *testing.T) {
+	dir := conformanceDir(t, "conformance", "go", "build", "-o", "examples/conformance/build/conformance", "./examples/conformance")
+	updates := make(chan *mcp.ResourceUpdatedNotificationParams, 16)
+	run := startNodeAt(t, "2025-11-25", &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			updates <- r.Params
+		},
+	}, nil, "--bundles", dir)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := run.session.Subscribe(ctx, &mcp.SubscribeParams{URI: watchedURI}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case p := <-updates:
+		if p.URI != watchedURI {
+			t.Errorf("update for %q, want %q", p.URI, watchedURI)
+		}
+		if id, ok := p.Meta["io.modelcontextprotocol/subscriptionId"]; ok {
+			t.Errorf("a 2025-11-25 client got a subscription id in _meta: %v", id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no resources/updated within 10 s of a resource that changes every 3 s")
+	}
+}
