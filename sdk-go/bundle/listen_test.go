@@ -49,6 +49,9 @@ func TestListen(t *testing.T) {
 
 	// Cancelled: no answer, and no more updates on it.
 	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}`)
+	// Answered after the cancellation is read, so the updates below come after it.
+	c.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	diff(t, decode(t, `{"jsonrpc":"2.0","id":"p","result":{}}`), c.recv())
 	s.ResourceUpdated("test://items/7/data")
 	s.ResourceUpdated("test://text")
 	diff(t, updated(`7`, "test://text"), c.recv())
