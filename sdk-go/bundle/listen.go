@@ -81,7 +81,8 @@ func (ss *session) unlisten(id json.RawMessage) bool {
 	return true
 }
 
-// listening returns the ids of the subscriptions that asked for uri's updates.
+// listening returns the ids of the subscriptions that asked for uri's updates, sorted, so
+// that their updates go out in the same order each time.
 func (ss *session) listening(uri string) []json.RawMessage {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()

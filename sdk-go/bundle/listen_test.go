@@ -86,7 +86,7 @@ func TestListenEndsWithServe(t *testing.T) {
 	c := serve(t, ctx, s)
 	c.send(listenLine(`"w"`, `["test://text"]`))
 	c.recv()
-	// A session-era subscriber of another session is not told of it.
+	// Another session of the same server has no subscription to end.
 	other := serve(t, t.Context(), s)
 	stop()
 	diff(t, decode(t, `{"jsonrpc":"2.0","id":"w","result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":"w"}}}`), c.recv())
