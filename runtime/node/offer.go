@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -260,9 +261,26 @@ func (n *Node) resourceUpdated(params json.RawMessage) {
 		sessions = append(sessions, s)
 	}
 	n.subs.mu.Unlock()
+	params = withoutSubscriptionID(params)
 	for _, s := range sessions {
 		_ = s.Notify(context.Background(), mcp.NotifyResourceUpdated, params)
 	}
+}
+
+// withoutSubscriptionID drops from an update the id of the node's own subscriptions/listen
+// at a 2026-07-28 bundle: it means nothing to the node's clients, whose 2026-07-28 streams
+// carry their own.
+func withoutSubscriptionID(params json.RawMessage) json.RawMessage {
+	meta, ok := rpc.Member(params, "_meta")
+	if !ok {
+		return params
+	}
+	meta = rpc.DeleteMember(meta, mcp.MetaSubscriptionID)
+	if len(bytes.TrimSpace(meta)) == 2 { // {}
+		return rpc.DeleteMember(params, "_meta")
+	}
+	out, _ := rpc.SetMember(params, "_meta", meta)
+	return out
 }
 
 func encode(p map[string]json.RawMessage) json.RawMessage {

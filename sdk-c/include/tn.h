@@ -480,9 +480,11 @@ int tn_server_add_completion(tn_server_t *server, const char *ref,
                              const char *const *values);
 
 /*
- * Tells the client, if it subscribed to uri in its session
- * (resources/subscribe), that the resource changed
- * (notifications/resources/updated). Safe from any thread.
+ * Tells the client that the resource uri changed
+ * (notifications/resources/updated): a client of 2025-11-25 and older if it
+ * subscribed to uri in its session (resources/subscribe), a client of
+ * 2026-07-28 once on each open subscriptions/listen that named uri, tagged
+ * with that request's id. Safe from any thread.
  *   server: borrowed.  uri: borrowed.
  * Returns 0 (also when nobody subscribed or the server is not running),
  * or -1 when an argument is NULL or the message cannot be written.

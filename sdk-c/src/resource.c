@@ -375,22 +375,136 @@ int tn__subscribe(tn_server_t *server, const char *uri, int on)
     return rc;
 }
 
+/* A 2026-07-28 client has no resources/subscribe: it opens
+ * subscriptions/listen, naming what it wants, and the request stays open,
+ * never answered while the client listens. What is sent for it carries the
+ * request's id in _meta; notifications/cancelled ends it. */
+
+static json_t *subscription_meta(json_t *id /* borrowed */)
+{
+    return json_pack("{s:O}", TN_META_SUBSCRIPTION, id);
+}
+
+static int serves(const tn_server_t *server, const char *uri)
+{
+    if (tn__find_entry(&server->resources, uri))
+        return 1;
+    json_t *vars = NULL;
+    int found = tn__match_template(server, uri, &vars) != NULL;
+    json_decref(vars);
+    return found;
+}
+
+void tn__listen(tn_server_t *server, json_t *id, json_t *params)
+{
+    json_t *filter = json_object_get(params, "notifications");
+    json_t *wanted = json_object_get(filter, "resourceSubscriptions");
+    if ((filter && !json_is_object(filter)) ||
+        (wanted && !json_is_array(wanted))) {
+        tn__reply_error(server, id, TN_RPC_INVALID_PARAMS,
+                        "invalid params: notifications must be an object "
+                        "and its resourceSubscriptions an array");
+        return;
+    }
+    /* Only the resources served are agreed to; list changes never happen
+     * (the lists are fixed once the server runs), so none are. */
+    json_t *uris = json_object();
+    json_t *agreed = json_array();
+    size_t i;
+    json_t *item;
+    json_array_foreach(wanted, i, item) {
+        const char *uri = json_string_value(item);
+        if (uri && uris && agreed && !json_object_get(uris, uri) &&
+            serves(server, uri)) {
+            json_object_set_new(uris, uri, json_true());
+            json_array_append(agreed, item);
+        }
+    }
+    char *key = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
+    json_t *notifications = json_object();
+    if (notifications && agreed && json_array_size(agreed))
+        json_object_set(notifications, "resourceSubscriptions", agreed);
+    json_t *ack = json_pack("{s:s, s:s, s:{s:o, s:o}}", "jsonrpc", "2.0",
+                            "method",
+                            "notifications/subscriptions/acknowledged",
+                            "params", "_meta", subscription_meta(id),
+                            "notifications", notifications);
+    json_decref(agreed);
+
+    pthread_mutex_lock(&server->lock);
+    if (!server->listens)
+        server->listens = json_object();
+    if (!key || !uris || !ack || !server->listens) {
+        pthread_mutex_unlock(&server->lock);
+        tn__reply_error(server, id, TN_RPC_INTERNAL_ERROR, "out of memory");
+    } else if (json_object_get(server->listens, key)) {
+        pthread_mutex_unlock(&server->lock);
+        tn__reply_error(server, id, TN_RPC_INVALID_REQUEST,
+                        "invalid request: id %s is already in use", key);
+    } else {
+        json_object_set_new(server->listens, key,
+                            json_pack("{s:O, s:O}", "id", id, "uris", uris));
+        /* Sent under lock, so that no update for this subscription can go
+         * out before its acknowledgment. */
+        tn__send(server, ack);
+        ack = NULL;
+        pthread_mutex_unlock(&server->lock);
+    }
+    json_decref(ack);
+    json_decref(uris);
+    free(key);
+}
+
+int tn__unlisten(tn_server_t *server, const json_t *id)
+{
+    char *key = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
+    pthread_mutex_lock(&server->lock);
+    int found = key && json_object_get(server->listens, key) != NULL;
+    if (found)
+        json_object_del(server->listens, key);
+    pthread_mutex_unlock(&server->lock);
+    free(key);
+    return found;
+}
+
 int tn_resource_updated(tn_server_t *server, const char *uri)
 {
     if (!server || !uri)
         return -1;
+    /* The ids of the subscriptions that named uri, in the order they were
+     * opened (jansson keeps an object's keys in insertion order). */
+    json_t *ids = json_array();
     pthread_mutex_lock(&server->lock);
     int wanted = json_object_get(server->subscribed, uri) != NULL;
+    const char *key;
+    json_t *listen;
+    json_object_foreach(server->listens, key, listen) {
+        if (json_object_get(json_object_get(listen, "uris"), uri))
+            json_array_append(ids, json_object_get(listen, "id"));
+    }
     pthread_mutex_unlock(&server->lock);
     pthread_mutex_lock(&server->out_lock);
     int running = server->out != NULL;
     pthread_mutex_unlock(&server->out_lock);
-    if (!wanted || !running)
-        return 0;
-    return tn__send(server, json_pack("{s:s, s:s, s:{s:s}}", "jsonrpc", "2.0",
-                                      "method",
-                                      "notifications/resources/updated",
-                                      "params", "uri", uri));
+    int rc = ids ? 0 : -1;
+    if (running && wanted &&
+        tn__send(server, json_pack("{s:s, s:s, s:{s:s}}", "jsonrpc", "2.0",
+                                   "method",
+                                   "notifications/resources/updated",
+                                   "params", "uri", uri)) != 0)
+        rc = -1;
+    size_t i;
+    json_t *id;
+    json_array_foreach(ids, i, id) {
+        if (running &&
+            tn__send(server, json_pack(
+                "{s:s, s:s, s:{s:o, s:s}}", "jsonrpc", "2.0", "method",
+                "notifications/resources/updated", "params", "_meta",
+                subscription_meta(id), "uri", uri)) != 0)
+            rc = -1;
+    }
+    json_decref(ids);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------

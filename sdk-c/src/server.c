@@ -87,6 +87,7 @@ void tn_server_free(tn_server_t *server)
     tn__entries_free(&server->prompts);
     json_decref(server->completions);
     json_decref(server->subscribed);
+    json_decref(server->listens);
     free(server->name);
     free(server->version);
     pthread_mutex_destroy(&server->out_lock);
@@ -601,7 +602,8 @@ static void on_notification(tn_server_t *server, const char *method,
 {
     if (!strcmp(method, "notifications/cancelled")) {
         json_t *id = json_object_get(params, "requestId");
-        if (id)
+        /* A cancelled subscription gets no answer, as the spec says. */
+        if (id && !tn__unlisten(server, id))
             cancel(server, id);
     }
     /* Any other notification (initialized, roots changed...) needs no
@@ -668,6 +670,8 @@ static void dispatch(tn_server_t *server, json_t *message)
         on_subscribe(server, &era, id, params, 1);
     else if (!strcmp(name, "resources/unsubscribe") && has_resources)
         on_subscribe(server, &era, id, params, 0);
+    else if (!strcmp(name, "subscriptions/listen") && era.stateless)
+        tn__listen(server, id, params);
     else if (!strcmp(name, "completion/complete") && server->completions)
         on_complete(server, &era, id, params);
     else if (!strcmp(name, "ping"))
@@ -727,6 +731,10 @@ static int serve(tn_server_t *server, FILE *in)
     }
     free(line);
     tn__end_input(server);
+    /* The client is gone: its subscriptions end with no answer. */
+    pthread_mutex_lock(&server->lock);
+    json_object_clear(server->listens);
+    pthread_mutex_unlock(&server->lock);
     if (ferror(in)) {
         fprintf(stderr, "%s: reading requests: %s\n", server->name,
                 strerror(errno));

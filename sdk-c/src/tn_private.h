@@ -32,6 +32,7 @@ enum {
 #define TN_META_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
 #define TN_META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
 #define TN_META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
+#define TN_META_SUBSCRIPTION "io.modelcontextprotocol/subscriptionId"
 
 /* How a request is served: in the session opened by initialize, or on its
  * own under 2026-07-28 with what the server may know in its _meta. */
@@ -106,6 +107,9 @@ struct tn_server_t {
     struct tn_entries resources, templates, prompts;
     json_t *completions; /* by "<ref>\n<name>\n<argument>": values */
     json_t *subscribed;  /* URIs the session subscribed to, guarded by lock */
+    /* Open subscriptions/listen requests, guarded by lock: by their id as
+     * compact JSON, {"id": id, "uris": {uri: true...}}. */
+    json_t *listens;
     int workers;
     int page_size;
     int started;
@@ -205,6 +209,12 @@ const struct tn_entry *tn__match_template(const tn_server_t *server,
 json_t *tn__complete(const tn_server_t *server, const json_t *params,
                      char *msg, size_t size);
 int tn__subscribe(tn_server_t *server, const char *uri, int on);
+/* Opens the subscription of a 2026-07-28 subscriptions/listen request and
+ * acknowledges it, or answers an error. id and params: borrowed. */
+void tn__listen(tn_server_t *server, json_t *id, json_t *params);
+/* Ends the subscription opened by request id, if any; 1 when there was one.
+ * id: borrowed. */
+int tn__unlisten(tn_server_t *server, const json_t *id);
 
 /* result.c */
 char *tn__vformat(const char *fmt, va_list ap); /* malloc'd, NULL on OOM */

@@ -449,6 +449,81 @@ static void stateless(tn_server_t *server)
                     "to another request\"}}");
 }
 
+#define LISTEN(id, uris)                                                   \
+    "{\"jsonrpc\":\"2.0\",\"id\":" id ",\"method\":"                       \
+    "\"subscriptions/listen\",\"params\":{" STATELESS ",\"notifications\":" \
+    "{\"toolsListChanged\":true,\"resourceSubscriptions\":" uris "}}}"
+#define ACK(id, uris)                                                      \
+    "{\"jsonrpc\":\"2.0\",\"method\":"                                     \
+    "\"notifications/subscriptions/acknowledged\",\"params\":{\"_meta\":"   \
+    "{\"io.modelcontextprotocol/subscriptionId\":" id "},"                  \
+    "\"notifications\":{\"resourceSubscriptions\":" uris "}}}"
+#define UPDATED(id, uri)                                                   \
+    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/updated\","  \
+    "\"params\":{\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":" id \
+    "},\"uri\":\"" uri "\"}}"
+
+/* subscriptions/listen: each subscription is told of the resources it
+ * named, tagged with its id, until it is cancelled. */
+static void listening(tn_server_t *server)
+{
+    /* server/discover says that resources can be subscribed to. */
+    CHECK_INT(peer_send(&peer, "{\"jsonrpc\":\"2.0\",\"id\":\"d\",\"method\":"
+                               "\"server/discover\",\"params\":{" STATELESS
+                               "}}"), 0);
+    json_t *got = next();
+    CHECK_JSON(json_object_get(json_object_get(json_object_get(got, "result"),
+                                               "capabilities"), "resources"),
+               "{\"subscribe\":true,\"listChanged\":false}");
+    json_decref(got);
+
+    /* Unknown resources and list changes (never sent) are not agreed to. */
+    EXPECT(LISTEN("\"a\"", "[\"a://text\",\"a://gone\",\"a://item/7\"]"),
+           ACK("\"a\"", "[\"a://text\",\"a://item/7\"]"));
+    EXPECT(LISTEN("7", "[\"a://text\",\"a://three\"]"),
+           ACK("7", "[\"a://text\",\"a://three\"]"));
+    EXPECT(LISTEN("7", "[]"),
+           "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32600,"
+           "\"message\":\"invalid request: id 7 is already in use\"}}");
+    EXPECT("{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":"
+           "\"subscriptions/listen\",\"params\":{\"notifications\":{}}}",
+           "{\"jsonrpc\":\"2.0\",\"id\":8,\"error\":{\"code\":-32601,"
+           "\"message\":\"method not found: subscriptions/listen\"}}");
+    EXPECT("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":"
+           "\"subscriptions/listen\",\"params\":{" STATELESS
+           ",\"notifications\":[]}}",
+           "{\"jsonrpc\":\"2.0\",\"id\":9,\"error\":{\"code\":-32602,"
+           "\"message\":\"invalid params: notifications must be an object "
+           "and its resourceSubscriptions an array\"}}");
+
+    CHECK_INT(tn_resource_updated(server, "a://item/7"), 0);
+    got = next();
+    CHECK_JSON(got, UPDATED("\"a\"", "a://item/7"));
+    json_decref(got);
+    CHECK_INT(tn_resource_updated(server, "a://text"), 0);
+    got = next();
+    CHECK_JSON(got, UPDATED("\"a\"", "a://text"));
+    json_decref(got);
+    got = next();
+    CHECK_JSON(got, UPDATED("7", "a://text"));
+    json_decref(got);
+
+    /* Cancelled: no answer, no more updates on it. The ping makes sure the
+     * cancellation was read before the update. */
+    CHECK_INT(peer_send(&peer, "{\"jsonrpc\":\"2.0\",\"method\":"
+                               "\"notifications/cancelled\",\"params\":{"
+                               "\"requestId\":\"a\"}}"), 0);
+    EXPECT("{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"ping\"}",
+           "{\"jsonrpc\":\"2.0\",\"id\":10,\"result\":{}}");
+    CHECK_INT(tn_resource_updated(server, "a://item/7"), 0);
+    CHECK_INT(tn_resource_updated(server, "a://text"), 0);
+    got = next();
+    CHECK_JSON(got, UPDATED("7", "a://text"));
+    json_decref(got);
+    /* Ending the input ends subscription 7 without an answer: serve()
+     * checks that nothing more comes. */
+}
+
 /* A server of tools alone knows nothing of the other methods. */
 static void tools_only(tn_server_t *server)
 {
@@ -523,6 +598,10 @@ int main(void)
 
     server = new_server();
     serve(server, stateless);
+    tn_server_free(server);
+
+    server = new_server();
+    serve(server, listening);
     tn_server_free(server);
 
     server = tn_server_new("tools", "1");

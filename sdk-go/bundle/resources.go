@@ -231,7 +231,9 @@ func uriParam(params json.RawMessage) (string, *RPCError) {
 }
 
 // ResourceUpdated tells the clients that subscribed to uri that the resource changed
-// (notifications/resources/updated), so that they read it again.
+// (notifications/resources/updated), so that they read it again: those of 2025-11-25 and
+// older by resources/subscribe, those of 2026-07-28 by a subscriptions/listen naming uri,
+// once on each such subscription, tagged with its id.
 func (s *Server) ResourceUpdated(uri string) {
 	s.mu.RLock()
 	var watching []*session
@@ -245,6 +247,12 @@ func (s *Server) ResourceUpdated(uri string) {
 		ss.mu.Unlock()
 		if on {
 			_ = ss.notify(mcp.NotifyResourceUpdated, mcp.ResourceUpdatedParams{URI: uri})
+		}
+		for _, id := range ss.listening(uri) {
+			_ = ss.notify(mcp.NotifyResourceUpdated, struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+				URI  string                     `json:"uri"`
+			}{subscriptionMeta(id), uri})
 		}
 	}
 }

@@ -41,6 +41,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		inflight:  map[string]*inflight{},
 		pending:   map[string]chan reply{},
 		subs:      map[string]bool{},
+		listens:   map[string]*listen{},
 		inputDone: make(chan struct{}),
 		readTurn:  make(chan struct{}),
 	}
@@ -69,6 +70,11 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	ss.mu.Lock()
 	ss.closed = true
 	ss.mu.Unlock()
+	if err != nil {
+		// Stopped while the client may still read: its subscriptions end gracefully. At
+		// the end of the input nobody is left to tell.
+		ss.endListens()
+	}
 	ss.calls.Wait()
 	if ferr := ss.finish(); err == nil {
 		err = ferr
@@ -89,7 +95,8 @@ type session struct {
 	closed   bool                 // no new calls once Serve is ending
 	inflight map[string]*inflight // by request id as sent
 	calls    sync.WaitGroup
-	subs     map[string]bool // resource URIs the client subscribed to
+	subs     map[string]bool    // resource URIs the client subscribed to
+	listens  map[string]*listen // open subscriptions/listen, by request id as sent
 
 	// Requests to the client wait in pending, by the id given them, for their answer.
 	lastID    atomic.Int64
@@ -252,6 +259,9 @@ func (ss *session) request(id json.RawMessage, method string, params json.RawMes
 	}
 	var run func(context.Context) (any, *RPCError)
 	switch {
+	case method == mcp.MethodSubscriptionsListen && e.stateless:
+		ss.listen(id, params)
+		return nil
 	case method == mcp.MethodPromptsGet:
 		run = func(ctx context.Context) (any, *RPCError) { return ss.getPrompt(ctx, id, params, e) }
 	case method == mcp.MethodResourcesRead:
@@ -361,6 +371,9 @@ func (ss *session) notified(method string, params json.RawMessage) {
 	var p mcp.CancelledParams
 	if err := json.Unmarshal(params, &p); err != nil {
 		ss.log.Warn("unreadable notifications/cancelled", "err", err)
+		return
+	}
+	if ss.unlisten(p.RequestID) {
 		return
 	}
 	ss.mu.Lock()

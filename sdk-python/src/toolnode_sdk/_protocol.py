@@ -24,6 +24,8 @@ META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+# Marks what belongs to one subscriptions/listen: the id of that request.
+META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 # The node serves several clients with one process: what a call sends carries the id of
 # the call's request under this key, so the node can tell whose it is.
 META_ROUTING_KEY = "io.toolnode/request"

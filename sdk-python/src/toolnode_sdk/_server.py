@@ -24,6 +24,7 @@ from ._protocol import (
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
     METHOD_NOT_FOUND,
     MISSING_CLIENT_CAPABILITY,
     STATELESS_VERSIONS,
@@ -241,7 +242,12 @@ class Server:
         self._completions[(f"ref/{ref}", name, argument)] = list(values)
 
     def resource_updated(self, uri: str) -> None:
-        """Tell a client that subscribed to uri that it changed; safe from any thread."""
+        """Tell the client that resource uri changed; safe from any thread.
+
+        A client of 2025-11-25 and older hears it if it subscribed to uri
+        (resources/subscribe); a client of 2026-07-28 once on each open
+        subscriptions/listen that named uri, tagged with that request's id.
+        """
         session = self._session
         if session is not None:
             session._updated(uri)
@@ -302,6 +308,8 @@ class _Session:
         self._input_ended = False
         self._pool = ThreadPoolExecutor(server.max_workers, thread_name_prefix="toolnode-call")
         self._subscribed: Set[str] = set()
+        # Open subscriptions/listen requests: the resource URIs each agreed to, by its id.
+        self._listens: Dict[RequestId, Set[str]] = {}
         self._requests: Dict[str, Callable[[Message, _Era], Message]] = {
             "initialize": self._initialize,
             "server/discover": self._discover,
@@ -400,6 +408,9 @@ class _Session:
             if not isinstance(params, dict):
                 raise RpcError(INVALID_PARAMS, "params must be an object")
             era = self._era(params)
+            if method == "subscriptions/listen" and era.stateless:
+                self._listen(valid_id, params)
+                return
             if method == "tools/call":
                 self._call_tool(valid_id, params, era)
                 return
@@ -443,6 +454,8 @@ class _Session:
         if method == "notifications/cancelled":
             request_id = as_request_id(params.get("requestId"))
             with self._inflight_lock:
+                if request_id is not None and self._listens.pop(request_id, None) is not None:
+                    return  # A cancelled subscription gets no answer, as the spec says.
                 ctx = self._inflight.get(request_id) if request_id is not None else None
             if ctx is not None:
                 ctx._cancel()
@@ -526,15 +539,68 @@ class _Session:
             (self._subscribed.add if on else self._subscribed.discard)(uri)
         return {}
 
+    # A 2026-07-28 client has no resources/subscribe: it opens subscriptions/listen, naming
+    # what it wants, and the request stays open, never answered while the client listens.
+    # What is sent for it carries the request's id in _meta; notifications/cancelled ends it.
+
+    def _listen(self, request_id: RequestId, params: Message) -> None:
+        wanted = params.get("notifications", {})
+        uris = wanted.get("resourceSubscriptions", []) if isinstance(wanted, dict) else None
+        if not isinstance(uris, list):
+            raise RpcError(
+                INVALID_PARAMS,
+                "invalid params: notifications must be an object "
+                "and its resourceSubscriptions an array",
+            )
+        # Only the resources served are agreed to; list changes never happen (the lists are
+        # fixed once the server runs), so none are.
+        agreed: List[str] = []
+        for uri in uris:
+            if isinstance(uri, str) and uri not in agreed and self._serves(uri):
+                agreed.append(uri)
+        filter_: Message = {"resourceSubscriptions": agreed} if agreed else {}
+        with self._inflight_lock:
+            if request_id in self._listens or request_id in self._inflight:
+                raise RpcError(
+                    INVALID_REQUEST, f"invalid request: id {request_id!r} is already in use"
+                )
+            if self._input_ended:
+                return
+            self._listens[request_id] = set(agreed)
+            # Sent under the lock, so that no update for it can go out before it.
+            self._send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/subscriptions/acknowledged",
+                    "params": {
+                        "_meta": {META_SUBSCRIPTION_ID: request_id},
+                        "notifications": filter_,
+                    },
+                }
+            )
+
+    def _serves(self, uri: str) -> bool:
+        server = self._server
+        return uri in server._resources or any(t.match(uri) is not None for t in server._templates)
+
     def _updated(self, uri: str) -> None:
         with self._inflight_lock:
             wanted = uri in self._subscribed
+            listening = [i for i, uris in self._listens.items() if uri in uris]
         if wanted:
             self._send(
                 {
                     "jsonrpc": "2.0",
                     "method": "notifications/resources/updated",
                     "params": {"uri": uri},
+                }
+            )
+        for request_id in listening:
+            self._send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/resources/updated",
+                    "params": {"_meta": {META_SUBSCRIPTION_ID: request_id}, "uri": uri},
                 }
             )
 
@@ -808,6 +874,8 @@ class _Session:
         with self._inflight_lock:
             self._input_ended = True
             waiting = list(self._pending.values())
+            # The client is gone: its subscriptions end with no answer.
+            self._listens.clear()
         for pending in waiting:
             pending.error = ToolError("the client's input ended before it answered")
             pending.done.set()
