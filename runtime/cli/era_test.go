@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -151,4 +154,54 @@ func TestATamperedRequestStateIsRefused(t *testing.T) {
 	if fmt.Sprint(good["result"]) == "" || !strings.Contains(fmt.Sprint(good["result"]), "accept: x") {
 		t.Errorf("the right state got %v", good)
 	}
+}
+
+// A 2025 bundle that asks for roots without params during a 2026 client's call (as
+// server-everything does): the client is asked through input_required, with params it can
+// decode, and the call completes with its roots. Over stdio and HTTP.
+func TestA2026ClientGivesItsRootsToA2025Bundle(t *testing.T) {
+	dir := t.TempDir()
+	writeFake(t, dir, fake{name: "ask"})
+	client := func() *mcp.Client {
+		c := mcp.NewClient(&mcp.Implementation{Name: "rooted", Version: "1"}, nil)
+		c.AddRoots(&mcp.Root{URI: "file:///work/project", Name: "project"})
+		return c
+	}
+	call := func(t *testing.T, s *mcp.ClientSession) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "ask.roots", Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Content[0].(*mcp.TextContent).Text; got != "roots: file:///work/project" {
+			t.Errorf("the bundle got %q", got)
+		}
+	}
+	t.Run("stdio", func(t *testing.T) {
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(exe, "serve", "--bundles", dir)
+		cmd.Env = append(os.Environ(), "TOOLNODE_TEST_MAIN=1")
+		s, err := client().Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if v := s.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+			t.Fatalf("the client speaks %s", v)
+		}
+		call(t, s)
+	})
+	t.Run("http", func(t *testing.T) {
+		url := startHTTPNode(t, "--bundles", dir)
+		s, err := client().Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		call(t, s)
+	})
 }

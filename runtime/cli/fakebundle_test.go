@@ -69,6 +69,7 @@ func fakeBundle() {
 		tool("spoof", `"token":{"type":"string"}`),
 		tool("shout", `"ms":{"type":"integer"}`),
 		tool("elicit", `"question":{"type":"string"}`),
+		tool("roots", ``),
 		tool("crash", ``),
 		tool("bad name!", ``),
 	}
@@ -83,7 +84,11 @@ func fakeBundle() {
 		ch := make(chan json.RawMessage, 1)
 		pending[id] = ch
 		pmu.Unlock()
-		send(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": method, "params": params})
+		msg := map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": method}
+		if params != nil {
+			msg["params"] = params
+		}
+		send(msg)
 		return <-ch
 	}
 
@@ -268,6 +273,17 @@ func fakeBundle() {
 					}
 					json.Unmarshal(res, &r)
 					reply(req.ID, text("model said: "+r.Content.Text))
+				case "roots":
+					// Asks for the client's roots as some servers do: no params at all, so
+					// no _meta relating it to the call.
+					res := ask("roots/list", nil)
+					var r struct{ Roots []struct{ URI string } }
+					json.Unmarshal(res, &r)
+					var uris []string
+					for _, root := range r.Roots {
+						uris = append(uris, root.URI)
+					}
+					reply(req.ID, text("roots: "+strings.Join(uris, " ")))
 				case "crash":
 					fmt.Fprintf(os.Stderr, "fake bundle %s: crashing on purpose\n", name)
 					os.Exit(2)

@@ -442,7 +442,9 @@ func (sess *Session) finishStateless(method string, res json.RawMessage, err err
 		reply(nil, statelessError(rpc.AsError(err)))
 		return
 	}
-	if isInputRequired(res) {
+	// One look at resultType serves both the check and decorate: a result may be large.
+	rt, typed := rpc.Member(res, "resultType")
+	if typed && string(rt) == `"`+mcp.ResultTypeInputRequired+`"` {
 		var ir mcp.InputRequiredResult
 		_ = json.Unmarshal(res, &ir)
 		for _, r := range ir.InputRequests {
@@ -453,7 +455,7 @@ func (sess *Session) finishStateless(method string, res json.RawMessage, err err
 			}
 		}
 	}
-	reply(decorate(method, res), nil)
+	reply(decorate(method, res, typed), nil)
 }
 
 // end removes the call from the session and encodes its outcome.

@@ -139,12 +139,12 @@ const (
 )
 
 // decorate gives a result for a stateless client what the revision requires: resultType
-// always, and cache hints on lists and reads.
-func decorate(method string, res json.RawMessage) json.RawMessage {
+// always (typed says the result has one already), and cache hints on lists and reads.
+func decorate(method string, res json.RawMessage, typed bool) json.RawMessage {
 	if len(res) == 0 || res[0] != '{' {
 		return res
 	}
-	if _, ok := rpc.Member(res, "resultType"); !ok {
+	if !typed {
 		res, _ = rpc.PutMember(res, "resultType", []byte(`"complete"`))
 	}
 	ttl, scope := -1, ""

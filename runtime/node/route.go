@@ -303,6 +303,9 @@ func (r *relay) finish(res json.RawMessage, err error) {
 	if err != nil && errors.Is(err, upstream.ErrGone) && reason != "" {
 		err = fmt.Errorf("%w; the bundle was %s", err, reason)
 	}
+	if err != nil {
+		b.log.Debug("call to the bundle ended in an error", "id", r.id.String(), "error", err)
+	}
 	switch key, _ := clientKey(r.sess); {
 	case err == nil:
 		b.blame.forgive(key)
