@@ -346,6 +346,12 @@ func (m *mrtrCall) resume(view *Session, ctx context.Context, responses json.Raw
 
 // retryOf reads the requestState and inputResponses a retried request carries.
 func retryOf(params json.RawMessage) (state string, responses json.RawMessage) {
+	// Most requests are not retries: spare them two scans. A name with escapes is looked
+	// up as written, whatever it spells.
+	if !bytes.Contains(params, []byte("requestState")) && !bytes.Contains(params, []byte("inputResponses")) &&
+		!bytes.Contains(params, []byte(`\u`)) {
+		return "", nil
+	}
 	if raw, ok := rpc.Member(params, "requestState"); ok {
 		_ = json.Unmarshal(raw, &state)
 	}

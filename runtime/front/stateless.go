@@ -26,12 +26,18 @@ type requestMeta struct {
 
 // isStateless reports whether a request speaks a stateless revision: its _meta names one.
 func isStateless(params json.RawMessage) bool {
+	_, ok := statelessMeta(params)
+	return ok
+}
+
+// statelessMeta returns the _meta of a request that speaks a stateless revision.
+func statelessMeta(params json.RawMessage) (json.RawMessage, bool) {
 	meta, ok := rpc.Member(params, "_meta")
 	if !ok {
-		return false
+		return nil, false
 	}
 	_, ok = rpc.Member(meta, mcp.MetaProtocolVersion)
-	return ok
+	return meta, ok
 }
 
 // readMeta reads and checks the _meta of a stateless request: -32602 when it lacks the
@@ -40,6 +46,11 @@ func isStateless(params json.RawMessage) bool {
 // bundle's business, and a decoder would cost more than the call's routing.
 func readMeta(params json.RawMessage) (requestMeta, *rpc.Error) {
 	raw, ok := rpc.Member(params, "_meta")
+	return readMetaValue(raw, ok)
+}
+
+// readMetaValue is readMeta for a request's _meta found already (ok false: it has none).
+func readMetaValue(raw json.RawMessage, ok bool) (requestMeta, *rpc.Error) {
 	if !ok || string(raw) == "null" {
 		return requestMeta{}, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: a request without a session carries _meta with %q and %q",
 			mcp.MetaProtocolVersion, mcp.MetaClientCapabilities)

@@ -83,9 +83,9 @@ func (st *stdioSession) handle(m *rpc.Message) {
 		st.send(rpc.Failure(m.ID, err))
 		return
 	}
-	if isStateless(m.Params) {
+	if raw, ok := statelessMeta(m.Params); ok {
 		// A 2026-07-28 request: served on its own, with what its _meta says.
-		meta, err := readMeta(m.Params)
+		meta, err := readMetaValue(raw, true)
 		if err != nil {
 			_, e := call.end(nil, err)
 			st.send(rpc.Failure(m.ID, e))
