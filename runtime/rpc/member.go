@@ -116,7 +116,7 @@ func PutMember(obj []byte, key string, value []byte) ([]byte, bool) {
 	if i >= len(obj) || obj[i] != '{' {
 		return nil, false
 	}
-	quoted := quote(key)
+	quoted := AppendQuoted(nil, key)
 	out := make([]byte, 0, len(obj)+len(quoted)+len(value)+2)
 	out = append(append(append(append(out, obj[:i+1]...), quoted...), ':'), value...)
 	if j := skipSpace(obj, i+1); j < len(obj) && obj[j] != '}' {
@@ -229,15 +229,4 @@ func StringValue(v []byte) (string, bool) {
 		return "", false
 	}
 	return s, true
-}
-
-// quote is key as a JSON string; most keys need no escapes and no encoder.
-func quote(key string) []byte {
-	for i := 0; i < len(key); i++ {
-		if c := key[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			b, _ := json.Marshal(key)
-			return b
-		}
-	}
-	return []byte(`"` + key + `"`)
 }

@@ -145,6 +145,10 @@ func (m *Message) Encode() []byte {
 	return append(m.Append(make([]byte, 0, n)), '\n')
 }
 
+// AppendQuoted appends s as a JSON string: names and keys are nearly always plain ASCII,
+// which needs no encoder.
+func AppendQuoted(b []byte, s string) []byte { return appendString(b, s) }
+
 // appendString appends s quoted; method names are nearly always plain ASCII.
 func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {

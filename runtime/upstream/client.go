@@ -470,15 +470,32 @@ func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool) 
 		}
 		meta = append(merged, rest...)
 	case stateless:
-		if meta, ok = rpc.PutMember(meta, mcp.MetaProtocolVersion, versionMember); !ok {
-			return params, old
-		}
-		for _, kv := range c.meta {
-			if _, has := rpc.Member(meta, string(kv[0])); !has {
-				meta, _ = rpc.PutMember(meta, string(kv[0]), kv[1])
+		// The client's own members kept (its revision replaced by the bundle's), the
+		// node's added where the client gave none, the token last: in one pass over _meta.
+		out := make([]byte, 0, len(meta)+len(c.metaText)+len(token)+48)
+		out = append(rpc.AppendQuoted(append(out, '{'), mcp.MetaProtocolVersion), ':')
+		out = append(out, versionMember...)
+		var given uint
+		rpc.Members(meta, func(key string, value []byte) {
+			if key == mcp.MetaProtocolVersion || token != nil && key == "progressToken" {
+				return
+			}
+			for i, kv := range c.meta {
+				if key == string(kv[0]) {
+					given |= 1 << i
+				}
+			}
+			out = append(append(rpc.AppendQuoted(append(out, ','), key), ':'), value...)
+		})
+		for i, kv := range c.meta {
+			if given&(1<<i) == 0 {
+				out = append(append(rpc.AppendQuoted(append(out, ','), string(kv[0])), ':'), kv[1]...)
 			}
 		}
-		fallthrough
+		if token != nil {
+			out = append(append(out, `,"progressToken":`...), token...)
+		}
+		meta = append(out, '}')
 	default:
 		if token != nil {
 			meta, _ = rpc.PutMember(meta, "progressToken", token)
