@@ -1,7 +1,6 @@
 package front
 
 import (
-	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -11,25 +10,18 @@ import (
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
-// tokenKey is the request context key of a verified OAuth access token.
-type tokenKey struct{}
-
 // WithOAuth makes the front an OAuth 2.1 resource server of rs's issuer: a JWT bearer
 // token is verified (signature, issuer, audience, expiry) and its scopes select the access
 // file's client; other bearer tokens are left to --access or --token-file when either is
 // given. The token never goes further than this check.
 func (h *HTTPHandler) WithOAuth(rs *oauth.ResourceServer) http.Handler {
+	checked := rs.Middleware(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		others := h.opts.Token != "" || h.srv.opts.Access != nil
 		if r.Method != http.MethodOptions && (strings.Count(raw, ".") == 2 || !others) {
-			tok, err := rs.Authenticate(r)
-			if err != nil {
-				rs.WriteChallenge(w, err)
-				return
-			}
-			r = r.WithContext(context.WithValue(r.Context(), tokenKey{}, tok))
-			r.Header.Del("Authorization")
+			checked.ServeHTTP(w, r)
+			return
 		}
 		h.ServeHTTP(w, r)
 	})
@@ -38,7 +30,7 @@ func (h *HTTPHandler) WithOAuth(rs *oauth.ResourceServer) http.Handler {
 // oauthClient is the access file's client an OAuth token stands for: the first whose
 // scopes the token holds all of. ok is false when the request carries no OAuth token.
 func (h *HTTPHandler) oauthClient(r *http.Request) (name string, ok bool, refused bool) {
-	tok, ok := r.Context().Value(tokenKey{}).(*oauth.Token)
+	tok, ok := oauth.TokenFromContext(r.Context())
 	if !ok {
 		return "", false, false
 	}
