@@ -48,6 +48,20 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.logLevel, "log-level", "warn", "log `LEVEL` of the bundles run in-process")
 }
 
+// with opens the target for the command cmd, within limit, runs fn on it and closes it;
+// a target that cannot be opened is cmd's error.
+func (t *targetFlags) with(cmd string, limit time.Duration, stderr io.Writer, fn func(ctx context.Context, tgt target) int) int {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	tgt, err := t.open(ctx, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolnode %s: %v\n", cmd, err)
+		return ExitError
+	}
+	defer tgt.close()
+	return fn(ctx, tgt)
+}
+
 func (t *targetFlags) open(ctx context.Context, stderr io.Writer) (target, error) {
 	switch {
 	case t.url != "" && (len(t.bundles) > 0 || t.config != ""):
@@ -196,46 +210,40 @@ func toolsCommand(args []string, stdout, stderr io.Writer) int {
 	if code, done := parse(fs, args, stderr); done {
 		return code
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	tgt, err := t.open(ctx, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolnode tools: %v\n", err)
-		return ExitError
-	}
-	defer tgt.close()
-	tools, err := tgt.listTools(ctx)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolnode tools: %v\n", err)
-		return ExitError
-	}
-	if *asJSON {
-		b, _ := json.MarshalIndent(tools, "", "  ")
-		fmt.Fprintln(stdout, string(b))
-		return ExitOK
-	}
-	servedBy, err := tgt.servedBy(ctx)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolnode tools: %v\n", err)
-		return ExitError
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOOL\tBUNDLE\tDESCRIPTION")
-	var rows []string
-	for _, raw := range tools {
-		var tl mcp.Tool
-		if json.Unmarshal(raw, &tl) != nil {
-			continue
+	return t.with("tools", 2*time.Minute, stderr, func(ctx context.Context, tgt target) int {
+		tools, err := tgt.listTools(ctx)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolnode tools: %v\n", err)
+			return ExitError
 		}
-		desc, _, _ := strings.Cut(strings.TrimSpace(tl.Description), "\n")
-		rows = append(rows, fmt.Sprintf("%s\t%s\t%s", tl.Name, servedBy(tl.Name), desc))
-	}
-	sort.Strings(rows)
-	for _, r := range rows {
-		fmt.Fprintln(tw, r)
-	}
-	tw.Flush()
-	return ExitOK
+		if *asJSON {
+			b, _ := json.MarshalIndent(tools, "", "  ")
+			fmt.Fprintln(stdout, string(b))
+			return ExitOK
+		}
+		servedBy, err := tgt.servedBy(ctx)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolnode tools: %v\n", err)
+			return ExitError
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "TOOL\tBUNDLE\tDESCRIPTION")
+		var rows []string
+		for _, raw := range tools {
+			var tl mcp.Tool
+			if json.Unmarshal(raw, &tl) != nil {
+				continue
+			}
+			desc, _, _ := strings.Cut(strings.TrimSpace(tl.Description), "\n")
+			rows = append(rows, fmt.Sprintf("%s\t%s\t%s", tl.Name, servedBy(tl.Name), desc))
+		}
+		sort.Strings(rows)
+		for _, r := range rows {
+			fmt.Fprintln(tw, r)
+		}
+		tw.Flush()
+		return ExitOK
+	})
 }
 
 func callCommand(args []string, stdout, stderr io.Writer) int {
@@ -269,33 +277,27 @@ Flags:
 		return ExitUsage
 	}
 	params, _ := json.Marshal(map[string]any{"name": positional[0], "arguments": arguments})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	tgt, err := t.open(ctx, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolnode call: %v\n", err)
-		return ExitError
-	}
-	defer tgt.close()
-	res, err := tgt.callTool(ctx, params)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolnode call: %v\n", err)
-		return ExitError
-	}
-	var result mcp.CallToolResult
-	if err := json.Unmarshal(res, &result); err != nil {
-		fmt.Fprintf(stderr, "toolnode call: bad result: %v\n", err)
-		return ExitError
-	}
-	if *raw {
-		fmt.Fprintln(stdout, string(res))
-	} else {
-		printResult(stdout, &result)
-	}
-	if result.IsError {
-		return ExitError
-	}
-	return ExitOK
+	return t.with("call", 10*time.Minute, stderr, func(ctx context.Context, tgt target) int {
+		res, err := tgt.callTool(ctx, params)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolnode call: %v\n", err)
+			return ExitError
+		}
+		var result mcp.CallToolResult
+		if err := json.Unmarshal(res, &result); err != nil {
+			fmt.Fprintf(stderr, "toolnode call: bad result: %v\n", err)
+			return ExitError
+		}
+		if *raw {
+			fmt.Fprintln(stdout, string(res))
+		} else {
+			printResult(stdout, &result)
+		}
+		if result.IsError {
+			return ExitError
+		}
+		return ExitOK
+	})
 }
 
 // callArguments builds the arguments object from key=value pairs or a JSON object.
@@ -355,35 +357,29 @@ func statusCommand(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	t := targetFlags{url: *url, tokenFile: *tokenFile}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	tgt, err := t.open(ctx, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolnode status: %v\n", err)
-		return ExitError
-	}
-	defer tgt.close()
-	res, err := tgt.callTool(ctx, json.RawMessage(`{"name":"`+node.StatusTool+`","arguments":{}}`))
-	if err != nil {
-		fmt.Fprintf(stderr, "toolnode status: %v\n", err)
-		return ExitError
-	}
-	var st struct {
-		StructuredContent struct{ Bundles []node.BundleStatus }
-	}
-	if err := json.Unmarshal(res, &st); err != nil {
-		fmt.Fprintf(stderr, "toolnode status: bad answer: %v\n", err)
-		return ExitError
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "BUNDLE\tSTATE\tPIDS OR URL\tRESTARTS\tTOOLS\tCALLS\tFAILED\tP50\tP99\tLAST ERROR")
-	for _, b := range st.StructuredContent.Bundles {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%.2fms\t%.2fms\t%s\n",
-			b.Name, b.State, b.Where(), b.Restarts, b.Tools, b.Calls, b.Failed, b.P50ms, b.P99ms, b.LastError)
-	}
-	tw.Flush()
-	printCluster(stdout, res)
-	return ExitOK
+	return t.with("status", 30*time.Second, stderr, func(ctx context.Context, tgt target) int {
+		res, err := tgt.callTool(ctx, json.RawMessage(`{"name":"`+node.StatusTool+`","arguments":{}}`))
+		if err != nil {
+			fmt.Fprintf(stderr, "toolnode status: %v\n", err)
+			return ExitError
+		}
+		var st struct {
+			StructuredContent struct{ Bundles []node.BundleStatus }
+		}
+		if err := json.Unmarshal(res, &st); err != nil {
+			fmt.Fprintf(stderr, "toolnode status: bad answer: %v\n", err)
+			return ExitError
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "BUNDLE\tSTATE\tPIDS OR URL\tRESTARTS\tTOOLS\tCALLS\tFAILED\tP50\tP99\tLAST ERROR")
+		for _, b := range st.StructuredContent.Bundles {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%.2fms\t%.2fms\t%s\n",
+				b.Name, b.State, b.Where(), b.Restarts, b.Tools, b.Calls, b.Failed, b.P50ms, b.P99ms, b.LastError)
+		}
+		tw.Flush()
+		printCluster(stdout, res)
+		return ExitOK
+	})
 }
 
 // parseInterspersed parses flags that may come before, between or after the positional

@@ -169,46 +169,40 @@ func manifestCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "toolnode manifest: say where the bundles are: --bundles DIR or --config FILE")
 		return ExitUsage
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	tgt, err := t.open(ctx, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolnode manifest: %v\n", err)
-		return ExitError
-	}
-	defer tgt.close()
-	n := tgt.(localTarget).n
-	// A bundle that did not start would be missing from the surface: no file to trust.
-	for _, st := range n.Status() {
-		if st.State != node.StateReady && st.State != node.StateAsleep {
-			fmt.Fprintf(stderr, "toolnode manifest: bundle %q is %s (last error: %s); its tools cannot be listed\n", st.Name, st.State, st.LastError)
+	return t.with("manifest", 2*time.Minute, stderr, func(ctx context.Context, tgt target) int {
+		n := tgt.(localTarget).n
+		// A bundle that did not start would be missing from the surface: no file to trust.
+		for _, st := range n.Status() {
+			if st.State != node.StateReady && st.State != node.StateAsleep {
+				fmt.Fprintf(stderr, "toolnode manifest: bundle %q is %s (last error: %s); its tools cannot be listed\n", st.Name, st.State, st.LastError)
+				return ExitError
+			}
+		}
+		got, err := surfaceOf(n, *names).Encode()
+		if err != nil {
+			fmt.Fprintf(stderr, "toolnode manifest: %v\n", err)
 			return ExitError
 		}
-	}
-	got, err := surfaceOf(n, *names).Encode()
-	if err != nil {
-		fmt.Fprintf(stderr, "toolnode manifest: %v\n", err)
+		if *check == "" {
+			_, _ = stdout.Write(got)
+			return ExitOK
+		}
+		want, err := os.ReadFile(*check)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolnode manifest: --check: %v\n", err)
+			return ExitError
+		}
+		if bytes.Equal(want, got) {
+			return ExitOK
+		}
+		diff, err := surfaceDiff(want, got)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolnode manifest: --check %s: %v\n", *check, err)
+			return ExitError
+		}
+		fmt.Fprintf(stdout, "the surface differs from %s (- in the file, + now):\n%s", *check, diff)
 		return ExitError
-	}
-	if *check == "" {
-		_, _ = stdout.Write(got)
-		return ExitOK
-	}
-	want, err := os.ReadFile(*check)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolnode manifest: --check: %v\n", err)
-		return ExitError
-	}
-	if bytes.Equal(want, got) {
-		return ExitOK
-	}
-	diff, err := surfaceDiff(want, got)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolnode manifest: --check %s: %v\n", *check, err)
-		return ExitError
-	}
-	fmt.Fprintf(stdout, "the surface differs from %s (- in the file, + now):\n%s", *check, diff)
-	return ExitError
+	})
 }
 
 // surfaceDiff says what differs between two encoded surfaces, item by item: each list's
