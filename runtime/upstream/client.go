@@ -119,9 +119,6 @@ type Client struct {
 	t    transport
 	era  atomic.Uint32
 	meta [][2][]byte // the _meta members of a stateless request: key and value
-	// metaText is the same members written out, `"k":v,...` without braces, for requests
-	// whose _meta has none of them (the common case).
-	metaText []byte
 
 	// The bundle's own requests being answered, so that it can cancel them.
 	incomingMu sync.Mutex
@@ -407,15 +404,7 @@ func (c *Client) setMeta(info, caps []byte) {
 		// each client itself (a session's logging/setLevel has no stateless counterpart).
 		{[]byte(mcp.MetaLogLevel), []byte(`"debug"`)},
 	}
-	text := []byte(`"` + mcp.MetaProtocolVersion + `":` + string(versionMember))
-	for _, kv := range c.meta {
-		text = append(append(append(append(text, `,"`...), kv[0]...), `":`...), kv[1]...)
-	}
-	c.metaText = text
 }
-
-// metaPrefix is what every member of the revision's _meta starts with.
-var metaPrefix = []byte("io.modelcontextprotocol/")
 
 // stamp adds the stateless _meta to params, editing them in place rather than decoding
 // arguments of any size.
@@ -453,26 +442,10 @@ func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool) 
 		}
 	}
 	switch {
-	case stateless && !bytes.Contains(meta, metaPrefix):
-		// None of the revision's members is there: all go in at once, with the token.
-		rest := bytes.TrimSpace(meta[1:])
-		if token != nil {
-			rest = rpc.DeleteMember(meta, "progressToken")
-			rest = bytes.TrimSpace(rest[bytes.IndexByte(rest, '{')+1:])
-		}
-		merged := make([]byte, 0, len(c.metaText)+len(rest)+len(token)+20)
-		merged = append(append(merged, '{'), c.metaText...)
-		if token != nil {
-			merged = append(append(merged, `,"progressToken":`...), token...)
-		}
-		if len(rest) > 0 && rest[0] != '}' {
-			merged = append(merged, ',')
-		}
-		meta = append(merged, rest...)
 	case stateless:
 		// The client's own members kept (its revision replaced by the bundle's), the
 		// node's added where the client gave none, the token last: in one pass over _meta.
-		out := make([]byte, 0, len(meta)+len(c.metaText)+len(token)+48)
+		out := make([]byte, 0, len(meta)+len(token)+160)
 		out = append(rpc.AppendQuoted(append(out, '{'), mcp.MetaProtocolVersion), ':')
 		out = append(out, versionMember...)
 		var given uint
