@@ -292,12 +292,7 @@ func (m *mrtrCall) Request(ctx context.Context, method string, params json.RawMe
 func (m *mrtrCall) inputRequired() json.RawMessage {
 	reqs := make(mcp.InputRequests, len(m.asks))
 	for k, a := range m.asks {
-		params := a.params
-		if len(params) == 0 || string(params) == "null" {
-			// A bundle may ask roots/list without params; clients decode what they get.
-			params = json.RawMessage(`{}`)
-		}
-		reqs[k] = mcp.InputRequest{Method: a.method, Params: params}
+		reqs[k] = mcp.InputRequest{Method: a.method, Params: a.params}
 	}
 	b, _ := json.Marshal(mcp.InputRequiredResult{ResultType: mcp.ResultTypeInputRequired, InputRequests: reqs,
 		RequestState: m.w.sign(m.id, m.method, m.name, time.Now().Add(stateTTL))})

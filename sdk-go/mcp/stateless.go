@@ -113,6 +113,19 @@ type InputRequest struct {
 	Params json.RawMessage `json:"params,omitempty"`
 }
 
+// MarshalJSON writes params always, {} when there are none: clients decode the params of
+// what they are asked (the official Go SDK fails the call on a roots/list without them).
+func (r InputRequest) MarshalJSON() ([]byte, error) {
+	params := r.Params
+	if len(params) == 0 || string(params) == "null" {
+		params = json.RawMessage(`{}`)
+	}
+	return json.Marshal(struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}{r.Method, params})
+}
+
 // InputRequests maps server-chosen keys to the requests of an input_required result.
 type InputRequests map[string]InputRequest
 

@@ -38,3 +38,22 @@ func TestDiscoverResultWire(t *testing.T) {
 		t.Errorf("marshal:\n got %s\nwant %s", b, want)
 	}
 }
+
+func TestAnInputRequestAlwaysCarriesParams(t *testing.T) {
+	for _, tt := range []struct {
+		params json.RawMessage
+		want   string
+	}{
+		{nil, `{"method":"roots/list","params":{}}`},
+		{json.RawMessage(`null`), `{"method":"roots/list","params":{}}`},
+		{json.RawMessage(`{"_meta":{"k":1}}`), `{"method":"roots/list","params":{"_meta":{"k":1}}}`},
+	} {
+		b, err := json.Marshal(InputRequests{"r": {Method: "roots/list", Params: tt.params}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(b); got != `{"r":`+tt.want+`}` {
+			t.Errorf("params %s: got %s, want %s", tt.params, got, tt.want)
+		}
+	}
+}
