@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"io"
 	"os"
 	"os/exec"
@@ -12,8 +13,6 @@ import (
 	"sort"
 	"strconv"
 	"time"
-
-	"github.com/toolnode/toolnode/runtime/rpc"
 )
 
 // benchBundle returns the absolute paths of a bundle under testdata/bench and of the program
@@ -126,13 +125,13 @@ func (c *lineClient) request(method, params string) ([]byte, error) {
 	id := strconv.Itoa(c.ids)
 	c.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + params + `}`)
 	line, err := c.await("the answer", 30*time.Second, func(line []byte) bool {
-		v, ok := rpc.Member(line, "id")
+		v, ok := rawjson.Member(line, "id")
 		return ok && string(v) == id
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}
-	if e, ok := rpc.Member(line, "error"); ok {
+	if e, ok := rawjson.Member(line, "error"); ok {
 		return nil, fmt.Errorf("%s: %s", method, e)
 	}
 	if bytes.Contains(line, []byte(`"isError":true`)) {
@@ -182,8 +181,8 @@ func listPages(c *lineClient) ([][]byte, error) {
 			return nil, err
 		}
 		pages = append(pages, line)
-		res, _ := rpc.Member(line, "result")
-		next, ok := rpc.Member(res, "nextCursor")
+		res, _ := rawjson.Member(line, "result")
+		next, ok := rawjson.Member(res, "nextCursor")
 		if !ok || string(next) == `""` {
 			return pages, nil
 		}

@@ -16,12 +16,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 
-	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
@@ -212,7 +212,7 @@ func rename(raw json.RawMessage, name, orig string) json.RawMessage {
 		return raw
 	}
 	quoted, _ := json.Marshal(name)
-	if out, ok := rpc.SetMember(raw, "name", quoted); ok {
+	if out, ok := rawjson.SetMember(raw, "name", quoted); ok {
 		return out
 	}
 	return raw

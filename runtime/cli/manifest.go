@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"io"
 	"os"
 	"sort"
@@ -15,7 +16,6 @@ import (
 	"github.com/toolnode/toolnode/runtime/catalog"
 	"github.com/toolnode/toolnode/runtime/front"
 	"github.com/toolnode/toolnode/runtime/node"
-	"github.com/toolnode/toolnode/runtime/rpc"
 )
 
 // Surface is the merged surface of a set of bundles as `toolnode manifest` prints it: the
@@ -53,7 +53,7 @@ func surfaceOf(n *node.Node, names string) Surface {
 		if strict != nil {
 			name = strict.Render(e.Name)
 			quoted, _ := json.Marshal(name)
-			raw, _ = rpc.SetMember(raw, "name", quoted)
+			raw, _ = rawjson.SetMember(raw, "name", quoted)
 		}
 		s.Tools = append(s.Tools, raw)
 		s.ServedBy.Tools[name] = e.Bundle
@@ -74,7 +74,7 @@ func surfaceOf(n *node.Node, names string) Surface {
 func route(items []json.RawMessage, key string, serving func(string) (string, bool), by map[string]string) {
 	for _, raw := range items {
 		var id string
-		if v, ok := rpc.Member(raw, key); ok {
+		if v, ok := rawjson.Member(raw, key); ok {
 			_ = json.Unmarshal(v, &id)
 		}
 		by[id], _ = serving(id)
@@ -269,7 +269,7 @@ func indexBy(items []json.RawMessage, key string) map[string]string {
 	out := map[string]string{}
 	for _, raw := range items {
 		id := ""
-		if v, ok := rpc.Member(raw, key); ok {
+		if v, ok := rawjson.Member(raw, key); ok {
 			_ = json.Unmarshal(v, &id)
 		}
 		var buf bytes.Buffer

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"io"
 	"strconv"
 	"strings"
@@ -237,7 +238,7 @@ func (l *link) answer(m *rpc.Message, line []byte) {
 	if a == nil {
 		return
 	}
-	out, _ := rpc.SetMember(line, "id", a.remoteID)
+	out, _ := rawjson.SetMember(line, "id", a.remoteID)
 	hdr := nats.Header{}
 	hdr.Set(hKey, a.call.key)
 	if err := publish(l.c.nc, a.replyTo, "", hdr, out); err != nil {
@@ -356,7 +357,7 @@ func (l *link) receive(msg *nats.Msg) {
 		c.asked[m.ID.String()] = local
 		l.incoming[local] = &asked{call: c, remoteID: json.RawMessage(m.ID.String()), replyTo: msg.Reply}
 		l.mu.Unlock()
-		out, _ := rpc.SetMember(data, "id", []byte(local))
+		out, _ := rawjson.SetMember(data, "id", []byte(local))
 		l.deliver(out)
 	case m.Method == mcp.NotifyCancelled:
 		var p mcp.CancelledParams

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"strings"
 	"sync"
 	"time"
@@ -216,12 +217,12 @@ func (r *remoteSession) tag(params json.RawMessage) json.RawMessage {
 	if len(params) == 0 || string(params) == "null" {
 		params = json.RawMessage(`{}`)
 	}
-	meta, ok := rpc.Member(params, "_meta")
+	meta, ok := rawjson.Member(params, "_meta")
 	if !ok {
 		meta = []byte(`{}`)
 	}
-	meta, _ = rpc.PutMember(meta, node.RelatedRequestKey, r.s.id)
-	out, _ := rpc.PutMember(params, "_meta", meta)
+	meta, _ = rawjson.PutMember(meta, node.RelatedRequestKey, r.s.id)
+	out, _ := rawjson.PutMember(params, "_meta", meta)
 	return out
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"time"
 
 	"github.com/toolnode/toolnode/runtime/access"
@@ -80,13 +81,13 @@ func (sess *Session) callTool(ctx context.Context, ns node.Session, params json.
 	}
 	rec := audit.Record{Time: time.Now(), Client: sess.clientName}
 	var name string
-	if raw, ok := rpc.Member(params, "name"); ok {
+	if raw, ok := rawjson.Member(params, "name"); ok {
 		_ = json.Unmarshal(raw, &name)
 	}
 	rec.Tool, rec.Arguments = name, memberOf(params, "arguments")
 	if name == search.ExecuteToolName {
 		rec.Via = name
-		if raw, ok := rpc.Member(rec.Arguments, "name"); ok {
+		if raw, ok := rawjson.Member(rec.Arguments, "name"); ok {
 			_ = json.Unmarshal(raw, &rec.Tool)
 		}
 		rec.Arguments = memberOf(rec.Arguments, "arguments")
@@ -107,7 +108,7 @@ func (sess *Session) callTool(ctx context.Context, ns node.Session, params json.
 }
 
 func memberOf(obj json.RawMessage, key string) json.RawMessage {
-	v, _ := rpc.Member(obj, key)
+	v, _ := rawjson.Member(obj, key)
 	return v
 }
 
@@ -124,7 +125,7 @@ func auditOutcome(ctx context.Context, res json.RawMessage, err error, allowed b
 	case err != nil:
 		return audit.Failed
 	}
-	if v, ok := rpc.Member(res, "isError"); !ok || string(v) != "true" {
+	if v, ok := rawjson.Member(res, "isError"); !ok || string(v) != "true" {
 		return audit.OK
 	}
 	var r struct {

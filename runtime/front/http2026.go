@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"net/http"
 	"strconv"
 	"strings"
@@ -84,10 +85,10 @@ func (h *HTTPHandler) checkHeaders(r *http.Request, msg *rpc.Message) *rpc.Error
 	mismatch := func(format string, args ...any) *rpc.Error {
 		return rpc.Errorf(mcp.CodeHeaderMismatch, "header mismatch: "+format, args...)
 	}
-	if meta, ok := rpc.Member(msg.Params, "_meta"); ok {
+	if meta, ok := rawjson.Member(msg.Params, "_meta"); ok {
 		// A version that is not a string is left to readMeta, which refuses it.
-		raw, _ := rpc.Member(meta, mcp.MetaProtocolVersion)
-		if v, isString := rpc.StringValue(raw); isString && raw != nil {
+		raw, _ := rawjson.Member(meta, mcp.MetaProtocolVersion)
+		if v, isString := rawjson.String(raw); isString && raw != nil {
 			switch got := r.Header.Get(HeaderProtocolVersion); {
 			case got == "":
 				return mismatch("missing %s header", HeaderProtocolVersion)
@@ -104,8 +105,8 @@ func (h *HTTPHandler) checkHeaders(r *http.Request, msg *rpc.Message) *rpc.Error
 	}
 	if target, ok := mrtrMethod(msg.Method); ok {
 		var want string
-		if raw, ok := rpc.Member(msg.Params, target); ok {
-			want, _ = rpc.StringValue(raw)
+		if raw, ok := rawjson.Member(msg.Params, target); ok {
+			want, _ = rawjson.String(raw)
 		}
 		got, present := r.Header[http.CanonicalHeaderKey(HeaderName)]
 		if !present {
@@ -145,18 +146,18 @@ func headerValue(v string) (string, bool) {
 // it.
 func (h *HTTPHandler) checkParamHeaders(r *http.Request, params json.RawMessage, mismatch func(string, ...any) *rpc.Error) *rpc.Error {
 	var name string
-	if raw, ok := rpc.Member(params, "name"); !ok || json.Unmarshal(raw, &name) != nil {
+	if raw, ok := rawjson.Member(params, "name"); !ok || json.Unmarshal(raw, &name) != nil {
 		return nil // the call itself reports bad params
 	}
 	e, ok := h.srv.node.Catalog().Lookup(name)
 	if !ok {
 		return nil
 	}
-	schema, _ := rpc.Member(e.JSON, "inputSchema")
+	schema, _ := rawjson.Member(e.JSON, "inputSchema")
 	if !bytes.Contains(schema, []byte("x-mcp-header")) {
 		return nil // most tools mirror nothing: no need to walk the schema
 	}
-	arguments, _ := rpc.Member(params, "arguments")
+	arguments, _ := rawjson.Member(params, "arguments")
 	for _, ph := range paramHeaders(schema) {
 		want, present := argAt(arguments, ph.path)
 		got, sent := r.Header[http.CanonicalHeaderKey(HeaderParamStart+ph.header)]
@@ -188,13 +189,13 @@ func paramHeaders(schema json.RawMessage) []paramHeader {
 	var out []paramHeader
 	var walk func(s json.RawMessage, path []string)
 	walk = func(s json.RawMessage, path []string) {
-		props, ok := rpc.Member(s, "properties")
+		props, ok := rawjson.Member(s, "properties")
 		if !ok {
 			return
 		}
-		rpc.Members(props, func(key string, sub []byte) {
+		rawjson.Members(props, func(key string, sub []byte) {
 			p := append(append([]string(nil), path...), key)
-			if raw, ok := rpc.Member(sub, "x-mcp-header"); ok {
+			if raw, ok := rawjson.Member(sub, "x-mcp-header"); ok {
 				var name string
 				if json.Unmarshal(raw, &name) == nil && name != "" {
 					out = append(out, paramHeader{header: name, path: p})
@@ -213,7 +214,7 @@ func paramHeaders(schema json.RawMessage) []paramHeader {
 func argAt(args json.RawMessage, path []string) (json.RawMessage, bool) {
 	v := args
 	for _, k := range path {
-		next, ok := rpc.Member(v, k)
+		next, ok := rawjson.Member(v, k)
 		if !ok {
 			return nil, false
 		}

@@ -3,6 +3,7 @@ package front
 import (
 	"context"
 	"encoding/json"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"sync"
 
 	"github.com/toolnode/toolnode/runtime/rpc"
@@ -104,10 +105,10 @@ func (l *listener) Notify(ctx context.Context, method string, params any) error 
 		raw = json.RawMessage(`{}`)
 	}
 	meta, _ := json.Marshal(l.meta())
-	if old, ok := rpc.Member(raw, "_meta"); ok {
-		meta, _ = rpc.PutMember(old, mcp.MetaSubscriptionID, json.RawMessage(l.id.String()))
+	if old, ok := rawjson.Member(raw, "_meta"); ok {
+		meta, _ = rawjson.PutMember(old, mcp.MetaSubscriptionID, json.RawMessage(l.id.String()))
 	}
-	raw, _ = rpc.PutMember(raw, "_meta", meta)
+	raw, _ = rawjson.PutMember(raw, "_meta", meta)
 	return l.send(ctx, rpc.Notification(method, raw))
 }
 

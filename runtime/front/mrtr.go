@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"sort"
 	"strings"
 	"sync"
@@ -347,10 +348,10 @@ func retryOf(params json.RawMessage) (state string, responses json.RawMessage) {
 		!bytes.Contains(params, []byte(`\u`)) {
 		return "", nil
 	}
-	if raw, ok := rpc.Member(params, "requestState"); ok {
+	if raw, ok := rawjson.Member(params, "requestState"); ok {
 		_ = json.Unmarshal(raw, &state)
 	}
-	responses, _ = rpc.Member(params, "inputResponses")
+	responses, _ = rawjson.Member(params, "inputResponses")
 	return state, responses
 }
 
@@ -367,7 +368,7 @@ func mrtrMethod(method string) (string, bool) {
 
 // isInputRequired reports whether a result asks for input.
 func isInputRequired(res json.RawMessage) bool {
-	v, ok := rpc.Member(res, "resultType")
+	v, ok := rawjson.Member(res, "resultType")
 	return ok && string(v) == `"`+mcp.ResultTypeInputRequired+`"`
 }
 
@@ -392,12 +393,12 @@ func (sess *Session) fulfil(ctx context.Context, method string, params, res json
 			answers[key] = ans
 		}
 		b, _ := json.Marshal(answers)
-		params, _ = rpc.PutMember(params, "inputResponses", b)
+		params, _ = rawjson.PutMember(params, "inputResponses", b)
 		if ir.RequestState != "" {
 			s, _ := json.Marshal(ir.RequestState)
-			params, _ = rpc.PutMember(params, "requestState", s)
+			params, _ = rawjson.PutMember(params, "requestState", s)
 		} else {
-			params = rpc.DeleteMember(params, "requestState")
+			params = rawjson.DeleteMember(params, "requestState")
 		}
 		var err error
 		if res, err = again(params); err != nil {

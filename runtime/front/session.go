@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -386,8 +387,8 @@ func (c *Call) handleStateless(method string, params json.RawMessage, reply func
 		return
 	}
 	var name string
-	if raw, ok := rpc.Member(params, target); ok {
-		name, _ = rpc.StringValue(raw)
+	if raw, ok := rawjson.Member(params, target); ok {
+		name, _ = rawjson.String(raw)
 	}
 	if state, responses := retryOf(params); strings.HasPrefix(state, statePrefix) {
 		m, err := sess.srv.waiting.open(state, method, name)
@@ -443,7 +444,7 @@ func (sess *Session) finishStateless(method string, res json.RawMessage, err err
 		return
 	}
 	// One look at resultType serves both the check and decorate: a result may be large.
-	rt, typed := rpc.Member(res, "resultType")
+	rt, typed := rawjson.Member(res, "resultType")
 	if typed && string(rt) == `"`+mcp.ResultTypeInputRequired+`"` {
 		var ir mcp.InputRequiredResult
 		_ = json.Unmarshal(res, &ir)
@@ -557,9 +558,9 @@ func renderStrict(m *catalog.NameMap, tools []json.RawMessage) []json.RawMessage
 	for i, t := range tools {
 		out[i] = t
 		var name string
-		if raw, ok := rpc.Member(t, "name"); ok && json.Unmarshal(raw, &name) == nil {
+		if raw, ok := rawjson.Member(t, "name"); ok && json.Unmarshal(raw, &name) == nil {
 			quoted, _ := json.Marshal(m.Render(name))
-			if renamed, ok := rpc.SetMember(t, "name", quoted); ok {
+			if renamed, ok := rawjson.SetMember(t, "name", quoted); ok {
 				out[i] = renamed
 			}
 		}
@@ -575,7 +576,7 @@ func (sess *Session) canonicalCall(params json.RawMessage) json.RawMessage {
 	}
 	m := sess.srv.node.Catalog().Strict()
 	var name string
-	raw, ok := rpc.Member(params, "name")
+	raw, ok := rawjson.Member(params, "name")
 	if !ok || json.Unmarshal(raw, &name) != nil {
 		return params
 	}
@@ -584,7 +585,7 @@ func (sess *Session) canonicalCall(params json.RawMessage) json.RawMessage {
 		return params
 	}
 	quoted, _ := json.Marshal(canonical)
-	if out, ok := rpc.SetMember(params, "name", quoted); ok {
+	if out, ok := rawjson.SetMember(params, "name", quoted); ok {
 		return out
 	}
 	return params

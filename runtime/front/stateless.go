@@ -3,6 +3,7 @@ package front
 import (
 	"context"
 	"encoding/json"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"math"
 
 	"github.com/toolnode/toolnode/runtime/rpc"
@@ -32,11 +33,11 @@ func isStateless(params json.RawMessage) bool {
 
 // statelessMeta returns the _meta of a request that speaks a stateless revision.
 func statelessMeta(params json.RawMessage) (json.RawMessage, bool) {
-	meta, ok := rpc.Member(params, "_meta")
+	meta, ok := rawjson.Member(params, "_meta")
 	if !ok {
 		return nil, false
 	}
-	_, ok = rpc.Member(meta, mcp.MetaProtocolVersion)
+	_, ok = rawjson.Member(meta, mcp.MetaProtocolVersion)
 	return meta, ok
 }
 
@@ -45,7 +46,7 @@ func statelessMeta(params json.RawMessage) (json.RawMessage, bool) {
 // serve. Only _meta is read, member by member: the arguments, of any size, are the
 // bundle's business, and a decoder would cost more than the call's routing.
 func readMeta(params json.RawMessage) (requestMeta, *rpc.Error) {
-	raw, ok := rpc.Member(params, "_meta")
+	raw, ok := rawjson.Member(params, "_meta")
 	return readMetaValue(raw, ok)
 }
 
@@ -61,13 +62,13 @@ func readMetaValue(raw json.RawMessage, ok bool) (requestMeta, *rpc.Error) {
 	var m requestMeta
 	var caps, info []byte
 	var bad string
-	rpc.Members(raw, func(key string, value []byte) {
+	rawjson.Members(raw, func(key string, value []byte) {
 		ok := true
 		switch key {
 		case mcp.MetaProtocolVersion:
-			m.version, ok = rpc.StringValue(value)
+			m.version, ok = rawjson.String(value)
 		case mcp.MetaLogLevel:
-			m.logLevel, ok = rpc.StringValue(value)
+			m.logLevel, ok = rawjson.String(value)
 		case mcp.MetaClientCapabilities:
 			caps = value
 		case mcp.MetaClientInfo:
@@ -89,9 +90,9 @@ func readMetaValue(raw json.RawMessage, ok bool) (requestMeta, *rpc.Error) {
 		return requestMeta{}, unsupportedVersion(m.version)
 	}
 	m.caps = map[string]json.RawMessage{}
-	rpc.Members(caps, func(key string, value []byte) { m.caps[key] = value })
-	if name, ok := rpc.Member(info, "name"); ok {
-		m.clientName, _ = rpc.StringValue(name)
+	rawjson.Members(caps, func(key string, value []byte) { m.caps[key] = value })
+	if name, ok := rawjson.Member(info, "name"); ok {
+		m.clientName, _ = rawjson.String(name)
 	}
 	return m, nil
 }
@@ -156,7 +157,7 @@ func decorate(method string, res json.RawMessage, typed bool) json.RawMessage {
 		return res
 	}
 	if !typed {
-		res, _ = rpc.PutMember(res, "resultType", []byte(`"complete"`))
+		res, _ = rawjson.PutMember(res, "resultType", []byte(`"complete"`))
 	}
 	ttl, scope := -1, ""
 	switch method {
@@ -166,11 +167,11 @@ func decorate(method string, res json.RawMessage, typed bool) json.RawMessage {
 		ttl, scope = 0, mcp.CacheScopePrivate
 	}
 	if ttl >= 0 {
-		if _, ok := rpc.Member(res, "ttlMs"); !ok {
-			res, _ = rpc.PutMember(res, "ttlMs", []byte(itoa(ttl)))
+		if _, ok := rawjson.Member(res, "ttlMs"); !ok {
+			res, _ = rawjson.PutMember(res, "ttlMs", []byte(itoa(ttl)))
 		}
-		if _, ok := rpc.Member(res, "cacheScope"); !ok {
-			res, _ = rpc.PutMember(res, "cacheScope", []byte(`"`+scope+`"`))
+		if _, ok := rawjson.Member(res, "cacheScope"); !ok {
+			res, _ = rawjson.PutMember(res, "cacheScope", []byte(`"`+scope+`"`))
 		}
 	}
 	return res

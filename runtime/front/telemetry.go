@@ -3,6 +3,7 @@ package front
 import (
 	"context"
 	"encoding/json"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 
 	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/runtime/telemetry"
@@ -26,10 +27,10 @@ func (c *Call) traced(method string, params json.RawMessage, reply func(json.Raw
 	}
 	req := telemetry.Request{Method: method, ID: json.RawMessage(c.id.String()), SessionID: c.sess.sessionID,
 		ProtocolVersion: c.sess.Version(), Transport: c.sess.transport}
-	req.Meta, _ = rpc.Member(params, "_meta")
+	req.Meta, _ = rawjson.Member(params, "_meta")
 	if method == mcp.MethodToolsCall || method == mcp.MethodPromptsGet {
 		var name string
-		if raw, ok := rpc.Member(params, "name"); ok && json.Unmarshal(raw, &name) == nil {
+		if raw, ok := rawjson.Member(params, "name"); ok && json.Unmarshal(raw, &name) == nil {
 			// Only names the node serves label metrics: a client must not mint series.
 			if _, known := c.sess.srv.node.Catalog().Lookup(name); known || method == mcp.MethodPromptsGet {
 				req.Target = name
@@ -52,7 +53,7 @@ func errorType(ctx context.Context, res json.RawMessage, err *rpc.Error) string 
 	case ctx.Err() != nil:
 		return telemetry.Cancelled
 	}
-	if v, ok := rpc.Member(res, "isError"); ok && string(v) == "true" {
+	if v, ok := rawjson.Member(res, "isError"); ok && string(v) == "true" {
 		return telemetry.ToolError
 	}
 	return ""

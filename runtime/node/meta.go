@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"sync"
 
 	"github.com/toolnode/toolnode/runtime/argcheck"
 	"github.com/toolnode/toolnode/runtime/catalog"
-	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/runtime/search"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -72,7 +72,7 @@ func (n *Node) Search(args json.RawMessage, allow Allow) (json.RawMessage, error
 // an ExecError result saying which.
 func (n *Node) ExecuteAsync(ctx context.Context, sess Session, params json.RawMessage, allow Allow, done func(json.RawMessage, error)) {
 	fail := func(e *search.ExecError) { done(e.Result(), nil) }
-	args, _ := rpc.Member(params, "arguments")
+	args, _ := rawjson.Member(params, "arguments")
 	name, arguments, err := search.ParseExecute(args)
 	if err != nil {
 		fail(&search.ExecError{Kind: search.KindInvalidArguments, Message: err.Error()})
@@ -98,8 +98,8 @@ func (n *Node) ExecuteAsync(ctx context.Context, sess Session, params json.RawMe
 	}
 	quoted, _ := json.Marshal(name)
 	inner := json.RawMessage(`{"name":` + string(quoted) + `,"arguments":` + string(arguments) + `}`)
-	if meta, ok := rpc.Member(params, "_meta"); ok {
-		inner, _ = rpc.PutMember(inner, "_meta", meta)
+	if meta, ok := rawjson.Member(params, "_meta"); ok {
+		inner, _ = rawjson.PutMember(inner, "_meta", meta)
 	}
 	n.callTool(ctx, sess, inner, allow, settle(ctx, done, func(err error) {
 		kind := search.KindFailed

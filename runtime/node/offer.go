@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"sync"
 
 	"github.com/toolnode/toolnode/runtime/catalog"
@@ -271,15 +272,15 @@ func (n *Node) resourceUpdated(params json.RawMessage) {
 // at a 2026-07-28 bundle: it means nothing to the node's clients, whose 2026-07-28 streams
 // carry their own.
 func withoutSubscriptionID(params json.RawMessage) json.RawMessage {
-	meta, ok := rpc.Member(params, "_meta")
+	meta, ok := rawjson.Member(params, "_meta")
 	if !ok {
 		return params
 	}
-	meta = rpc.DeleteMember(meta, mcp.MetaSubscriptionID)
+	meta = rawjson.DeleteMember(meta, mcp.MetaSubscriptionID)
 	if len(bytes.TrimSpace(meta)) == 2 { // {}
-		return rpc.DeleteMember(params, "_meta")
+		return rawjson.DeleteMember(params, "_meta")
 	}
-	out, _ := rpc.SetMember(params, "_meta", meta)
+	out, _ := rawjson.SetMember(params, "_meta", meta)
 	return out
 }
 

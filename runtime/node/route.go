@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"strconv"
 	"sync"
 	"time"
@@ -69,8 +70,8 @@ func settle(ctx context.Context, done rpc.Done, failed func(error)) rpc.Done {
 func (n *Node) callTool(ctx context.Context, sess Session, params json.RawMessage, allow Allow, done func(json.RawMessage, error)) {
 	// The hot path: only "name" (and a progress token) change, so they are edited in place
 	// rather than decoding and re-encoding arguments of any size.
-	rawName, ok := rpc.Member(params, "name")
-	name, isString := rpc.StringValue(rawName)
+	rawName, ok := rawjson.Member(params, "name")
+	name, isString := rawjson.String(rawName)
 	if !ok || !isString || name == "" {
 		done(nil, invalidParams("tools/call needs a string \"name\""))
 		return
@@ -83,7 +84,7 @@ func (n *Node) callTool(ctx context.Context, sess Session, params json.RawMessag
 	if e.Bundle == builtinBundle {
 		switch e.Tool {
 		case search.SearchToolName:
-			args, _ := rpc.Member(params, "arguments")
+			args, _ := rawjson.Member(params, "arguments")
 			done(n.Search(args, allow))
 		case search.ExecuteToolName:
 			n.ExecuteAsync(ctx, sess, params, allow, done)
@@ -94,7 +95,7 @@ func (n *Node) callTool(ctx context.Context, sess Session, params json.RawMessag
 	}
 	if e.Tool != name {
 		quoted, _ := json.Marshal(e.Tool)
-		params, _ = rpc.SetMember(params, "name", quoted)
+		params, _ = rawjson.SetMember(params, "name", quoted)
 	}
 	n.forwardAsync(ctx, sess, e.Bundle, mcp.MethodToolsCall, params, func() string { return fmt.Sprintf("tool %q", name) }, done)
 }
@@ -206,7 +207,7 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 	if _, nop := n.cfg.Telemetry.(telemetry.Nop); !nop {
 		var op *telemetry.Op
 		var target string
-		if raw, ok := rpc.Member(params, "name"); ok {
+		if raw, ok := rawjson.Member(params, "name"); ok {
 			_ = json.Unmarshal(raw, &target)
 		}
 		ctx, op = n.cfg.Telemetry.StartBundleCall(ctx, telemetry.BundleCall{Bundle: b.name, Method: method, Target: target, ID: json.RawMessage(id.String())})
@@ -334,7 +335,7 @@ func notSent(err error) error { return notSentError{err} }
 
 // isToolError reports whether a tools/call result says isError, cheaply.
 func isToolError(res json.RawMessage) bool {
-	v, ok := rpc.Member(res, "isError")
+	v, ok := rawjson.Member(res, "isError")
 	return ok && string(v) == "true"
 }
 
@@ -365,10 +366,10 @@ func (n *Node) SetLogLevel(ctx context.Context, level string) {
 // _meta["io.toolnode/request"], else the latest of its calls in flight when they all come
 // from one session. nil when there is none or it cannot be told.
 func (n *Node) related(inst *instance, params json.RawMessage) *flight {
-	meta, _ := rpc.Member(params, "_meta")
+	meta, _ := rawjson.Member(params, "_meta")
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if raw, ok := rpc.Member(meta, RelatedRequestKey); ok {
+	if raw, ok := rawjson.Member(meta, RelatedRequestKey); ok {
 		var id rpc.ID
 		if json.Unmarshal(raw, &id) == nil {
 			if f := inst.flights[id]; f != nil {
@@ -443,15 +444,15 @@ func (h bundleHandler) Request(ctx context.Context, _ *upstream.Client, method s
 // withoutRelated removes the node's routing key from params' _meta (and _meta, when that
 // leaves it empty): it is between a bundle and the node.
 func withoutRelated(params json.RawMessage) json.RawMessage {
-	meta, ok := rpc.Member(params, "_meta")
+	meta, ok := rawjson.Member(params, "_meta")
 	if !ok {
 		return params
 	}
-	meta = rpc.DeleteMember(meta, RelatedRequestKey)
+	meta = rawjson.DeleteMember(meta, RelatedRequestKey)
 	if string(bytes.TrimSpace(meta)) == "{}" {
-		return rpc.DeleteMember(params, "_meta")
+		return rawjson.DeleteMember(params, "_meta")
 	}
-	out, _ := rpc.SetMember(params, "_meta", meta)
+	out, _ := rawjson.SetMember(params, "_meta", meta)
 	return out
 }
 

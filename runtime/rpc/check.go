@@ -3,6 +3,7 @@ package rpc
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"unicode/utf8"
 )
 
@@ -180,7 +181,7 @@ func (c *checker) value(i, depth int) int {
 	}
 	switch ch := b[i]; {
 	case ch == '"':
-		end, _ := c.str(i)
+		end := c.str(i)
 		return end
 	case ch == '{':
 		return c.object(i, depth+1)
@@ -241,20 +242,17 @@ func (c *checker) number(i int) int {
 	return j
 }
 
-// str checks the string at b[i] == '"' and returns the index after it and whether it has
-// escapes.
-func (c *checker) str(i int) (int, bool) {
+// str checks the string at b[i] == '"' and returns the index after it.
+func (c *checker) str(i int) int {
 	b := c.b
-	escaped := false
 	for j := i + 1; j < len(b); {
 		ch := b[j]
 		switch {
 		case ch == '"':
-			return j + 1, escaped
+			return j + 1
 		case ch == '\\':
-			escaped = true
 			if j+1 >= len(b) {
-				return c.fail(CodeParseError, "parse error: unterminated string at byte %d", i), false
+				return c.fail(CodeParseError, "parse error: unterminated string at byte %d", i)
 			}
 			switch b[j+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
@@ -262,35 +260,35 @@ func (c *checker) str(i int) (int, bool) {
 			case 'u':
 				r, ok := hex4(b, j+2)
 				if !ok {
-					return c.fail(CodeParseError, "parse error: bad \\u escape at byte %d", j), false
+					return c.fail(CodeParseError, "parse error: bad \\u escape at byte %d", j)
 				}
 				j += 6
 				switch {
 				case r >= 0xDC00 && r <= 0xDFFF:
-					return c.fail(CodeParseError, "parse error: lone surrogate escape at byte %d", j-6), false
+					return c.fail(CodeParseError, "parse error: lone surrogate escape at byte %d", j-6)
 				case r >= 0xD800 && r <= 0xDBFF:
 					lo, ok := hex4(b, j+2)
 					if j+1 >= len(b) || b[j] != '\\' || b[j+1] != 'u' || !ok || lo < 0xDC00 || lo > 0xDFFF {
-						return c.fail(CodeParseError, "parse error: lone surrogate escape at byte %d", j-6), false
+						return c.fail(CodeParseError, "parse error: lone surrogate escape at byte %d", j-6)
 					}
 					j += 6
 				}
 			default:
-				return c.fail(CodeParseError, "parse error: bad escape at byte %d", j), false
+				return c.fail(CodeParseError, "parse error: bad escape at byte %d", j)
 			}
 		case ch < 0x20:
-			return c.fail(CodeParseError, "parse error: control character in a string at byte %d", j), false
+			return c.fail(CodeParseError, "parse error: control character in a string at byte %d", j)
 		case ch < utf8.RuneSelf:
 			j++
 		default:
 			r, size := utf8.DecodeRune(b[j:])
 			if r == utf8.RuneError && size <= 1 {
-				return c.fail(CodeParseError, "parse error: invalid UTF-8 at byte %d", j), false
+				return c.fail(CodeParseError, "parse error: invalid UTF-8 at byte %d", j)
 			}
 			j += size
 		}
 	}
-	return c.fail(CodeParseError, "parse error: unterminated string at byte %d", i), false
+	return c.fail(CodeParseError, "parse error: unterminated string at byte %d", i)
 }
 
 func hex4(b []byte, i int) (rune, bool) {
@@ -326,29 +324,30 @@ func (c *checker) object(i, depth int) int {
 	if i < len(b) && b[i] == '}' {
 		return i + 1
 	}
-	var names [smallObject]memberName
+	var names [smallObject]rawjson.Name
 	n := 0
 	var seen map[string]struct{}
 	for {
 		if i >= len(b) || b[i] != '"' {
 			return c.fail(CodeParseError, "parse error: expected a member name at byte %d", i)
 		}
-		kEnd, escaped := c.str(i)
+		kEnd := c.str(i)
 		if kEnd < 0 {
 			return -1
 		}
-		name := memberName{raw: b[i+1 : kEnd-1], escaped: escaped}
+		raw := b[i+1 : kEnd-1]
+		name := rawjson.NameOf(raw)
 		switch {
 		case seen != nil:
-			k := name.canonical()
+			k := name.String()
 			if _, dup := seen[k]; dup {
 				return c.duplicate(k)
 			}
 			seen[k] = struct{}{}
 		case n < smallObject:
 			for _, prev := range names[:n] {
-				if prev.equal(name) {
-					return c.duplicate(name.canonical())
+				if prev.Equal(name) {
+					return c.duplicate(name.String())
 				}
 			}
 			names[n] = name
@@ -356,9 +355,9 @@ func (c *checker) object(i, depth int) int {
 		default:
 			seen = make(map[string]struct{}, 2*smallObject)
 			for _, prev := range names {
-				seen[prev.canonical()] = struct{}{}
+				seen[prev.String()] = struct{}{}
 			}
-			k := name.canonical()
+			k := name.String()
 			if _, dup := seen[k]; dup {
 				return c.duplicate(k)
 			}
@@ -374,7 +373,7 @@ func (c *checker) object(i, depth int) int {
 			return -1
 		}
 		if depth == 1 && c.members {
-			c.top.set(name.raw, b[vStart:vEnd])
+			c.top.set(raw, b[vStart:vEnd])
 		}
 		i = skipSpace(b, vEnd)
 		if i >= len(b) {
@@ -425,37 +424,6 @@ func (c *checker) array(i, depth int) int {
 			return c.fail(CodeParseError, "parse error: expected ',' or ']' at byte %d", i)
 		}
 	}
-}
-
-// memberName is a member name as it stands in the message, between its quotes.
-type memberName struct {
-	raw     []byte
-	escaped bool
-}
-
-// canonical is the name with its escapes resolved: "\u0061" and "a" are one name.
-func (n memberName) canonical() string {
-	if !n.escaped {
-		return string(n.raw)
-	}
-	var s string
-	_ = json.Unmarshal(append(append([]byte{'"'}, n.raw...), '"'), &s)
-	return s
-}
-
-// is reports whether the name is key, without allocating for a name without escapes.
-func (n memberName) is(key string) bool {
-	if !n.escaped {
-		return string(n.raw) == key
-	}
-	return n.canonical() == key
-}
-
-func (n memberName) equal(o memberName) bool {
-	if !n.escaped && !o.escaped {
-		return bytes.Equal(n.raw, o.raw)
-	}
-	return n.canonical() == o.canonical()
 }
 
 func skipSpace(b []byte, i int) int {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"io"
 	"sync"
 )
@@ -338,7 +339,7 @@ func (c *Conn) tooLong(o *overLong) {
 // headMembers reads the id of a message cut short, and whether it has a method, from the
 // members that stand whole before the cut.
 func headMembers(head []byte) (id []byte, method bool) {
-	Members(head, func(key string, value []byte) {
+	rawjson.Members(head, func(key string, value []byte) {
 		switch key {
 		case "id":
 			id = value

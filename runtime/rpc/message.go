@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"encoding/json"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"strconv"
 )
 
@@ -119,7 +120,7 @@ func (m *Message) Append(b []byte) []byte {
 		b = append(b, `,"id":null`...)
 	}
 	if m.Method != "" {
-		b = appendString(append(b, `,"method":`...), m.Method)
+		b = rawjson.AppendString(append(b, `,"method":`...), m.Method)
 		if len(m.Params) > 0 {
 			b = append(append(b, `,"params":`...), m.Params...)
 		}
@@ -143,21 +144,6 @@ func (m *Message) Append(b []byte) []byte {
 func (m *Message) Encode() []byte {
 	n := 64 + len(m.Params) + len(m.Result) + len(m.Method)
 	return append(m.Append(make([]byte, 0, n)), '\n')
-}
-
-// AppendQuoted appends s as a JSON string: names and keys are nearly always plain ASCII,
-// which needs no encoder.
-func AppendQuoted(b []byte, s string) []byte { return appendString(b, s) }
-
-// appendString appends s quoted; method names are nearly always plain ASCII.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
-	return append(append(append(b, '"'), s...), '"')
 }
 
 // Request returns a request message. params may be nil.

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"net/http"
 	"slices"
 	"sync"
@@ -430,13 +431,13 @@ func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool) 
 	if len(bytes.TrimSpace(params)) == 0 || string(params) == "null" {
 		params = json.RawMessage(`{}`)
 	}
-	meta, ok := rpc.Member(params, "_meta")
+	meta, ok := rawjson.Member(params, "_meta")
 	if !ok || len(meta) == 0 || meta[0] != '{' {
 		meta = []byte(`{}`)
 	}
 	var old []byte
 	if token != nil {
-		old, _ = rpc.Member(meta, "progressToken")
+		old, _ = rawjson.Member(meta, "progressToken")
 		if string(old) == "null" {
 			old = nil
 		}
@@ -446,10 +447,10 @@ func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool) 
 		// The client's own members kept (its revision replaced by the bundle's), the
 		// node's added where the client gave none, the token last: in one pass over _meta.
 		out := make([]byte, 0, len(meta)+len(token)+160)
-		out = append(rpc.AppendQuoted(append(out, '{'), mcp.MetaProtocolVersion), ':')
+		out = append(rawjson.AppendString(append(out, '{'), mcp.MetaProtocolVersion), ':')
 		out = append(out, versionMember...)
 		var given uint
-		rpc.Members(meta, func(key string, value []byte) {
+		rawjson.Members(meta, func(key string, value []byte) {
 			if key == mcp.MetaProtocolVersion || token != nil && key == "progressToken" {
 				return
 			}
@@ -458,11 +459,11 @@ func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool) 
 					given |= 1 << i
 				}
 			}
-			out = append(append(rpc.AppendQuoted(append(out, ','), key), ':'), value...)
+			out = append(append(rawjson.AppendString(append(out, ','), key), ':'), value...)
 		})
 		for i, kv := range c.meta {
 			if given&(1<<i) == 0 {
-				out = append(append(rpc.AppendQuoted(append(out, ','), string(kv[0])), ':'), kv[1]...)
+				out = append(append(rawjson.AppendString(append(out, ','), string(kv[0])), ':'), kv[1]...)
 			}
 		}
 		if token != nil {
@@ -471,10 +472,10 @@ func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool) 
 		meta = append(out, '}')
 	default:
 		if token != nil {
-			meta, _ = rpc.PutMember(meta, "progressToken", token)
+			meta, _ = rawjson.PutMember(meta, "progressToken", token)
 		}
 	}
-	if out, ok := rpc.PutMember(params, "_meta", meta); ok {
+	if out, ok := rawjson.PutMember(params, "_meta", meta); ok {
 		return out, old
 	}
 	return params, old

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"io"
 	"mime"
 	"net"
@@ -263,7 +264,7 @@ func (t *httpTransport) mirrorParams(h http.Header, method, tool string, params 
 	if method != mcp.MethodToolsCall || m == nil || len((*m)[tool]) == 0 {
 		return
 	}
-	args, ok := rpc.Member(params, "arguments")
+	args, ok := rawjson.Member(params, "arguments")
 	if !ok {
 		return
 	}
@@ -285,7 +286,7 @@ func nameOf(method string, params json.RawMessage) (string, bool) {
 	default:
 		return "", false
 	}
-	raw, ok := rpc.Member(params, key)
+	raw, ok := rawjson.Member(params, key)
 	var s string
 	if !ok || json.Unmarshal(raw, &s) != nil {
 		return "", false

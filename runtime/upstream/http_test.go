@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -112,8 +113,8 @@ func statelessStub(t *testing.T, tools string, answer func(w http.ResponseWriter
 func TestInputRequiredPassesThrough(t *testing.T) {
 	const need = `{"resultType":"input_required","inputRequests":{"q":{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object"}}}},"requestState":"opaque-1"}`
 	srv := statelessStub(t, "", func(w http.ResponseWriter, _ *http.Request, id string, params json.RawMessage) {
-		if state, ok := rpc.Member(params, "requestState"); ok {
-			resp, _ := rpc.Member(params, "inputResponses")
+		if state, ok := rawjson.Member(params, "requestState"); ok {
+			resp, _ := rawjson.Member(params, "inputResponses")
 			text, _ := json.Marshal(fmt.Sprintf("state %s, responses %s", state, resp))
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%s}]}}`, id, text)
 			return

@@ -1,11 +1,11 @@
-package rpc
+package rawjson
 
 import (
 	"encoding/json"
 	"testing"
 )
 
-func TestStringValue(t *testing.T) {
+func TestString(t *testing.T) {
 	tests := []struct {
 		in   string
 		want string
@@ -22,9 +22,9 @@ func TestStringValue(t *testing.T) {
 		{``, "", false},
 	}
 	for _, tt := range tests {
-		got, ok := StringValue([]byte(tt.in))
+		got, ok := String([]byte(tt.in))
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("StringValue(%s) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+			t.Errorf("String(%s) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
 	}
 }

@@ -1,10 +1,15 @@
-package rpc
+// Package rawjson reads and edits the members of JSON objects in place, keeping the rest
+// byte for byte: a relay changes a name or a token in params of any size, and a server reads
+// the few members of a request it needs, without decoding the rest.
+//
+// The functions expect valid JSON (checked by a parser, or by json.Valid, before): given
+// anything else they report that a member is missing rather than fail.
+package rawjson
 
-import "encoding/json"
-
-// The functions here read and edit members of a JSON object in place, keeping the rest byte
-// for byte: a relay changes a name or a token in params of any size without decoding them.
-// They expect JSON that Parse has checked.
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // Members calls fn with each top-level member of the JSON object obj, in one pass.
 func Members(obj []byte, fn func(key string, value []byte)) {
@@ -18,7 +23,7 @@ func Members(obj []byte, fn func(key string, value []byte)) {
 		if !ok {
 			return
 		}
-		fn(name.canonical(), obj[vStart:vEnd])
+		fn(name.String(), obj[vStart:vEnd])
 		i = skipSpace(obj, vEnd)
 		if i >= len(obj) || obj[i] != ',' {
 			return
@@ -29,7 +34,7 @@ func Members(obj []byte, fn func(key string, value []byte)) {
 
 // nextMember reads the member starting at or after obj[i]: where its name starts, where its
 // value starts and ends, and its name.
-func nextMember(obj []byte, i int) (kStart, vStart, vEnd int, name memberName, ok bool) {
+func nextMember(obj []byte, i int) (kStart, vStart, vEnd int, name Name, ok bool) {
 	i = skipSpace(obj, i)
 	if i >= len(obj) || obj[i] != '"' {
 		return 0, 0, 0, name, false
@@ -39,7 +44,7 @@ func nextMember(obj []byte, i int) (kStart, vStart, vEnd int, name memberName, o
 	if kEnd < 0 {
 		return 0, 0, 0, name, false
 	}
-	name = memberName{raw: obj[i+1 : kEnd-1], escaped: hasEscape(obj[i+1 : kEnd-1])}
+	name = NameOf(obj[i+1 : kEnd-1])
 	i = skipSpace(obj, kEnd)
 	if i >= len(obj) || obj[i] != ':' {
 		return 0, 0, 0, name, false
@@ -50,15 +55,6 @@ func nextMember(obj []byte, i int) (kStart, vStart, vEnd int, name memberName, o
 		return 0, 0, 0, name, false
 	}
 	return kStart, vStart, vEnd, name, true
-}
-
-func hasEscape(b []byte) bool {
-	for _, c := range b {
-		if c == '\\' {
-			return true
-		}
-	}
-	return false
 }
 
 // memberBounds finds the top-level member key of the JSON object obj: where its name starts
@@ -74,7 +70,7 @@ func memberBounds(obj []byte, key string) (int, int, int, bool) {
 		if !ok {
 			return 0, 0, 0, false
 		}
-		if name.is(key) {
+		if name.Is(key) {
 			return kStart, vStart, vEnd, true
 		}
 		i = skipSpace(obj, vEnd)
@@ -116,7 +112,7 @@ func PutMember(obj []byte, key string, value []byte) ([]byte, bool) {
 	if i >= len(obj) || obj[i] != '{' {
 		return nil, false
 	}
-	quoted := AppendQuoted(nil, key)
+	quoted := AppendString(nil, key)
 	out := make([]byte, 0, len(obj)+len(quoted)+len(value)+2)
 	out = append(append(append(append(out, obj[:i+1]...), quoted...), ':'), value...)
 	if j := skipSpace(obj, i+1); j < len(obj) && obj[j] != '}' {
@@ -203,10 +199,10 @@ func skipValue(b []byte, i int) int {
 	return j
 }
 
-// StringValue decodes the JSON string v as json.Unmarshal into a string does (null gives "" and
+// String decodes the JSON string v as json.Unmarshal into a string does (null gives "" and
 // true), without a decoder for one that holds no escapes: names and versions are read on
 // every request.
-func StringValue(v []byte) (string, bool) {
+func String(v []byte) (string, bool) {
 	if string(v) == "null" {
 		return "", true
 	}
@@ -229,4 +225,58 @@ func StringValue(v []byte) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// AppendString appends s as a JSON string: names and keys are nearly always plain ASCII,
+// which needs no encoder.
+func AppendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	return append(append(append(b, '"'), s...), '"')
+}
+
+// Name is a member name as it stands in JSON text, between its quotes.
+type Name struct {
+	raw     []byte
+	escaped bool
+}
+
+// NameOf returns the name whose text, between its quotes, is raw. Name keeps raw.
+func NameOf(raw []byte) Name { return Name{raw: raw, escaped: bytes.IndexByte(raw, '\\') >= 0} }
+
+// String is the name with its escapes resolved: "\u0061" and "a" are one name.
+func (n Name) String() string {
+	if !n.escaped {
+		return string(n.raw)
+	}
+	var s string
+	_ = json.Unmarshal(append(append([]byte{'"'}, n.raw...), '"'), &s)
+	return s
+}
+
+// Is reports whether the name is key, without allocating for a name without escapes.
+func (n Name) Is(key string) bool {
+	if !n.escaped {
+		return string(n.raw) == key
+	}
+	return n.String() == key
+}
+
+// Equal reports whether two names are one, escapes resolved.
+func (n Name) Equal(o Name) bool {
+	if !n.escaped && !o.escaped {
+		return bytes.Equal(n.raw, o.raw)
+	}
+	return n.String() == o.String()
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }
