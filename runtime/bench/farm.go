@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"io"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // benchBundle returns the absolute paths of a bundle under testdata/bench and of the program

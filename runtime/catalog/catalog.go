@@ -16,13 +16,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/toolnode/toolnode/sdk-go/mcp"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // Source is the tool (or prompt) list of one bundle.

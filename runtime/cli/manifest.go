@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"io"
 	"os"
 	"sort"
@@ -16,6 +15,7 @@ import (
 	"github.com/toolnode/toolnode/runtime/catalog"
 	"github.com/toolnode/toolnode/runtime/front"
 	"github.com/toolnode/toolnode/runtime/node"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // Surface is the merged surface of a set of bundles as `toolnode manifest` prints it: the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"time"
 
 	"github.com/toolnode/toolnode/runtime/access"
@@ -14,6 +13,7 @@ import (
 	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/runtime/search"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // Each session is one client of the access file (or of none): what it lists, finds with

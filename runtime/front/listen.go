@@ -3,11 +3,11 @@ package front
 import (
 	"context"
 	"encoding/json"
-	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"sync"
 
 	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // listener is one subscriptions/listen stream of a 2026-07-28 client: it receives the node's

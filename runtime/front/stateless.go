@@ -3,11 +3,11 @@ package front
 import (
 	"context"
 	"encoding/json"
-	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"math"
 
 	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // Under MCP 2026-07-28 there is no session: every request says in params._meta which

@@ -3,11 +3,11 @@ package front
 import (
 	"context"
 	"encoding/json"
-	"github.com/toolnode/toolnode/sdk-go/rawjson"
 
 	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/runtime/telemetry"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // recorder is the front's telemetry, a no-op when none is configured.

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"sync"
 
 	"github.com/toolnode/toolnode/runtime/argcheck"
 	"github.com/toolnode/toolnode/runtime/catalog"
 	"github.com/toolnode/toolnode/runtime/search"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // The node's own tools toolnode.search and toolnode.execute: a ranked search over the

@@ -3,8 +3,9 @@ package rpc
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"unicode/utf8"
+
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // DefaultMaxDepth is how deeply arrays and objects may nest in a message by default. Tool

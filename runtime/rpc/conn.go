@@ -7,9 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"io"
 	"sync"
+
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // DefaultMaxLine is the longest line a Conn reads by default. Tool results carry images and

@@ -2,8 +2,9 @@ package rpc
 
 import (
 	"encoding/json"
-	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"strconv"
+
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // ID is a request id as it travels: an integer or a string in canonical JSON form, or null in

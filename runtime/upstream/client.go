@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"net/http"
 	"slices"
 	"sync"
@@ -28,6 +27,7 @@ import (
 	"github.com/toolnode/toolnode/runtime/proc"
 	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // Handler receives what a bundle sends on its own: notifications, and requests to the

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/toolnode/toolnode/sdk-go/rawjson"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // sampler answers the bundle's sampling requests, as a client behind the node would.

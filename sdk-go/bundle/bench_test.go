@@ -10,12 +10,30 @@ import (
 	"github.com/toolnode/toolnode/sdk-go/bundle"
 )
 
+// callMetas are the _meta of the calls BenchmarkCall makes: none (a session's call), the
+// least a 2026-07-28 call carries, and what the node sends a 2026-07-28 bundle with each
+// call it relays.
+var callMetas = []struct{ name, meta string }{
+	{"session", ``},
+	{"stateless", `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},`},
+	{"relayed", `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"toolnode","version":"0.1.0"},` +
+		`"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"sampling":{},"elicitation":{}},"io.modelcontextprotocol/logLevel":"debug","progressToken":"tn-B-NM6fFS-1"},`},
+}
+
 // BenchmarkCall measures the whole path of a greet call through Serve: reading the line,
 // validating the arguments, running the handler and writing the answer, with one call or
-// eight in flight.
+// eight in flight, in a session and on its own under 2026-07-28.
 func BenchmarkCall(b *testing.B) {
-	for _, inflight := range []int{1, 8} {
-		b.Run(fmt.Sprintf("inflight=%d", inflight), func(b *testing.B) {
+	for _, m := range callMetas {
+		for _, inflight := range []int{1, 8} {
+			benchmarkCall(b, m.name, m.meta, inflight)
+		}
+	}
+}
+
+func benchmarkCall(b *testing.B, name, meta string, inflight int) {
+	{
+		b.Run(fmt.Sprintf("%s/inflight=%d", name, inflight), func(b *testing.B) {
 			s := testServer(b, bundle.Options{})
 			inR, inW := io.Pipe()
 			outR, outW := io.Pipe()
@@ -24,7 +42,7 @@ func BenchmarkCall(b *testing.B) {
 				done <- s.Serve(context.Background(), inR, outW)
 				outW.Close()
 			}()
-			req := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ada"}}}` + "\n")
+			req := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + meta + `"name":"greet","arguments":{"name":"Ada"}}}` + "\n")
 			tokens := make(chan struct{}, inflight)
 			go func() {
 				defer inW.Close()
