@@ -218,8 +218,8 @@ func (ss *session) handle(line []byte) func() {
 		ss.answer(json.RawMessage(nullID), nil, errorf(mcp.CodeParseError, "parse error: nested deeper than %d levels", maxDepth))
 		return nil
 	}
-	var req request
-	if err := json.Unmarshal(line, &req); err != nil {
+	req, err := readRequest(line)
+	if err != nil {
 		if _, ok := errors.AsType[*json.SyntaxError](err); ok {
 			ss.log.Warn("input line is not JSON", "err", err)
 			ss.answer(json.RawMessage(nullID), nil, errorf(mcp.CodeParseError, "parse error: %v", err))
@@ -303,7 +303,7 @@ type toolCallParams struct {
 // session, where they are refused as invalid.
 func (ss *session) toolsCall(id json.RawMessage, params json.RawMessage) func() {
 	var p toolCallParams
-	perr := decodeParams(params, &p)
+	perr := readCallParams(params, &p)
 	var e era
 	if perr == nil {
 		var rerr *RPCError

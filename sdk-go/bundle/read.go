@@ -1,0 +1,128 @@
+package bundle
+
+import (
+	"encoding/json"
+
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
+)
+
+// Every line is a request or an answer, and most are tool calls: their few members are
+// read in one pass over the line, after one check that it is JSON, instead of decoding it
+// with encoding/json twice (the envelope, then the params, each checked and scanned again).
+// What the fast path does not expect (a member of the wrong type, an array) goes through
+// encoding/json as before, so that errors read the same.
+
+// readRequest reads the envelope of one line of input.
+func readRequest(line []byte) (request, error) {
+	var req request
+	if !json.Valid(line) || !isObject(line) {
+		return req, json.Unmarshal(line, &req) // fails, saying why
+	}
+	ok := true
+	rawjson.Members(line, func(name rawjson.Name, v []byte) {
+		var isString bool
+		switch {
+		case name.Is("jsonrpc"):
+			req.JSONRPC, isString = rawjson.String(v)
+			ok = ok && isString
+		case name.Is("id"):
+			req.ID = v
+		case name.Is("method"):
+			req.Method, isString = rawjson.String(v)
+			ok = ok && isString
+		case name.Is("params"):
+			req.Params = v
+		case name.Is("result"):
+			req.Result = v
+		case name.Is("error"):
+			req.Error = v
+		}
+	})
+	if !ok {
+		req = request{}
+		return req, json.Unmarshal(line, &req)
+	}
+	return req, nil
+}
+
+// readCallParams reads the params of a tools/call, which readRequest has checked.
+func readCallParams(params json.RawMessage, p *toolCallParams) *RPCError {
+	if len(params) == 0 || string(params) == "null" {
+		return nil
+	}
+	ok := isObject(params)
+	rawjson.Members(params, func(name rawjson.Name, v []byte) {
+		var isString bool
+		switch {
+		case name.Is("name"):
+			p.Name, isString = rawjson.String(v)
+			ok = ok && isString
+		case name.Is("arguments"):
+			p.Arguments = v
+		case name.Is("_meta"):
+			switch {
+			case string(v) == "null":
+				p.Meta = nil
+			case isObject(v):
+				p.Meta = &mcp.StatelessMeta{}
+				ok = ok && readMeta(v, p.Meta)
+			default:
+				ok = false
+			}
+		case name.Is("inputResponses"):
+			p.InputResponses = v
+		case name.Is("requestState"):
+			p.RequestState = nil
+			if string(v) != "null" {
+				s, isString := rawjson.String(v)
+				p.RequestState, ok = &s, ok && isString
+			}
+		}
+	})
+	if !ok {
+		*p = toolCallParams{}
+		return decodeParams(params, p)
+	}
+	return nil
+}
+
+// readMeta reads the members of a request's _meta the server looks at, and reports
+// whether they have the types they must.
+func readMeta(raw []byte, m *mcp.StatelessMeta) bool {
+	ok := true
+	rawjson.Members(raw, func(name rawjson.Name, v []byte) {
+		var isString bool
+		switch {
+		case name.Is(mcp.MetaProtocolVersion):
+			m.ProtocolVersion, isString = rawjson.String(v)
+			ok = ok && isString
+		case name.Is(mcp.MetaLogLevel):
+			m.LogLevel, isString = rawjson.String(v)
+			ok = ok && isString
+		case name.Is(mcp.MetaClientCapabilities):
+			m.ClientCapabilities = v
+		case name.Is(mcp.MetaClientInfo):
+			m.ClientInfo = v
+		case name.Is("progressToken"):
+			m.ProgressToken = v
+		case name.Is("traceparent"):
+			m.Traceparent = v
+		case name.Is("tracestate"):
+			m.Tracestate = v
+		}
+	})
+	return ok
+}
+
+// isObject reports whether the JSON text b is an object.
+func isObject(b []byte) bool {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c == '{'
+	}
+	return false
+}
