@@ -193,8 +193,8 @@ func paramHeaders(schema json.RawMessage) []paramHeader {
 		if !ok {
 			return
 		}
-		rawjson.Members(props, func(key string, sub []byte) {
-			p := append(append([]string(nil), path...), key)
+		rawjson.Members(props, func(name rawjson.Name, sub []byte) {
+			p := append(append([]string(nil), path...), name.String())
 			if raw, ok := rawjson.Member(sub, "x-mcp-header"); ok {
 				var name string
 				if json.Unmarshal(raw, &name) == nil && name != "" {

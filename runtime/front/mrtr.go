@@ -232,7 +232,7 @@ func (m *mrtrCall) Request(ctx context.Context, method string, params json.RawMe
 		m.mu.Unlock()
 		return nil, errors.New("the call has ended")
 	}
-	if _, has := m.view.clientCaps[need]; !has {
+	if !m.view.capable(need) {
 		err := missingCapability(need, method)
 		r := m.detach()
 		view := m.view

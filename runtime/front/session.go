@@ -3,6 +3,7 @@
 package front
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -134,7 +135,7 @@ type Session struct {
 	mu          sync.Mutex
 	strict      bool // tool names rendered for a strict client
 	version     string
-	clientCaps  map[string]json.RawMessage
+	clientCaps  json.RawMessage // an object: the client's capabilities by name; looked up rarely
 	initialized bool
 	minLevel    int
 	inflight    map[rpc.ID]*Call
@@ -201,14 +202,20 @@ func (sess *Session) Notify(ctx context.Context, method string, params any) erro
 	return sess.out.Notify(ctx, method, params)
 }
 
+// capable reports whether the client declared the capability need.
+func (sess *Session) capable(need string) bool {
+	sess.mu.Lock()
+	caps := sess.clientCaps
+	sess.mu.Unlock()
+	_, has := rawjson.Member(caps, need)
+	return has
+}
+
 // Request sends a bundle's request to the client, when the client declared the capability
 // it needs. It implements node.Session.
 func (sess *Session) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	need := capabilityFor(method)
-	sess.mu.Lock()
-	_, has := sess.clientCaps[need]
-	sess.mu.Unlock()
-	if need != "" && !has {
+	if need != "" && !sess.capable(need) {
 		return nil, rpc.Errorf(mcp.CodeMethodNotFound, "the client did not declare the %q capability that %s needs", need, method)
 	}
 	return sess.out.Request(ctx, method, params)
@@ -450,7 +457,7 @@ func (sess *Session) finishStateless(method string, res json.RawMessage, err err
 		_ = json.Unmarshal(res, &ir)
 		for _, r := range ir.InputRequests {
 			need := capabilityFor(r.Method)
-			if _, has := sess.clientCaps[need]; need != "" && !has {
+			if need != "" && !sess.capable(need) {
 				reply(nil, missingCapability(need, r.Method))
 				return
 			}
@@ -631,8 +638,10 @@ func (sess *Session) initialize(params json.RawMessage) (any, error) {
 		return nil, invalidParams("initialize params: %v", err)
 	}
 	v := mcp.NegotiateVersion(p.ProtocolVersion)
-	var caps map[string]json.RawMessage
-	_ = json.Unmarshal(p.Capabilities, &caps)
+	caps := p.Capabilities
+	if !bytes.HasPrefix(bytes.TrimSpace(caps), []byte("{")) {
+		caps = nil
+	}
 	mode := sess.srv.opts.Names
 	strict := mode == NamesStrict || mode != NamesCanonical && strictClient(p.ClientInfo.Name)
 	sess.mu.Lock()

@@ -20,7 +20,7 @@ import (
 // requestMeta is what a 2026-07-28 request says about itself.
 type requestMeta struct {
 	version    string
-	caps       map[string]json.RawMessage
+	caps       json.RawMessage // an object: the client's capabilities by name
 	clientName string
 	logLevel   string
 }
@@ -62,20 +62,20 @@ func readMetaValue(raw json.RawMessage, ok bool) (requestMeta, *rpc.Error) {
 	var m requestMeta
 	var caps, info []byte
 	var bad string
-	rawjson.Members(raw, func(key string, value []byte) {
+	rawjson.Members(raw, func(name rawjson.Name, value []byte) {
 		ok := true
-		switch key {
-		case mcp.MetaProtocolVersion:
+		switch {
+		case name.Is(mcp.MetaProtocolVersion):
 			m.version, ok = rawjson.String(value)
-		case mcp.MetaLogLevel:
+		case name.Is(mcp.MetaLogLevel):
 			m.logLevel, ok = rawjson.String(value)
-		case mcp.MetaClientCapabilities:
+		case name.Is(mcp.MetaClientCapabilities):
 			caps = value
-		case mcp.MetaClientInfo:
+		case name.Is(mcp.MetaClientInfo):
 			info = value
 		}
 		if !ok && bad == "" {
-			bad = key
+			bad = name.String()
 		}
 	})
 	switch {
@@ -89,8 +89,7 @@ func readMetaValue(raw json.RawMessage, ok bool) (requestMeta, *rpc.Error) {
 	if !mcp.IsStatelessVersion(m.version) {
 		return requestMeta{}, unsupportedVersion(m.version)
 	}
-	m.caps = map[string]json.RawMessage{}
-	rawjson.Members(caps, func(key string, value []byte) { m.caps[key] = value })
+	m.caps = caps
 	if name, ok := rawjson.Member(info, "name"); ok {
 		m.clientName, _ = rawjson.String(name)
 	}

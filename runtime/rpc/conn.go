@@ -340,11 +340,11 @@ func (c *Conn) tooLong(o *overLong) {
 // headMembers reads the id of a message cut short, and whether it has a method, from the
 // members that stand whole before the cut.
 func headMembers(head []byte) (id []byte, method bool) {
-	rawjson.Members(head, func(key string, value []byte) {
-		switch key {
-		case "id":
+	rawjson.Members(head, func(name rawjson.Name, value []byte) {
+		switch {
+		case name.Is("id"):
 			id = value
-		case "method":
+		case name.Is("method"):
 			method = true
 		}
 	})

@@ -119,7 +119,7 @@ type Client struct {
 	log  hclog.Logger
 	t    transport
 	era  atomic.Uint32
-	meta [][2][]byte // the _meta members of a stateless request: key and value
+	meta []metaMember // the _meta members of a stateless request
 
 	// The bundle's own requests being answered, so that it can cancel them.
 	incomingMu sync.Mutex
@@ -392,18 +392,24 @@ func (c *Client) Send(id rpc.ID, method string, params json.RawMessage) error {
 	return c.SendPrepared(id, method, params)
 }
 
+// metaMember is one member the node puts in a stateless request's _meta.
+type metaMember struct {
+	key   string
+	value []byte
+}
+
 // versionMember is the quoted revision of a stateless request's _meta.
 var versionMember = []byte(`"` + mcp.Version20260728 + `"`)
 
 // setMeta sets the _meta members of a stateless request from the client's info and
 // capabilities (JSON), and the log level.
 func (c *Client) setMeta(info, caps []byte) {
-	c.meta = [][2][]byte{
-		{[]byte(mcp.MetaClientInfo), info},
-		{[]byte(mcp.MetaClientCapabilities), caps},
+	c.meta = []metaMember{
+		{mcp.MetaClientInfo, info},
+		{mcp.MetaClientCapabilities, caps},
 		// Every level, unless the client asked for one: the node filters log messages for
 		// each client itself (a session's logging/setLevel has no stateless counterpart).
-		{[]byte(mcp.MetaLogLevel), []byte(`"debug"`)},
+		{mcp.MetaLogLevel, []byte(`"debug"`)},
 	}
 }
 
@@ -450,20 +456,20 @@ func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool) 
 		out = append(rawjson.AppendString(append(out, '{'), mcp.MetaProtocolVersion), ':')
 		out = append(out, versionMember...)
 		var given uint
-		rawjson.Members(meta, func(key string, value []byte) {
-			if key == mcp.MetaProtocolVersion || token != nil && key == "progressToken" {
+		rawjson.Members(meta, func(name rawjson.Name, value []byte) {
+			if name.Is(mcp.MetaProtocolVersion) || token != nil && name.Is("progressToken") {
 				return
 			}
 			for i, kv := range c.meta {
-				if key == string(kv[0]) {
+				if name.Is(kv.key) {
 					given |= 1 << i
 				}
 			}
-			out = append(append(rawjson.AppendString(append(out, ','), key), ':'), value...)
+			out = append(append(rawjson.AppendString(append(out, ','), name.String()), ':'), value...)
 		})
 		for i, kv := range c.meta {
 			if given&(1<<i) == 0 {
-				out = append(append(rawjson.AppendString(append(out, ','), string(kv[0])), ':'), kv[1]...)
+				out = append(append(rawjson.AppendString(append(out, ','), kv.key), ':'), kv.value...)
 			}
 		}
 		if token != nil {

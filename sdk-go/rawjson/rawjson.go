@@ -11,8 +11,9 @@ import (
 	"encoding/json"
 )
 
-// Members calls fn with each top-level member of the JSON object obj, in one pass.
-func Members(obj []byte, fn func(key string, value []byte)) {
+// Members calls fn with each top-level member of the JSON object obj, in one pass. The name
+// is compared without a copy (Name.Is); its String is made only when asked for.
+func Members(obj []byte, fn func(name Name, value []byte)) {
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return
@@ -23,7 +24,7 @@ func Members(obj []byte, fn func(key string, value []byte)) {
 		if !ok {
 			return
 		}
-		fn(name.String(), obj[vStart:vEnd])
+		fn(name, obj[vStart:vEnd])
 		i = skipSpace(obj, vEnd)
 		if i >= len(obj) || obj[i] != ',' {
 			return
