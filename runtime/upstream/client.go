@@ -115,11 +115,12 @@ type Config struct {
 
 // Client is a live session with a bundle. Its methods are safe for concurrent use.
 type Client struct {
-	cfg  Config
-	log  hclog.Logger
-	t    transport
-	era  atomic.Uint32
-	meta []metaMember // the _meta members of a stateless request
+	cfg            Config
+	log            hclog.Logger
+	t              transport
+	era            atomic.Uint32
+	meta           []metaMember // the _meta members of a stateless request
+	discoverParams []byte       // the params of server/discover: the node's clientInfo
 
 	// The bundle's own requests being answered, so that it can cancel them.
 	incomingMu sync.Mutex
@@ -227,7 +228,7 @@ func (c *Client) discover(ctx context.Context) (bool, string, error) {
 	pctx, cancel := context.WithTimeoutCause(ctx, c.cfg.DiscoverTimeout,
 		fmt.Errorf("no answer to %s within %s", mcp.MethodDiscover, c.cfg.DiscoverTimeout))
 	defer cancel()
-	raw, err := rpc.CallWait(pctx, clientPeer{c}, mcp.MethodDiscover, json.RawMessage(`{}`), nil)
+	raw, err := rpc.CallWait(pctx, clientPeer{c}, mcp.MethodDiscover, c.discoverParams, nil)
 	switch {
 	case ctx.Err() != nil:
 		return false, "", fmt.Errorf("%s: %w", mcp.MethodDiscover, context.Cause(ctx))
@@ -402,10 +403,11 @@ type metaMember struct {
 var versionMember = []byte(`"` + mcp.Version20260728 + `"`)
 
 // setMeta sets the _meta members of a stateless request from the client's info and
-// capabilities (JSON), and the log level.
+// capabilities (JSON), and the log level. The info goes only with server/discover: the
+// revision makes it optional, and a bundle would decode it with every call.
 func (c *Client) setMeta(info, caps []byte) {
+	c.discoverParams = append(append([]byte(`{"_meta":{"`+mcp.MetaClientInfo+`":`), info...), "}}"...)
 	c.meta = []metaMember{
-		{mcp.MetaClientInfo, info},
 		{mcp.MetaClientCapabilities, caps},
 		// Every level, unless the client asked for one: the node filters log messages for
 		// each client itself (a session's logging/setLevel has no stateless counterpart).

@@ -276,8 +276,8 @@ func checkHeaders(t *testing.T, era Era, reqs []http.Header) {
 }
 
 // TestStatelessRequestsKeepTheirOwnMeta checks the _meta stamped on a stateless request:
-// the revision always, the node's capabilities and identity only where the request
-// carries none, and the rest of params byte for byte.
+// the revision always, the node's capabilities only where the request carries none, its
+// identity never (server/discover carries it), and the rest of params byte for byte.
 func TestStatelessRequestsKeepTheirOwnMeta(t *testing.T) {
 	c := &Client{}
 	c.setMeta([]byte(`{"name":"toolnode","version":"1"}`), []byte(`{"sampling":{}}`))
@@ -286,9 +286,12 @@ func TestStatelessRequestsKeepTheirOwnMeta(t *testing.T) {
 		want map[string]string // _meta member: its JSON
 	}{
 		{``, map[string]string{mcp.MetaProtocolVersion: `"2026-07-28"`, mcp.MetaClientCapabilities: `{"sampling":{}}`}},
-		{`{"name":"x","arguments":{"a":[1,2]}}`, map[string]string{mcp.MetaClientInfo: `{"name":"toolnode","version":"1"}`}},
+		{`{"name":"x","arguments":{"a":[1,2]}}`, map[string]string{mcp.MetaClientInfo: ``}},
 		{`{"name":"x","_meta":{"progressToken":"t"}}`, map[string]string{"progressToken": `"t"`, mcp.MetaProtocolVersion: `"2026-07-28"`,
-			mcp.MetaClientInfo: `{"name":"toolnode","version":"1"}`, mcp.MetaClientCapabilities: `{"sampling":{}}`}},
+			mcp.MetaClientInfo: ``, mcp.MetaClientCapabilities: `{"sampling":{}}`}},
+		{`{"name":"x","_meta":{"io.modelcontextprotocol/clientInfo":{"name":"c"}}}`, map[string]string{mcp.MetaClientInfo: `{"name":"c"}`}},
+		{string(c.discoverParams), map[string]string{mcp.MetaClientInfo: `{"name":"toolnode","version":"1"}`,
+			mcp.MetaProtocolVersion: `"2026-07-28"`, mcp.MetaClientCapabilities: `{"sampling":{}}`}},
 		{`{"name":"x","_meta":{ }}`, map[string]string{mcp.MetaProtocolVersion: `"2026-07-28"`}},
 		{`{"name":"x","_meta":{"progressToken":"t","io.modelcontextprotocol/protocolVersion":"2025-11-25",` +
 			`"io.modelcontextprotocol/clientCapabilities":{}}}`,

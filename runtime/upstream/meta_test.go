@@ -16,7 +16,6 @@ func TestPrepareEditsMetaOnce(t *testing.T) {
 	info, caps := `{"name":"toolnode","version":"1"}`, `{"sampling":{}}`
 	revision := map[string]string{
 		mcp.MetaProtocolVersion:    `"` + mcp.Version20260728 + `"`,
-		mcp.MetaClientInfo:         info,
 		mcp.MetaClientCapabilities: caps,
 		mcp.MetaLogLevel:           `"debug"`,
 	}
@@ -42,7 +41,6 @@ func TestPrepareEditsMetaOnce(t *testing.T) {
 			`{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/logLevel":"error","progressToken":1}}`, "1",
 			map[string]string{
 				mcp.MetaProtocolVersion:    `"` + mcp.Version20260728 + `"`,
-				mcp.MetaClientInfo:         info,
 				mcp.MetaClientCapabilities: `{"roots":{}}`,
 				mcp.MetaLogLevel:           `"error"`,
 				"progressToken":            `"tn-x"`,
