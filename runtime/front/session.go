@@ -214,6 +214,9 @@ func (sess *Session) capable(need string) bool {
 // Request sends a bundle's request to the client, when the client declared the capability
 // it needs. It implements node.Session.
 func (sess *Session) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if sess.stateless {
+		return nil, errNoRequests()
+	}
 	need := capabilityFor(method)
 	if need != "" && !sess.capable(need) {
 		return nil, rpc.Errorf(mcp.CodeMethodNotFound, "the client did not declare the %q capability that %s needs", need, method)
@@ -247,6 +250,9 @@ func (sess *Session) Begin(ctx context.Context, id rpc.ID) (*Call, error) {
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	c := &Call{sess: sess, owner: sess, id: id, ctx: ctx, cancel: cancel}
+	if sess.inflight == nil {
+		sess.inflight = map[rpc.ID]*Call{} // a stateless request's Session may never need one
+	}
 	sess.inflight[id] = c
 	return c, nil
 }
@@ -368,19 +374,6 @@ func (c *Call) HandleAsync(method string, params json.RawMessage, reply func(jso
 // client's input run as an mrtrCall, which answers input_required for what a bundle asks.
 func (c *Call) handleStateless(method string, params json.RawMessage, reply func(json.RawMessage, *rpc.Error)) {
 	sess, n := c.sess, c.sess.srv.node
-	finish := func(res json.RawMessage, err *rpc.Error) {
-		var e error
-		if err != nil {
-			e = err
-		}
-		sess.finishStateless(method, res, e, func(res json.RawMessage, err *rpc.Error) {
-			var e error
-			if err != nil {
-				e = err
-			}
-			reply(c.end(res, e))
-		})
-	}
 	target, ok := mrtrMethod(method)
 	if !ok {
 		go func() {
@@ -389,7 +382,7 @@ func (c *Call) handleStateless(method string, params json.RawMessage, reply func
 			if err == nil && rerr != nil {
 				err = rerr
 			}
-			finish(raw, rpc.AsError(err))
+			sess.finishStateless(method, raw, err, func(res json.RawMessage, err *rpc.Error) { reply(c.end(res, errOrNil(err))) })
 		}()
 		return
 	}
@@ -404,6 +397,14 @@ func (c *Call) handleStateless(method string, params json.RawMessage, reply func
 			return
 		}
 		m.resume(sess, c.ctx, responses, func(res json.RawMessage, err *rpc.Error) { reply(c.end(res, errOrNil(err))) })
+		return
+	}
+	if method == mcp.MethodToolsCall && !n.AsksClients(sess.canonicalName(name)) {
+		// The bundle asks for input with an input_required answer of its own, which goes
+		// to the client as it is: nothing waits for the client's input here.
+		sess.callTool(c.ctx, sess, sess.canonicalCall(params), func(res json.RawMessage, err error) {
+			sess.finishStateless(method, res, err, func(res json.RawMessage, err *rpc.Error) { reply(c.end(res, errOrNil(err))) })
+		})
 		return
 	}
 	// The call outlives this request (it may wait for the client's input), but keeps its
@@ -575,20 +576,31 @@ func renderStrict(m *catalog.NameMap, tools []json.RawMessage) []json.RawMessage
 	return out
 }
 
+// canonicalName maps a tool name as a strict client sees it back to the catalog's; other
+// clients see the catalog's names.
+func (sess *Session) canonicalName(name string) string {
+	if !sess.isStrict() {
+		return name
+	}
+	if canonical, ok := sess.srv.node.Catalog().Strict().Canonical(name); ok {
+		return canonical
+	}
+	return name
+}
+
 // canonicalCall maps the tool name of a tools/call of a strict client back to the
 // catalog's; other clients' calls are returned as they are.
 func (sess *Session) canonicalCall(params json.RawMessage) json.RawMessage {
 	if !sess.isStrict() {
 		return params
 	}
-	m := sess.srv.node.Catalog().Strict()
 	var name string
 	raw, ok := rawjson.Member(params, "name")
 	if !ok || json.Unmarshal(raw, &name) != nil {
 		return params
 	}
-	canonical, ok := m.Canonical(name)
-	if !ok {
+	canonical := sess.canonicalName(name)
+	if canonical == name {
 		return params
 	}
 	quoted, _ := json.Marshal(canonical)

@@ -17,6 +17,9 @@ import (
 // opened by initialize. Each stateless request gets a Session of its own, never attached to
 // the node, whose version, capabilities and log level are the request's.
 
+// versionMember is the revision as a request's _meta nearly always spells it.
+const versionMember = `"` + mcp.Version20260728 + `"`
+
 // requestMeta is what a 2026-07-28 request says about itself.
 type requestMeta struct {
 	version    string
@@ -66,6 +69,10 @@ func readMetaValue(raw json.RawMessage, ok bool) (requestMeta, *rpc.Error) {
 		ok := true
 		switch {
 		case name.Is(mcp.MetaProtocolVersion):
+			if string(value) == versionMember { // the usual one, without a copy
+				m.version = mcp.Version20260728
+				break
+			}
 			m.version, ok = rawjson.String(value)
 		case name.Is(mcp.MetaLogLevel):
 			m.logLevel, ok = rawjson.String(value)
@@ -108,7 +115,7 @@ const noLogs = math.MaxInt
 // statelessSession returns the Session that serves one stateless request: the request's
 // revision, capabilities and log level; messages go out through out.
 func (s *Server) statelessSession(out Outbound, m requestMeta) *Session {
-	sess := &Session{srv: s, out: out, inflight: map[rpc.ID]*Call{}, stateless: true, initialized: true,
+	sess := &Session{srv: s, out: out, stateless: true, initialized: true,
 		version: m.version, clientCaps: m.caps, minLevel: noLogs}
 	if rank, ok := mcp.LogLevelRank(m.logLevel); ok {
 		sess.minLevel = rank
@@ -228,5 +235,10 @@ func (o streamOutbound) Notify(ctx context.Context, method string, params any) e
 }
 
 func (o streamOutbound) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
-	return nil, rpc.Errorf(mcp.CodeInternalError, "a client without a session takes no requests (2026-07-28 asks with input_required results)")
+	return nil, errNoRequests()
+}
+
+// errNoRequests answers a bundle's request to a client that has no session.
+func errNoRequests() *rpc.Error {
+	return rpc.Errorf(mcp.CodeInternalError, "a client without a session takes no requests (2026-07-28 asks with input_required results)")
 }

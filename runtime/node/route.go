@@ -38,6 +38,35 @@ func (n *Node) CallToolAsync(ctx context.Context, sess Session, params json.RawM
 	n.CallToolFor(ctx, sess, params, nil, done)
 }
 
+// AsksClients reports whether a call to the tool name may bring requests from its bundle to
+// the client (elicitation, sampling, roots) while it runs: false only when every running
+// process of the bundle serving it speaks the stateless revision, which asks with an
+// input_required answer instead. A front spares such calls what waiting for a client's
+// input takes.
+func (n *Node) AsksClients(name string) bool {
+	e, ok := n.Catalog().Lookup(name)
+	if !ok || e.Bundle == builtinBundle {
+		return true
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	b := n.bundles[e.Bundle]
+	if b == nil || isolatedBundle(b) {
+		return true
+	}
+	running := false
+	for _, inst := range b.slots {
+		if inst == nil {
+			continue
+		}
+		if inst.client.Era() != upstream.EraStateless {
+			return true
+		}
+		running = true
+	}
+	return !running
+}
+
 // CallToolFor is CallToolAsync for a caller that may see and call only the tools allow
 // accepts: another tool is unknown to it, and toolnode.search and toolnode.execute see only
 // what it may.
