@@ -13,6 +13,7 @@
 package catalog
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -46,6 +47,9 @@ type Entry struct {
 	Tool   string
 	// JSON is the bundle's tool object with only "name" changed to Name.
 	JSON json.RawMessage
+	// Mirrors is whether the tool's schema marks arguments with x-mcp-header, which a
+	// 2026-07-28 HTTP call mirrors into headers that must then be checked.
+	Mirrors bool
 }
 
 // Notice reports a tool that was refused or renamed while merging.
@@ -152,7 +156,8 @@ func Build(sources []Source) (*Catalog, []Notice) {
 			return false
 		}
 		cat.byName[c.name] = len(cat.entries)
-		cat.entries = append(cat.entries, Entry{Name: c.name, Bundle: c.bundle, Tool: c.tool, JSON: rename(c.raw, c.name, c.tool)})
+		cat.entries = append(cat.entries, Entry{Name: c.name, Bundle: c.bundle, Tool: c.tool, JSON: rename(c.raw, c.name, c.tool),
+			Mirrors: bytes.Contains(c.raw, []byte("x-mcp-header"))})
 		return true
 	}
 	for _, c := range cands {

@@ -1,7 +1,6 @@
 package front
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -145,18 +144,16 @@ func headerValue(v string) (string, bool) {
 // tool's inputSchema marks with x-mcp-header: each argument present has its header, equal to
 // it.
 func (h *HTTPHandler) checkParamHeaders(r *http.Request, params json.RawMessage, mismatch func(string, ...any) *rpc.Error) *rpc.Error {
-	var name string
-	if raw, ok := rawjson.Member(params, "name"); !ok || json.Unmarshal(raw, &name) != nil {
+	raw, _ := rawjson.Member(params, "name")
+	name, ok := rawjson.String(raw)
+	if !ok {
 		return nil // the call itself reports bad params
 	}
 	e, ok := h.srv.node.Catalog().Lookup(name)
-	if !ok {
-		return nil
-	}
-	schema, _ := rawjson.Member(e.JSON, "inputSchema")
-	if !bytes.Contains(schema, []byte("x-mcp-header")) {
+	if !ok || !e.Mirrors {
 		return nil // most tools mirror nothing: no need to walk the schema
 	}
+	schema, _ := rawjson.Member(e.JSON, "inputSchema")
 	arguments, _ := rawjson.Member(params, "arguments")
 	for _, ph := range paramHeaders(schema) {
 		want, present := argAt(arguments, ph.path)
