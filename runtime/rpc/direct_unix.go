@@ -12,7 +12,8 @@ import (
 
 // directWriter returns a function that writes as much of b as w takes without waiting, when
 // w is a non-blocking descriptor (a pipe made by os.Pipe, or one NonBlocking prepared);
-// nil otherwise.
+// nil otherwise. Calls of the function must not overlap (an Outbox makes them under its
+// lock): they share one attempt's state, so that a write allocates nothing.
 func directWriter(w io.Writer) func([]byte) (int, error) {
 	sc, ok := w.(syscall.Conn)
 	if !ok {
@@ -30,24 +31,37 @@ func directWriter(w io.Writer) func([]byte) (int, error) {
 	if !nonblock {
 		return nil
 	}
-	return func(b []byte) (int, error) {
-		var n int
-		var werr error
-		err := rc.Write(func(fd uintptr) bool {
-			n, werr = unix.Write(int(fd), b)
-			return true // one attempt: never wait for room
-		})
-		if n < 0 {
-			n = 0
-		}
-		if werr == unix.EAGAIN || werr == unix.EINTR {
-			werr = nil
-		}
-		if err != nil {
-			return n, err
-		}
-		return n, werr
+	a := &attempt{rc: rc}
+	a.try = a.write
+	return a.do
+}
+
+// attempt is one write to a non-blocking descriptor that never waits for room.
+type attempt struct {
+	rc  syscall.RawConn
+	try func(fd uintptr) bool // a.write, bound once
+	b   []byte
+	n   int
+	err error
+}
+
+func (a *attempt) write(fd uintptr) bool {
+	a.n, a.err = unix.Write(int(fd), a.b)
+	return true // one attempt: never wait for room
+}
+
+func (a *attempt) do(b []byte) (int, error) {
+	a.b = b
+	err := a.rc.Write(a.try)
+	n, werr := max(a.n, 0), a.err
+	a.b, a.n, a.err = nil, 0, nil
+	if werr == unix.EAGAIN || werr == unix.EINTR {
+		werr = nil
 	}
+	if err != nil {
+		return n, err
+	}
+	return n, werr
 }
 
 // NonBlocking returns a descriptor for f's file that Outbox can write to without waiting,
