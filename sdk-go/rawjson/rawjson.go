@@ -148,17 +148,25 @@ func DeleteMember(obj []byte, key string) []byte {
 	return append(append(out, obj[:start]...), obj[end:]...)
 }
 
-// skipString returns the index after the string starting at b[i] == '"', or -1.
+// skipString returns the index after the string starting at b[i] == '"', or -1. It jumps
+// from quote to quote: names and values run to tens of bytes, which IndexByte crosses
+// faster than a loop looking at each byte.
 func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
+	for j := i + 1; ; j++ {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		// The quote ends the string unless an odd number of backslashes escapes it.
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
 			return j + 1
 		}
 	}
-	return -1
 }
 
 // skipValue returns the index after the JSON value starting at b[i], or -1.

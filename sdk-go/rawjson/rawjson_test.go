@@ -2,7 +2,9 @@ package rawjson
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestString(t *testing.T) {
@@ -43,4 +45,50 @@ func TestPutMemberQuotesNewNames(t *testing.T) {
 			t.Errorf("PutMember %q gave %s", key, out)
 		}
 	}
+}
+
+func TestMembersAcrossEscapes(t *testing.T) {
+	tests := []struct {
+		obj  string
+		want []string // name=value
+	}{
+		{`{"a":"x\\","b":1}`, []string{`a="x\\"`, `b=1`}},
+		{`{"a":"x\"y","b":2}`, []string{`a="x\"y"`, `b=2`}},
+		{`{"a":"\\\"","b":[{"c":"}"}]}`, []string{`a="\\\""`, `b=[{"c":"}"}]`}},
+		{`{"q\"k":"v"}`, []string{`q"k="v"`}},
+		{`{"a":"",  "b" : "\u0022" }`, []string{`a=""`, `b="\u0022"`}},
+		{`{"a":"unterminated`, nil},
+	}
+	for _, tt := range tests {
+		var got []string
+		Members([]byte(tt.obj), func(name Name, value []byte) { got = append(got, name.String()+"="+string(value)) })
+		if strings.Join(got, " ") != strings.Join(tt.want, " ") {
+			t.Errorf("Members(%s) = %q, want %q", tt.obj, got, tt.want)
+		}
+	}
+}
+
+// FuzzMembers holds Members to what encoding/json reads from the same object: every member,
+// the last of a repeated name winning, each value byte for byte.
+func FuzzMembers(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `{"a":"x\\\"","b":[1,{"c":"]"}]}`, `{"n\u0061me":null,"name":true}`, `{ "a" : { } , "b" : "\\\\" }`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b := []byte(s)
+		var want map[string]json.RawMessage
+		if !utf8.Valid(b) || json.Unmarshal(b, &want) != nil || want == nil {
+			return
+		}
+		got := map[string]json.RawMessage{}
+		Members(b, func(name Name, value []byte) { got[name.String()] = value })
+		if len(got) != len(want) {
+			t.Fatalf("Members(%s) read %d members, encoding/json %d", s, len(got), len(want))
+		}
+		for k, v := range want {
+			if string(got[k]) != string(v) {
+				t.Fatalf("Members(%s): %q = %s, encoding/json %s", s, k, got[k], v)
+			}
+		}
+	})
 }
