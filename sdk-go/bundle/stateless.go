@@ -147,9 +147,12 @@ type Input struct {
 	ss      *session
 	id      json.RawMessage // of the request served, as received
 	era     era
-	answers map[string]json.RawMessage // given so far, 2026-07-28 only
+	answers map[string]json.RawMessage // given so far, 2026-07-28 only; nil when none
 	asked   int                        // questions so far, for keys not given
-	digest  func() string              // what binds a state to the request
+
+	// What a state is bound to: the request's method, target and arguments.
+	method, target string
+	args           json.RawMessage
 
 	// Set when the request cannot finish: the questions to send, or why not.
 	need *mcp.InputRequiredResult
@@ -302,11 +305,11 @@ func (ss *session) newInput(id json.RawMessage, e era, r rounds, method, target 
 	if !e.stateless {
 		return in, nil
 	}
-	in.digest = func() string { return callDigest(method, target, args) }
-	in.answers = map[string]json.RawMessage{}
+	in.method, in.target, in.args = method, target, args
 	if !r.given() {
 		return in, nil
 	}
+	in.answers = map[string]json.RawMessage{}
 	if r.RequestState != nil {
 		sealed, err := ss.s.openState(*r.RequestState, in.digest())
 		if err != nil {
@@ -357,11 +360,11 @@ func (in *Input) finish(res any, rerr *RPCError) (any, *RPCError) {
 	return res, rerr
 }
 
-// callDigest binds a requestState to one request: its method, target and arguments.
-func callDigest(method, target string, args json.RawMessage) string {
+// digest binds a requestState to one request: its method, target and arguments.
+func (in *Input) digest() string {
 	var v any
-	_ = json.Unmarshal(args, &v)
-	b, _ := json.Marshal([]any{method, target, v}) // maps marshal with sorted keys
+	_ = json.Unmarshal(in.args, &v)
+	b, _ := json.Marshal([]any{in.method, in.target, v}) // maps marshal with sorted keys
 	sum := sha256.Sum256(b)
 	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
