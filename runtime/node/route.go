@@ -39,10 +39,9 @@ func (n *Node) CallToolAsync(ctx context.Context, sess Session, params json.RawM
 }
 
 // AsksClients reports whether a call to the tool name may bring requests from its bundle to
-// the client (elicitation, sampling, roots) while it runs: false only when every running
-// process of the bundle serving it speaks the stateless revision, which asks with an
-// input_required answer instead. A front spares such calls what waiting for a client's
-// input takes.
+// the client (elicitation, sampling, roots) while it runs: false only when no running
+// process of the bundle serving it may (see upstream.Client.AsksClients). A front spares
+// other calls what waiting for a client's input takes.
 func (n *Node) AsksClients(name string) bool {
 	e, ok := n.Catalog().Lookup(name)
 	if !ok || e.Bundle == builtinBundle {
@@ -59,7 +58,7 @@ func (n *Node) AsksClients(name string) bool {
 		if inst == nil {
 			continue
 		}
-		if inst.client.Era() != upstream.EraStateless {
+		if inst.client.AsksClients() {
 			return true
 		}
 		running = true

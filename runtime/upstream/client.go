@@ -291,6 +291,12 @@ func (c *Client) setEra(e Era, version string) {
 // results (resultType "input_required"); they are returned as the bundle sent them.
 func (c *Client) Era() Era { return Era(c.era.Load()) }
 
+// AsksClients reports whether the bundle may send requests meant for the client while a
+// call runs (elicitation, sampling, roots): one of the session era may, and so may one
+// reached over a cluster link, whose node relays what its own bundles ask; a stateless
+// bundle asks with input_required answers instead.
+func (c *Client) AsksClients() bool { return c.Era() != EraStateless || c.cfg.Link != nil }
+
 // Ping checks that the bundle answers: ping in a session, server/discover for a stateless
 // bundle (which has no ping). An error answer is still an answer.
 func (c *Client) Ping(ctx context.Context) error {
