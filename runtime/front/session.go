@@ -250,8 +250,8 @@ func (sess *Session) Begin(ctx context.Context, id rpc.ID) (*Call, error) {
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	c := &Call{sess: sess, owner: sess, id: id, ctx: ctx, cancel: cancel}
-	if sess.inflight == nil {
-		sess.inflight = map[rpc.ID]*Call{} // a stateless request's Session may never need one
+	if sess.stateless {
+		return c, nil // its one request: nothing can name it to cancel it
 	}
 	sess.inflight[id] = c
 	return c, nil
