@@ -1,6 +1,9 @@
 package front_test
 
 import (
+	"bufio"
+	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -50,5 +53,51 @@ func BenchmarkHTTPCall(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkStdioCall relays tools/call through the stdio front to a bundle process, one at
+// a time, in each era, as BenchmarkHTTPCall does over HTTP.
+func BenchmarkStdioCall(b *testing.B) {
+	srv := startServer(b)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- srv.ServeStdio(context.Background(), inR, outW)
+		outW.Close()
+	}()
+	answers := bufio.NewReader(outR)
+	call := func(line string) string {
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			b.Fatal(err)
+		}
+		answer, err := answers.ReadString('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		return answer
+	}
+	call(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		b.Fatal(err)
+	}
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	for _, era := range []struct{ name, body string }{
+		{"2025-11-25", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a.echo","arguments":{"text":"s"}}}`},
+		{"2026-07-28", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a.echo","arguments":{"text":"s"},` + meta + `}}`},
+	} {
+		b.Run(era.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if answer := call(era.body); !strings.Contains(answer, "a:s") {
+					b.Fatalf("answer %s", answer)
+				}
+			}
+		})
+	}
+	inW.Close()
+	if err := <-done; err != nil {
+		b.Fatal(err)
 	}
 }

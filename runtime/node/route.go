@@ -122,8 +122,7 @@ func (n *Node) callTool(ctx context.Context, sess Session, params json.RawMessag
 		return
 	}
 	if e.Tool != name {
-		quoted, _ := json.Marshal(e.Tool)
-		params, _ = rawjson.SetMember(params, "name", quoted)
+		params, _ = rawjson.SetMember(params, "name", rawjson.AppendString(nil, e.Tool))
 	}
 	n.forwardAsync(ctx, sess, e.Bundle, mcp.MethodToolsCall, params, func() string { return fmt.Sprintf("tool %q", name) }, done)
 }

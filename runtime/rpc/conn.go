@@ -58,7 +58,15 @@ type Conn struct {
 	done      chan struct{} // closed when reading has ended
 	closeOnce sync.Once
 	readErr   error // why reading ended; set before done closes
+
+	// lines holds encoding buffers (*[]byte) for Send: the outbox copies what it keeps,
+	// so a line's buffer serves the next one.
+	lines sync.Pool
 }
+
+// keptLine bounds the buffers kept for encoding: one after a large result goes to the
+// garbage collector.
+const keptLine = 64 << 10
 
 // NewConn starts a connection reading r and writing w. Close closes closer (which may be
 // nil), which should end both.
@@ -110,7 +118,19 @@ func (c *Conn) Request(id ID, method string, params json.RawMessage) error {
 func (c *Conn) Forget(id ID) bool { return c.pending.Take(id) != nil }
 
 // Send writes m, never waiting for the peer (see Outbox).
-func (c *Conn) Send(m *Message) error { return c.out.Send(m.Encode()) }
+func (c *Conn) Send(m *Message) error {
+	buf, _ := c.lines.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	line := append(m.Append((*buf)[:0]), '\n')
+	err := c.out.Send(line)
+	if cap(line) <= keptLine {
+		*buf = line
+		c.lines.Put(buf)
+	}
+	return err
+}
 
 // Notify sends a notification.
 func (c *Conn) Notify(method string, params json.RawMessage) error {

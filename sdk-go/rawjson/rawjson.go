@@ -113,9 +113,8 @@ func PutMember(obj []byte, key string, value []byte) ([]byte, bool) {
 	if i >= len(obj) || obj[i] != '{' {
 		return nil, false
 	}
-	quoted := AppendString(nil, key)
-	out := make([]byte, 0, len(obj)+len(quoted)+len(value)+2)
-	out = append(append(append(append(out, obj[:i+1]...), quoted...), ':'), value...)
+	out := make([]byte, 0, len(obj)+len(key)+len(value)+4)
+	out = append(append(AppendString(append(out, obj[:i+1]...), key), ':'), value...)
 	if j := skipSpace(obj, i+1); j < len(obj) && obj[j] != '}' {
 		out = append(out, ',')
 	}
