@@ -247,6 +247,10 @@ func TestHTTPRefusals(t *testing.T) {
 		{"no session", "POST", nil, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, 400},
 		{"unknown session", "POST", map[string]string{"Mcp-Session-Id": "gone"}, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, 404},
 		{"not JSON", "POST", nil, `{oops`, 400},
+		{"JSON with a charset", "POST", map[string]string{"Content-Type": "application/json; charset=utf-8"}, initBody, 200},
+		{"JSON spelled in capitals", "POST", map[string]string{"Content-Type": "Application/JSON"}, initBody, 200},
+		{"not a JSON body", "POST", map[string]string{"Content-Type": "text/plain"}, initBody, 415},
+		{"no Content-Type", "POST", map[string]string{"Content-Type": ""}, initBody, 415},
 		{"wrong method", "PUT", nil, ``, 405},
 	}
 	for _, tt := range tests {

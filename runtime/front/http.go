@@ -307,8 +307,32 @@ func (h *HTTPHandler) session(w http.ResponseWriter, r *http.Request) *httpSessi
 	return hs
 }
 
+// isJSON reports whether a Content-Type names application/json; the plain spelling nearly
+// every client sends is taken without parsing.
+func isJSON(contentType string) bool {
+	if contentType == "application/json" {
+		return true
+	}
+	mt, _, _ := mime.ParseMediaType(contentType)
+	return mt == "application/json"
+}
+
+// readBody reads a request's body, bounded by limit: one of a declared length (nearly every
+// client declares it) into one buffer of that size, else growing as it comes.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	body := http.MaxBytesReader(w, r.Body, limit)
+	if n := r.ContentLength; n > 0 && n <= limit {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(body, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	return io.ReadAll(body)
+}
+
 func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
-	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/json" {
+	if !isJSON(r.Header.Get("Content-Type")) {
 		httpError(w, http.StatusUnsupportedMediaType, mcp.CodeInvalidRequest, "Content-Type must be application/json")
 		return
 	}
@@ -318,7 +342,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotAcceptable, mcp.CodeInvalidRequest, "Accept must list application/json and text/event-stream")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBody))
+	body, err := readBody(w, r, h.opts.MaxBody)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
