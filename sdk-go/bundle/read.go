@@ -19,18 +19,15 @@ func readRequest(line []byte) (request, error) {
 	if !json.Valid(line) || !isObject(line) {
 		return req, json.Unmarshal(line, &req) // fails, saying why
 	}
-	ok := true
+	f := fields{ok: true}
 	rawjson.Members(line, func(name rawjson.Name, v []byte) {
-		var isString bool
 		switch {
 		case name.Is("jsonrpc"):
-			req.JSONRPC, isString = rawjson.String(v)
-			ok = ok && isString
+			req.JSONRPC = f.str(v)
 		case name.Is("id"):
 			req.ID = v
 		case name.Is("method"):
-			req.Method, isString = rawjson.String(v)
-			ok = ok && isString
+			req.Method = f.str(v)
 		case name.Is("params"):
 			req.Params = v
 		case name.Is("result"):
@@ -39,7 +36,7 @@ func readRequest(line []byte) (request, error) {
 			req.Error = v
 		}
 	})
-	if !ok {
+	if !f.ok {
 		req = request{}
 		return req, json.Unmarshal(line, &req)
 	}
@@ -51,13 +48,11 @@ func readCallParams(params json.RawMessage, p *toolCallParams) *RPCError {
 	if len(params) == 0 || string(params) == "null" {
 		return nil
 	}
-	ok := isObject(params)
+	f := fields{ok: isObject(params)}
 	rawjson.Members(params, func(name rawjson.Name, v []byte) {
-		var isString bool
 		switch {
 		case name.Is("name"):
-			p.Name, isString = rawjson.String(v)
-			ok = ok && isString
+			p.Name = f.str(v)
 		case name.Is("arguments"):
 			p.Arguments = v
 		case name.Is("_meta"):
@@ -66,21 +61,21 @@ func readCallParams(params json.RawMessage, p *toolCallParams) *RPCError {
 				p.Meta = nil
 			case isObject(v):
 				p.Meta = &mcp.StatelessMeta{}
-				ok = ok && readMeta(v, p.Meta)
+				f.ok = f.ok && readMeta(v, p.Meta)
 			default:
-				ok = false
+				f.ok = false
 			}
 		case name.Is("inputResponses"):
 			p.InputResponses = v
 		case name.Is("requestState"):
 			p.RequestState = nil
 			if string(v) != "null" {
-				s, isString := rawjson.String(v)
-				p.RequestState, ok = &s, ok && isString
+				s := f.str(v)
+				p.RequestState = &s
 			}
 		}
 	})
-	if !ok {
+	if !f.ok {
 		*p = toolCallParams{}
 		return decodeParams(params, p)
 	}
@@ -90,16 +85,13 @@ func readCallParams(params json.RawMessage, p *toolCallParams) *RPCError {
 // readMeta reads the members of a request's _meta the server looks at, and reports
 // whether they have the types they must.
 func readMeta(raw []byte, m *mcp.StatelessMeta) bool {
-	ok := true
+	f := fields{ok: true}
 	rawjson.Members(raw, func(name rawjson.Name, v []byte) {
-		var isString bool
 		switch {
 		case name.Is(mcp.MetaProtocolVersion):
-			m.ProtocolVersion, isString = rawjson.String(v)
-			ok = ok && isString
+			m.ProtocolVersion = f.str(v)
 		case name.Is(mcp.MetaLogLevel):
-			m.LogLevel, isString = rawjson.String(v)
-			ok = ok && isString
+			m.LogLevel = f.str(v)
 		case name.Is(mcp.MetaClientCapabilities):
 			m.ClientCapabilities = v
 		case name.Is(mcp.MetaClientInfo):
@@ -112,7 +104,17 @@ func readMeta(raw []byte, m *mcp.StatelessMeta) bool {
 			m.Tracestate = v
 		}
 	})
-	return ok
+	return f.ok
+}
+
+// fields records whether every member read so far had the type it must.
+type fields struct{ ok bool }
+
+// str reads a string member; any other value marks the read failed.
+func (f *fields) str(v []byte) string {
+	s, ok := rawjson.String(v)
+	f.ok = f.ok && ok
+	return s
 }
 
 // isObject reports whether the JSON text b is an object.
