@@ -16,7 +16,7 @@ import (
 var callMetas = []struct{ name, meta string }{
 	{"session", ``},
 	{"stateless", `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},`},
-	{"relayed", `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"toolnode","version":"0.1.0"},` +
+	{"relayed", `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
 		`"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"sampling":{},"elicitation":{}},"io.modelcontextprotocol/logLevel":"debug","progressToken":"tn-B-NM6fFS-1"},`},
 }
 

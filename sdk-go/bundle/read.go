@@ -89,9 +89,9 @@ func readMeta(raw []byte, m *mcp.StatelessMeta) bool {
 	rawjson.Members(raw, func(name rawjson.Name, v []byte) {
 		switch {
 		case name.Is(mcp.MetaProtocolVersion):
-			m.ProtocolVersion = f.str(v)
+			m.ProtocolVersion = f.str(v, mcp.Version20260728)
 		case name.Is(mcp.MetaLogLevel):
-			m.LogLevel = f.str(v)
+			m.LogLevel = f.str(v, "debug", "info", "warning", "error")
 		case name.Is(mcp.MetaClientCapabilities):
 			m.ClientCapabilities = v
 		case name.Is(mcp.MetaClientInfo):
@@ -110,8 +110,16 @@ func readMeta(raw []byte, m *mcp.StatelessMeta) bool {
 // fields records whether every member read so far had the type it must.
 type fields struct{ ok bool }
 
-// str reads a string member; any other value marks the read failed.
-func (f *fields) str(v []byte) string {
+// str reads a string member; any other value marks the read failed. A value among known,
+// as every call spells it, is had without a copy.
+func (f *fields) str(v []byte, known ...string) string {
+	if len(v) > 2 && v[0] == '"' {
+		for _, k := range known {
+			if string(v[1:len(v)-1]) == k {
+				return k
+			}
+		}
+	}
 	s, ok := rawjson.String(v)
 	f.ok = f.ok && ok
 	return s

@@ -67,8 +67,11 @@ func (t *TraceContext) Keys() []string {
 // traceContextOf keeps what a request's _meta carried when its traceparent is a valid
 // one; a tracestate that is not a string is dropped.
 func traceContextOf(traceparent, tracestate json.RawMessage) TraceContext {
+	if traceparent == nil {
+		return TraceContext{} // before t, which escapes to the decoder: most calls carry none
+	}
 	var t TraceContext
-	if traceparent == nil || json.Unmarshal(traceparent, &t.Traceparent) != nil || !validTraceparent(t.Traceparent) {
+	if json.Unmarshal(traceparent, &t.Traceparent) != nil || !validTraceparent(t.Traceparent) {
 		return TraceContext{}
 	}
 	if tracestate != nil && json.Unmarshal(tracestate, &t.Tracestate) != nil {
