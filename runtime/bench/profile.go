@@ -335,7 +335,7 @@ var stages = classes(
 	"node: take the answer off the bundle's stdout (parse, match the id, wake the caller)", `(jsonrpc2|toolnode/runtime)[^<]*$`,
 	"node: route the call and keep track of it (catalog, ids, contexts, timers, tables)", `toolnode/runtime/(node|upstream)\.`,
 	"front: decode the request as JSON-RPC", `(encoding/json\.Unmarshal|toolnode/runtime/rpc\.Parse\w*)\b.* < [^<]*toolnode/runtime/front\.`,
-	"front: read the body", `io\.ReadAll < [^<]*toolnode/runtime/front\.`,
+	"front: read the body", `io\.ReadAll < [^<]*toolnode/runtime/front\.|toolnode/runtime/front\.readBody\b`,
 	"front: session lookup", `toolnode/runtime/front\.\(\*HTTPHandler\)\.session\b`,
 	"front: encode the answer, set headers, write the body", `toolnode/runtime/(front\.(\(\*sseWriter\)\.finish|\(\*stream\)\.(finish|event)|writeJSON|writeMessage|encode)|rpc\.\(\*Message\)\.Encode)\b`,
 	"front: header checks and the rest of the handler", `toolnode/runtime/front\.`,
