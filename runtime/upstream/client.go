@@ -401,12 +401,16 @@ func (c *Client) Send(id rpc.ID, method string, params json.RawMessage) error {
 
 // metaMember is one member the node puts in a stateless request's _meta.
 type metaMember struct {
-	key   string
-	value []byte
+	key    string
+	member []byte // as written after another member: `,"key":value`
 }
 
-// versionMember is the quoted revision of a stateless request's _meta.
-var versionMember = []byte(`"` + mcp.Version20260728 + `"`)
+func newMetaMember(key string, value []byte) metaMember {
+	return metaMember{key, append(append(rawjson.AppendString([]byte{','}, key), ':'), value...)}
+}
+
+// versionMember opens a stateless request's _meta with the revision.
+const versionMember = `{"` + mcp.MetaProtocolVersion + `":"` + mcp.Version20260728 + `"`
 
 // setMeta sets the _meta members of a stateless request from the client's info and
 // capabilities (JSON), and the log level. The info goes only with server/discover: the
@@ -414,10 +418,10 @@ var versionMember = []byte(`"` + mcp.Version20260728 + `"`)
 func (c *Client) setMeta(info, caps []byte) {
 	c.discoverParams = append(append([]byte(`{"_meta":{"`+mcp.MetaClientInfo+`":`), info...), "}}"...)
 	c.meta = []metaMember{
-		{mcp.MetaClientCapabilities, caps},
+		newMetaMember(mcp.MetaClientCapabilities, caps),
 		// Every level, unless the client asked for one: the node filters log messages for
 		// each client itself (a session's logging/setLevel has no stateless counterpart).
-		{mcp.MetaLogLevel, []byte(`"debug"`)},
+		newMetaMember(mcp.MetaLogLevel, []byte(`"debug"`)),
 	}
 }
 
@@ -461,7 +465,6 @@ func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool) 
 		// The client's own members kept (its revision replaced by the bundle's), the
 		// node's added where the client gave none, the token last: in one pass over _meta.
 		out := make([]byte, 0, len(meta)+len(token)+160)
-		out = append(rawjson.AppendString(append(out, '{'), mcp.MetaProtocolVersion), ':')
 		out = append(out, versionMember...)
 		var given uint
 		rawjson.Members(meta, func(name rawjson.Name, value []byte) {
@@ -473,11 +476,11 @@ func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool) 
 					given |= 1 << i
 				}
 			}
-			out = append(append(rawjson.AppendString(append(out, ','), name.String()), ':'), value...)
+			out = append(append(name.Append(append(out, ',')), ':'), value...)
 		})
 		for i, kv := range c.meta {
 			if given&(1<<i) == 0 {
-				out = append(append(rawjson.AppendString(append(out, ','), kv.key), ':'), kv.value...)
+				out = append(out, kv.member...)
 			}
 		}
 		if token != nil {

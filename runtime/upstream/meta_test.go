@@ -46,6 +46,8 @@ func TestPrepareEditsMetaOnce(t *testing.T) {
 				"progressToken":            `"tn-x"`,
 			}, nil},
 		{"stateless, empty params", EraStateless, ``, "", with(revision, "progressToken", `"tn-x"`), nil},
+		{"stateless, a member name with escapes kept as written", EraStateless, `{"_meta":{"k\u0022q\\":[1]}}`, "",
+			with(with(revision, "progressToken", `"tn-x"`), `k"q\`, `[1]`), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -274,6 +274,9 @@ func (n Name) Is(key string) bool {
 	return n.String() == key
 }
 
+// Append appends the name quoted, as it was written.
+func (n Name) Append(b []byte) []byte { return append(append(append(b, '"'), n.raw...), '"') }
+
 // Equal reports whether two names are one, escapes resolved.
 func (n Name) Equal(o Name) bool {
 	if !n.escaped && !o.escaped {
