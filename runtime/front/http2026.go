@@ -38,11 +38,12 @@ func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, msg *rpc
 		fail(http.StatusNotFound, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found: protocol version %s has no %s", msg.Method, mcp.Version20260728, msg.Method))
 		return
 	}
-	if err := h.checkHeaders(r, msg); err != nil {
+	rawMeta, hasMeta := rawjson.Member(msg.Params, "_meta")
+	if err := h.checkHeaders(r, msg, rawMeta); err != nil {
 		fail(http.StatusBadRequest, err)
 		return
 	}
-	meta, err := readMeta(msg.Params)
+	meta, err := readMetaValue(rawMeta, hasMeta)
 	if err != nil {
 		fail(http.StatusBadRequest, err)
 		return
@@ -79,12 +80,13 @@ func statelessStatus(err *rpc.Error) int {
 
 // checkHeaders checks that the headers mirroring the body say what the body says: the
 // protocol version, the method, the name of a tool, prompt or resource, and the tool
-// arguments a tool marks with x-mcp-header. A mismatch is -32020.
-func (h *HTTPHandler) checkHeaders(r *http.Request, msg *rpc.Message) *rpc.Error {
+// arguments a tool marks with x-mcp-header. A mismatch is -32020. meta is the request's
+// _meta, nil when it has none.
+func (h *HTTPHandler) checkHeaders(r *http.Request, msg *rpc.Message, meta json.RawMessage) *rpc.Error {
 	mismatch := func(format string, args ...any) *rpc.Error {
 		return rpc.Errorf(mcp.CodeHeaderMismatch, "header mismatch: "+format, args...)
 	}
-	if meta, ok := rawjson.Member(msg.Params, "_meta"); ok {
+	if meta != nil {
 		// A version that is not a string is left to readMeta, which refuses it.
 		raw, _ := rawjson.Member(meta, mcp.MetaProtocolVersion)
 		if v, isString := rawjson.String(raw); isString && raw != nil {
@@ -103,15 +105,13 @@ func (h *HTTPHandler) checkHeaders(r *http.Request, msg *rpc.Message) *rpc.Error
 		return mismatch("%s header %q does not match the body's method %q", HeaderMethod, got, msg.Method)
 	}
 	if target, ok := mrtrMethod(msg.Method); ok {
-		var want string
-		if raw, ok := rawjson.Member(msg.Params, target); ok {
-			want, _ = rawjson.String(raw)
-		}
+		raw, _ := rawjson.Member(msg.Params, target)
 		got, present := r.Header[http.CanonicalHeaderKey(HeaderName)]
 		if !present {
 			return mismatch("missing %s header", HeaderName)
 		}
-		if v, ok := headerValue(got[0]); !ok || v != want {
+		if v, ok := headerValue(got[0]); !ok || !rawjson.StringIs(raw, v) {
+			want, _ := rawjson.String(raw)
 			return mismatch("%s header value %q does not match body value %q", HeaderName, got[0], want)
 		}
 	}

@@ -207,6 +207,16 @@ func skipValue(b []byte, i int) int {
 	return j
 }
 
+// StringIs reports whether the JSON value v reads as s the way String reads it (a missing
+// value and null as ""), without a copy when v holds no escapes.
+func StringIs(v []byte, s string) bool {
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1:len(v)-1]) == s
+	}
+	got, _ := String(v)
+	return got == s
+}
+
 // String decodes the JSON string v as json.Unmarshal into a string does (null gives "" and
 // true), without a decoder for one that holds no escapes: names and versions are read on
 // every request.

@@ -92,3 +92,24 @@ func FuzzMembers(f *testing.F) {
 		}
 	})
 }
+
+func TestStringIs(t *testing.T) {
+	tests := []struct {
+		v, s string
+		want bool
+	}{
+		{`"echo"`, "echo", true},
+		{`"echo"`, "echo2", false},
+		{`"caf\u00e9"`, "café", true},
+		{`"a\"b"`, `a"b`, true},
+		{`null`, "", true},
+		{``, "", true},
+		{`""`, "", true},
+		{`12`, "12", false},
+	}
+	for _, tt := range tests {
+		if got := StringIs([]byte(tt.v), tt.s); got != tt.want {
+			t.Errorf("StringIs(%s, %q) = %v, want %v", tt.v, tt.s, got, tt.want)
+		}
+	}
+}
