@@ -100,7 +100,6 @@ type Node struct {
 // flight is a client's call being served by a bundle.
 type flight struct {
 	sess  Session
-	ctx   context.Context
 	inst  *instance // the process serving it
 	relay *relay    // what carries it there and back
 }

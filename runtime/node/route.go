@@ -186,13 +186,12 @@ func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, metho
 // in one allocation, since it is made for every call.
 type relay struct {
 	flight
-	n      *Node
-	b      *bundle
-	outer  context.Context
-	cancel context.CancelCauseFunc
-	what   func() string
-	done   func(json.RawMessage, error)
-	ours   string // the progress token the bundle sees
+	n     *Node
+	b     *bundle
+	outer context.Context // the client's call: its values, and its end
+	what  func() string
+	done  func(json.RawMessage, error)
+	ours  string // the progress token the bundle sees
 	// clientToken is the progress token the client gave, nil when it asked for none.
 	clientToken json.RawMessage
 	start       time.Time
@@ -206,15 +205,33 @@ type relay struct {
 	id        rpc.ID
 	stopOuter func() bool
 	ended     bool
+	// What the bundle asks the client during the call lives as long as the call: its
+	// context is made when the bundle first asks, which few calls see.
+	asked    context.Context
+	endAsked context.CancelCauseFunc
+}
+
+// errCallEnded ends what a bundle asked the client about a call that has ended.
+var errCallEnded = errors.New("the call the request was about has ended")
+
+// context returns a context that ends with the call (and carries the client call's values).
+func (r *relay) context() context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.asked == nil {
+		r.asked, r.endAsked = context.WithCancelCause(r.outer)
+		if r.ended {
+			r.endAsked(errCallEnded)
+		}
+	}
+	return r.asked
 }
 
 func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instance, method string, params json.RawMessage,
 	what func() string, done func(json.RawMessage, error)) {
 	r := &relay{n: n, b: b, outer: outer, what: what, done: done, ours: n.newToken(), start: time.Now(),
 		idle: b.m.Timeouts.Call, hard: max(b.m.Timeouts.CallMax, b.m.Timeouts.Call)}
-	ctx, cancel := context.WithCancelCause(outer) // what the bundle asks about the call lives as long
-	r.flight = flight{sess: sess, ctx: ctx, inst: inst, relay: r}
-	r.cancel = cancel
+	r.flight = flight{sess: sess, inst: inst, relay: r}
 	inst.busy.Add(1)
 	// The flight is known before the bundle can name it: registered under the id the call
 	// will go under, before it is sent.
@@ -232,12 +249,11 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 	inst.byToken[r.ours] = &r.flight
 	n.mu.Unlock()
 	if _, nop := n.cfg.Telemetry.(telemetry.Nop); !nop {
-		var op *telemetry.Op
 		var target string
 		if raw, ok := rawjson.Member(params, "name"); ok {
 			_ = json.Unmarshal(raw, &target)
 		}
-		ctx, op = n.cfg.Telemetry.StartBundleCall(ctx, telemetry.BundleCall{Bundle: b.name, Method: method, Target: target, ID: json.RawMessage(id.String())})
+		ctx, op := n.cfg.Telemetry.StartBundleCall(outer, telemetry.BundleCall{Bundle: b.name, Method: method, Target: target, ID: json.RawMessage(id.String())})
 		params = n.cfg.Telemetry.Inject(ctx, params)
 		inner := r.done
 		r.done = func(res json.RawMessage, err error) {
@@ -317,8 +333,11 @@ func (r *relay) finish(res json.RawMessage, err error) {
 	if r.stopOuter != nil {
 		r.stopOuter()
 	}
+	endAsked := r.endAsked
 	r.mu.Unlock()
-	r.cancel(nil)
+	if endAsked != nil {
+		endAsked(errCallEnded)
+	}
 	n, b, inst := r.n, r.b, r.inst
 	n.mu.Lock()
 	delete(inst.flights, r.id)
@@ -433,7 +452,7 @@ func (h bundleHandler) Notify(c *upstream.Client, method string, params json.Raw
 		}
 		msg.Logger = qualify(c.Name(), msg.Logger)
 		if f := h.n.related(h.inst, params); f != nil {
-			_ = f.sess.Notify(f.ctx, mcp.NotifyMessage, msg)
+			_ = f.sess.Notify(f.relay.outer, mcp.NotifyMessage, msg)
 			return
 		}
 		// Sent to everyone, a record of one client's call could reach another client.
@@ -463,9 +482,10 @@ func (h bundleHandler) Request(ctx context.Context, _ *upstream.Client, method s
 	// The bundle's request ends when the client's call does, or when the bundle cancels it.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stop := context.AfterFunc(f.ctx, cancel)
+	call := f.relay.context()
+	stop := context.AfterFunc(call, cancel)
 	defer stop()
-	return f.sess.Request(withCall(ctx, f.ctx), method, withoutRelated(params))
+	return f.sess.Request(withCall(ctx, call), method, withoutRelated(params))
 }
 
 // withoutRelated removes the node's routing key from params' _meta (and _meta, when that
@@ -515,7 +535,7 @@ func (n *Node) forwardProgress(inst *instance, params json.RawMessage) {
 		return // the client did not ask for progress
 	}
 	p["progressToken"] = f.relay.clientToken
-	_ = f.sess.Notify(f.ctx, mcp.NotifyProgress, p)
+	_ = f.sess.Notify(f.relay.outer, mcp.NotifyProgress, p)
 }
 
 // newToken returns a progress token unique to this node's run. Progress is only taken
