@@ -10,13 +10,50 @@ import (
 	"testing"
 
 	"github.com/toolnode/toolnode/runtime/front"
+	"github.com/toolnode/toolnode/runtime/testbundle"
 )
 
+// benchServer serves two bundles that answer echo: "a", of the initialize era, and "s",
+// which speaks 2026-07-28, so that every era of client meets every era of bundle.
+func benchServer(b *testing.B) *front.Server {
+	dir := b.TempDir()
+	testbundle.Write(b, dir, "a")
+	testbundle.WriteStateless(b, dir, "s")
+	return serveBundles(b, dir, "a", "s")
+}
+
+// benchCall is one tools/call of a benchmark: a client of one era calling the echo tool
+// of a bundle of one era.
+type benchCall struct {
+	name, body, bundle string
+	stateless          bool
+}
+
+// benchCalls are the calls the front benchmarks make.
+func benchCalls() []benchCall {
+	meta := `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	var calls []benchCall
+	for _, bundle := range []struct{ name, era string }{{"a", "session bundle"}, {"s", "stateless bundle"}} {
+		for _, client := range []struct {
+			era       string
+			stateless bool
+		}{{"2025-11-25", false}, {"2026-07-28", true}} {
+			body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + bundle.name + `.echo","arguments":{"text":"s"}`
+			if client.stateless {
+				body += meta
+			}
+			calls = append(calls, benchCall{name: client.era + " client, " + bundle.era, body: body + "}}", bundle: bundle.name, stateless: client.stateless})
+		}
+	}
+	return calls
+}
+
 // BenchmarkHTTPCall relays tools/call through the HTTP front's handler to a bundle process,
-// one at a time, in each era: what the front and the node spend per call (the bundle runs in
-// a process of its own, so -benchmem counts the node's allocations alone).
+// one at a time, for clients and bundles of each era: what the front and the node spend per
+// call (the bundle runs in a process of its own, so -benchmem counts the node's allocations
+// alone).
 func BenchmarkHTTPCall(b *testing.B) {
-	srv := startServer(b)
+	srv := benchServer(b)
 	h := srv.NewHTTPHandler(front.HTTPOptions{})
 	defer h.Close()
 	post := func(body string, hdr map[string]string) *httptest.ResponseRecorder {
@@ -35,20 +72,15 @@ func BenchmarkHTTPCall(b *testing.B) {
 	if sid == "" {
 		b.Fatalf("initialize: %d %s", w.Code, w.Body)
 	}
-	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
-	for _, era := range []struct {
-		name, body string
-		hdr        map[string]string
-	}{
-		{"2025-11-25", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a.echo","arguments":{"text":"s"}}}`,
-			map[string]string{front.HeaderSessionID: sid, front.HeaderProtocolVersion: "2025-11-25"}},
-		{"2026-07-28", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a.echo","arguments":{"text":"s"},` + meta + `}}`,
-			map[string]string{front.HeaderProtocolVersion: "2026-07-28", front.HeaderMethod: "tools/call", front.HeaderName: "a.echo"}},
-	} {
-		b.Run(era.name, func(b *testing.B) {
+	for _, c := range benchCalls() {
+		hdr := map[string]string{front.HeaderSessionID: sid, front.HeaderProtocolVersion: "2025-11-25"}
+		if c.stateless {
+			hdr = map[string]string{front.HeaderProtocolVersion: "2026-07-28", front.HeaderMethod: "tools/call", front.HeaderName: c.bundle + ".echo"}
+		}
+		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if w := post(era.body, era.hdr); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "a:s") {
+				if w := post(c.body, hdr); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), c.bundle+":s") {
 					b.Fatalf("%d %s", w.Code, w.Body)
 				}
 			}
@@ -57,9 +89,9 @@ func BenchmarkHTTPCall(b *testing.B) {
 }
 
 // BenchmarkStdioCall relays tools/call through the stdio front to a bundle process, one at
-// a time, in each era, as BenchmarkHTTPCall does over HTTP.
+// a time, as BenchmarkHTTPCall does over HTTP.
 func BenchmarkStdioCall(b *testing.B) {
-	srv := startServer(b)
+	srv := benchServer(b)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
@@ -82,15 +114,11 @@ func BenchmarkStdioCall(b *testing.B) {
 	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
 		b.Fatal(err)
 	}
-	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
-	for _, era := range []struct{ name, body string }{
-		{"2025-11-25", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a.echo","arguments":{"text":"s"}}}`},
-		{"2026-07-28", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a.echo","arguments":{"text":"s"},` + meta + `}}`},
-	} {
-		b.Run(era.name, func(b *testing.B) {
+	for _, c := range benchCalls() {
+		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if answer := call(era.body); !strings.Contains(answer, "a:s") {
+				if answer := call(c.body); !strings.Contains(answer, c.bundle+":s") {
 					b.Fatalf("answer %s", answer)
 				}
 			}

@@ -27,11 +27,21 @@ func startServer(t testing.TB) *front.Server {
 	t.Helper()
 	dir := t.TempDir()
 	testbundle.Write(t, dir, "a")
-	m, err := manifest.Load(dir + "/a/bundle.json")
-	if err != nil {
-		t.Fatal(err)
+	return serveBundles(t, dir, "a")
+}
+
+// serveBundles serves the bundles of dir named names, with their processes started.
+func serveBundles(t testing.TB, dir string, names ...string) *front.Server {
+	t.Helper()
+	var ms []*manifest.Manifest
+	for _, name := range names {
+		m, err := manifest.Load(dir + "/" + name + "/bundle.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
 	}
-	n := node.New(node.Config{Manifests: []*manifest.Manifest{m}, Supervision: node.Supervision{PingEvery: -1}})
+	n := node.New(node.Config{Manifests: ms, Supervision: node.Supervision{PingEvery: -1}})
 	n.Start()
 	<-n.Ready()
 	t.Cleanup(func() { n.Close(context.Background()) })

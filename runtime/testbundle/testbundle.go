@@ -17,6 +17,9 @@ import (
 // childEnv marks a test binary run as the bundle; its value is the bundle's name.
 const childEnv = "TOOLNODE_TESTBUNDLE"
 
+// statelessEnv, set to 1, makes the bundle speak MCP 2026-07-28 (WriteStateless).
+const statelessEnv = "TOOLNODE_TESTBUNDLE_STATELESS"
+
 // RunIfChild serves MCP on stdin and stdout and exits when the test binary runs as the
 // bundle; otherwise it returns at once. Call it first in TestMain.
 func RunIfChild() {
@@ -24,18 +27,27 @@ func RunIfChild() {
 	if name == "" {
 		return
 	}
-	Serve(os.Stdin, os.Stdout, name)
+	Serve(os.Stdin, os.Stdout, name, os.Getenv(statelessEnv) == "1")
 	os.Exit(0)
 }
 
-// Write puts a bundle named name in dir/name whose process is the running test binary.
-func Write(t testing.TB, dir, name string) {
+// Write puts a bundle named name in dir/name whose process is the running test binary,
+// speaking MCP of the initialize era.
+func Write(t testing.TB, dir, name string) { write(t, dir, name, map[string]string{childEnv: name}) }
+
+// WriteStateless is Write for a bundle that speaks MCP 2026-07-28 too: it answers
+// server/discover, so the node speaks to it without a session.
+func WriteStateless(t testing.TB, dir, name string) {
+	write(t, dir, name, map[string]string{childEnv: name, statelessEnv: "1"})
+}
+
+func write(t testing.TB, dir, name string, env map[string]string) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _ := json.Marshal(map[string]any{"name": name, "command": []string{exe}, "env": map[string]string{childEnv: name}})
+	m, _ := json.Marshal(map[string]any{"name": name, "command": []string{exe}, "env": env})
 	if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -46,8 +58,10 @@ func Write(t testing.TB, dir, name string) {
 
 // Serve answers initialize, tools/list and tools/call of two tools: echo, which returns
 // "<name>:<text>", and talk, which first sends a log message about the call (tagged with
-// its id, as toolnode's SDKs do) and progress under the call's token.
-func Serve(in io.Reader, out io.Writer, name string) {
+// its id, as toolnode's SDKs do) and progress under the call's token. A stateless bundle
+// also answers server/discover offering 2026-07-28, and types its results as that revision
+// wants; it reads nothing else of a request's _meta.
+func Serve(in io.Reader, out io.Writer, name string, stateless bool) {
 	var mu sync.Mutex
 	send := func(v any) {
 		b, _ := json.Marshal(v)
@@ -77,8 +91,21 @@ func Serve(in io.Reader, out io.Writer, name string) {
 		if json.Unmarshal(line, &req) != nil || req.ID == nil || req.Method == "" {
 			continue
 		}
-		reply := func(result any) { send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result}) }
+		reply := func(result map[string]any) {
+			if stateless {
+				result["resultType"] = "complete"
+			}
+			send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
+		}
 		switch req.Method {
+		case "server/discover":
+			if !stateless {
+				send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": -32601, "message": "method not found"}})
+				continue
+			}
+			reply(map[string]any{"supportedVersions": []string{"2026-07-28", "2025-11-25"},
+				"capabilities": map[string]any{"tools": map[string]any{}, "logging": map[string]any{}},
+				"_meta":        map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": name, "version": "1"}}})
 		case "initialize":
 			reply(map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{}, "logging": map[string]any{}},
 				"serverInfo": map[string]any{"name": name, "version": "1"}})
