@@ -74,6 +74,20 @@ func (p *pending) closeAll() {
 	p.mu.Unlock()
 }
 
+// readLines hands each line read from out to the call it answers, until out ends, and then
+// ends every call still waiting.
+func (p *pending) readLines(out io.Reader) {
+	r := bufio.NewReaderSize(out, 1<<20)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			p.closeAll()
+			return
+		}
+		p.deliver(line)
+	}
+}
+
 // spawn starts a program with pipes to its stdin and from its stdout.
 func spawn(name string, args ...string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
 	cmd := exec.Command(name, args...)
@@ -114,7 +128,7 @@ func startStdioStateless(tool string, name string, args ...string) (*stdioClient
 		return nil, err
 	}
 	c := &stdioClient{cmd: cmd, in: in, tool: tool, meta: statelessMeta}
-	go c.read(out)
+	go c.pending.readLines(out)
 	if _, err := c.roundTrip(`"server/discover","params":{` + statelessMeta[1:] + `}`); err != nil {
 		c.close()
 		return nil, fmt.Errorf("server/discover %s: %w", name, err)
@@ -128,25 +142,13 @@ func startStdio(tool string, name string, args ...string) (*stdioClient, error) 
 		return nil, err
 	}
 	c := &stdioClient{cmd: cmd, in: in, tool: tool}
-	go c.read(out)
+	go c.pending.readLines(out)
 	if _, err := c.roundTrip(`"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`); err != nil {
 		c.close()
 		return nil, fmt.Errorf("initialize %s: %w", name, err)
 	}
 	c.send([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
 	return c, nil
-}
-
-func (c *stdioClient) read(out io.Reader) {
-	r := bufio.NewReaderSize(out, 1<<20)
-	for {
-		line, err := r.ReadBytes('\n')
-		if err != nil {
-			c.pending.closeAll()
-			return
-		}
-		c.pending.deliver(line)
-	}
 }
 
 func (c *stdioClient) send(b []byte) {

@@ -40,6 +40,8 @@ func main() {
 	switch {
 	case *floorFlag != "":
 		do = func(config) error { return runFloor(*floorFlag) }
+	case *relayFlag != "":
+		do = func(config) error { return runRelay(*relayFlag, flag.Args()) }
 	case *profileFlag != "":
 		do = profileHTTP
 	}
@@ -277,7 +279,7 @@ func greetRows(cfg config, w *strings.Builder, lang string) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(dir)
-	return nodeRows(cfg, w, lang, dir, "greet", `{"name":"bench"}`, filepath.Join(cfg.root, "examples", lang, "build", "example-"+lang))
+	return nodeRows(cfg, w, lang, dir, "greet", `{"name":"bench"}`, false, filepath.Join(cfg.root, "examples", lang, "build", "example-"+lang))
 }
 
 func us(d time.Duration) string { return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond)) }
