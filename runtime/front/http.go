@@ -364,8 +364,8 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	version := r.Header.Get(HeaderProtocolVersion)
-	if mcp.IsStatelessVersion(version) || isStateless(msg.Params) {
-		h.stateless(w, r, &msg)
+	if f := fieldsOf(msg.Params); mcp.IsStatelessVersion(version) || f.stateless {
+		h.stateless(w, r, &msg, &f)
 		return
 	}
 	if version != "" && !mcp.IsSupportedVersion(version) {

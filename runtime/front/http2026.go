@@ -22,7 +22,7 @@ const (
 
 // stateless serves a request of a 2026-07-28 client: no session, every request checked and
 // answered on its own, on the POST that carries it.
-func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, msg *rpc.Message) {
+func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, msg *rpc.Message, f *fields) {
 	fail := func(status int, err *rpc.Error) { writeMessage(w, status, "", rpc.Failure(msg.ID, err)) }
 	switch {
 	case msg.IsNotification():
@@ -38,12 +38,11 @@ func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, msg *rpc
 		fail(http.StatusNotFound, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found: protocol version %s has no %s", msg.Method, mcp.Version20260728, msg.Method))
 		return
 	}
-	rawMeta, hasMeta := rawjson.Member(msg.Params, "_meta")
-	if err := h.checkHeaders(r, msg, rawMeta); err != nil {
+	if err := h.checkHeaders(r, msg, f); err != nil {
 		fail(http.StatusBadRequest, err)
 		return
 	}
-	meta, err := readMetaValue(rawMeta, hasMeta)
+	meta, err := h.srv.metas.read(f.meta)
 	if err != nil {
 		fail(http.StatusBadRequest, err)
 		return
@@ -54,7 +53,7 @@ func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, msg *rpc
 		h.listen(r, st, msg)
 		return
 	}
-	view := h.srv.statelessSession(streamOutbound{send: st.send}, meta)
+	view := h.srv.statelessSession(streamOutbound{send: st.send}, meta.meta)
 	view.clientName, view.transport = clientOf(r), "tcp"
 	// Closing the stream cancels the request: the call's context is the request's.
 	call, berr := view.Begin(r.Context(), msg.ID)
@@ -62,6 +61,7 @@ func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, msg *rpc
 		fail(http.StatusBadRequest, rpc.AsError(berr))
 		return
 	}
+	call.fields = *f
 	h.streamCall(r, st, call, msg, statelessStatus)
 }
 
@@ -80,15 +80,15 @@ func statelessStatus(err *rpc.Error) int {
 
 // checkHeaders checks that the headers mirroring the body say what the body says: the
 // protocol version, the method, the name of a tool, prompt or resource, and the tool
-// arguments a tool marks with x-mcp-header. A mismatch is -32020. meta is the request's
-// _meta, nil when it has none.
-func (h *HTTPHandler) checkHeaders(r *http.Request, msg *rpc.Message, meta json.RawMessage) *rpc.Error {
+// arguments a tool marks with x-mcp-header. A mismatch is -32020. f holds the members of
+// the request's params.
+func (h *HTTPHandler) checkHeaders(r *http.Request, msg *rpc.Message, f *fields) *rpc.Error {
 	mismatch := func(format string, args ...any) *rpc.Error {
 		return rpc.Errorf(mcp.CodeHeaderMismatch, "header mismatch: "+format, args...)
 	}
-	if meta != nil {
+	if f.meta != nil {
 		// A version that is not a string is left to readMeta, which refuses it.
-		raw, _ := rawjson.Member(meta, mcp.MetaProtocolVersion)
+		raw, _ := rawjson.Member(f.meta, mcp.MetaProtocolVersion)
 		if v, isString := rawjson.String(raw); isString && raw != nil {
 			switch got := r.Header.Get(HeaderProtocolVersion); {
 			case got == "":
@@ -104,8 +104,8 @@ func (h *HTTPHandler) checkHeaders(r *http.Request, msg *rpc.Message, meta json.
 	case got != msg.Method:
 		return mismatch("%s header %q does not match the body's method %q", HeaderMethod, got, msg.Method)
 	}
-	if target, ok := mrtrMethod(msg.Method); ok {
-		raw, _ := rawjson.Member(msg.Params, target)
+	if _, ok := mrtrMethod(msg.Method); ok {
+		raw := f.target(msg.Method)
 		got, present := r.Header[http.CanonicalHeaderKey(HeaderName)]
 		if !present {
 			return mismatch("missing %s header", HeaderName)
@@ -116,7 +116,7 @@ func (h *HTTPHandler) checkHeaders(r *http.Request, msg *rpc.Message, meta json.
 		}
 	}
 	if msg.Method == mcp.MethodToolsCall {
-		return h.checkParamHeaders(r, msg.Params, mismatch)
+		return h.checkParamHeaders(r, msg.Params, f.name, mismatch)
 	}
 	return nil
 }
@@ -142,10 +142,9 @@ func headerValue(v string) (string, bool) {
 
 // checkParamHeaders checks the Mcp-Param-* headers of a tools/call against the arguments the
 // tool's inputSchema marks with x-mcp-header: each argument present has its header, equal to
-// it.
-func (h *HTTPHandler) checkParamHeaders(r *http.Request, params json.RawMessage, mismatch func(string, ...any) *rpc.Error) *rpc.Error {
-	raw, _ := rawjson.Member(params, "name")
-	name, ok := rawjson.String(raw)
+// it. rawName is the tool's name as params has it.
+func (h *HTTPHandler) checkParamHeaders(r *http.Request, params, rawName json.RawMessage, mismatch func(string, ...any) *rpc.Error) *rpc.Error {
+	name, ok := rawjson.String(rawName)
 	if !ok {
 		return nil // the call itself reports bad params
 	}

@@ -1,6 +1,7 @@
 package front
 
 import (
+	"bytes"
 	"slices"
 	"testing"
 
@@ -35,7 +36,7 @@ func TestReadMeta(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := readMeta([]byte(tt.params))
+			m, err := readMeta(fieldsOf([]byte(tt.params)).meta)
 			if tt.code != 0 {
 				if err == nil || err.Code != tt.code {
 					t.Fatalf("error = %v, want code %d", err, tt.code)
@@ -55,5 +56,72 @@ func TestReadMeta(t *testing.T) {
 				t.Errorf("capabilities %s, want %v", m.caps, tt.caps)
 			}
 		})
+	}
+}
+
+// TestFieldsOf: the members the front reads are found in one pass over params, at the top
+// level only, escaped names included; a request is stateless when its _meta names a
+// revision.
+func TestFieldsOf(t *testing.T) {
+	tests := []struct {
+		name, params        string
+		target, state, resp string
+		stateless, hasMeta  bool
+		method              string
+	}{
+		{"a session call", `{"name":"t","arguments":{"name":"inner","_meta":{}}}`, `"t"`, "", "", false, false, "tools/call"},
+		{"a stateless call", `{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, `"t"`, "", "", true, true, "tools/call"},
+		{"_meta without a revision", `{"_meta":{"progressToken":1},"name":"t"}`, `"t"`, "", "", false, true, "tools/call"},
+		{"a retry", `{"name":"t","requestState":"s1","inputResponses":{"a":{}}}`, `"t"`, "s1", `{"a":{}}`, false, false, "tools/call"},
+		{"names with escapes", `{"n\u0061me":"t","requestStat\u0065":"s"}`, `"t"`, "s", "", false, false, "tools/call"},
+		{"a resource", `{"uri":"file:///x","name":"not the target"}`, `"file:///x"`, "", "", false, false, "resources/read"},
+		{"no target for other methods", `{"name":"t"}`, "", "", "", false, false, "tools/list"},
+		{"no params", ``, "", "", "", false, false, "tools/call"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := fieldsOf([]byte(tt.params))
+			state, resp := f.retry()
+			if got := string(f.target(tt.method)); got != tt.target {
+				t.Errorf("target = %s, want %s", got, tt.target)
+			}
+			if state != tt.state || string(resp) != tt.resp {
+				t.Errorf("retry = %q, %s; want %q, %s", state, resp, tt.state, tt.resp)
+			}
+			if f.stateless != tt.stateless || (f.meta != nil) != tt.hasMeta {
+				t.Errorf("stateless = %v, _meta %s", f.stateless, f.meta)
+			}
+		})
+	}
+}
+
+// TestMetaCache: the cache answers for the _meta it was given, whatever it read before, and
+// keeps a copy of its own, not the request's bytes.
+func TestMetaCache(t *testing.T) {
+	var c metaCache
+	a := []byte(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"info"}`)
+	b := []byte(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}`)
+	bad := []byte(`{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}`)
+	for i, tt := range []struct {
+		raw   []byte
+		level string
+		caps  string
+		code  int64
+	}{{a, "info", `{}`, 0}, {a, "info", `{}`, 0}, {b, "", `{"sampling":{}}`, 0}, {bad, "", "", mcp.CodeUnsupportedVersion}, {a, "info", `{}`, 0}} {
+		in := bytes.Clone(tt.raw)
+		e, err := c.read(in)
+		if tt.code != 0 {
+			if err == nil || err.Code != tt.code {
+				t.Fatalf("read %d: error %v, want code %d", i, err, tt.code)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("read %d: %v", i, err)
+		}
+		copy(in, bytes.Repeat([]byte{'x'}, len(in))) // the request's buffer is reused
+		if e.meta.logLevel != tt.level || string(e.meta.caps) != tt.caps {
+			t.Errorf("read %d: log level %q, capabilities %s; want %q, %s", i, e.meta.logLevel, e.meta.caps, tt.level, tt.caps)
+		}
 	}
 }

@@ -340,21 +340,6 @@ func (m *mrtrCall) resume(view *Session, ctx context.Context, responses json.Raw
 	m.mu.Unlock()
 }
 
-// retryOf reads the requestState and inputResponses a retried request carries.
-func retryOf(params json.RawMessage) (state string, responses json.RawMessage) {
-	// Most requests are not retries: spare them two scans. A name with escapes is looked
-	// up as written, whatever it spells.
-	if !bytes.Contains(params, []byte("requestState")) && !bytes.Contains(params, []byte("inputResponses")) &&
-		!bytes.Contains(params, []byte(`\u`)) {
-		return "", nil
-	}
-	if raw, ok := rawjson.Member(params, "requestState"); ok {
-		_ = json.Unmarshal(raw, &state)
-	}
-	responses, _ = rawjson.Member(params, "inputResponses")
-	return state, responses
-}
-
 // mrtrMethod reports whether method may answer input_required, and what names its target.
 func mrtrMethod(method string) (string, bool) {
 	switch method {

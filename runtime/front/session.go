@@ -91,6 +91,7 @@ type Server struct {
 	node    *node.Node
 	opts    Options
 	waiting *waitingCalls // stateless calls waiting for their client's input
+	metas   metaCache     // the _meta of stateless requests, read once for many
 }
 
 // NewServer returns a server fronting n.
@@ -233,6 +234,7 @@ type Call struct {
 	cancel    context.CancelCauseFunc
 	cancelled atomic.Bool // by the client, as opposed to the end of Handle
 	longLived bool        // a subscription, which ends only when the client cancels it
+	fields    fields      // of a stateless request's params, read by the front before
 }
 
 // Begin registers the request id for cancellation. It must be called in the order requests
@@ -374,8 +376,7 @@ func (c *Call) HandleAsync(method string, params json.RawMessage, reply func(jso
 // client's input run as an mrtrCall, which answers input_required for what a bundle asks.
 func (c *Call) handleStateless(method string, params json.RawMessage, reply func(json.RawMessage, *rpc.Error)) {
 	sess, n := c.sess, c.sess.srv.node
-	target, ok := mrtrMethod(method)
-	if !ok {
+	if _, ok := mrtrMethod(method); !ok {
 		go func() {
 			res, err := sess.dispatchStateless(c.ctx, method, params)
 			raw, rerr := rpc.Marshal(res)
@@ -386,11 +387,8 @@ func (c *Call) handleStateless(method string, params json.RawMessage, reply func
 		}()
 		return
 	}
-	var name string
-	if raw, ok := rawjson.Member(params, target); ok {
-		name, _ = rawjson.String(raw)
-	}
-	if state, responses := retryOf(params); strings.HasPrefix(state, statePrefix) {
+	name, _ := rawjson.String(c.fields.target(method))
+	if state, responses := c.fields.retry(); strings.HasPrefix(state, statePrefix) {
 		m, err := sess.srv.waiting.open(state, method, name)
 		if err != nil {
 			reply(c.end(nil, err))

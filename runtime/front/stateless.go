@@ -1,9 +1,11 @@
 package front
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"math"
+	"sync/atomic"
 
 	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
@@ -28,34 +30,71 @@ type requestMeta struct {
 	logLevel   string
 }
 
-// isStateless reports whether a request speaks a stateless revision: its _meta names one.
-func isStateless(params json.RawMessage) bool {
-	_, ok := statelessMeta(params)
-	return ok
+// fields are the members of a request's params the front reads, found in one pass: the
+// arguments can be large, and besides the node's own reading of the name the front looks
+// at several members (whether _meta names a revision, the target, a retry's state).
+type fields struct {
+	meta      json.RawMessage // _meta; nil when the request has none
+	name, uri json.RawMessage // the target of tools/call and prompts/get, and of resources/read
+	state     json.RawMessage // requestState, which a retry carries
+	responses json.RawMessage // inputResponses, which a retry carries
+	stateless bool            // _meta names a protocol version: the request has no session
 }
 
-// statelessMeta returns the _meta of a request that speaks a stateless revision.
-func statelessMeta(params json.RawMessage) (json.RawMessage, bool) {
-	meta, ok := rawjson.Member(params, "_meta")
-	if !ok {
-		return nil, false
+// fieldsOf reads the fields of a request's params (valid JSON, checked by rpc.Parse).
+func fieldsOf(params json.RawMessage) fields {
+	var f fields
+	if len(params) == 0 || params[0] != '{' {
+		return f
 	}
-	_, ok = rawjson.Member(meta, mcp.MetaProtocolVersion)
-	return meta, ok
+	rawjson.Members(params, func(name rawjson.Name, value []byte) {
+		switch {
+		case name.Is("_meta"):
+			f.meta = value
+		case name.Is("name"):
+			f.name = value
+		case name.Is("uri"):
+			f.uri = value
+		case name.Is("requestState"):
+			f.state = value
+		case name.Is("inputResponses"):
+			f.responses = value
+		}
+	})
+	if f.meta != nil {
+		_, f.stateless = rawjson.Member(f.meta, mcp.MetaProtocolVersion)
+	}
+	return f
 }
 
-// readMeta reads and checks the _meta of a stateless request: -32602 when it lacks the
-// members every request carries, -32022 when it asks for a revision the node does not
-// serve. Only _meta is read, member by member: the arguments, of any size, are the
-// bundle's business, and a decoder would cost more than the call's routing.
-func readMeta(params json.RawMessage) (requestMeta, *rpc.Error) {
-	raw, ok := rawjson.Member(params, "_meta")
-	return readMetaValue(raw, ok)
+// target is the raw name of what a method that may answer input_required acts on: the
+// tool, the prompt or the resource (see mrtrMethod); nil for other methods.
+func (f *fields) target(method string) json.RawMessage {
+	switch t, _ := mrtrMethod(method); t {
+	case "name":
+		return f.name
+	case "uri":
+		return f.uri
+	}
+	return nil
 }
 
-// readMetaValue is readMeta for a request's _meta found already (ok false: it has none).
-func readMetaValue(raw json.RawMessage, ok bool) (requestMeta, *rpc.Error) {
-	if !ok || string(raw) == "null" {
+// retry returns the requestState and inputResponses of a retried request ("" and nil for
+// a first request).
+func (f *fields) retry() (state string, responses json.RawMessage) {
+	if f.state != nil {
+		_ = json.Unmarshal(f.state, &state)
+	}
+	return state, f.responses
+}
+
+// readMeta reads and checks the _meta of a stateless request (nil when it has none):
+// -32602 when it lacks the members every request carries, -32022 when it asks for a
+// revision the node does not serve. Only _meta is read, member by member: the arguments,
+// of any size, are the bundle's business, and a decoder would cost more than the call's
+// routing.
+func readMeta(raw json.RawMessage) (requestMeta, *rpc.Error) {
+	if raw == nil || string(raw) == "null" {
 		return requestMeta{}, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: a request without a session carries _meta with %q and %q",
 			mcp.MetaProtocolVersion, mcp.MetaClientCapabilities)
 	}
@@ -101,6 +140,36 @@ func readMetaValue(raw json.RawMessage, ok bool) (requestMeta, *rpc.Error) {
 		m.clientName, _ = rawjson.String(name)
 	}
 	return m, nil
+}
+
+// metaCache keeps the _meta of the last stateless request read: a client of the stateless
+// revision sends the same _meta with every request (and several such clients mostly the
+// same too), so one reading serves them all.
+type metaCache struct {
+	last atomic.Pointer[metaEntry]
+}
+
+// metaEntry is one _meta read: a copy of its text (not the request's, which it would keep
+// alive whatever its size), and what it says. It is never changed once made, so requests
+// share it.
+type metaEntry struct {
+	raw  json.RawMessage
+	meta requestMeta
+}
+
+// read is readMeta through the cache.
+func (c *metaCache) read(raw json.RawMessage) (*metaEntry, *rpc.Error) {
+	if e := c.last.Load(); e != nil && bytes.Equal(e.raw, raw) {
+		return e, nil
+	}
+	own := bytes.Clone(raw)
+	m, err := readMeta(own)
+	if err != nil {
+		return nil, err
+	}
+	e := &metaEntry{raw: own, meta: m}
+	c.last.Store(e)
+	return e, nil
 }
 
 // unsupportedVersion is the -32022 error naming the revisions the node serves.

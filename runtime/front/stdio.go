@@ -66,6 +66,27 @@ type stdioSession struct {
 	sess   *Session
 	ready  chan struct{} // closed once sess is set
 	broken chan error    // the client cannot be written to
+
+	// The Session of the last stateless request, and the _meta it was made from: a 2026
+	// client repeats its _meta on every request, and one Session serves them all. Only the
+	// goroutine reading the client touches them; a Session serving stateless requests is
+	// never changed once made, so requests in flight share it.
+	lastMeta *metaEntry
+	lastView *Session
+}
+
+// view returns the Session that serves a stateless request with this _meta.
+func (st *stdioSession) view(meta json.RawMessage) (*Session, *rpc.Error) {
+	e, err := st.srv.metas.read(meta)
+	if err != nil {
+		return nil, err
+	}
+	if e != st.lastMeta {
+		st.lastView = st.srv.statelessSession(st, e.meta)
+		st.lastView.clientName, st.lastView.transport = st.sess.clientName, "pipe"
+		st.lastMeta = e
+	}
+	return st.lastView, nil
 }
 
 // handle runs on the goroutine reading the client: it registers each request before reading
@@ -83,16 +104,14 @@ func (st *stdioSession) handle(m *rpc.Message) {
 		st.send(rpc.Failure(m.ID, err))
 		return
 	}
-	if raw, ok := statelessMeta(m.Params); ok {
+	if call.fields = fieldsOf(m.Params); call.fields.stateless {
 		// A 2026-07-28 request: served on its own, with what its _meta says.
-		meta, err := readMetaValue(raw, true)
+		view, err := st.view(call.fields.meta)
 		if err != nil {
 			_, e := call.end(nil, err)
 			st.send(rpc.Failure(m.ID, e))
 			return
 		}
-		view := st.srv.statelessSession(st, meta)
-		view.clientName, view.transport = st.sess.clientName, "pipe"
 		call.As(view)
 		if m.Method == mcp.MethodSubscriptionsListen {
 			st.listen(call, m)

@@ -121,6 +121,7 @@ type Client struct {
 	era            atomic.Uint32
 	meta           []metaMember // the _meta members of a stateless request
 	discoverParams []byte       // the params of server/discover: the node's clientInfo
+	merged         atomic.Pointer[mergedMeta]
 
 	// The bundle's own requests being answered, so that it can cancel them.
 	incomingMu sync.Mutex
@@ -462,27 +463,9 @@ func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool) 
 	}
 	switch {
 	case stateless:
-		// The client's own members kept (its revision replaced by the bundle's), the
-		// node's added where the client gave none, the token last: in one pass over _meta.
-		out := make([]byte, 0, len(meta)+len(token)+160)
-		out = append(out, versionMember...)
-		var given uint
-		rawjson.Members(meta, func(name rawjson.Name, value []byte) {
-			if name.Is(mcp.MetaProtocolVersion) || token != nil && name.Is("progressToken") {
-				return
-			}
-			for i, kv := range c.meta {
-				if name.Is(kv.key) {
-					given |= 1 << i
-				}
-			}
-			out = append(append(name.Append(append(out, ',')), ':'), value...)
-		})
-		for i, kv := range c.meta {
-			if given&(1<<i) == 0 {
-				out = append(out, kv.member...)
-			}
-		}
+		merged := c.mergeMeta(meta, token != nil)
+		out := make([]byte, 0, len(merged)+len(token)+20)
+		out = append(out, merged...)
 		if token != nil {
 			out = append(append(out, `,"progressToken":`...), token...)
 		}
@@ -496,6 +479,46 @@ func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool) 
 		return out, old
 	}
 	return params, old
+}
+
+// mergedMeta is a client's _meta merged with the node's members for a stateless bundle.
+// A client of the stateless revision sends the same _meta with every request, so the merge
+// of the last one serves the next; it is never changed once made.
+type mergedMeta struct {
+	client    []byte // the client's _meta as it came
+	dropToken bool   // the client's progress token left out, for one of the node's
+	out       []byte // the merged _meta, open: without its closing brace
+}
+
+// mergeMeta merges the client's _meta with the members of the bundle's revision: the
+// client's own kept (its revision replaced by the bundle's, its progress token left out
+// when dropToken), the node's added where the client gave none; open, for the progress
+// token to follow.
+func (c *Client) mergeMeta(meta []byte, dropToken bool) []byte {
+	if m := c.merged.Load(); m != nil && m.dropToken == dropToken && bytes.Equal(m.client, meta) {
+		return m.out
+	}
+	out := make([]byte, 0, len(meta)+160)
+	out = append(out, versionMember...)
+	var given uint
+	rawjson.Members(meta, func(name rawjson.Name, value []byte) {
+		if name.Is(mcp.MetaProtocolVersion) || dropToken && name.Is("progressToken") {
+			return
+		}
+		for i, kv := range c.meta {
+			if name.Is(kv.key) {
+				given |= 1 << i
+			}
+		}
+		out = append(append(name.Append(append(out, ',')), ':'), value...)
+	})
+	for i, kv := range c.meta {
+		if given&(1<<i) == 0 {
+			out = append(out, kv.member...)
+		}
+	}
+	c.merged.Store(&mergedMeta{client: bytes.Clone(meta), dropToken: dropToken, out: out})
+	return out
 }
 
 // SendPrepared is Send for params Prepare returned.

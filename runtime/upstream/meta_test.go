@@ -19,14 +19,15 @@ func TestPrepareEditsMetaOnce(t *testing.T) {
 		mcp.MetaClientCapabilities: caps,
 		mcp.MetaLogLevel:           `"debug"`,
 	}
-	tests := []struct {
+	type prepareCase struct {
 		name      string
 		era       Era
 		params    string
 		wantOld   string // the client's token, "" for none
 		wantMeta  map[string]string
 		keepOther map[string]string // other members of params and their values
-	}{
+	}
+	tests := []prepareCase{
 		{"session, no _meta", EraSession, `{"name":"t","arguments":{"a":1}}`, "",
 			map[string]string{"progressToken": `"tn-x"`}, map[string]string{"name": `"t"`, "arguments": `{"a":1}`}},
 		{"session, the client's token", EraSession, `{"name":"t","_meta":{"progressToken":7,"k":"v"}}`, "7",
@@ -49,12 +50,22 @@ func TestPrepareEditsMetaOnce(t *testing.T) {
 		{"stateless, a member name with escapes kept as written", EraStateless, `{"_meta":{"k\u0022q\\":[1]}}`, "",
 			with(with(revision, "progressToken", `"tn-x"`), `k"q\`, `[1]`), nil},
 	}
+	// One client per era serves every case, each made twice: the merge a stateless call
+	// keeps for the next must serve the same _meta again and no other.
+	clients := map[Era]*Client{}
+	for _, era := range []Era{EraSession, EraStateless} {
+		c := &Client{}
+		c.setMeta([]byte(info), []byte(caps))
+		c.era.Store(uint32(era))
+		clients[era] = c
+	}
+	var twice []prepareCase
 	for _, tt := range tests {
+		twice = append(twice, tt, tt)
+	}
+	for _, tt := range twice {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &Client{}
-			c.setMeta([]byte(info), []byte(caps))
-			c.era.Store(uint32(tt.era))
-			out, old := c.Prepare(json.RawMessage(tt.params), "tn-x")
+			out, old := clients[tt.era].Prepare(json.RawMessage(tt.params), "tn-x")
 			if string(old) != tt.wantOld {
 				t.Errorf("old token = %s, want %s", old, tt.wantOld)
 			}
