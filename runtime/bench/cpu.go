@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+)
+
+// eraCPU measures the CPU time per call of each process under the echo load with
+// profileInflight calls in flight: the echo-go bundle called directly in either era, and
+// through the node's stdio and HTTP fronts, called by a client of either era. What the node
+// adds per relayed call, and what a stateless call costs against a session call, are read
+// here without a profiler's own cost. The rows take turns for cfg.rounds rounds and each
+// figure is the median of its rounds: the CPU of one call moves less with the machine's load
+// than the rate does, but it moves.
+func eraCPU(cfg config, w *strings.Builder) error {
+	folder, bin, err := benchFolder(cfg, "echo-go")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(folder)
+	node := []string{"serve", "--bundles", folder, "--log-level", "warn"}
+	type row struct {
+		name string
+		c    caller
+		pid  int
+		node bool
+	}
+	var rows []row
+	defer func() {
+		for _, r := range rows {
+			r.c.close()
+		}
+	}()
+	for _, p := range []struct {
+		name  string
+		start func() (*stdioClient, error)
+		node  bool
+	}{
+		{"echo-go called directly, 2025-11-25 session", func() (*stdioClient, error) { return startStdio("echo", bin) }, false},
+		{"echo-go called directly, 2026-07-28 stateless", func() (*stdioClient, error) { return startStdioStateless("echo", bin) }, false},
+		{"node, stdio front, 2025-11-25 client", func() (*stdioClient, error) { return startStdio("echo-go.echo", cfg.node, node...) }, true},
+		{"node, stdio front, 2026-07-28 client", func() (*stdioClient, error) { return startStdioStateless("echo-go.echo", cfg.node, node...) }, true},
+	} {
+		c, err := p.start()
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.name, err)
+		}
+		rows = append(rows, row{p.name, c, c.cmd.Process.Pid, p.node})
+	}
+	// One node serves both HTTP clients, in turns: its CPU during a row is that row's.
+	session, pid, stop, err := startNodeEnv(cfg, folder, "echo-go.echo", nil)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	rows = append(rows, row{"node, HTTP front, 2025-11-25 client", session, pid, true},
+		row{"node, HTTP front, 2026-07-28 client", startHTTPStateless(session.url, "echo-go.echo"), pid, true})
+
+	type cost struct{ perSec, node, bundle, client float64 }
+	costs := make([][]cost, len(rows))
+	for range cfg.rounds {
+		for i, r := range rows {
+			res, own, children, client, err := cpuPerCall(r.c, r.pid, cfg.duration)
+			if err != nil {
+				return fmt.Errorf("%s: %w", r.name, err)
+			}
+			k := cost{perSec: res.perSec, bundle: micros(own), client: micros(client)}
+			if r.node {
+				k.node, k.bundle = micros(own), micros(children)
+			}
+			costs[i] = append(costs[i], k)
+		}
+	}
+	median := func(ks []cost, f func(cost) float64) float64 {
+		v := make([]float64, len(ks))
+		for i, k := range ks {
+			v[i] = f(k)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	all := func(k cost) float64 { return k.node + k.bundle + k.client }
+
+	fmt.Fprintf(w, "## CPU per call, by era: direct and through the node\n\n")
+	fmt.Fprintf(w, "echo-go with %d calls in flight; CPU per call is each process's user and system time (from /proc)\n"+
+		"over the calls made. The rows take turns, %s each, and each figure is the median of %d turns. The node\n"+
+		"speaks 2026-07-28 to the bundle whichever era its client speaks.\n\n", profileInflight, cfg.duration, cfg.rounds)
+	fmt.Fprintf(w, "| path | calls/s | node | bundle | client | all |\n|---|---|---|---|---|---|\n")
+	med := make([]cost, len(rows))
+	for i, r := range rows {
+		k := cost{median(costs[i], func(k cost) float64 { return k.perSec }), median(costs[i], func(k cost) float64 { return k.node }),
+			median(costs[i], func(k cost) float64 { return k.bundle }), median(costs[i], func(k cost) float64 { return k.client })}
+		med[i] = k
+		nodeCPU := ""
+		if r.node {
+			nodeCPU = fmt.Sprintf("%.1f µs", k.node)
+		}
+		fmt.Fprintf(w, "| %s | %.0f | %s | %.1f µs | %.1f µs | %.1f µs |\n", r.name, k.perSec, nodeCPU, k.bundle, k.client, median(costs[i], all))
+	}
+	fmt.Fprintf(w, "\nA 2026-07-28 call costs the node %.1f µs against %.1f µs for a 2025-11-25 session call over stdio, and %.1f µs against %.1f µs over HTTP;\n"+
+		"all three processes %.1f µs against %.1f µs over stdio, %.1f µs against %.1f µs over HTTP.\n\n",
+		med[3].node, med[2].node, med[5].node, med[4].node,
+		median(costs[3], all), median(costs[2], all), median(costs[5], all), median(costs[4], all))
+	return nil
+}
