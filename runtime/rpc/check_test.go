@@ -147,3 +147,101 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// strOneByOne is the string check as it stood before plain ASCII was crossed eight bytes at
+// a time: a byte at a time, as the JSON grammar reads. FuzzStringCheck holds str to it.
+func strOneByOne(b []byte, i int) (int, bool) {
+	for j := i + 1; j < len(b); {
+		ch := b[j]
+		switch {
+		case ch == '"':
+			return j + 1, true
+		case ch == '\\':
+			if j+1 >= len(b) {
+				return 0, false
+			}
+			switch b[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j += 2
+			case 'u':
+				r, ok := hex4(b, j+2)
+				if !ok {
+					return 0, false
+				}
+				j += 6
+				switch {
+				case r >= 0xDC00 && r <= 0xDFFF:
+					return 0, false
+				case r >= 0xD800 && r <= 0xDBFF:
+					lo, ok := hex4(b, j+2)
+					if j+1 >= len(b) || b[j] != '\\' || b[j+1] != 'u' || !ok || lo < 0xDC00 || lo > 0xDFFF {
+						return 0, false
+					}
+					j += 6
+				}
+			default:
+				return 0, false
+			}
+		case ch < 0x20:
+			return 0, false
+		case ch < utf8.RuneSelf:
+			j++
+		default:
+			r, size := utf8.DecodeRune(b[j:])
+			if r == utf8.RuneError && size <= 1 {
+				return 0, false
+			}
+			j += size
+		}
+	}
+	return 0, false
+}
+
+// FuzzStringCheck holds the checker's string scan to the byte-by-byte one: the same end, or
+// the same refusal, for any bytes after an opening quote.
+func FuzzStringCheck(f *testing.F) {
+	for _, s := range []string{
+		`"plain"`, `"a long plain string of more than eight bytes", "next"`, `"tab	inside"`, `"esc\"aped quote after eight"`,
+		`"\ud83d\ude00 and more text"`, "\"caf\xc3\xa9 and eight more bytes\"", "\"bad \xff utf-8 here\"", `"unterminated and long enough`,
+		`"exactly8"`, `"1234567\"`, "\"ctl\x01 in the middle of a long run\"", `"\u0041\u00e9 then text"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, s []byte) {
+		b := append([]byte{'"'}, s...)
+		want, ok := strOneByOne(b, 0)
+		c := &checker{b: b}
+		got := c.str(0)
+		if !ok {
+			if got >= 0 {
+				t.Fatalf("accepted %q up to %d; the byte-by-byte check refuses it", b, got)
+			}
+			return
+		}
+		if got != want {
+			t.Fatalf("%q ends at %d, want %d (err %v)", b, got, want, c.err)
+		}
+	})
+}
+
+// BenchmarkParse checks a 2026-07-28 tools/call, and a result carrying 1 MiB of text (an
+// image in base64, a file).
+func BenchmarkParse(b *testing.B) {
+	call := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo-go.echo","arguments":{"text":"bench"},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	large := []byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"image","mimeType":"image/png","data":"` +
+		strings.Repeat("iVBORw0KGgoAAAANSUhEUgAA", 1<<20/24) + `"}]}}`)
+	for _, tt := range []struct {
+		name string
+		line []byte
+	}{{"call", call}, {"1MiB result", large}} {
+		b.Run(tt.name, func(b *testing.B) {
+			b.SetBytes(int64(len(tt.line)))
+			for b.Loop() {
+				if _, err := Parse(tt.line, Limits{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
