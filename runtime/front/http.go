@@ -364,7 +364,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	version := r.Header.Get(HeaderProtocolVersion)
-	if f := fieldsOf(msg.Params); mcp.IsStatelessVersion(version) || f.stateless {
+	if f := fieldsOf(msg.Params); mcp.IsStatelessVersion(version) || f.stateless() {
 		h.stateless(w, r, &msg, &f)
 		return
 	}

@@ -86,10 +86,9 @@ func (h *HTTPHandler) checkHeaders(r *http.Request, msg *rpc.Message, f *fields)
 	mismatch := func(format string, args ...any) *rpc.Error {
 		return rpc.Errorf(mcp.CodeHeaderMismatch, "header mismatch: "+format, args...)
 	}
-	if f.meta != nil {
+	if raw := f.version; raw != nil {
 		// A version that is not a string is left to readMeta, which refuses it.
-		raw, _ := rawjson.Member(f.meta, mcp.MetaProtocolVersion)
-		if v, isString := rawjson.String(raw); isString && raw != nil {
+		if v, isString := rawjson.String(raw); isString {
 			switch got := r.Header.Get(HeaderProtocolVersion); {
 			case got == "":
 				return mismatch("missing %s header", HeaderProtocolVersion)

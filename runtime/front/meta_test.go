@@ -88,8 +88,8 @@ func TestFieldsOf(t *testing.T) {
 			if state != tt.state || string(resp) != tt.resp {
 				t.Errorf("retry = %q, %s; want %q, %s", state, resp, tt.state, tt.resp)
 			}
-			if f.stateless != tt.stateless || (f.meta != nil) != tt.hasMeta {
-				t.Errorf("stateless = %v, _meta %s", f.stateless, f.meta)
+			if f.stateless() != tt.stateless || (f.meta != nil) != tt.hasMeta {
+				t.Errorf("stateless = %v, _meta %s", f.stateless(), f.meta)
 			}
 		})
 	}

@@ -234,7 +234,7 @@ type Call struct {
 	cancel    context.CancelCauseFunc
 	cancelled atomic.Bool // by the client, as opposed to the end of Handle
 	longLived bool        // a subscription, which ends only when the client cancels it
-	fields    fields      // of a stateless request's params, read by the front before
+	fields    fields      // the members of a stateless request's params, as the front read them
 }
 
 // Begin registers the request id for cancellation. It must be called in the order requests

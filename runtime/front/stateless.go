@@ -38,8 +38,11 @@ type fields struct {
 	name, uri json.RawMessage // the target of tools/call and prompts/get, and of resources/read
 	state     json.RawMessage // requestState, which a retry carries
 	responses json.RawMessage // inputResponses, which a retry carries
-	stateless bool            // _meta names a protocol version: the request has no session
+	version   json.RawMessage // the protocol version _meta names, raw; nil when it names none
 }
+
+// stateless reports whether the request speaks a stateless revision: its _meta names one.
+func (f *fields) stateless() bool { return f.version != nil }
 
 // fieldsOf reads the fields of a request's params (valid JSON, checked by rpc.Parse).
 func fieldsOf(params json.RawMessage) fields {
@@ -62,7 +65,7 @@ func fieldsOf(params json.RawMessage) fields {
 		}
 	})
 	if f.meta != nil {
-		_, f.stateless = rawjson.Member(f.meta, mcp.MetaProtocolVersion)
+		f.version, _ = rawjson.Member(f.meta, mcp.MetaProtocolVersion)
 	}
 	return f
 }

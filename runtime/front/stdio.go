@@ -104,7 +104,7 @@ func (st *stdioSession) handle(m *rpc.Message) {
 		st.send(rpc.Failure(m.ID, err))
 		return
 	}
-	if call.fields = fieldsOf(m.Params); call.fields.stateless {
+	if call.fields = fieldsOf(m.Params); call.fields.stateless() {
 		// A 2026-07-28 request: served on its own, with what its _meta says.
 		view, err := st.view(call.fields.meta)
 		if err != nil {
