@@ -58,22 +58,50 @@ func eraCPU(cfg config, w *strings.Builder) error {
 	rows = append(rows, row{"node, HTTP front, 2025-11-25 client", session, pid, true},
 		row{"node, HTTP front, 2026-07-28 client", startHTTPStateless(session.url, "echo-go.echo"), pid, true})
 
-	type cost struct{ perSec, node, bundle, client float64 }
-	costs := make([][]cost, len(rows))
+	costs := make([][]cpuCost, len(rows))
 	for range cfg.rounds {
 		for i, r := range rows {
 			res, own, children, client, err := cpuPerCall(r.c, r.pid, cfg.duration)
 			if err != nil {
 				return fmt.Errorf("%s: %w", r.name, err)
 			}
-			k := cost{perSec: res.perSec, bundle: micros(own), client: micros(client)}
+			k := cpuCost{perSec: res.perSec, bundle: micros(own), client: micros(client)}
 			if r.node {
 				k.node, k.bundle = micros(own), micros(children)
 			}
+			k.all = k.node + k.bundle + k.client
 			costs[i] = append(costs[i], k)
 		}
 	}
-	median := func(ks []cost, f func(cost) float64) float64 {
+
+	fmt.Fprintf(w, "## CPU per call, by era: direct and through the node\n\n")
+	fmt.Fprintf(w, "echo-go with %d calls in flight; CPU per call is each process's user and system time (from /proc)\n"+
+		"over the calls made. The rows take turns, %s each, and each figure is the median of %d turns. The node\n"+
+		"speaks 2026-07-28 to the bundle whichever era its client speaks.\n\n", profileInflight, cfg.duration, cfg.rounds)
+	fmt.Fprintf(w, "| path | calls/s | node | bundle | client | all |\n|---|---|---|---|---|---|\n")
+	med := make([]cpuCost, len(rows))
+	for i, r := range rows {
+		k := medianCost(costs[i])
+		med[i] = k
+		nodeCPU := ""
+		if r.node {
+			nodeCPU = fmt.Sprintf("%.1f µs", k.node)
+		}
+		fmt.Fprintf(w, "| %s | %.0f | %s | %.1f µs | %.1f µs | %.1f µs |\n", r.name, k.perSec, nodeCPU, k.bundle, k.client, k.all)
+	}
+	fmt.Fprintf(w, "\nA 2026-07-28 call costs the node %.1f µs against %.1f µs for a 2025-11-25 session call over stdio, and %.1f µs against %.1f µs over HTTP;\n"+
+		"all three processes %.1f µs against %.1f µs over stdio, %.1f µs against %.1f µs over HTTP.\n\n",
+		med[3].node, med[2].node, med[5].node, med[4].node, med[3].all, med[2].all, med[5].all, med[4].all)
+	return nil
+}
+
+// cpuCost is what one row of eraCPU measured in one turn, in µs per call but for the rate.
+type cpuCost struct{ perSec, node, bundle, client, all float64 }
+
+// medianCost is the median of each figure over the turns: all is the median of the turns'
+// totals, not the sum of the medians.
+func medianCost(ks []cpuCost) cpuCost {
+	median := func(f func(cpuCost) float64) float64 {
 		v := make([]float64, len(ks))
 		for i, k := range ks {
 			v[i] = f(k)
@@ -81,27 +109,11 @@ func eraCPU(cfg config, w *strings.Builder) error {
 		slices.Sort(v)
 		return v[len(v)/2]
 	}
-	all := func(k cost) float64 { return k.node + k.bundle + k.client }
-
-	fmt.Fprintf(w, "## CPU per call, by era: direct and through the node\n\n")
-	fmt.Fprintf(w, "echo-go with %d calls in flight; CPU per call is each process's user and system time (from /proc)\n"+
-		"over the calls made. The rows take turns, %s each, and each figure is the median of %d turns. The node\n"+
-		"speaks 2026-07-28 to the bundle whichever era its client speaks.\n\n", profileInflight, cfg.duration, cfg.rounds)
-	fmt.Fprintf(w, "| path | calls/s | node | bundle | client | all |\n|---|---|---|---|---|---|\n")
-	med := make([]cost, len(rows))
-	for i, r := range rows {
-		k := cost{median(costs[i], func(k cost) float64 { return k.perSec }), median(costs[i], func(k cost) float64 { return k.node }),
-			median(costs[i], func(k cost) float64 { return k.bundle }), median(costs[i], func(k cost) float64 { return k.client })}
-		med[i] = k
-		nodeCPU := ""
-		if r.node {
-			nodeCPU = fmt.Sprintf("%.1f µs", k.node)
-		}
-		fmt.Fprintf(w, "| %s | %.0f | %s | %.1f µs | %.1f µs | %.1f µs |\n", r.name, k.perSec, nodeCPU, k.bundle, k.client, median(costs[i], all))
+	return cpuCost{
+		perSec: median(func(k cpuCost) float64 { return k.perSec }),
+		node:   median(func(k cpuCost) float64 { return k.node }),
+		bundle: median(func(k cpuCost) float64 { return k.bundle }),
+		client: median(func(k cpuCost) float64 { return k.client }),
+		all:    median(func(k cpuCost) float64 { return k.all }),
 	}
-	fmt.Fprintf(w, "\nA 2026-07-28 call costs the node %.1f µs against %.1f µs for a 2025-11-25 session call over stdio, and %.1f µs against %.1f µs over HTTP;\n"+
-		"all three processes %.1f µs against %.1f µs over stdio, %.1f µs against %.1f µs over HTTP.\n\n",
-		med[3].node, med[2].node, med[5].node, med[4].node,
-		median(costs[3], all), median(costs[2], all), median(costs[5], all), median(costs[4], all))
-	return nil
 }
