@@ -25,6 +25,12 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 			out = nb
 		}
 	}
+	if f, ok := in.(*os.File); ok {
+		if nb := rpc.NonBlocking(f); nb != f {
+			defer nb.Close()
+			in = nb
+		}
+	}
 	st := &stdioSession{srv: s, ready: make(chan struct{}), broken: make(chan error, 1)}
 	closer, _ := in.(io.Closer)
 	st.conn = rpc.NewConn(in, out, closer, rpc.ConnOptions{

@@ -74,6 +74,9 @@ func NewConn(r io.Reader, w io.Writer, closer io.Closer, opts ConnOptions) *Conn
 	if opts.MaxLine <= 0 {
 		opts.MaxLine = DefaultMaxLine
 	}
+	if pr := pollableReader(r); pr != nil {
+		r = pr
+	}
 	c := &Conn{
 		opts:   opts,
 		r:      bufio.NewReaderSize(r, 64<<10),

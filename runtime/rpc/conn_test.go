@@ -389,3 +389,43 @@ func FuzzConnLines(f *testing.F) {
 		}
 	})
 }
+
+// A pipe made by os.Pipe is non-blocking, and a Conn reads it with system calls of its
+// own (see rawRead); a line written in pieces, with pauses, comes whole, and the writer's
+// close ends the reading.
+func TestAConnReadsANonBlockingPipeInPieces(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pollableReader(r) == nil {
+		t.Fatal("os.Pipe's read end is not read by the poller")
+	}
+	got := make(chan *Message, 1)
+	c := NewConn(r, io.Discard, r, ConnOptions{Handle: func(m *Message) { got <- m }})
+	defer c.Close()
+	line := `{"jsonrpc":"2.0","method":"notifications/message","params":{"text":"` + strings.Repeat("y", 100<<10) + `"}}` + "\n"
+	for i := 0; i < len(line); i += 7000 {
+		if _, err := w.WriteString(line[i:min(i+7000, len(line))]); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case m := <-got:
+		if m.Method != "notifications/message" || len(m.Params) < 100<<10 {
+			t.Fatalf("read %q with %d bytes of params", m.Method, len(m.Params))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the line never came")
+	}
+	w.Close()
+	select {
+	case <-c.Done():
+		if !errors.Is(c.Err(), io.EOF) {
+			t.Fatalf("reading ended with %v, want EOF", c.Err())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the end of the pipe was not seen")
+	}
+}

@@ -15,7 +15,19 @@ import (
 // nil otherwise. Calls of the function must not overlap (an Outbox makes them under its
 // lock): they share one attempt's state, so that a write allocates nothing.
 func directWriter(w io.Writer) func([]byte) (int, error) {
-	sc, ok := w.(syscall.Conn)
+	rc := nonBlockingConn(w)
+	if rc == nil {
+		return nil
+	}
+	a := &attempt{rc: rc}
+	a.try = a.write
+	return a.do
+}
+
+// nonBlockingConn returns the raw descriptor of v when it is a non-blocking one; nil
+// otherwise.
+func nonBlockingConn(v any) syscall.RawConn {
+	sc, ok := v.(syscall.Conn)
 	if !ok {
 		return nil
 	}
@@ -31,9 +43,7 @@ func directWriter(w io.Writer) func([]byte) (int, error) {
 	if !nonblock {
 		return nil
 	}
-	a := &attempt{rc: rc}
-	a.try = a.write
-	return a.do
+	return rc
 }
 
 // attempt is one write to a non-blocking descriptor that never waits for room.
@@ -46,7 +56,7 @@ type attempt struct {
 }
 
 func (a *attempt) write(fd uintptr) bool {
-	a.n, a.err = unix.Write(int(fd), a.b)
+	a.n, a.err = rawWrite(fd, a.b)
 	return true // one attempt: never wait for room
 }
 
@@ -62,6 +72,56 @@ func (a *attempt) do(b []byte) (int, error) {
 		return n, err
 	}
 	return n, werr
+}
+
+// pollReader reads a non-blocking descriptor, waiting in the runtime's poller when it has
+// nothing to give.
+type pollReader struct {
+	rc  syscall.RawConn
+	try func(fd uintptr) bool // r.read, bound once
+	b   []byte
+	n   int
+	err error
+}
+
+// pollableReader returns a reader of r's descriptor that reads with rawRead, when r is a
+// non-blocking descriptor; nil otherwise. Such a descriptor must have been non-blocking
+// when its *os.File was made (os.Pipe, NonBlocking): that is what makes the runtime's
+// poller wait on it.
+func pollableReader(r io.Reader) io.Reader {
+	rc := nonBlockingConn(r)
+	if rc == nil {
+		return nil
+	}
+	pr := &pollReader{rc: rc}
+	pr.try = pr.read
+	return pr
+}
+
+func (r *pollReader) read(fd uintptr) bool {
+	for {
+		r.n, r.err = rawRead(fd, r.b)
+		if r.err != unix.EINTR {
+			return r.err != unix.EAGAIN
+		}
+	}
+}
+
+// Read reads what the descriptor has, waiting for it when it has nothing.
+func (r *pollReader) Read(b []byte) (int, error) {
+	r.b = b
+	err := r.rc.Read(r.try)
+	n, rerr := r.n, r.err
+	r.b, r.n, r.err = nil, 0, nil
+	switch {
+	case err != nil:
+		return 0, err
+	case rerr != nil:
+		return 0, rerr
+	case n == 0 && len(b) > 0:
+		return 0, io.EOF
+	}
+	return n, nil
 }
 
 // NonBlocking returns a descriptor for f's file that Outbox can write to without waiting,
