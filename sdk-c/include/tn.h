@@ -77,8 +77,9 @@ typedef struct tn_call_t tn_call_t;
 /*
  * A tool handler. Runs on a worker thread.
  *   call: borrowed; valid until the handler returns.
- *   args: borrowed; always a JSON object (empty when the client sent none),
- *         already checked against the tool's input schema.
+ *   args: borrowed and read-only; always a JSON object (empty when the
+ *         client sent none), already checked against the tool's input
+ *         schema. A call that asks for input (tn_ask) is bound to them.
  *   user: the tool's user pointer, as given.
  * Returns a new reference to a CallToolResult, normally from one of the
  * tn_result_* builders. Returning NULL answers the call with JSON-RPC

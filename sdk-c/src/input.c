@@ -109,35 +109,48 @@ done:
     return answers;
 }
 
-int tn__restore_answers(tn_server_t *server, tn_call_t *call,
-                        const json_t *params, const char *method,
-                        const char *target, const json_t *args, char *msg,
-                        size_t size)
+/* Fills call->digest, the hash that binds a sealed state to the request:
+ * its method, target and arguments. Made only when a state is opened or
+ * sealed, which few calls need. -1 when memory runs out. */
+static int digest_call(tn_call_t *call)
 {
-    json_t *canonical = json_pack("[s, s, O]", method, target, args);
+    if (call->digest[0])
+        return 0;
+    json_t *canonical = json_pack("[s, s, O]", call->method, call->name,
+                                  call->args);
     char *text = canonical ? json_dumps(canonical,
                                         JSON_COMPACT | JSON_SORT_KEYS |
                                             JSON_ENCODE_ANY)
                            : NULL;
     json_decref(canonical);
-    if (!text) {
-        snprintf(msg, size, "out of memory");
+    if (!text)
         return -1;
-    }
     unsigned char sum[32];
     tn__sha256(text, strlen(text), sum);
     free(text);
     char *digest = tn__b64url(sum, sizeof sum);
-    if (!digest) {
-        snprintf(msg, size, "out of memory");
+    if (!digest)
         return -1;
-    }
     snprintf(call->digest, sizeof call->digest, "%s", digest);
     free(digest);
+    return 0;
+}
 
+int tn__restore_answers(tn_server_t *server, tn_call_t *call,
+                        const json_t *params, const char *method, char *msg,
+                        size_t size)
+{
+    call->method = method;
     json_t *state = json_object_get(params, "requestState");
+    json_t *given = json_object_get(params, "inputResponses");
+    if (!state && (!given || json_is_null(given)))
+        return 0; /* a first round: nothing to restore */
     if (state && !json_is_string(state)) {
         snprintf(msg, size, "requestState must be a string");
+        return -1;
+    }
+    if (state && digest_call(call) != 0) {
+        snprintf(msg, size, "out of memory");
         return -1;
     }
     call->answers = state ? open_state(server, json_string_value(state),
@@ -145,7 +158,6 @@ int tn__restore_answers(tn_server_t *server, tn_call_t *call,
                           : json_object();
     if (!call->answers)
         return -1;
-    json_t *given = json_object_get(params, "inputResponses");
     if (given && !json_is_null(given)) {
         const char *key;
         json_t *value;
@@ -170,7 +182,11 @@ json_t *tn__input_required(tn_server_t *server, tn_call_t *call)
 {
     if (!call->need)
         return NULL;
-    char *state = seal(server, call->digest, call->answers);
+    if (!call->answers)
+        call->answers = json_object();
+    char *state = digest_call(call) == 0 && call->answers
+                      ? seal(server, call->digest, call->answers)
+                      : NULL;
     json_t *result = json_pack("{s:s, s:O, s:s}", "resultType",
                                "input_required", "inputRequests", call->need,
                                "requestState", state ? state : "");

@@ -428,8 +428,8 @@ static void start(tn_server_t *server, tn_call_t *call, json_t *params,
 {
     char msg[TN_ERROR_TEXT_LENGTH];
     if (call->stateless &&
-        tn__restore_answers(server, call, params, method, call->name,
-                            call->args, msg, sizeof msg) != 0) {
+        tn__restore_answers(server, call, params, method, msg,
+                            sizeof msg) != 0) {
         tn__reply_error(server, call->id, TN_RPC_INVALID_PARAMS, "%s", msg);
         call_free(call);
         return;

@@ -85,8 +85,9 @@ struct tn_call_t {
     int stateless;
     json_t *capabilities;
     int log_min;
-    json_t *answers;
-    char digest[48];
+    json_t *answers;        /* NULL until the client gave some */
+    const char *method;     /* static: what the digest binds, with name, args */
+    char digest[48];        /* "" until made (see digest_call) */
 
     /* Set by tn_ask() when the call cannot finish now (guarded by
      * server->lock): the questions still open, or a JSON-RPC error. */
@@ -184,10 +185,10 @@ unsigned char *tn__unb64url(const char *text, size_t n, size_t *out_len);
 /* input.c */
 void tn__state_key_init(tn_server_t *server);
 /* Prepares a stateless call's answers from params (inputResponses and
- * requestState) and its digest; -1 with msg on malformed or forged input. */
+ * requestState); -1 with msg on malformed or forged input. method is
+ * static; the call's name and args are what a state is bound to. */
 int tn__restore_answers(tn_server_t *server, tn_call_t *call,
-                        const json_t *params, const char *method,
-                        const char *target, const json_t *args, char *msg,
+                        const json_t *params, const char *method, char *msg,
                         size_t size);
 /* The input_required result of a call that asked questions still open,
  * new; NULL when it asked none. */
