@@ -187,7 +187,9 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 		fmt.Fprint(stderr, `Usage: toolnode serve [--bundles DIR]... [--config FILE] [--stdio] [--http ADDR] [flags]
 
 Starts every bundle found, merges their tools and serves them as one MCP endpoint.
-Logs go to stderr, never to stdout.
+Logs go to stderr, never to stdout. Serving one stdio client and nothing else, the node
+runs on one processor (its bundles and its client need the others) unless GOMAXPROCS
+is set.
 
 Flags:
 `)
@@ -352,6 +354,9 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		ReadTimeout: f.readTimeout,
 		ConnIdle:    f.connIdle,
 		Hurry:       hurry,
+	}
+	if f.http == "" && f.cluster.cfg == nil {
+		oneClientProcs()
 	}
 	if err := serveapi.Run(ctx, cfg); err != nil {
 		log.Error("toolnode stopped", "error", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -114,7 +115,7 @@ func (n *Node) callBuiltin(ctx context.Context, tool string) (json.RawMessage, e
 	st := n.Status()
 	bounds := n.Bounds()
 	report := map[string]any{"bundles": st,
-		"node": map[string]any{"heap_live_bytes": heapLive(), "bounds": bounds}}
+		"node": map[string]any{"heap_live_bytes": heapLive(), "procs": runtime.GOMAXPROCS(0), "bounds": bounds}}
 	cluster := n.reportCluster(ctx)
 	if cluster != nil {
 		report["cluster"] = cluster.Data

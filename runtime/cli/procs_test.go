@@ -1,0 +1,44 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"runtime"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A node that serves one stdio client and nothing else runs on one processor, unless
+// GOMAXPROCS says otherwise; with the HTTP front it keeps Go's default. toolnode.status
+// reports what it runs on.
+func TestAStdioOnlyNodeRunsOnOneProcessor(t *testing.T) {
+	dir := t.TempDir()
+	writeFake(t, dir, fake{name: "alpha"})
+	for _, c := range []struct {
+		name string
+		env  []string
+		args []string
+		want int
+	}{
+		{"stdio alone", nil, nil, 1},
+		{"stdio alone, GOMAXPROCS set", []string{"GOMAXPROCS=3"}, nil, 3},
+		{"stdio beside HTTP", nil, []string{"--stdio", "--http", "127.0.0.1:0"}, runtime.GOMAXPROCS(0)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			run := startNode(t, nil, c.env, append([]string{"--bundles", dir}, c.args...)...)
+			res, err := run.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "toolnode.status"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st struct{ Node struct{ Procs int } }
+			b, _ := json.Marshal(res.StructuredContent)
+			if err := json.Unmarshal(b, &st); err != nil {
+				t.Fatal(err)
+			}
+			if st.Node.Procs != c.want {
+				t.Fatalf("the node runs on %d processors, want %d", st.Node.Procs, c.want)
+			}
+		})
+	}
+}
