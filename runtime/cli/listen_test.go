@@ -126,3 +126,24 @@ func TestA2025ClientHearsA2026BundlesResourceUpdates(t *testing.T) {
 		t.Fatal("no resources/updated within 10 s of a resource that changes every 3 s")
 	}
 }
+
+// A 2025-11-25 client that can answer elicitation but not sampling calls a 2026-07-28
+// bundle that asks for what its client can give: told the client's own capabilities, the
+// bundle asks only the question the client can answer, and the node puts it to the client.
+func TestA2026BundleIsToldWhatA2025ClientCanAnswer(t *testing.T) {
+	dir := conformanceDir(t, "conformance", "go", "build", "-o", "examples/conformance/build/conformance", "./examples/conformance")
+	asked := make(chan string, 4)
+	run := startNodeAt(t, "2025-11-25", &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked <- r.Params.Message
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
+	}, nil, "--bundles", dir)
+	text, isErr := callText(t, run.session, "test_input_required_result_capabilities", nil)
+	if isErr || text != "Got 1 answers" {
+		t.Fatalf("the call answered %q (error %v), want one answer: the elicitation alone", text, isErr)
+	}
+	if len(asked) != 1 {
+		t.Fatalf("the client was asked %d questions, want 1", len(asked))
+	}
+}

@@ -175,6 +175,14 @@ func (sess *Session) ClientKey() string {
 	return sess.key
 }
 
+// ClientCapabilities implements node.Capable: what the client declared in initialize, or
+// in a stateless request's _meta.
+func (sess *Session) ClientCapabilities() json.RawMessage {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.clientCaps
+}
+
 // Ended implements node.Keyed.
 func (sess *Session) Ended() <-chan struct{} { return sess.ended }
 

@@ -36,6 +36,23 @@ type Session interface {
 	Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 }
 
+// Capable is a Session that knows the capabilities its client declared (a session's, from
+// initialize). A bundle of the 2026-07-28 revision is told those with each call of that
+// client, rather than everything the node could relay: it then asks only for input the
+// client can give.
+type Capable interface {
+	// ClientCapabilities is the client's capabilities object as it sent it; nil when
+	// unknown.
+	ClientCapabilities() json.RawMessage
+}
+
+func clientCapabilities(sess Session) json.RawMessage {
+	if c, ok := sess.(Capable); ok {
+		return c.ClientCapabilities()
+	}
+	return nil
+}
+
 // Config configures a Node.
 type Config struct {
 	// Logger is the node's logger; each bundle logs to a sub-logger named after it.

@@ -429,21 +429,23 @@ func (c *Client) setMeta(info, caps []byte) {
 // stamp adds the stateless _meta to params, editing them in place rather than decoding
 // arguments of any size.
 func (c *Client) stamp(params json.RawMessage) json.RawMessage {
-	params, _ = c.editMeta(params, nil, true)
+	params, _ = c.editMeta(params, nil, true, nil)
 	return params
 }
 
 // Prepare returns params as a call is sent to the bundle with SendPrepared: token as their
 // progress token and, to a stateless bundle, the members of its revision in their _meta,
-// in one edit of params. It also returns the progress token they had, nil when none.
-func (c *Client) Prepare(params json.RawMessage, token string) (json.RawMessage, json.RawMessage) {
-	return c.editMeta(params, []byte(`"`+token+`"`), c.Era() == EraStateless)
+// in one edit of params. caps, when not nil, are the capabilities of the client the call
+// is for, which a stateless bundle is told instead of all the node can relay (a client's
+// own _meta still wins). It also returns the progress token params had, nil when none.
+func (c *Client) Prepare(params json.RawMessage, token string, caps json.RawMessage) (json.RawMessage, json.RawMessage) {
+	return c.editMeta(params, []byte(`"`+token+`"`), c.Era() == EraStateless, caps)
 }
 
 // editMeta puts token (when not nil) as the progress token of params and, when stateless,
-// the revision's members in their _meta. It returns the progress token they had, nil when
-// none.
-func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool) (json.RawMessage, json.RawMessage) {
+// the revision's members in their _meta (caps as the client's capabilities, when not nil).
+// It returns the progress token they had, nil when none.
+func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool, caps json.RawMessage) (json.RawMessage, json.RawMessage) {
 	if token == nil && !stateless {
 		return params, nil
 	}
@@ -463,7 +465,7 @@ func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool) 
 	}
 	switch {
 	case stateless:
-		merged := c.mergeMeta(meta, token != nil)
+		merged := c.mergeMeta(meta, token != nil, caps)
 		out := make([]byte, 0, len(merged)+len(token)+20)
 		out = append(out, merged...)
 		if token != nil {
@@ -482,23 +484,25 @@ func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool) 
 }
 
 // mergedMeta is a client's _meta merged with the node's members for a stateless bundle.
-// A client of the stateless revision sends the same _meta with every request, so the merge
-// of the last one serves the next; it is never changed once made.
+// A client sends the same _meta with every request, so the merge of the last one serves
+// the next; it is never changed once made.
 type mergedMeta struct {
 	client    []byte // the client's _meta as it came
+	caps      []byte // the client's capabilities as the front knew them; nil for none
 	dropToken bool   // the client's progress token left out, for one of the node's
 	out       []byte // the merged _meta, open: without its closing brace
 }
 
 // mergeMeta merges the client's _meta with the members of the bundle's revision: the
 // client's own kept (its revision replaced by the bundle's, its progress token left out
-// when dropToken), the node's added where the client gave none; open, for the progress
-// token to follow.
-func (c *Client) mergeMeta(meta []byte, dropToken bool) []byte {
-	if m := c.merged.Load(); m != nil && m.dropToken == dropToken && bytes.Equal(m.client, meta) {
+// when dropToken), the node's added where the client gave none (caps, when not nil, as the
+// client capabilities); open, for the progress token to follow.
+func (c *Client) mergeMeta(meta []byte, dropToken bool, caps json.RawMessage) []byte {
+	if m := c.merged.Load(); m != nil && m.dropToken == dropToken && bytes.Equal(m.client, meta) &&
+		(m.caps == nil) == (caps == nil) && bytes.Equal(m.caps, caps) {
 		return m.out
 	}
-	out := make([]byte, 0, len(meta)+160)
+	out := make([]byte, 0, len(meta)+len(caps)+160)
 	out = append(out, versionMember...)
 	var given uint
 	rawjson.Members(meta, func(name rawjson.Name, value []byte) {
@@ -513,11 +517,15 @@ func (c *Client) mergeMeta(meta []byte, dropToken bool) []byte {
 		out = append(append(name.Append(append(out, ',')), ':'), value...)
 	})
 	for i, kv := range c.meta {
-		if given&(1<<i) == 0 {
+		switch {
+		case given&(1<<i) != 0:
+		case caps != nil && kv.key == mcp.MetaClientCapabilities:
+			out = append(append(rawjson.AppendString(append(out, ','), kv.key), ':'), caps...)
+		default:
 			out = append(out, kv.member...)
 		}
 	}
-	c.merged.Store(&mergedMeta{client: bytes.Clone(meta), dropToken: dropToken, out: out})
+	c.merged.Store(&mergedMeta{client: bytes.Clone(meta), caps: bytes.Clone(caps), dropToken: dropToken, out: out})
 	return out
 }
 

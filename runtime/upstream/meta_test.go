@@ -50,6 +50,28 @@ func TestPrepareEditsMetaOnce(t *testing.T) {
 		{"stateless, a member name with escapes kept as written", EraStateless, `{"_meta":{"k\u0022q\\":[1]}}`, "",
 			with(with(revision, "progressToken", `"tn-x"`), `k"q\`, `[1]`), nil},
 	}
+	// The capabilities a session's client declared go to a stateless bundle in place of
+	// the node's; a client's own _meta still wins, and a session bundle is told nothing.
+	type capsCase struct {
+		prepareCase
+		caps string
+	}
+	all := []capsCase{
+		{prepareCase{"stateless, the session client's capabilities", EraStateless, `{"name":"t"}`, "",
+			with(with(revision, "progressToken", `"tn-x"`), mcp.MetaClientCapabilities, `{"roots":{"listChanged":true}}`),
+			map[string]string{"name": `"t"`}}, `{"roots":{"listChanged":true}}`},
+		{prepareCase{"stateless, no capabilities declared", EraStateless, `{"name":"t"}`, "",
+			with(with(revision, "progressToken", `"tn-x"`), mcp.MetaClientCapabilities, `{}`),
+			map[string]string{"name": `"t"`}}, `{}`},
+		{prepareCase{"stateless, the client's own _meta wins over its session", EraStateless,
+			`{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}}`, "",
+			with(with(revision, "progressToken", `"tn-x"`), mcp.MetaClientCapabilities, `{"sampling":{}}`), nil}, `{"roots":{}}`},
+		{prepareCase{"session, capabilities not sent", EraSession, `{"name":"t"}`, "",
+			map[string]string{"progressToken": `"tn-x"`}, map[string]string{"name": `"t"`}}, `{"roots":{}}`},
+	}
+	for _, tt := range tests {
+		all = append(all, capsCase{prepareCase: tt})
+	}
 	// One client per era serves every case, each made twice: the merge a stateless call
 	// keeps for the next must serve the same _meta again and no other.
 	clients := map[Era]*Client{}
@@ -59,13 +81,17 @@ func TestPrepareEditsMetaOnce(t *testing.T) {
 		c.era.Store(uint32(era))
 		clients[era] = c
 	}
-	var twice []prepareCase
-	for _, tt := range tests {
+	var twice []capsCase
+	for _, tt := range all {
 		twice = append(twice, tt, tt)
 	}
 	for _, tt := range twice {
 		t.Run(tt.name, func(t *testing.T) {
-			out, old := clients[tt.era].Prepare(json.RawMessage(tt.params), "tn-x")
+			var caps json.RawMessage
+			if tt.caps != "" {
+				caps = json.RawMessage(tt.caps)
+			}
+			out, old := clients[tt.era].Prepare(json.RawMessage(tt.params), "tn-x", caps)
 			if string(old) != tt.wantOld {
 				t.Errorf("old token = %s, want %s", old, tt.wantOld)
 			}
@@ -94,11 +120,13 @@ func TestPrepareEditsMetaOnce(t *testing.T) {
 	}
 }
 
+// with is m with k set to v.
 func with(m map[string]string, k, v string) map[string]string {
-	out := map[string]string{k: v}
+	out := map[string]string{}
 	for mk, mv := range m {
 		out[mk] = mv
 	}
+	out[k] = v
 	return out
 }
 
