@@ -250,6 +250,11 @@ type Call struct {
 // its own goroutine. A request is refused when its id is already in flight or the session
 // has MaxInflight requests in flight.
 func (sess *Session) Begin(ctx context.Context, id rpc.ID) (*Call, error) {
+	if sess.stateless {
+		// Its one request: nothing can name it to cancel it but the end of ctx (the HTTP
+		// request's), which needs no context of its own.
+		return &Call{sess: sess, owner: sess, id: id, ctx: ctx, cancel: endsWithRequest}, nil
+	}
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	if _, dup := sess.inflight[id]; dup {
@@ -260,12 +265,13 @@ func (sess *Session) Begin(ctx context.Context, id rpc.ID) (*Call, error) {
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	c := &Call{sess: sess, owner: sess, id: id, ctx: ctx, cancel: cancel}
-	if sess.stateless {
-		return c, nil // its one request: nothing can name it to cancel it
-	}
 	sess.inflight[id] = c
 	return c, nil
 }
+
+// endsWithRequest is the cancel of a stateless call: its context is its request's, which
+// ends with it.
+func endsWithRequest(error) {}
 
 // As serves the call as a stateless request described by view, while the session it began
 // in keeps it among its requests in flight (so that a stdio cancellation finds it).
