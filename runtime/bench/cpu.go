@@ -11,9 +11,9 @@ import (
 // profileInflight calls in flight: the echo-go bundle called directly in either era, and
 // through the node's stdio and HTTP fronts, called by a client of either era. What the node
 // adds per relayed call, and what a stateless call costs against a session call, are read
-// here without a profiler's own cost. The rows take turns for cfg.rounds rounds and each
+// here without a profiler's own cost. The rows take turns for cpuTurns(cfg) rounds and each
 // figure is the median of its rounds: the CPU of one call moves less with the machine's load
-// than the rate does, but it moves.
+// than the rate does, but it moves, and the eras differ by a few per cent.
 func eraCPU(cfg config, w *strings.Builder) error {
 	folder, bin, err := benchFolder(cfg, "echo-go")
 	if err != nil {
@@ -59,7 +59,8 @@ func eraCPU(cfg config, w *strings.Builder) error {
 		row{"node, HTTP front, 2026-07-28 client", startHTTPStateless(session.url, "echo-go.echo"), pid, true})
 
 	costs := make([][]cpuCost, len(rows))
-	for range cfg.rounds {
+	turns := cpuTurns(cfg)
+	for range turns {
 		for i, r := range rows {
 			res, own, children, client, err := cpuPerCall(r.c, r.pid, cfg.duration)
 			if err != nil {
@@ -77,7 +78,7 @@ func eraCPU(cfg config, w *strings.Builder) error {
 	fmt.Fprintf(w, "## CPU per call, by era: direct and through the node\n\n")
 	fmt.Fprintf(w, "echo-go with %d calls in flight; CPU per call is each process's user and system time (from /proc)\n"+
 		"over the calls made. The rows take turns, %s each, and each figure is the median of %d turns. The node\n"+
-		"speaks 2026-07-28 to the bundle whichever era its client speaks.\n\n", profileInflight, cfg.duration, cfg.rounds)
+		"speaks 2026-07-28 to the bundle whichever era its client speaks.\n\n", profileInflight, cfg.duration, turns)
 	fmt.Fprintf(w, "| path | calls/s | node | bundle | client | all |\n|---|---|---|---|---|---|\n")
 	med := make([]cpuCost, len(rows))
 	for i, r := range rows {
@@ -92,8 +93,32 @@ func eraCPU(cfg config, w *strings.Builder) error {
 	fmt.Fprintf(w, "\nA 2026-07-28 call costs the node %.1f µs against %.1f µs for a 2025-11-25 session call over stdio, and %.1f µs against %.1f µs over HTTP;\n"+
 		"all three processes %.1f µs against %.1f µs over stdio, %.1f µs against %.1f µs over HTTP.\n\n",
 		med[3].node, med[2].node, med[5].node, med[4].node, med[3].all, med[2].all, med[5].all, med[4].all)
+	fmt.Fprintf(w, "Turn by turn (the two eras' rows run one after the other), a 2026-07-28 call costs the node %s over stdio\n"+
+		"and %s over HTTP.\n\n", eraDifference(costs[2], costs[3]), eraDifference(costs[4], costs[5]))
 	return nil
 }
+
+// eraDifference says what a stateless call costs the node against a session call, paired
+// by turn: the median of the differences and in how many turns the stateless call was the
+// cheaper. Pairs taken in the same turn share the machine's load of the moment, which the
+// medians of the two rows each on its own do not.
+func eraDifference(session, stateless []cpuCost) string {
+	diffs := make([]float64, len(session))
+	cheaper := 0
+	for t := range session {
+		diffs[t] = stateless[t].node - session[t].node
+		if diffs[t] <= 0 {
+			cheaper++
+		}
+	}
+	slices.Sort(diffs)
+	return fmt.Sprintf("%+.1f µs at the median (no more than a session call in %d of %d turns)", diffs[len(diffs)/2], cheaper, len(diffs))
+}
+
+// cpuTurns is how many turns each row of eraCPU takes: three times the rounds of the other
+// tables, since the differences it is read for (a few per cent between the eras) are of
+// the size of what one turn's figure moves on a shared machine.
+func cpuTurns(cfg config) int { return 3 * cfg.rounds }
 
 // cpuCost is what one row of eraCPU measured in one turn, in µs per call but for the rate.
 type cpuCost struct{ perSec, node, bundle, client, all float64 }
