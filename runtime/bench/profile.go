@@ -331,7 +331,7 @@ const gcBackground = `runtime\.(gcBgMarkWorker|bgsweep|bgscavenge)\b|^runtime\.g
 var stages = classes(
 	"garbage collector's own work (mark, sweep, their yields)", gcBackground,
 	"node: write the call to the bundle's stdin (write(2) to the pipe)", `(os\.\(\*File\)\.Write|os\.\(\*rawConn\)\.Write|golang\.org/x/sys/unix\.Write|jsonl\.pipeRoom)\b`,
-	"node: read the bundle's stdout (read(2) from the pipe)", `(os\.\(\*File\)\.Read|internal/poll\.\(\*FD\)\.Read)\b.*(jsonrpc2|toolnode/runtime)[^<]*$`,
+	"node: read the bundle's stdout (read(2) from the pipe)", `(os\.\(\*File\)\.Read|os\.\(\*rawConn\)\.Read|internal/poll\.\(\*FD\)\.Read)\b.*(jsonrpc2|toolnode/runtime)[^<]*$`,
 	"node: take the answer off the bundle's stdout (parse, match the id, wake the caller)", `(jsonrpc2|toolnode/runtime)[^<]*$`,
 	"node: route the call and keep track of it (catalog, ids, contexts, timers, tables)", `toolnode/runtime/(node|upstream)\.`,
 	"front: decode the request as JSON-RPC", `(encoding/json\.Unmarshal|toolnode/runtime/rpc\.Parse\w*)\b.* < [^<]*toolnode/runtime/front\.`,
