@@ -19,17 +19,15 @@ import (
 // received are answered before it returns; a client that stops reading its answers is
 // disconnected once the node holds MaxQueue bytes for it.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	if f, ok := out.(*os.File); ok {
-		if nb := rpc.NonBlocking(f); nb != f {
-			defer nb.Close()
-			out = nb
-		}
+	// Both ends through the runtime's poller when they are pipes: a write never waits for
+	// the client, and a read wakes nothing but the reader.
+	if nb := nonBlocking(out); nb != nil {
+		defer nb.Close()
+		out = nb
 	}
-	if f, ok := in.(*os.File); ok {
-		if nb := rpc.NonBlocking(f); nb != f {
-			defer nb.Close()
-			in = nb
-		}
+	if nb := nonBlocking(in); nb != nil {
+		defer nb.Close()
+		in = nb
 	}
 	st := &stdioSession{srv: s, ready: make(chan struct{}), broken: make(chan error, 1)}
 	closer, _ := in.(io.Closer)
@@ -63,6 +61,17 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	}
 	st.conn.Close()
 	return err
+}
+
+// nonBlocking returns a non-blocking descriptor of v's file (see rpc.NonBlocking), which the
+// caller closes; nil when v is not a pipe or socket file.
+func nonBlocking(v any) *os.File {
+	if f, ok := v.(*os.File); ok {
+		if nb := rpc.NonBlocking(f); nb != f {
+			return nb
+		}
+	}
+	return nil
 }
 
 // stdioSession is the one client of the stdio front.

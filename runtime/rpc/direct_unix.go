@@ -13,15 +13,23 @@ import (
 // directWriter returns a function that writes as much of b as w takes without waiting, when
 // w is a non-blocking descriptor (a pipe made by os.Pipe, or one NonBlocking prepared);
 // nil otherwise. Calls of the function must not overlap (an Outbox makes them under its
-// lock): they share one attempt's state, so that a write allocates nothing.
+// lock): they share one rawIO, so that a write allocates nothing.
 func directWriter(w io.Writer) func([]byte) (int, error) {
 	rc := nonBlockingConn(w)
 	if rc == nil {
 		return nil
 	}
-	a := &attempt{rc: rc}
-	a.try = a.write
-	return a.do
+	x := newRawIO(rc, false)
+	return func(b []byte) (int, error) {
+		n, werr, err := x.run(b)
+		if werr == unix.EAGAIN || werr == unix.EINTR {
+			werr = nil // no room now: the rest is queued
+		}
+		if err != nil {
+			return n, err
+		}
+		return n, werr
+	}
 }
 
 // nonBlockingConn returns the raw descriptor of v when it is a non-blocking one; nil
@@ -46,43 +54,57 @@ func nonBlockingConn(v any) syscall.RawConn {
 	return rc
 }
 
-// attempt is one write to a non-blocking descriptor that never waits for room.
-type attempt struct {
-	rc  syscall.RawConn
-	try func(fd uintptr) bool // a.write, bound once
+// rawIO makes one read or one write at a time on a non-blocking descriptor (see rawRead),
+// its state bound once so that none allocates. Calls must not overlap: an Outbox writes
+// under its lock, and a Conn reads on one goroutine.
+type rawIO struct {
+	via func(func(fd uintptr) bool) error // the descriptor's RawConn Read or Write
+	op  func(fd uintptr) bool             // x.read or x.write, bound once
 	b   []byte
 	n   int
 	err error
 }
 
-func (a *attempt) write(fd uintptr) bool {
-	a.n, a.err = rawWrite(fd, a.b)
+func newRawIO(rc syscall.RawConn, reading bool) *rawIO {
+	x := &rawIO{}
+	if reading {
+		x.via, x.op = rc.Read, x.read
+	} else {
+		x.via, x.op = rc.Write, x.write
+	}
+	return x
+}
+
+// run reads into or writes b once: how many bytes, the system call's error, and the
+// descriptor's own (closed, for one).
+func (x *rawIO) run(b []byte) (n int, opErr, err error) {
+	x.b = b
+	err = x.via(x.op)
+	n, opErr = x.n, x.err
+	x.b, x.n, x.err = nil, 0, nil
+	if opErr != nil {
+		n = 0
+	}
+	return n, opErr, err
+}
+
+func (x *rawIO) write(fd uintptr) bool {
+	x.n, x.err = rawWrite(fd, x.b)
 	return true // one attempt: never wait for room
 }
 
-func (a *attempt) do(b []byte) (int, error) {
-	a.b = b
-	err := a.rc.Write(a.try)
-	n, werr := max(a.n, 0), a.err
-	a.b, a.n, a.err = nil, 0, nil
-	if werr == unix.EAGAIN || werr == unix.EINTR {
-		werr = nil
+func (x *rawIO) read(fd uintptr) bool {
+	for {
+		x.n, x.err = rawRead(fd, x.b)
+		if x.err != unix.EINTR {
+			return x.err != unix.EAGAIN // nothing yet: wait in the poller
+		}
 	}
-	if err != nil {
-		return n, err
-	}
-	return n, werr
 }
 
 // pollReader reads a non-blocking descriptor, waiting in the runtime's poller when it has
 // nothing to give.
-type pollReader struct {
-	rc  syscall.RawConn
-	try func(fd uintptr) bool // r.read, bound once
-	b   []byte
-	n   int
-	err error
-}
+type pollReader struct{ x *rawIO }
 
 // pollableReader returns a reader of r's descriptor that reads with rawRead, when r is a
 // non-blocking descriptor; nil otherwise. Such a descriptor must have been non-blocking
@@ -93,26 +115,12 @@ func pollableReader(r io.Reader) io.Reader {
 	if rc == nil {
 		return nil
 	}
-	pr := &pollReader{rc: rc}
-	pr.try = pr.read
-	return pr
-}
-
-func (r *pollReader) read(fd uintptr) bool {
-	for {
-		r.n, r.err = rawRead(fd, r.b)
-		if r.err != unix.EINTR {
-			return r.err != unix.EAGAIN
-		}
-	}
+	return pollReader{newRawIO(rc, true)}
 }
 
 // Read reads what the descriptor has, waiting for it when it has nothing.
-func (r *pollReader) Read(b []byte) (int, error) {
-	r.b = b
-	err := r.rc.Read(r.try)
-	n, rerr := r.n, r.err
-	r.b, r.n, r.err = nil, 0, nil
+func (r pollReader) Read(b []byte) (int, error) {
+	n, rerr, err := r.x.run(b)
 	switch {
 	case err != nil:
 		return 0, err

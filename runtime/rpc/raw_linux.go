@@ -19,7 +19,7 @@ func rawWrite(fd uintptr, b []byte) (int, error) {
 	}
 	n, _, errno := unix.RawSyscall(unix.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
 	if errno != 0 {
-		return int(n), errno
+		return 0, errno
 	}
 	return int(n), nil
 }
@@ -30,7 +30,7 @@ func rawRead(fd uintptr, b []byte) (int, error) {
 	}
 	n, _, errno := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
 	if errno != 0 {
-		return -1, errno
+		return 0, errno
 	}
 	return int(n), nil
 }
