@@ -60,8 +60,16 @@ func eraCPU(cfg config, w *strings.Builder) error {
 
 	costs := make([][]cpuCost, len(rows))
 	turns := cpuTurns(cfg)
-	for range turns {
-		for i, r := range rows {
+	for t := range turns {
+		// Every other turn runs the rows in the reverse order, so that neither era's row
+		// always runs right after the other's: what one leaves behind (a heap to collect,
+		// caches to refill, a load that is rising) falls on both.
+		for k := range rows {
+			i := k
+			if t%2 == 1 {
+				i = len(rows) - 1 - k
+			}
+			r := rows[i]
 			res, own, children, client, err := cpuPerCall(r.c, r.pid, cfg.duration)
 			if err != nil {
 				return fmt.Errorf("%s: %w", r.name, err)
