@@ -82,7 +82,7 @@ func capabilitiesOf(o Offers) mcp.ServerCapabilities {
 // to sess), bypassing the merged catalog: params name things as the bundle does. It serves
 // the calls other nodes of a cluster route here.
 func (n *Node) ServeBundle(ctx context.Context, sess Session, bundle, method string, params json.RawMessage, done func(json.RawMessage, error)) {
-	n.forwardAsync(ctx, sess, bundle, method, params, func() string {
+	n.forwardAsync(ctx, sess, bundle, "", method, params, func() string {
 		var p struct {
 			Name string `json:"name"`
 			URI  string `json:"uri"`

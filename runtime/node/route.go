@@ -121,25 +121,27 @@ func (n *Node) callTool(ctx context.Context, sess Session, params json.RawMessag
 		}
 		return
 	}
+	rename := ""
 	if e.Tool != name {
-		params, _ = rawjson.SetMember(params, "name", rawjson.AppendString(nil, e.Tool))
+		rename = e.Tool // in the edit that readies the call for the bundle
 	}
-	n.forwardAsync(ctx, sess, e.Bundle, mcp.MethodToolsCall, params, func() string { return fmt.Sprintf("tool %q", name) }, done)
+	n.forwardAsync(ctx, sess, e.Bundle, rename, mcp.MethodToolsCall, params, func() string { return fmt.Sprintf("tool %q", name) }, done)
 }
 
 // forward is forwardAsync waiting for the outcome.
 func (n *Node) forward(ctx context.Context, sess Session, bundleName, method string, params json.RawMessage, what func() string) (json.RawMessage, error) {
 	return rpc.Await(func(done rpc.Done) {
-		n.forwardAsync(ctx, sess, bundleName, method, params, what, done)
+		n.forwardAsync(ctx, sess, bundleName, "", method, params, what, done)
 	})
 }
 
 // forwardAsync sends a request of sess to the least busy process of a bundle and calls done
-// with its answer. The request's progress token is replaced by one unique across sessions
-// and the bundle's progress comes back to sess under the client's token. The call may go
-// without progress for the bundle's call timeout, and lasts at most its call_max; past
-// either, or when the client cancels, the bundle is told to cancel.
-func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, method string, params json.RawMessage, what func() string, done func(json.RawMessage, error)) {
+// with its answer; rename, unless "", is put as the name in params. The request's progress
+// token is replaced by one unique across sessions and the bundle's progress comes back to
+// sess under the client's token. The call may go without progress for the bundle's call
+// timeout, and lasts at most its call_max; past either, or when the client cancels, the
+// bundle is told to cancel.
+func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, rename, method string, params json.RawMessage, what func() string, done func(json.RawMessage, error)) {
 	n.mu.Lock()
 	b := n.bundles[bundleName]
 	if b != nil {
@@ -162,12 +164,12 @@ func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, metho
 				done(nil, notSent(err))
 				return
 			}
-			n.send(ctx, sess, b, inst, method, params, what, done)
+			n.send(ctx, sess, b, inst, rename, method, params, what, done)
 		}()
 		return
 	}
 	if inst := n.pickNow(b); inst != nil {
-		n.send(ctx, sess, b, inst, method, params, what, done)
+		n.send(ctx, sess, b, inst, rename, method, params, what, done)
 		return
 	}
 	// Asleep, starting or restarting: wait for a process without holding up the caller.
@@ -178,7 +180,7 @@ func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, metho
 			done(nil, notSent(err))
 			return
 		}
-		n.send(ctx, sess, b, inst, method, params, what, done)
+		n.send(ctx, sess, b, inst, rename, method, params, what, done)
 	}()
 }
 
@@ -227,7 +229,7 @@ func (r *relay) context() context.Context {
 	return r.asked
 }
 
-func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instance, method string, params json.RawMessage,
+func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instance, rename, method string, params json.RawMessage,
 	what func() string, done func(json.RawMessage, error)) {
 	r := &relay{n: n, b: b, outer: outer, what: what, done: done, ours: n.newToken(), start: time.Now(),
 		idle: b.m.Timeouts.Call, hard: max(b.m.Timeouts.CallMax, b.m.Timeouts.Call)}
@@ -243,7 +245,7 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 	r.id = id
 	// Every call gets a token of ours, so that its progress extends its timeout even when
 	// the client asked for none (then the progress goes no further).
-	params, r.clientToken = inst.client.Prepare(params, r.ours, clientCapabilities(sess))
+	params, r.clientToken = inst.client.Prepare(params, r.ours, clientCapabilities(sess), rename)
 	n.mu.Lock()
 	inst.flights[id] = &r.flight
 	inst.byToken[r.ours] = &r.flight

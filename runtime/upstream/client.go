@@ -429,24 +429,29 @@ func (c *Client) setMeta(info, caps []byte) {
 // stamp adds the stateless _meta to params, editing them in place rather than decoding
 // arguments of any size.
 func (c *Client) stamp(params json.RawMessage) json.RawMessage {
-	params, _ = c.editMeta(params, nil, true, nil)
+	params, _ = c.editMeta(params, nil, true, nil, "")
 	return params
 }
 
 // Prepare returns params as a call is sent to the bundle with SendPrepared: token as their
-// progress token and, to a stateless bundle, the members of its revision in their _meta,
-// in one edit of params. caps, when not nil, are the capabilities of the client the call
-// is for, which a stateless bundle is told instead of all the node can relay (a client's
-// own _meta still wins). It also returns the progress token params had, nil when none.
-func (c *Client) Prepare(params json.RawMessage, token string, caps json.RawMessage) (json.RawMessage, json.RawMessage) {
-	return c.editMeta(params, []byte(`"`+token+`"`), c.Era() == EraStateless, caps)
+// progress token, name (unless "") as the name of what the call is for, and, to a
+// stateless bundle, the members of its revision in their _meta, in one edit of params.
+// caps, when not nil, are the capabilities of the client the call is for, which a
+// stateless bundle is told instead of all the node can relay (a client's own _meta still
+// wins). It also returns the progress token params had, nil when none.
+func (c *Client) Prepare(params json.RawMessage, token string, caps json.RawMessage, name string) (json.RawMessage, json.RawMessage) {
+	return c.editMeta(params, []byte(`"`+token+`"`), c.Era() == EraStateless, caps, name)
 }
 
-// editMeta puts token (when not nil) as the progress token of params and, when stateless,
-// the revision's members in their _meta (caps as the client's capabilities, when not nil).
-// It returns the progress token they had, nil when none.
-func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool, caps json.RawMessage) (json.RawMessage, json.RawMessage) {
+// editMeta puts token (when not nil) as the progress token of params, name (unless "") as
+// their name and, when stateless, the revision's members in their _meta (caps as the
+// client's capabilities, when not nil). It returns the progress token they had, nil when
+// none.
+func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool, caps json.RawMessage, name string) (json.RawMessage, json.RawMessage) {
 	if token == nil && !stateless {
+		if name != "" {
+			params, _ = rawjson.PutMember(params, "name", rawjson.AppendString(nil, name))
+		}
 		return params, nil
 	}
 	if len(bytes.TrimSpace(params)) == 0 || string(params) == "null" {
@@ -477,7 +482,13 @@ func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool, 
 			meta, _ = rawjson.PutMember(meta, "progressToken", token)
 		}
 	}
-	if out, ok := rawjson.PutMember(params, "_meta", meta); ok {
+	edits := []rawjson.Edit{{Key: "_meta", Value: meta}, {Key: "name"}}
+	if name != "" {
+		edits[1].Value = rawjson.AppendString(nil, name)
+	} else {
+		edits = edits[:1]
+	}
+	if out, ok := rawjson.PutMembers(params, edits...); ok {
 		return out, old
 	}
 	return params, old

@@ -54,20 +54,28 @@ func TestPrepareEditsMetaOnce(t *testing.T) {
 	// the node's; a client's own _meta still wins, and a session bundle is told nothing.
 	type capsCase struct {
 		prepareCase
-		caps string
+		caps   string
+		rename string // the name the bundle knows the tool by
 	}
 	all := []capsCase{
 		{prepareCase{"stateless, the session client's capabilities", EraStateless, `{"name":"t"}`, "",
 			with(with(revision, "progressToken", `"tn-x"`), mcp.MetaClientCapabilities, `{"roots":{"listChanged":true}}`),
-			map[string]string{"name": `"t"`}}, `{"roots":{"listChanged":true}}`},
+			map[string]string{"name": `"t"`}}, `{"roots":{"listChanged":true}}`, ""},
 		{prepareCase{"stateless, no capabilities declared", EraStateless, `{"name":"t"}`, "",
 			with(with(revision, "progressToken", `"tn-x"`), mcp.MetaClientCapabilities, `{}`),
-			map[string]string{"name": `"t"`}}, `{}`},
+			map[string]string{"name": `"t"`}}, `{}`, ""},
 		{prepareCase{"stateless, the client's own _meta wins over its session", EraStateless,
 			`{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}}`, "",
-			with(with(revision, "progressToken", `"tn-x"`), mcp.MetaClientCapabilities, `{"sampling":{}}`), nil}, `{"roots":{}}`},
+			with(with(revision, "progressToken", `"tn-x"`), mcp.MetaClientCapabilities, `{"sampling":{}}`), nil}, `{"roots":{}}`, ""},
 		{prepareCase{"session, capabilities not sent", EraSession, `{"name":"t"}`, "",
-			map[string]string{"progressToken": `"tn-x"`}, map[string]string{"name": `"t"`}}, `{"roots":{}}`},
+			map[string]string{"progressToken": `"tn-x"`}, map[string]string{"name": `"t"`}}, `{"roots":{}}`, ""},
+		// The tool is renamed in the same edit, wherever the members are.
+		{prepareCase{"stateless, renamed", EraStateless,
+			`{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}},"name":"b.t","arguments":{"name":"x"}}`, "",
+			with(with(revision, "progressToken", `"tn-x"`), mcp.MetaClientCapabilities, `{}`),
+			map[string]string{"name": `"t"`, "arguments": `{"name":"x"}`}}, "", "t"},
+		{prepareCase{"session, renamed", EraSession, `{"arguments":{},"name":"b.t"}`, "",
+			map[string]string{"progressToken": `"tn-x"`}, map[string]string{"name": `"t"`, "arguments": `{}`}}, "", "t"},
 	}
 	for _, tt := range tests {
 		all = append(all, capsCase{prepareCase: tt})
@@ -91,7 +99,7 @@ func TestPrepareEditsMetaOnce(t *testing.T) {
 			if tt.caps != "" {
 				caps = json.RawMessage(tt.caps)
 			}
-			out, old := clients[tt.era].Prepare(json.RawMessage(tt.params), "tn-x", caps)
+			out, old := clients[tt.era].Prepare(json.RawMessage(tt.params), "tn-x", caps, tt.rename)
 			if string(old) != tt.wantOld {
 				t.Errorf("old token = %s, want %s", old, tt.wantOld)
 			}

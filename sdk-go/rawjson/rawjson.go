@@ -121,6 +121,97 @@ func PutMember(obj []byte, key string, value []byte) ([]byte, bool) {
 	return append(out, obj[i+1:]...), true
 }
 
+// Edit sets the top-level member Key of an object to Value (valid JSON): see PutMembers.
+type Edit struct {
+	Key   string
+	Value []byte
+}
+
+// maxEdits is how many edits PutMembers makes in one copy; more take one copy each.
+const maxEdits = 4
+
+// PutMembers returns obj with each edit's member set to its value, as PutMember does (the
+// rest of obj kept byte for byte, a member obj lacks added first), in one copy of obj
+// however many members change: a relayed call renames its tool and edits its _meta. ok is
+// false when obj is not a JSON object.
+func PutMembers(obj []byte, edits ...Edit) ([]byte, bool) {
+	if len(edits) > maxEdits {
+		out, ok := obj, true
+		for _, e := range edits {
+			if out, ok = PutMember(out, e.Key, e.Value); !ok {
+				return nil, false
+			}
+		}
+		return out, true
+	}
+	open := skipSpace(obj, 0)
+	if open >= len(obj) || obj[open] != '{' {
+		return nil, false
+	}
+	// Where each edited member's value is, in obj; -1 for one to add.
+	var starts, ends [maxEdits]int
+	for k := range edits {
+		starts[k] = -1
+	}
+	members := false
+	for i := open + 1; ; {
+		_, vStart, vEnd, name, ok := nextMember(obj, i)
+		if !ok {
+			break
+		}
+		members = true
+		for k, e := range edits {
+			if starts[k] < 0 && name.Is(e.Key) {
+				starts[k], ends[k] = vStart, vEnd
+			}
+		}
+		if i = skipSpace(obj, vEnd); i >= len(obj) || obj[i] != ',' {
+			break
+		}
+		i++
+	}
+	size := len(obj)
+	for k, e := range edits {
+		if size += len(e.Value); starts[k] < 0 {
+			size += len(e.Key) + 4
+		} else {
+			size -= ends[k] - starts[k]
+		}
+	}
+	out := append(make([]byte, 0, size), obj[:open+1]...)
+	added := 0
+	for k, e := range edits {
+		if starts[k] >= 0 {
+			continue
+		}
+		if added > 0 {
+			out = append(out, ',')
+		}
+		out = append(AppendString(out, e.Key), ':')
+		out = append(out, e.Value...)
+		added++
+	}
+	if added > 0 && members {
+		out = append(out, ',')
+	}
+	// The replaced values, in the order obj has them.
+	at := open + 1
+	for {
+		next := -1
+		for k := range edits {
+			if starts[k] >= at && (next < 0 || starts[k] < starts[next]) {
+				next = k
+			}
+		}
+		if next < 0 {
+			break
+		}
+		out = append(append(out, obj[at:starts[next]]...), edits[next].Value...)
+		at = ends[next]
+	}
+	return append(out, obj[at:]...), true
+}
+
 // DeleteMember returns obj without its top-level member key (and the comma that went with
 // it); obj itself when it has no such member.
 func DeleteMember(obj []byte, key string) []byte {

@@ -2,6 +2,7 @@ package rawjson
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -44,6 +45,45 @@ func TestPutMemberQuotesNewNames(t *testing.T) {
 		if m[key] != true || m["x"] != float64(1) {
 			t.Errorf("PutMember %q gave %s", key, out)
 		}
+	}
+}
+
+// PutMembers makes in one copy what PutMember makes one edit at a time.
+func TestPutMembersAsPutMember(t *testing.T) {
+	name := Edit{"name", []byte(`"echo"`)}
+	meta := Edit{"_meta", []byte(`{"progressToken":"t"}`)}
+	tests := []struct {
+		obj   string
+		edits []Edit
+	}{
+		{`{"name":"a.echo","arguments":{"name":"inner"}}`, []Edit{meta, name}},
+		{`{"name":"a.echo","arguments":{},"_meta":{"x":1}}`, []Edit{meta, name}},
+		{`{"_meta":{"x":1},"name":"a.echo"}`, []Edit{name, meta}},
+		{`{ "arguments" : {} , "n\u0061me" : "a.echo" }`, []Edit{meta, name}},
+		{`{}`, []Edit{meta, name}},
+		{` { } `, []Edit{name}},
+		{`{"a":1}`, nil},
+		{`{"a":1}`, []Edit{{"a", []byte(`2`)}, {"b", []byte(`3`)}, {"c", []byte(`4`)}, {"d", []byte(`5`)}, {"e", []byte(`6`)}}},
+	}
+	for _, tt := range tests {
+		want := []byte(tt.obj)
+		for _, e := range tt.edits {
+			var ok bool
+			if want, ok = PutMember(want, e.Key, e.Value); !ok {
+				t.Fatalf("PutMember(%s, %q) refused", want, e.Key)
+			}
+		}
+		got, ok := PutMembers([]byte(tt.obj), tt.edits...)
+		if !ok {
+			t.Fatalf("PutMembers(%s) refused", tt.obj)
+		}
+		var g, w any
+		if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil || !reflect.DeepEqual(g, w) {
+			t.Errorf("PutMembers(%s) = %s, want the members of %s", tt.obj, got, want)
+		}
+	}
+	if _, ok := PutMembers([]byte(`[1]`), name); ok {
+		t.Error("PutMembers edited an array")
 	}
 }
 
