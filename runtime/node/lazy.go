@@ -168,6 +168,7 @@ func (n *Node) putToSleep(b *bundle, idle time.Duration) bool {
 	nb.state, nb.lists, nb.restarts, nb.stats = StateAsleep, b.lists, b.restarts, b.stats
 	nb.sleep.offers = b.sleep.offers
 	n.bundles[b.name] = nb
+	n.noteQuiet()
 	n.mu.Unlock()
 	if idle > 0 {
 		b.log.Info("bundle idle; stopping it until its next call", "idle_stop", idle)

@@ -101,6 +101,7 @@ type Node struct {
 	boundSources  []func() []Bound
 	clusterReport atomic.Pointer[func(context.Context) ClusterReport]
 
+	quiet     atomic.Pointer[map[string]bool] // bundles whose calls never ask a client; see noteQuiet
 	catalog   atomic.Pointer[catalog.Catalog]
 	prompts   atomic.Pointer[catalog.Catalog]
 	resources atomic.Pointer[catalog.Resources]
@@ -233,6 +234,7 @@ func (n *Node) apply(manifests []*manifest.Manifest, settle *sync.WaitGroup, set
 			n.bundles[name] = b
 		}
 	}
+	n.noteQuiet()
 	n.mu.Unlock()
 
 	for _, b := range stop {

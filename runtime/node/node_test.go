@@ -117,3 +117,40 @@ func TestStatusReportsBoundsAndBundles(t *testing.T) {
 		}
 	}
 }
+
+// A call may bring the client requests unless every running process of its bundle speaks
+// the stateless revision (which asks with input_required answers instead); a tool the node
+// serves itself, or one it does not know, is taken to ask. Once the bundle's process is
+// gone, nothing is known of it: its tools are taken to ask again.
+func TestAsksClientsFollowsTheRunningProcesses(t *testing.T) {
+	dir := t.TempDir()
+	testbundle.Write(t, dir, "a")
+	testbundle.WriteStateless(t, dir, "s")
+	var ms []*manifest.Manifest
+	for _, name := range []string{"a", "s"} {
+		m, err := manifest.Load(dir + "/" + name + "/bundle.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
+	}
+	n := node.New(node.Config{Manifests: ms, Supervision: node.Supervision{PingEvery: -1}})
+	n.Start()
+	select {
+	case <-n.Ready():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the node did not start its bundles")
+	}
+	for _, tc := range []struct {
+		tool string
+		asks bool
+	}{{"a.echo", true}, {"s.echo", false}, {"toolnode.status", true}, {"nobody.echo", true}} {
+		if got := n.AsksClients(tc.tool); got != tc.asks {
+			t.Errorf("AsksClients(%q) = %v, want %v", tc.tool, got, tc.asks)
+		}
+	}
+	n.Close(context.Background())
+	if !n.AsksClients("s.echo") {
+		t.Error("a stopped bundle's tool is still taken not to ask")
+	}
+}

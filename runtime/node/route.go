@@ -41,29 +41,38 @@ func (n *Node) CallToolAsync(ctx context.Context, sess Session, params json.RawM
 // AsksClients reports whether a call to the tool name may bring requests from its bundle to
 // the client (elicitation, sampling, roots) while it runs: false only when no running
 // process of the bundle serving it may (see upstream.Client.AsksClients). A front spares
-// other calls what waiting for a client's input takes.
+// other calls what waiting for a client's input takes. It is asked before every call of a
+// stateless client, so it reads what noteQuiet keeps rather than taking the node's lock.
 func (n *Node) AsksClients(name string) bool {
 	e, ok := n.Catalog().Lookup(name)
 	if !ok || e.Bundle == builtinBundle {
 		return true
 	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	b := n.bundles[e.Bundle]
-	if b == nil || isolatedBundle(b) {
-		return true
-	}
-	running := false
-	for _, inst := range b.slots {
-		if inst == nil {
+	quiet := n.quiet.Load()
+	return quiet == nil || !(*quiet)[e.Bundle]
+}
+
+// noteQuiet records which bundles have processes running and none that may ask a client
+// anything (see AsksClients). It is called, with n.mu held, whenever a bundle or one of
+// its processes comes or goes.
+func (n *Node) noteQuiet() {
+	quiet := make(map[string]bool, len(n.bundles))
+	for name, b := range n.bundles {
+		if isolatedBundle(b) {
 			continue
 		}
-		if inst.client.AsksClients() {
-			return true
+		running, asks := false, false
+		for _, inst := range b.slots {
+			if inst != nil {
+				running = true
+				asks = asks || inst.client.AsksClients()
+			}
 		}
-		running = true
+		if running && !asks {
+			quiet[name] = true
+		}
 	}
-	return !running
+	n.quiet.Store(&quiet)
 }
 
 // CallToolFor is CallToolAsync for a caller that may see and call only the tools allow

@@ -173,6 +173,7 @@ func (n *Node) runSlot(b *bundle, slot int, settled func()) {
 		}
 		n.mu.Lock()
 		b.slots[slot] = inst
+		n.noteQuiet()
 		listed := b.state == StateReady || b.state == StateRestarting
 		b.state, b.retryAt = StateReady, time.Time{}
 		changed := !listsEqual(b.lists, l)
@@ -192,6 +193,7 @@ func (n *Node) runSlot(b *bundle, slot int, settled func()) {
 		exited := n.watch(b, inst)
 		n.mu.Lock()
 		b.slots[slot] = nil
+		n.noteQuiet()
 		n.mu.Unlock()
 		if !exited {
 			inst.client.Close(context.Background())
