@@ -72,6 +72,7 @@ func (n Notice) String() string {
 type Catalog struct {
 	entries []Entry
 	byName  map[string]int
+	mirrors bool // some entry's Mirrors
 
 	strictOnce sync.Once
 	strict     *NameMap
@@ -156,8 +157,10 @@ func Build(sources []Source) (*Catalog, []Notice) {
 			return false
 		}
 		cat.byName[c.name] = len(cat.entries)
-		cat.entries = append(cat.entries, Entry{Name: c.name, Bundle: c.bundle, Tool: c.tool, JSON: rename(c.raw, c.name, c.tool),
-			Mirrors: bytes.Contains(c.raw, []byte("x-mcp-header"))})
+		e := Entry{Name: c.name, Bundle: c.bundle, Tool: c.tool, JSON: rename(c.raw, c.name, c.tool),
+			Mirrors: bytes.Contains(c.raw, []byte("x-mcp-header"))}
+		cat.entries = append(cat.entries, e)
+		cat.mirrors = cat.mirrors || e.Mirrors
 		return true
 	}
 	for _, c := range cands {
@@ -234,6 +237,10 @@ func (c *Catalog) Lookup(name string) (Entry, bool) {
 	}
 	return c.entries[i], true
 }
+
+// Mirrors reports whether any tool mirrors arguments into headers (see Entry.Mirrors):
+// when none does, a call's headers need no look at its tool.
+func (c *Catalog) Mirrors() bool { return c.mirrors }
 
 // Entries returns all entries sorted by name. The slice must not be modified.
 func (c *Catalog) Entries() []Entry { return c.entries }

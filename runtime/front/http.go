@@ -72,6 +72,7 @@ type HTTPHandler struct {
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
+	view     atomic.Pointer[httpView] // the Session of the last stateless request
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -364,7 +365,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	version := r.Header.Get(HeaderProtocolVersion)
-	if f := fieldsOf(msg.Params); mcp.IsStatelessVersion(version) || f.stateless() {
+	if f := h.srv.metas.fieldsOf(msg.Params); mcp.IsStatelessVersion(version) || f.stateless() {
 		h.stateless(w, r, &msg, &f)
 		return
 	}

@@ -1,6 +1,7 @@
 package front
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -42,7 +43,7 @@ func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, msg *rpc
 		fail(http.StatusBadRequest, err)
 		return
 	}
-	meta, err := h.srv.metas.read(f.meta)
+	meta, err := h.srv.metas.read(f)
 	if err != nil {
 		fail(http.StatusBadRequest, err)
 		return
@@ -53,16 +54,36 @@ func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, msg *rpc
 		h.listen(r, st, msg)
 		return
 	}
-	view := h.srv.statelessSession(streamOutbound{send: st.send}, meta.meta)
-	view.clientName, view.transport = clientOf(r), "tcp"
-	// Closing the stream cancels the request: the call's context is the request's.
-	call, berr := view.Begin(r.Context(), msg.ID)
+	// Closing the stream cancels the request: the call's context is the request's, and
+	// carries the stream its messages go on.
+	call, berr := h.viewOf(meta, clientOf(r)).Begin(context.WithValue(r.Context(), streamKey{}, st), msg.ID)
 	if berr != nil {
 		fail(http.StatusBadRequest, rpc.AsError(berr))
 		return
 	}
 	call.fields = *f
 	h.streamCall(r, st, call, msg, statelessStatus)
+}
+
+// httpView is the Session that serves the stateless requests of one client with one
+// _meta. A client sends the same _meta with every request, and the Session is never
+// changed once made (its messages find their stream in the call's context), so requests in
+// flight share it.
+type httpView struct {
+	meta   *metaEntry
+	client string
+	sess   *Session
+}
+
+// viewOf returns the Session that serves a stateless request of client with meta.
+func (h *HTTPHandler) viewOf(meta *metaEntry, client string) *Session {
+	if v := h.view.Load(); v != nil && v.meta == meta && v.client == client {
+		return v.sess
+	}
+	sess := h.srv.statelessSession(streamOutbound{}, meta.meta)
+	sess.clientName, sess.transport = client, "tcp"
+	h.view.Store(&httpView{meta: meta, client: client, sess: sess})
+	return sess
 }
 
 // statelessStatus is the HTTP status of an answer to a stateless request.
@@ -143,11 +164,15 @@ func headerValue(v string) (string, bool) {
 // tool's inputSchema marks with x-mcp-header: each argument present has its header, equal to
 // it. rawName is the tool's name as params has it.
 func (h *HTTPHandler) checkParamHeaders(r *http.Request, params, rawName json.RawMessage, mismatch func(string, ...any) *rpc.Error) *rpc.Error {
+	cat := h.srv.node.Catalog()
+	if !cat.Mirrors() {
+		return nil // the usual case: no tool has arguments to check
+	}
 	name, ok := rawjson.String(rawName)
 	if !ok {
 		return nil // the call itself reports bad params
 	}
-	e, ok := h.srv.node.Catalog().Lookup(name)
+	e, ok := cat.Lookup(name)
 	if !ok || !e.Mirrors {
 		return nil // most tools mirror nothing: no need to walk the schema
 	}

@@ -36,7 +36,7 @@ func TestReadMeta(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := readMeta(fieldsOf([]byte(tt.params)).meta)
+			m, err := readMeta(new(metaCache).fieldsOf([]byte(tt.params)).meta)
 			if tt.code != 0 {
 				if err == nil || err.Code != tt.code {
 					t.Fatalf("error = %v, want code %d", err, tt.code)
@@ -80,7 +80,7 @@ func TestFieldsOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := fieldsOf([]byte(tt.params))
+			f := new(metaCache).fieldsOf([]byte(tt.params))
 			state, resp := f.retry()
 			if got := string(f.target(tt.method)); got != tt.target {
 				t.Errorf("target = %s, want %s", got, tt.target)
@@ -96,9 +96,11 @@ func TestFieldsOf(t *testing.T) {
 }
 
 // TestMetaCache: the cache answers for the _meta it was given, whatever it read before, and
-// keeps a copy of its own, not the request's bytes.
+// keeps a copy of its own, not the request's bytes; the fields of a request whose _meta it
+// read last come with its reading.
 func TestMetaCache(t *testing.T) {
 	var c metaCache
+	var prev []byte
 	a := []byte(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"info"}`)
 	b := []byte(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}`)
 	bad := []byte(`{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}`)
@@ -108,8 +110,14 @@ func TestMetaCache(t *testing.T) {
 		caps  string
 		code  int64
 	}{{a, "info", `{}`, 0}, {a, "info", `{}`, 0}, {b, "", `{"sampling":{}}`, 0}, {bad, "", "", mcp.CodeUnsupportedVersion}, {a, "info", `{}`, 0}} {
-		in := bytes.Clone(tt.raw)
-		e, err := c.read(in)
+		in := []byte(`{"name":"t","_meta":` + string(tt.raw) + `}`)
+		f := c.fieldsOf(in)
+		again := i > 0 && bytes.Equal(tt.raw, prev)
+		if (f.known != nil) != again {
+			t.Errorf("read %d: known %v, want %v", i, f.known != nil, again)
+		}
+		prev = tt.raw
+		e, err := c.read(&f)
 		if tt.code != 0 {
 			if err == nil || err.Code != tt.code {
 				t.Fatalf("read %d: error %v, want code %d", i, err, tt.code)
@@ -120,8 +128,8 @@ func TestMetaCache(t *testing.T) {
 			t.Fatalf("read %d: %v", i, err)
 		}
 		copy(in, bytes.Repeat([]byte{'x'}, len(in))) // the request's buffer is reused
-		if e.meta.logLevel != tt.level || string(e.meta.caps) != tt.caps {
-			t.Errorf("read %d: log level %q, capabilities %s; want %q, %s", i, e.meta.logLevel, e.meta.caps, tt.level, tt.caps)
+		if e.meta.logLevel != tt.level || string(e.meta.caps) != tt.caps || string(e.version) != `"2026-07-28"` {
+			t.Errorf("read %d: log level %q, capabilities %s, version %s; want %q, %s", i, e.meta.logLevel, e.meta.caps, e.version, tt.level, tt.caps)
 		}
 	}
 }

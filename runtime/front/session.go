@@ -401,6 +401,11 @@ func (c *Call) handleStateless(method string, params json.RawMessage, reply func
 		}()
 		return
 	}
+	// The usual call: a first one, to a bundle that asks for input (if ever) by itself.
+	if method == mcp.MethodToolsCall && c.fields.state == nil && !sess.asksClients(c.fields.name) {
+		sess.callDirect(c, params, reply)
+		return
+	}
 	name, _ := rawjson.String(c.fields.target(method))
 	if state, responses := c.fields.retry(); strings.HasPrefix(state, statePrefix) {
 		m, err := sess.srv.waiting.open(state, method, name)
@@ -412,11 +417,7 @@ func (c *Call) handleStateless(method string, params json.RawMessage, reply func
 		return
 	}
 	if method == mcp.MethodToolsCall && !n.AsksClients(sess.canonicalName(name)) {
-		// The bundle asks for input with an input_required answer of its own, which goes
-		// to the client as it is: nothing waits for the client's input here.
-		sess.callTool(c.ctx, sess, sess.canonicalCall(params), func(res json.RawMessage, err error) {
-			sess.finishStateless(method, res, err, func(res json.RawMessage, err *rpc.Error) { reply(c.end(res, errOrNil(err))) })
-		})
+		sess.callDirect(c, params, reply)
 		return
 	}
 	// The call outlives this request (it may wait for the client's input), but keeps its
@@ -434,6 +435,26 @@ func (c *Call) handleStateless(method string, params json.RawMessage, reply func
 	default:
 		go func() { m.done(n.ReadResource(ctx, m, params)) }()
 	}
+}
+
+// callDirect serves a stateless tools/call whose bundle asks for input with an
+// input_required answer of its own, which goes to the client as it is: nothing waits for
+// the client's input here.
+func (sess *Session) callDirect(c *Call, params json.RawMessage, reply func(json.RawMessage, *rpc.Error)) {
+	sess.callTool(c.ctx, sess, sess.canonicalCall(params), func(res json.RawMessage, err error) {
+		sess.finishStateless(mcp.MethodToolsCall, res, err, func(res json.RawMessage, err *rpc.Error) { reply(c.end(res, errOrNil(err))) })
+	})
+}
+
+// asksClients is Node.AsksClients for the raw name of a tool as a call gives it. A name
+// without escapes, nearly every one, is looked up without a copy of its own: this runs for
+// every call of a stateless client.
+func (sess *Session) asksClients(raw json.RawMessage) bool {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' || bytes.IndexByte(raw, '\\') >= 0 {
+		name, _ := rawjson.String(raw)
+		return sess.srv.node.AsksClients(sess.canonicalName(name))
+	}
+	return sess.srv.node.AsksClients(sess.canonicalName(string(raw[1 : len(raw)-1])))
 }
 
 // errOrNil keeps a nil *rpc.Error from becoming a non-nil error.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"sync/atomic"
 
@@ -39,13 +40,15 @@ type fields struct {
 	state     json.RawMessage // requestState, which a retry carries
 	responses json.RawMessage // inputResponses, which a retry carries
 	version   json.RawMessage // the protocol version _meta names, raw; nil when it names none
+	known     *metaEntry      // the reading of _meta when it is the last one read; nil otherwise
 }
 
 // stateless reports whether the request speaks a stateless revision: its _meta names one.
 func (f *fields) stateless() bool { return f.version != nil }
 
-// fieldsOf reads the fields of a request's params (valid JSON, checked by rpc.Parse).
-func fieldsOf(params json.RawMessage) fields {
+// fieldsOf reads the fields of a request's params (valid JSON, checked by rpc.Parse). A
+// _meta the cache read last is not read again.
+func (c *metaCache) fieldsOf(params json.RawMessage) fields {
 	var f fields
 	if len(params) == 0 || params[0] != '{' {
 		return f
@@ -65,7 +68,11 @@ func fieldsOf(params json.RawMessage) fields {
 		}
 	})
 	if f.meta != nil {
-		f.version, _ = rawjson.Member(f.meta, mcp.MetaProtocolVersion)
+		if e := c.last.Load(); e != nil && bytes.Equal(e.raw, f.meta) {
+			f.version, f.known = e.version, e
+		} else {
+			f.version, _ = rawjson.Member(f.meta, mcp.MetaProtocolVersion)
+		}
 	}
 	return f
 }
@@ -156,21 +163,26 @@ type metaCache struct {
 // alive whatever its size), and what it says. It is never changed once made, so requests
 // share it.
 type metaEntry struct {
-	raw  json.RawMessage
-	meta requestMeta
+	raw     json.RawMessage
+	version json.RawMessage // the revision member of raw, as fields has it
+	meta    requestMeta
 }
 
-// read is readMeta through the cache.
-func (c *metaCache) read(raw json.RawMessage) (*metaEntry, *rpc.Error) {
-	if e := c.last.Load(); e != nil && bytes.Equal(e.raw, raw) {
+// read is readMeta through the cache, for the _meta of f.
+func (c *metaCache) read(f *fields) (*metaEntry, *rpc.Error) {
+	if f.known != nil {
+		return f.known, nil
+	}
+	if e := c.last.Load(); e != nil && bytes.Equal(e.raw, f.meta) {
 		return e, nil
 	}
-	own := bytes.Clone(raw)
+	own := bytes.Clone(f.meta)
 	m, err := readMeta(own)
 	if err != nil {
 		return nil, err
 	}
 	e := &metaEntry{raw: own, meta: m}
+	e.version, _ = rawjson.Member(own, mcp.MetaProtocolVersion)
 	c.last.Store(e)
 	return e, nil
 }
@@ -292,21 +304,23 @@ func capabilityFor(method string) string {
 	return ""
 }
 
-// streamOutbound sends a stateless request's notifications on the stream of the request ctx
-// belongs to; nothing else goes to a client without a session.
-type streamOutbound struct {
-	send func(ctx context.Context, m *rpc.Message) error
-}
+// streamOutbound sends a stateless request's notifications on the event stream of the
+// request ctx belongs to (see streamKey); nothing else goes to a client without a session.
+type streamOutbound struct{}
 
-func (o streamOutbound) Notify(ctx context.Context, method string, params any) error {
+func (streamOutbound) Notify(ctx context.Context, method string, params any) error {
+	st, ok := ctx.Value(streamKey{}).(*stream)
+	if !ok {
+		return fmt.Errorf("send %s: the request has no stream", method)
+	}
 	raw, err := rpc.Marshal(params)
 	if err != nil {
 		return err
 	}
-	return o.send(ctx, rpc.Notification(method, raw))
+	return st.send(ctx, rpc.Notification(method, raw))
 }
 
-func (o streamOutbound) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+func (streamOutbound) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
 	return nil, errNoRequests()
 }
 

@@ -90,9 +90,9 @@ type stdioSession struct {
 	lastView *Session
 }
 
-// view returns the Session that serves a stateless request with this _meta.
-func (st *stdioSession) view(meta json.RawMessage) (*Session, *rpc.Error) {
-	e, err := st.srv.metas.read(meta)
+// view returns the Session that serves a stateless request with the _meta of f.
+func (st *stdioSession) view(f *fields) (*Session, *rpc.Error) {
+	e, err := st.srv.metas.read(f)
 	if err != nil {
 		return nil, err
 	}
@@ -119,9 +119,9 @@ func (st *stdioSession) handle(m *rpc.Message) {
 		st.send(rpc.Failure(m.ID, err))
 		return
 	}
-	if call.fields = fieldsOf(m.Params); call.fields.stateless() {
+	if call.fields = st.srv.metas.fieldsOf(m.Params); call.fields.stateless() {
 		// A 2026-07-28 request: served on its own, with what its _meta says.
-		view, err := st.view(call.fields.meta)
+		view, err := st.view(&call.fields)
 		if err != nil {
 			_, e := call.end(nil, err)
 			st.send(rpc.Failure(m.ID, e))
