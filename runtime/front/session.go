@@ -178,9 +178,24 @@ func (sess *Session) ClientKey() string {
 // ClientCapabilities implements node.Capable: what the client declared in initialize, or
 // in a stateless request's _meta.
 func (sess *Session) ClientCapabilities() json.RawMessage {
+	if sess.stateless {
+		return sess.clientCaps // never changed once made
+	}
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	return sess.clientCaps
+}
+
+// ClientLogLevel implements node.Leveled: the level a session's client set (every level
+// until it sets one), or a stateless request's _meta names (none when it names none).
+func (sess *Session) ClientLogLevel() (string, bool) {
+	rank := sess.minLevel
+	if !sess.stateless {
+		sess.mu.Lock()
+		rank = sess.minLevel
+		sess.mu.Unlock()
+	}
+	return mcp.LogLevelName(rank)
 }
 
 // Ended implements node.Keyed.
@@ -588,6 +603,9 @@ func (sess *Session) withInput(ctx context.Context, method string, params json.R
 }
 
 func (sess *Session) isStrict() bool {
+	if sess.stateless {
+		return sess.strict // never changed once made
+	}
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	return sess.strict

@@ -20,6 +20,7 @@ import (
 	"github.com/toolnode/toolnode/runtime/manifest"
 	"github.com/toolnode/toolnode/runtime/rpc"
 	"github.com/toolnode/toolnode/runtime/telemetry"
+	"github.com/toolnode/toolnode/runtime/upstream"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
@@ -46,11 +47,27 @@ type Capable interface {
 	ClientCapabilities() json.RawMessage
 }
 
-func clientCapabilities(sess Session) json.RawMessage {
-	if c, ok := sess.(Capable); ok {
-		return c.ClientCapabilities()
+// Leveled is a Session that knows which log messages its client wants. A bundle of the
+// 2026-07-28 revision is told that level with each call of the client, and asked for no
+// messages when the client wants none: it makes none that the node would drop.
+type Leveled interface {
+	// ClientLogLevel is the least level of the messages the client wants; false when it
+	// wants none.
+	ClientLogLevel() (level string, wants bool)
+}
+
+// callerOf is what a stateless bundle is told of the client of sess.
+func callerOf(sess Session) upstream.Caller {
+	var c upstream.Caller
+	if s, ok := sess.(Capable); ok {
+		c.Caps = s.ClientCapabilities()
 	}
-	return nil
+	if s, ok := sess.(Leveled); ok {
+		var wants bool
+		c.LogLevel, wants = s.ClientLogLevel()
+		c.NoLogs = !wants
+	}
+	return c
 }
 
 // Config configures a Node.

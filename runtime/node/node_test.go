@@ -154,3 +154,56 @@ func TestAsksClientsFollowsTheRunningProcesses(t *testing.T) {
 		t.Error("a stopped bundle's tool is still taken not to ask")
 	}
 }
+
+// leveled is a session whose client said which log messages it wants.
+type leveled struct {
+	*session
+	level string
+	wants bool
+}
+
+func (l leveled) ClientLogLevel() (string, bool) { return l.level, l.wants }
+
+// A stateless bundle is asked for the log messages the caller wants, and none when it
+// wants none: the bundle's message reaches a caller that wants it, and is not made for one
+// that does not.
+func TestAStatelessBundleIsAskedForTheLogsItsCallerWants(t *testing.T) {
+	dir := t.TempDir()
+	testbundle.WriteStateless(t, dir, "s")
+	m, err := manifest.Load(dir + "/s/bundle.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := node.New(node.Config{Manifests: []*manifest.Manifest{m}, Supervision: node.Supervision{PingEvery: -1}})
+	n.Start()
+	defer n.Close(context.Background())
+	select {
+	case <-n.Ready():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the node did not start its bundle")
+	}
+	for _, tc := range []struct {
+		name  string
+		sess  node.Session
+		wants bool
+	}{
+		{"nothing known of the caller", &session{}, true},
+		{"a caller that wants info and above", leveled{&session{}, "info", true}, true},
+		{"a caller that wants none", leveled{&session{}, "", false}, false},
+	} {
+		res, err := n.CallTool(context.Background(), tc.sess, json.RawMessage(`{"name":"s.talk","arguments":{"text":"hello"}}`))
+		if err != nil || !strings.Contains(string(res), "s:hello") {
+			t.Fatalf("%s: %s %v", tc.name, res, err)
+		}
+		var got string
+		switch s := tc.sess.(type) {
+		case *session:
+			got = s.messages()
+		case leveled:
+			got = s.messages()
+		}
+		if logged := strings.Contains(got, "notifications/message"); logged != tc.wants {
+			t.Errorf("%s: log message sent %v, want %v; the session got:\n%s", tc.name, logged, tc.wants, got)
+		}
+	}
+}

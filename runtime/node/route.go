@@ -254,7 +254,7 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 	r.id = id
 	// Every call gets a token of ours, so that its progress extends its timeout even when
 	// the client asked for none (then the progress goes no further).
-	params, r.clientToken = inst.client.Prepare(params, r.ours, clientCapabilities(sess), rename)
+	params, r.clientToken = inst.client.Prepare(params, r.ours, callerOf(sess), rename)
 	n.mu.Lock()
 	inst.flights[id] = &r.flight
 	inst.byToken[r.ours] = &r.flight

@@ -59,8 +59,9 @@ func write(t testing.TB, dir, name string, env map[string]string) {
 // Serve answers initialize, tools/list and tools/call of two tools: echo, which returns
 // "<name>:<text>", and talk, which first sends a log message about the call (tagged with
 // its id, as toolnode's SDKs do) and progress under the call's token. A stateless bundle
-// also answers server/discover offering 2026-07-28, and types its results as that revision
-// wants; it reads nothing else of a request's _meta.
+// also answers server/discover offering 2026-07-28, types its results as that revision
+// wants, and sends talk's log message only when the request's _meta names a log level (any
+// level: the message says nothing of its own); it reads nothing else of a request's _meta.
 func Serve(in io.Reader, out io.Writer, name string, stateless bool) {
 	var mu sync.Mutex
 	send := func(v any) {
@@ -85,6 +86,7 @@ func Serve(in io.Reader, out io.Writer, name string, stateless bool) {
 				} `json:"arguments"`
 				Meta struct {
 					ProgressToken json.RawMessage `json:"progressToken"`
+					LogLevel      string          `json:"io.modelcontextprotocol/logLevel"`
 				} `json:"_meta"`
 			} `json:"params"`
 		}
@@ -117,8 +119,10 @@ func Serve(in io.Reader, out io.Writer, name string, stateless bool) {
 			}})
 		case "tools/call":
 			if req.Params.Name == "talk" {
-				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{
-					"level": "info", "data": req.Params.Arguments.Text, "_meta": map[string]any{"io.toolnode/request": req.ID}}})
+				if !stateless || req.Params.Meta.LogLevel != "" {
+					send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{
+						"level": "info", "data": req.Params.Arguments.Text, "_meta": map[string]any{"io.toolnode/request": req.ID}}})
+				}
 				if req.Params.Meta.ProgressToken != nil {
 					send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{
 						"progressToken": req.Params.Meta.ProgressToken, "progress": 1}})

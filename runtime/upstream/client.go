@@ -420,8 +420,8 @@ func (c *Client) setMeta(info, caps []byte) {
 	c.discoverParams = append(append([]byte(`{"_meta":{"`+mcp.MetaClientInfo+`":`), info...), "}}"...)
 	c.meta = []metaMember{
 		newMetaMember(mcp.MetaClientCapabilities, caps),
-		// Every level, unless the client asked for one: the node filters log messages for
-		// each client itself (a session's logging/setLevel has no stateless counterpart).
+		// Every level, unless the client or the Caller says otherwise: the node filters log
+		// messages for each client itself.
 		newMetaMember(mcp.MetaLogLevel, []byte(`"debug"`)),
 	}
 }
@@ -429,25 +429,34 @@ func (c *Client) setMeta(info, caps []byte) {
 // stamp adds the stateless _meta to params, editing them in place rather than decoding
 // arguments of any size.
 func (c *Client) stamp(params json.RawMessage) json.RawMessage {
-	params, _ = c.editMeta(params, nil, true, nil, "")
+	params, _ = c.editMeta(params, nil, true, Caller{}, "")
 	return params
+}
+
+// Caller is what a stateless bundle is told of the client a call is for, instead of what
+// the node can relay for any client. The client's own _meta still wins.
+type Caller struct {
+	// Caps are the client's capabilities; nil when unknown.
+	Caps json.RawMessage
+	// LogLevel is the least level of log messages the client wants; "" when unknown.
+	LogLevel string
+	// NoLogs says the client wants no log messages: the bundle is asked for none.
+	NoLogs bool
 }
 
 // Prepare returns params as a call is sent to the bundle with SendPrepared: token as their
 // progress token, name (unless "") as the name of what the call is for, and, to a
-// stateless bundle, the members of its revision in their _meta, in one edit of params.
-// caps, when not nil, are the capabilities of the client the call is for, which a
-// stateless bundle is told instead of all the node can relay (a client's own _meta still
-// wins). It also returns the progress token params had, nil when none.
-func (c *Client) Prepare(params json.RawMessage, token string, caps json.RawMessage, name string) (json.RawMessage, json.RawMessage) {
-	return c.editMeta(params, []byte(`"`+token+`"`), c.Era() == EraStateless, caps, name)
+// stateless bundle, the members of its revision in their _meta, told what the node knows
+// of the caller, in one edit of params. It also returns the progress token params had,
+// nil when none.
+func (c *Client) Prepare(params json.RawMessage, token string, caller Caller, name string) (json.RawMessage, json.RawMessage) {
+	return c.editMeta(params, []byte(`"`+token+`"`), c.Era() == EraStateless, caller, name)
 }
 
 // editMeta puts token (when not nil) as the progress token of params, name (unless "") as
-// their name and, when stateless, the revision's members in their _meta (caps as the
-// client's capabilities, when not nil). It returns the progress token they had, nil when
-// none.
-func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool, caps json.RawMessage, name string) (json.RawMessage, json.RawMessage) {
+// their name and, when stateless, the revision's members in their _meta (for caller). It
+// returns the progress token they had, nil when none.
+func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool, caller Caller, name string) (json.RawMessage, json.RawMessage) {
 	if token == nil && !stateless {
 		if name != "" {
 			params, _ = rawjson.PutMember(params, "name", rawjson.AppendString(nil, name))
@@ -470,7 +479,7 @@ func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool, 
 	}
 	switch {
 	case stateless:
-		merged := c.mergeMeta(meta, token != nil, caps)
+		merged := c.mergeMeta(meta, token != nil, caller)
 		out := make([]byte, 0, len(merged)+len(token)+20)
 		out = append(out, merged...)
 		if token != nil {
@@ -499,18 +508,20 @@ func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool, 
 // the next; it is never changed once made.
 type mergedMeta struct {
 	client    []byte // the client's _meta as it came
-	caps      []byte // the client's capabilities as the front knew them; nil for none
+	caller    Caller // Caps a copy
 	dropToken bool   // the client's progress token left out, for one of the node's
 	out       []byte // the merged _meta, open: without its closing brace
 }
 
 // mergeMeta merges the client's _meta with the members of the bundle's revision: the
 // client's own kept (its revision replaced by the bundle's, its progress token left out
-// when dropToken), the node's added where the client gave none (caps, when not nil, as the
-// client capabilities); open, for the progress token to follow.
-func (c *Client) mergeMeta(meta []byte, dropToken bool, caps json.RawMessage) []byte {
+// when dropToken), the node's added where the client gave none, as caller says; open, for
+// the progress token to follow.
+func (c *Client) mergeMeta(meta []byte, dropToken bool, caller Caller) []byte {
+	caps := caller.Caps
 	if m := c.merged.Load(); m != nil && m.dropToken == dropToken && bytes.Equal(m.client, meta) &&
-		(m.caps == nil) == (caps == nil) && bytes.Equal(m.caps, caps) {
+		(m.caller.Caps == nil) == (caps == nil) && bytes.Equal(m.caller.Caps, caps) &&
+		m.caller.LogLevel == caller.LogLevel && m.caller.NoLogs == caller.NoLogs {
 		return m.out
 	}
 	out := make([]byte, 0, len(meta)+len(caps)+160)
@@ -532,11 +543,16 @@ func (c *Client) mergeMeta(meta []byte, dropToken bool, caps json.RawMessage) []
 		case given&(1<<i) != 0:
 		case caps != nil && kv.key == mcp.MetaClientCapabilities:
 			out = append(append(rawjson.AppendString(append(out, ','), kv.key), ':'), caps...)
+		case kv.key == mcp.MetaLogLevel && caller.NoLogs:
+			// Messages the node would drop are not made.
+		case kv.key == mcp.MetaLogLevel && caller.LogLevel != "":
+			out = rawjson.AppendString(append(rawjson.AppendString(append(out, ','), kv.key), ':'), caller.LogLevel)
 		default:
 			out = append(out, kv.member...)
 		}
 	}
-	c.merged.Store(&mergedMeta{client: bytes.Clone(meta), caps: bytes.Clone(caps), dropToken: dropToken, out: out})
+	caller.Caps = bytes.Clone(caps)
+	c.merged.Store(&mergedMeta{client: bytes.Clone(meta), caller: caller, dropToken: dropToken, out: out})
 	return out
 }
 

@@ -99,7 +99,7 @@ func TestPrepareEditsMetaOnce(t *testing.T) {
 			if tt.caps != "" {
 				caps = json.RawMessage(tt.caps)
 			}
-			out, old := clients[tt.era].Prepare(json.RawMessage(tt.params), "tn-x", caps, tt.rename)
+			out, old := clients[tt.era].Prepare(json.RawMessage(tt.params), "tn-x", Caller{Caps: caps}, tt.rename)
 			if string(old) != tt.wantOld {
 				t.Errorf("old token = %s, want %s", old, tt.wantOld)
 			}
@@ -125,6 +125,41 @@ func TestPrepareEditsMetaOnce(t *testing.T) {
 				t.Errorf("other members = %v, want %v", gm, tt.keepOther)
 			}
 		})
+	}
+}
+
+// A stateless bundle is asked for the log messages the caller wants: every level when the
+// node knows nothing of it, its level when it has one, none when it wants none; a level in
+// the client's own _meta wins. Each case comes twice, after another: the merge kept for the
+// next call serves the same caller only.
+func TestPrepareTellsTheCallersLogLevel(t *testing.T) {
+	c := &Client{}
+	c.setMeta([]byte(`{"name":"toolnode","version":"1"}`), []byte(`{}`))
+	c.era.Store(uint32(EraStateless))
+	own := `{"_meta":{"io.modelcontextprotocol/logLevel":"info"}}`
+	tests := []struct {
+		name, params string
+		caller       Caller
+		want         string // the logLevel member sent, "" for none
+	}{
+		{"nothing known", `{}`, Caller{}, `"debug"`},
+		{"a session that set a level", `{}`, Caller{LogLevel: "error"}, `"error"`},
+		{"a stateless request that named none", `{}`, Caller{NoLogs: true}, ``},
+		{"the client's own level", own, Caller{NoLogs: true}, `"info"`},
+	}
+	for range 2 {
+		for _, tt := range tests {
+			out, _ := c.Prepare(json.RawMessage(tt.params), "tn-x", tt.caller, "")
+			var p struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			}
+			if err := json.Unmarshal(out, &p); err != nil {
+				t.Fatalf("%s: %v: %s", tt.name, err, out)
+			}
+			if got := p.Meta[mcp.MetaLogLevel]; string(got) != tt.want {
+				t.Errorf("%s: logLevel %s, want %s, in %s", tt.name, got, tt.want, out)
+			}
+		}
 	}
 }
 
