@@ -127,3 +127,50 @@ func TestHTTPServesBothEras(t *testing.T) {
 		t.Errorf("a mismatched Mcp-Name: %d %s", resp.StatusCode, body)
 	}
 }
+
+// A stateless call gets its answer as plain JSON unless it asked for what comes before an
+// answer (progress, log messages): then it gets an event stream carrying those first.
+func TestHTTPStatelessCallStreamsWhatItAskedFor(t *testing.T) {
+	srv := startServer(t)
+	h := srv.NewHTTPHandler(front.HTTPOptions{})
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	defer h.Close()
+	hdr := map[string]string{front.HeaderProtocolVersion: "2026-07-28", front.HeaderMethod: "tools/call", front.HeaderName: "a.talk"}
+	for _, tc := range []struct {
+		name, meta, contentType string
+		want, not               []string
+	}{
+		{"asking for nothing", ``, "application/json", []string{`a:x`}, []string{"notifications/"}},
+		{"asking for progress and log messages", `,"progressToken":"p1","io.modelcontextprotocol/logLevel":"info"`, "text/event-stream",
+			[]string{`"method":"notifications/progress"`, `"progressToken":"p1"`, `"method":"notifications/message"`, `a:x`}, nil},
+	} {
+		body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a.talk","arguments":{"text":"x"},` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}` + tc.meta + `}}}`
+		req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if got := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || !strings.HasPrefix(got, tc.contentType) {
+			t.Errorf("%s: %d %s, want 200 %s: %s", tc.name, resp.StatusCode, got, tc.contentType, b)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%s: the answer lacks %s: %s", tc.name, w, b)
+			}
+		}
+		for _, n := range tc.not {
+			if strings.Contains(string(b), n) {
+				t.Errorf("%s: the answer holds %s: %s", tc.name, n, b)
+			}
+		}
+	}
+}

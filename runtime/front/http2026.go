@@ -48,15 +48,36 @@ func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, msg *rpc
 		fail(http.StatusBadRequest, err)
 		return
 	}
-	st := h.newStream(w, "", nil)
-	defer st.close()
 	if msg.Method == mcp.MethodSubscriptionsListen {
+		st := h.newStream(w, "", nil)
+		defer st.close()
 		h.listen(r, st, msg)
 		return
 	}
+	view := h.viewOf(meta, clientOf(r))
+	if meta.meta.logLevel == "" && !meta.progress {
+		// Nothing can come before the answer: the request asked for neither log messages
+		// nor progress, and what a bundle asks of the client comes back in the answer.
+		// The call's context is the request's: a client that leaves cancels it.
+		call, berr := view.Begin(r.Context(), msg.ID)
+		if berr != nil {
+			fail(http.StatusBadRequest, rpc.AsError(berr))
+			return
+		}
+		call.fields = *f
+		res, rpcErr := call.Handle(msg.Method, msg.Params)
+		if rpcErr != nil {
+			fail(statelessStatus(rpcErr), rpcErr)
+			return
+		}
+		writeMessage(w, http.StatusOK, "", rpc.Result(msg.ID, res))
+		return
+	}
+	st := h.newStream(w, "", nil)
+	defer st.close()
 	// Closing the stream cancels the request: the call's context is the request's, and
 	// carries the stream its messages go on.
-	call, berr := h.viewOf(meta, clientOf(r)).Begin(context.WithValue(r.Context(), streamKey{}, st), msg.ID)
+	call, berr := view.Begin(context.WithValue(r.Context(), streamKey{}, st), msg.ID)
 	if berr != nil {
 		fail(http.StatusBadRequest, rpc.AsError(berr))
 		return

@@ -163,9 +163,10 @@ type metaCache struct {
 // alive whatever its size), and what it says. It is never changed once made, so requests
 // share it.
 type metaEntry struct {
-	raw     json.RawMessage
-	version json.RawMessage // the revision member of raw, as fields has it
-	meta    requestMeta
+	raw      json.RawMessage
+	version  json.RawMessage // the revision member of raw, as fields has it
+	progress bool            // raw holds a progress token: the request asks for progress
+	meta     requestMeta
 }
 
 // read is readMeta through the cache, for the _meta of f.
@@ -183,6 +184,8 @@ func (c *metaCache) read(f *fields) (*metaEntry, *rpc.Error) {
 	}
 	e := &metaEntry{raw: own, meta: m}
 	e.version, _ = rawjson.Member(own, mcp.MetaProtocolVersion)
+	token, ok := rawjson.Member(own, "progressToken")
+	e.progress = ok && string(token) != "null"
 	c.last.Store(e)
 	return e, nil
 }
