@@ -471,15 +471,10 @@ func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool, 
 		meta = []byte(`{}`)
 	}
 	var old []byte
-	if token != nil {
-		old, _ = rawjson.Member(meta, "progressToken")
-		if string(old) == "null" {
-			old = nil
-		}
-	}
 	switch {
 	case stateless:
-		merged := c.mergeMeta(meta, token != nil, caller)
+		var merged []byte
+		merged, old = c.mergeMeta(meta, token != nil, caller)
 		out := make([]byte, 0, len(merged)+len(token)+20)
 		out = append(out, merged...)
 		if token != nil {
@@ -488,6 +483,7 @@ func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool, 
 		meta = append(out, '}')
 	default:
 		if token != nil {
+			old = clientToken(rawjson.Member(meta, "progressToken"))
 			meta, _ = rawjson.PutMember(meta, "progressToken", token)
 		}
 	}
@@ -508,27 +504,44 @@ func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool, 
 // the next; it is never changed once made.
 type mergedMeta struct {
 	client    []byte // the client's _meta as it came
+	token     []byte // the client's progress token in client; nil when none
 	caller    Caller // Caps a copy
 	dropToken bool   // the client's progress token left out, for one of the node's
 	out       []byte // the merged _meta, open: without its closing brace
 }
 
+// clientToken is the progress token a client gave, as Member found it: nil when none.
+func clientToken(v []byte, ok bool) []byte {
+	if !ok || string(v) == "null" {
+		return nil
+	}
+	return v
+}
+
 // mergeMeta merges the client's _meta with the members of the bundle's revision: the
 // client's own kept (its revision replaced by the bundle's, its progress token left out
 // when dropToken), the node's added where the client gave none, as caller says; open, for
-// the progress token to follow.
-func (c *Client) mergeMeta(meta []byte, dropToken bool, caller Caller) []byte {
+// the progress token to follow. It also returns the client's progress token, nil when
+// none.
+func (c *Client) mergeMeta(meta []byte, dropToken bool, caller Caller) ([]byte, []byte) {
 	caps := caller.Caps
 	if m := c.merged.Load(); m != nil && m.dropToken == dropToken && bytes.Equal(m.client, meta) &&
 		(m.caller.Caps == nil) == (caps == nil) && bytes.Equal(m.caller.Caps, caps) &&
 		m.caller.LogLevel == caller.LogLevel && m.caller.NoLogs == caller.NoLogs {
-		return m.out
+		return m.out, m.token
 	}
+	m := &mergedMeta{client: bytes.Clone(meta), dropToken: dropToken}
 	out := make([]byte, 0, len(meta)+len(caps)+160)
 	out = append(out, versionMember...)
 	var given uint
-	rawjson.Members(meta, func(name rawjson.Name, value []byte) {
-		if name.Is(mcp.MetaProtocolVersion) || dropToken && name.Is("progressToken") {
+	rawjson.Members(m.client, func(name rawjson.Name, value []byte) {
+		if name.Is("progressToken") {
+			m.token = clientToken(value, true)
+			if dropToken {
+				return
+			}
+		}
+		if name.Is(mcp.MetaProtocolVersion) {
 			return
 		}
 		for i, kv := range c.meta {
@@ -552,8 +565,9 @@ func (c *Client) mergeMeta(meta []byte, dropToken bool, caller Caller) []byte {
 		}
 	}
 	caller.Caps = bytes.Clone(caps)
-	c.merged.Store(&mergedMeta{client: bytes.Clone(meta), caller: caller, dropToken: dropToken, out: out})
-	return out
+	m.caller, m.out = caller, out
+	c.merged.Store(m)
+	return out, m.token
 }
 
 // SendPrepared is Send for params Prepare returned.
