@@ -123,10 +123,10 @@ func eraDifference(session, stateless []cpuCost) string {
 	return fmt.Sprintf("%+.1f µs at the median (no more than a session call in %d of %d turns)", diffs[len(diffs)/2], cheaper, len(diffs))
 }
 
-// cpuTurns is how many turns each row of eraCPU takes: three times the rounds of the other
-// tables, since the differences it is read for (a few per cent between the eras) are of
-// the size of what one turn's figure moves on a shared machine.
-func cpuTurns(cfg config) int { return 3 * cfg.rounds }
+// cpuTurns is how many turns each row of eraCPU takes: five times the rounds of the other
+// tables, since the differences it is read for (a few per cent between the eras, or none)
+// are smaller than what one turn's figure moves on a shared machine.
+func cpuTurns(cfg config) int { return 5 * cfg.rounds }
 
 // cpuCost is what one row of eraCPU measured in one turn, in µs per call but for the rate.
 type cpuCost struct{ perSec, node, bundle, client, all float64 }
