@@ -15,7 +15,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolnode/toolnode/runtime/cluster/natstest"
-	"github.com/toolnode/toolnode/runtime/manifest"
 	"github.com/toolnode/toolnode/runtime/node"
 	"github.com/toolnode/toolnode/runtime/testbundle"
 )
@@ -137,15 +136,10 @@ func (s *session) String() string {
 func startNode(t *testing.T, url, id string, names ...string) (*node.Node, *Cluster) {
 	t.Helper()
 	dir := t.TempDir()
-	var ms []*manifest.Manifest
 	for _, name := range names {
 		testbundle.Write(t, dir, name)
-		m, err := manifest.Load(dir + "/" + name + "/bundle.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ms = append(ms, m)
 	}
+	ms := testbundle.Manifests(t, dir, names...)
 	n := node.New(node.Config{Manifests: ms})
 	n.Start()
 	<-n.Ready()

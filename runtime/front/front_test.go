@@ -13,7 +13,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolnode/toolnode/runtime/front"
-	"github.com/toolnode/toolnode/runtime/manifest"
 	"github.com/toolnode/toolnode/runtime/node"
 	"github.com/toolnode/toolnode/runtime/testbundle"
 )
@@ -33,15 +32,7 @@ func startServer(t testing.TB) *front.Server {
 // serveBundles serves the bundles of dir named names, with their processes started.
 func serveBundles(t testing.TB, dir string, names ...string) *front.Server {
 	t.Helper()
-	var ms []*manifest.Manifest
-	for _, name := range names {
-		m, err := manifest.Load(dir + "/" + name + "/bundle.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ms = append(ms, m)
-	}
-	n := node.New(node.Config{Manifests: ms, Supervision: node.Supervision{PingEvery: -1}})
+	n := node.New(node.Config{Manifests: testbundle.Manifests(t, dir, names...), Supervision: node.Supervision{PingEvery: -1}})
 	n.Start()
 	<-n.Ready()
 	t.Cleanup(func() { n.Close(context.Background()) })
@@ -90,21 +81,7 @@ func TestHTTPServesBothEras(t *testing.T) {
 	ts := httptest.NewServer(h)
 	defer ts.Close()
 	defer h.Close()
-	post := func(body string, hdr map[string]string) (*http.Response, string) {
-		req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range hdr {
-			req.Header.Set(k, v)
-		}
-		resp, err := ts.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		return resp, string(b)
-	}
+	post := func(body string, hdr map[string]string) (*http.Response, string) { return postTo(t, ts, body, hdr) }
 	resp, body := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
 	sid := resp.Header.Get(front.HeaderSessionID)
 	if sid == "" || !strings.Contains(body, "2025-11-25") {
@@ -145,32 +122,39 @@ func TestHTTPStatelessCallStreamsWhatItAskedFor(t *testing.T) {
 		{"asking for progress and log messages", `,"progressToken":"p1","io.modelcontextprotocol/logLevel":"info"`, "text/event-stream",
 			[]string{`"method":"notifications/progress"`, `"progressToken":"p1"`, `"method":"notifications/message"`, `a:x`}, nil},
 	} {
-		body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a.talk","arguments":{"text":"x"},` +
-			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}` + tc.meta + `}}}`
-		req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range hdr {
-			req.Header.Set(k, v)
-		}
-		resp, err := ts.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, b := postTo(t, ts, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a.talk","arguments":{"text":"x"},`+
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`+tc.meta+`}}}`, hdr)
 		if got := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || !strings.HasPrefix(got, tc.contentType) {
 			t.Errorf("%s: %d %s, want 200 %s: %s", tc.name, resp.StatusCode, got, tc.contentType, b)
 		}
 		for _, w := range tc.want {
-			if !strings.Contains(string(b), w) {
+			if !strings.Contains(b, w) {
 				t.Errorf("%s: the answer lacks %s: %s", tc.name, w, b)
 			}
 		}
 		for _, n := range tc.not {
-			if strings.Contains(string(b), n) {
+			if strings.Contains(b, n) {
 				t.Errorf("%s: the answer holds %s: %s", tc.name, n, b)
 			}
 		}
 	}
+}
+
+// postTo posts one JSON-RPC message to ts as an MCP client does, with the headers hdr, and
+// returns the response and its body.
+func postTo(t *testing.T, ts *httptest.Server, body string, hdr map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(b)
 }

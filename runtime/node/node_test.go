@@ -50,18 +50,19 @@ func (s *session) messages() string {
 	return strings.Join(s.got, "\n")
 }
 
+// startNode runs a node of the test bundles names, of the initialize era.
 func startNode(t *testing.T, names ...string) *node.Node {
 	t.Helper()
 	dir := t.TempDir()
-	var ms []*manifest.Manifest
 	for _, name := range names {
 		testbundle.Write(t, dir, name)
-		m, err := manifest.Load(dir + "/" + name + "/bundle.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ms = append(ms, m)
 	}
+	return startNodeOf(t, testbundle.Manifests(t, dir, names...))
+}
+
+// startNodeOf runs a node of ms with their processes started; it is closed with the test.
+func startNodeOf(t *testing.T, ms []*manifest.Manifest) *node.Node {
+	t.Helper()
 	n := node.New(node.Config{Manifests: ms, Supervision: node.Supervision{PingEvery: -1}})
 	n.Start()
 	select {
@@ -126,21 +127,7 @@ func TestAsksClientsFollowsTheRunningProcesses(t *testing.T) {
 	dir := t.TempDir()
 	testbundle.Write(t, dir, "a")
 	testbundle.WriteStateless(t, dir, "s")
-	var ms []*manifest.Manifest
-	for _, name := range []string{"a", "s"} {
-		m, err := manifest.Load(dir + "/" + name + "/bundle.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ms = append(ms, m)
-	}
-	n := node.New(node.Config{Manifests: ms, Supervision: node.Supervision{PingEvery: -1}})
-	n.Start()
-	select {
-	case <-n.Ready():
-	case <-time.After(20 * time.Second):
-		t.Fatal("the node did not start its bundles")
-	}
+	n := startNodeOf(t, testbundle.Manifests(t, dir, "a", "s"))
 	for _, tc := range []struct {
 		tool string
 		asks bool
@@ -170,18 +157,7 @@ func (l leveled) ClientLogLevel() (string, bool) { return l.level, l.wants }
 func TestAStatelessBundleIsAskedForTheLogsItsCallerWants(t *testing.T) {
 	dir := t.TempDir()
 	testbundle.WriteStateless(t, dir, "s")
-	m, err := manifest.Load(dir + "/s/bundle.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := node.New(node.Config{Manifests: []*manifest.Manifest{m}, Supervision: node.Supervision{PingEvery: -1}})
-	n.Start()
-	defer n.Close(context.Background())
-	select {
-	case <-n.Ready():
-	case <-time.After(20 * time.Second):
-		t.Fatal("the node did not start its bundle")
-	}
+	n := startNodeOf(t, testbundle.Manifests(t, dir, "s"))
 	for _, tc := range []struct {
 		name  string
 		sess  node.Session

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/toolnode/toolnode/runtime/manifest"
 )
 
 // childEnv marks a test binary run as the bundle; its value is the bundle's name.
@@ -54,6 +56,21 @@ func write(t testing.TB, dir, name string, env map[string]string) {
 	if err := os.WriteFile(filepath.Join(dir, name, "bundle.json"), m, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Manifests loads the manifests of the bundles named names in dir, as Write and
+// WriteStateless put them there.
+func Manifests(t testing.TB, dir string, names ...string) []*manifest.Manifest {
+	t.Helper()
+	ms := make([]*manifest.Manifest, 0, len(names))
+	for _, name := range names {
+		m, err := manifest.Load(filepath.Join(dir, name, "bundle.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
+	}
+	return ms
 }
 
 // Serve answers initialize, tools/list and tools/call of two tools: echo, which returns
