@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -107,9 +108,10 @@ func eraCPU(cfg config, w *strings.Builder) error {
 }
 
 // eraDifference says what a stateless call costs the node against a session call, paired
-// by turn: the median of the differences and in how many turns the stateless call was the
-// cheaper. Pairs taken in the same turn share the machine's load of the moment, which the
-// medians of the two rows each on its own do not.
+// by turn: the median of the differences with its 95% interval, what that interval says,
+// and in how many turns the stateless call was the cheaper. Pairs taken in the same turn
+// share the machine's load of the moment, which the medians of the two rows each on its
+// own do not.
 func eraDifference(session, stateless []cpuCost) string {
 	diffs := make([]float64, len(session))
 	cheaper := 0
@@ -120,7 +122,41 @@ func eraDifference(session, stateless []cpuCost) string {
 		}
 	}
 	slices.Sort(diffs)
-	return fmt.Sprintf("%+.1f µs at the median (no more than a session call in %d of %d turns)", diffs[len(diffs)/2], cheaper, len(diffs))
+	lo, hi := medianInterval(diffs)
+	verdict := "no difference this machine can measure"
+	switch {
+	case lo > 0:
+		verdict = "more than a session call"
+	case hi < 0:
+		verdict = "less than a session call"
+	}
+	return fmt.Sprintf("%+.1f µs at the median (95%% interval %+.1f to %+.1f µs: %s; no more than a session call in %d of %d turns)",
+		diffs[len(diffs)/2], lo, hi, verdict, cheaper, len(diffs))
+}
+
+// medianInterval is the distribution-free interval that holds the median of what sorted
+// was drawn from with at least 95% confidence: the order statistics k from either end,
+// with k the largest for which fewer than k of n fair coin tosses land heads at most 2.5%
+// of the time. With fewer than 6 values no such k exists, and it is the whole range.
+func medianInterval(sorted []float64) (lo, hi float64) {
+	n := len(sorted)
+	if n == 0 {
+		return 0, 0
+	}
+	k, below := 0, 0.0 // below: the chance of fewer than k+1 heads
+	for p := math.Pow(0.5, float64(n)); ; {
+		// p is the chance of exactly k heads.
+		if below+p > 0.025 {
+			break
+		}
+		below += p
+		k++
+		p *= float64(n-k+1) / float64(k)
+	}
+	if k == 0 {
+		return sorted[0], sorted[n-1]
+	}
+	return sorted[k-1], sorted[n-k]
 }
 
 // cpuTurns is how many turns each row of eraCPU takes: five times the rounds of the other
