@@ -111,16 +111,85 @@ func (c *Checker) Check(name string, args json.RawMessage) error {
 	if err != nil {
 		return &InvalidError{Tool: name, Problems: []Problem{{Path: "arguments", Reason: "not valid JSON: " + err.Error()}}}
 	}
-	err = schema.Validate(inst)
+	if probs := outOfRange(inst); len(probs) > 0 {
+		return &InvalidError{Tool: name, Problems: probs}
+	}
+	err = validate(schema, inst)
 	var verr *jsonschema.ValidationError
-	if errors.As(err, &verr) {
+	var failed *Problem
+	switch {
+	case errors.As(err, &verr):
 		return &InvalidError{Tool: name, Problems: problems(verr, c.printer)}
+	case errors.As(err, &failed):
+		return &InvalidError{Tool: name, Problems: []Problem{*failed}}
 	}
 	if err != nil {
 		return fmt.Errorf("validate the arguments of %s: %w", name, err)
 	}
 	return nil
 }
+
+// Bounds of the numbers Check takes: the validator turns a number a keyword bounds into an
+// exact fraction, whose size, and the time to make it, grow with the number's exponent and
+// digits (past a decimal exponent of a million it cannot make one, and used to panic).
+const (
+	maxExponent = 10_000
+	maxDigits   = 1_000
+)
+
+// outOfRange lists the numbers of inst (as jsonschema.UnmarshalJSON gives it) beyond what
+// Check takes, sorted by path.
+func outOfRange(inst any) []Problem {
+	var out []Problem
+	var walk func(v any, loc []string)
+	walk = func(v any, loc []string) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				walk(x, append(loc, k))
+			}
+		case []any:
+			for i, x := range v {
+				walk(x, append(loc, strconv.Itoa(i)))
+			}
+		case json.Number:
+			if !inRange(string(v)) {
+				out = append(out, Problem{Path: path(loc), Reason: fmt.Sprintf(
+					"is a number with more than %d digits or an exponent beyond ±%d, which the node does not check", maxDigits, maxExponent)})
+			}
+		}
+	}
+	walk(inst, nil)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// inRange reports whether the JSON number n is within maxDigits and maxExponent.
+func inRange(n string) bool {
+	if len(n) > maxDigits {
+		return false
+	}
+	i := strings.IndexAny(n, "eE")
+	if i < 0 {
+		return true
+	}
+	exp, err := strconv.Atoi(n[i+1:])
+	return err == nil && exp >= -maxExponent && exp <= maxExponent
+}
+
+// validate is schema.Validate, which must not take the node down with it: a panic of the
+// validator on some arguments is returned as a *Problem with them.
+func validate(schema *jsonschema.Schema, inst any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Problem{Path: "arguments", Reason: fmt.Sprintf("could not be checked against the tool's schema: %v", r)}
+		}
+	}()
+	return schema.Validate(inst)
+}
+
+// Error makes a Problem an error, for validate.
+func (p *Problem) Error() string { return p.Path + " " + p.Reason }
 
 // compiled returns the tool's compiled schema, nil when it has none to check against.
 func (c *Checker) compiled(name string) (*jsonschema.Schema, error) {

@@ -3,10 +3,12 @@ package argcheck
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/toolnode/toolnode/runtime/catalog"
 )
@@ -58,6 +60,12 @@ func TestCheck(t *testing.T) {
 		{"no schema holds nothing", "noschema", `{"x": 1}`, nil},
 		{"local $defs", "defs", `{"n": 0}`, []Problem{{"arguments.n", "is 0, must be greater than 0"}}},
 		{"draft-07 named in $schema", "draft7", `{}`, []Problem{{"arguments", "missing property 'a'"}}},
+		// The validator makes an exact fraction of a bounded number: one it cannot make
+		// (it used to panic) or that would take long is refused first.
+		{"an exponent the validator cannot take", "geo.buffer", `{"distance":1e1000001}`, []Problem{{"arguments.distance", tooLarge}}},
+		{"a large exponent deep down", "geo.buffer", `{"distance":1,"points":[{"x":1,"y":-2E-99999}]}`, []Problem{{"arguments.points[0].y", tooLarge}}},
+		{"too many digits", "geo.buffer", `{"distance":` + strings.Repeat("9", 1001) + `}`, []Problem{{"arguments.distance", tooLarge}}},
+		{"an exponent within bounds is checked", "geo.buffer", `{"distance":1e400}`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,6 +138,9 @@ func TestCompiledOnce(t *testing.T) {
 	}
 }
 
+// tooLarge is the reason given for a number beyond what Check takes.
+const tooLarge = "is a number with more than 1000 digits or an exponent beyond ±10000, which the node does not check"
+
 func FuzzCheck(f *testing.F) {
 	for _, s := range []string{`{"distance": 1}`, `{"points":[{"x":1}]}`, `null`, `[]`, `{"a":`, `"x"`, `{"distance":1e400}`} {
 		f.Add(s)
@@ -171,5 +182,22 @@ func TestForCatalog(t *testing.T) {
 	}
 	if err := c.Check("geo.buffer", nil); !errors.Is(err, ErrUnknownTool) {
 		t.Errorf("unexposed name: %v, want ErrUnknownTool", err)
+	}
+}
+
+// A panic of the validator is a problem with the arguments, not the end of the node: the
+// number Check now refuses first is what made it panic.
+func TestValidatePanicIsAProblem(t *testing.T) {
+	schema, err := New(lookup).compiled("geo.buffer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(`{"distance":1e1000001}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p *Problem
+	if err := validate(schema, inst); !errors.As(err, &p) || p.Path != "arguments" {
+		t.Fatalf("validate: %v, want a *Problem with the arguments", err)
 	}
 }
