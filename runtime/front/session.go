@@ -189,13 +189,12 @@ func (sess *Session) ClientCapabilities() json.RawMessage {
 // ClientLogLevel implements node.Leveled: the level a session's client set (every level
 // until it sets one), or a stateless request's _meta names (none when it names none).
 func (sess *Session) ClientLogLevel() (string, bool) {
-	rank := sess.minLevel
-	if !sess.stateless {
-		sess.mu.Lock()
-		rank = sess.minLevel
-		sess.mu.Unlock()
+	if sess.stateless {
+		return mcp.LogLevelName(sess.minLevel) // never changed once made
 	}
-	return mcp.LogLevelName(rank)
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return mcp.LogLevelName(sess.minLevel)
 }
 
 // Ended implements node.Keyed.
