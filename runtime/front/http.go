@@ -72,7 +72,7 @@ type HTTPHandler struct {
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
-	view     atomic.Pointer[httpView] // the Session of the last stateless request
+	views    viewCache // the Session of the last stateless request
 
 	stop chan struct{}
 	wg   sync.WaitGroup

@@ -54,57 +54,32 @@ func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, msg *rpc
 		h.listen(r, st, msg)
 		return
 	}
-	view := h.viewOf(meta, clientOf(r))
-	if meta.meta.logLevel == "" && !meta.progress {
-		// Nothing can come before the answer: the request asked for neither log messages
-		// nor progress, and what a bundle asks of the client comes back in the answer.
-		// The call's context is the request's: a client that leaves cancels it.
-		call, berr := view.Begin(r.Context(), msg.ID)
-		if berr != nil {
-			fail(http.StatusBadRequest, rpc.AsError(berr))
-			return
-		}
-		call.fields = *f
-		res, rpcErr := call.Handle(msg.Method, msg.Params)
-		if rpcErr != nil {
-			fail(statelessStatus(rpcErr), rpcErr)
-			return
-		}
-		writeMessage(w, http.StatusOK, "", rpc.Result(msg.ID, res))
-		return
+	// The call's context is the request's: a client that leaves cancels it. A request that
+	// may have messages before its answer gets an event stream, which its context carries
+	// for them; any other is answered as plain JSON, with no stream to set up.
+	ctx := r.Context()
+	var st *stream
+	if meta.streams() {
+		st = h.newStream(w, "", nil)
+		defer st.close()
+		ctx = context.WithValue(ctx, streamKey{}, st)
 	}
-	st := h.newStream(w, "", nil)
-	defer st.close()
-	// Closing the stream cancels the request: the call's context is the request's, and
-	// carries the stream its messages go on.
-	call, berr := view.Begin(context.WithValue(r.Context(), streamKey{}, st), msg.ID)
+	call, berr := h.views.get(h.srv, streamOutbound{}, meta, clientOf(r), "tcp").Begin(ctx, msg.ID)
 	if berr != nil {
 		fail(http.StatusBadRequest, rpc.AsError(berr))
 		return
 	}
 	call.fields = *f
-	h.streamCall(r, st, call, msg, statelessStatus)
-}
-
-// httpView is the Session that serves the stateless requests of one client with one
-// _meta. A client sends the same _meta with every request, and the Session is never
-// changed once made (its messages find their stream in the call's context), so requests in
-// flight share it.
-type httpView struct {
-	meta   *metaEntry
-	client string
-	sess   *Session
-}
-
-// viewOf returns the Session that serves a stateless request of client with meta.
-func (h *HTTPHandler) viewOf(meta *metaEntry, client string) *Session {
-	if v := h.view.Load(); v != nil && v.meta == meta && v.client == client {
-		return v.sess
+	if st != nil {
+		h.streamCall(r, st, call, msg, statelessStatus)
+		return
 	}
-	sess := h.srv.statelessSession(streamOutbound{}, meta.meta)
-	sess.clientName, sess.transport = client, "tcp"
-	h.view.Store(&httpView{meta: meta, client: client, sess: sess})
-	return sess
+	res, rpcErr := call.Handle(msg.Method, msg.Params)
+	if rpcErr != nil {
+		fail(statelessStatus(rpcErr), rpcErr)
+		return
+	}
+	writeMessage(w, http.StatusOK, "", rpc.Result(msg.ID, res))
 }
 
 // statelessStatus is the HTTP status of an answer to a stateless request.

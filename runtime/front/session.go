@@ -415,25 +415,14 @@ func (c *Call) handleStateless(method string, params json.RawMessage, reply func
 		}()
 		return
 	}
-	// The usual call: a first one, to a bundle that asks for input (if ever) by itself.
-	if method == mcp.MethodToolsCall && c.fields.state == nil && !sess.asksClients(c.fields.name) {
+	if c.fields.state != nil && c.resume(method, reply) {
+		return
+	}
+	if method == mcp.MethodToolsCall && !sess.asksClients(c.fields.name) {
 		sess.callDirect(c, params, reply)
 		return
 	}
 	name, _ := rawjson.String(c.fields.target(method))
-	if state, responses := c.fields.retry(); strings.HasPrefix(state, statePrefix) {
-		m, err := sess.srv.waiting.open(state, method, name)
-		if err != nil {
-			reply(c.end(nil, err))
-			return
-		}
-		m.resume(sess, c.ctx, responses, func(res json.RawMessage, err *rpc.Error) { reply(c.end(res, errOrNil(err))) })
-		return
-	}
-	if method == mcp.MethodToolsCall && !n.AsksClients(sess.canonicalName(name)) {
-		sess.callDirect(c, params, reply)
-		return
-	}
 	// The call outlives this request (it may wait for the client's input), but keeps its
 	// values: the trace it belongs to.
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(c.ctx))
@@ -449,6 +438,23 @@ func (c *Call) handleStateless(method string, params json.RawMessage, reply func
 	default:
 		go func() { m.done(n.ReadResource(ctx, m, params)) }()
 	}
+}
+
+// resume serves a retry that carries the requestState of a call the node keeps waiting,
+// and reports whether the request was one; a state of the bundle's own is not.
+func (c *Call) resume(method string, reply func(json.RawMessage, *rpc.Error)) bool {
+	state, responses := c.fields.retry()
+	if !strings.HasPrefix(state, statePrefix) {
+		return false
+	}
+	name, _ := rawjson.String(c.fields.target(method))
+	m, err := c.sess.srv.waiting.open(state, method, name)
+	if err != nil {
+		reply(c.end(nil, err))
+		return true
+	}
+	m.resume(c.sess, c.ctx, responses, func(res json.RawMessage, err *rpc.Error) { reply(c.end(res, errOrNil(err))) })
+	return true
 }
 
 // callDirect serves a stateless tools/call whose bundle asks for input with an

@@ -169,13 +169,16 @@ type metaEntry struct {
 	meta     requestMeta
 }
 
-// read is readMeta through the cache, for the _meta of f.
+// streams reports whether a request with this _meta may have messages before its answer:
+// it asked for log messages or progress. What a bundle asks of the client comes back in
+// the answer itself.
+func (e *metaEntry) streams() bool { return e.meta.logLevel != "" || e.progress }
+
+// read is readMeta through the cache, for the _meta of f (which fieldsOf gave: when it is
+// the last one read, f knows its reading).
 func (c *metaCache) read(f *fields) (*metaEntry, *rpc.Error) {
 	if f.known != nil {
 		return f.known, nil
-	}
-	if e := c.last.Load(); e != nil && bytes.Equal(e.raw, f.meta) {
-		return e, nil
 	}
 	own := bytes.Clone(f.meta)
 	m, err := readMeta(own)
@@ -188,6 +191,32 @@ func (c *metaCache) read(f *fields) (*metaEntry, *rpc.Error) {
 	e.progress = ok && string(token) != "null"
 	c.last.Store(e)
 	return e, nil
+}
+
+// viewCache keeps the Session that served the last stateless request of a front. A client
+// sends the same _meta with every request, and such a Session is never changed once made
+// (over HTTP its messages find their stream in the call's context), so requests in flight
+// share it.
+type viewCache struct {
+	last atomic.Pointer[cachedView]
+}
+
+type cachedView struct {
+	meta   *metaEntry
+	client string
+	sess   *Session
+}
+
+// get returns the Session that serves a stateless request of client with meta, its
+// messages going out through out.
+func (c *viewCache) get(s *Server, out Outbound, meta *metaEntry, client, transport string) *Session {
+	if v := c.last.Load(); v != nil && v.meta == meta && v.client == client {
+		return v.sess
+	}
+	sess := s.statelessSession(out, meta.meta)
+	sess.clientName, sess.transport = client, transport
+	c.last.Store(&cachedView{meta: meta, client: client, sess: sess})
+	return sess
 }
 
 // unsupportedVersion is the -32022 error naming the revisions the node serves.

@@ -82,12 +82,7 @@ type stdioSession struct {
 	ready  chan struct{} // closed once sess is set
 	broken chan error    // the client cannot be written to
 
-	// The Session of the last stateless request, and the _meta it was made from: a 2026
-	// client repeats its _meta on every request, and one Session serves them all. Only the
-	// goroutine reading the client touches them; a Session serving stateless requests is
-	// never changed once made, so requests in flight share it.
-	lastMeta *metaEntry
-	lastView *Session
+	views viewCache // the Session of the last stateless request
 }
 
 // view returns the Session that serves a stateless request with the _meta of f.
@@ -96,12 +91,7 @@ func (st *stdioSession) view(f *fields) (*Session, *rpc.Error) {
 	if err != nil {
 		return nil, err
 	}
-	if e != st.lastMeta {
-		st.lastView = st.srv.statelessSession(st, e.meta)
-		st.lastView.clientName, st.lastView.transport = st.sess.clientName, "pipe"
-		st.lastMeta = e
-	}
-	return st.lastView, nil
+	return st.views.get(st.srv, st, e, st.sess.clientName, "pipe"), nil
 }
 
 // handle runs on the goroutine reading the client: it registers each request before reading

@@ -487,13 +487,11 @@ func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool, 
 			meta, _ = rawjson.PutMember(meta, "progressToken", token)
 		}
 	}
-	edits := []rawjson.Edit{{Key: "_meta", Value: meta}, {Key: "name"}}
+	edits, n := [2]rawjson.Edit{{Key: "_meta", Value: meta}}, 1
 	if name != "" {
-		edits[1].Value = rawjson.AppendString(nil, name)
-	} else {
-		edits = edits[:1]
+		edits[1], n = rawjson.Edit{Key: "name", Value: rawjson.AppendString(nil, name)}, 2
 	}
-	if out, ok := rawjson.PutMembers(params, edits...); ok {
+	if out, ok := rawjson.PutMembers(params, edits[:n]...); ok {
 		return out, old
 	}
 	return params, old
