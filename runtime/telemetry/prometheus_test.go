@@ -68,7 +68,7 @@ func startPrometheus(t *testing.T, target string) string {
 }
 
 // query runs an instant PromQL query and returns its single value, or false when the
-// result is empty.
+// result is empty or Prometheus is not ready to answer.
 func query(t *testing.T, api, q string) (float64, bool) {
 	t.Helper()
 	resp, err := http.Get(api + "/api/v1/query?query=" + url.QueryEscape(q))
@@ -76,6 +76,9 @@ func query(t *testing.T, api, q string) (float64, bool) {
 		return 0, false // not up yet
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusServiceUnavailable {
+		return 0, false // listening, but its storage is still starting
+	}
 	var out struct {
 		Status string `json:"status"`
 		Error  string `json:"error"`
