@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolnode/toolnode/sdk-go/mcp"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // nullID answers messages whose id could not be read, as JSON-RPC says.
@@ -622,27 +623,21 @@ func decodeParams(params json.RawMessage, p any) *RPCError {
 }
 
 // tooDeep reports whether the JSON text in b nests arrays and objects more than limit
-// levels deep. Brackets inside strings do not count.
+// levels deep. Brackets inside strings do not count. Every line is checked so, and most of
+// a line is strings: their insides are crossed with IndexByte rather than a byte at a time.
 func tooDeep(b []byte, limit int) bool {
-	depth, inString, escaped := 0, false, false
-	for _, c := range b {
-		switch {
-		case escaped:
-			escaped = false
-		case inString:
-			switch c {
-			case '\\':
-				escaped = true
-			case '"':
-				inString = false
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			if i = rawjson.SkipString(b, i) - 1; i < 0 {
+				return false // unterminated: the parser says so
 			}
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
+		case '[', '{':
 			if depth++; depth > limit {
 				return true
 			}
-		case c == ']' || c == '}':
+		case ']', '}':
 			depth--
 		}
 	}

@@ -41,7 +41,7 @@ func nextMember(obj []byte, i int) (kStart, vStart, vEnd int, name Name, ok bool
 		return 0, 0, 0, name, false
 	}
 	kStart = i
-	kEnd := skipString(obj, i)
+	kEnd := SkipString(obj, i)
 	if kEnd < 0 {
 		return 0, 0, 0, name, false
 	}
@@ -238,10 +238,11 @@ func DeleteMember(obj []byte, key string) []byte {
 	return append(append(out, obj[:start]...), obj[end:]...)
 }
 
-// skipString returns the index after the string starting at b[i] == '"', or -1. It jumps
-// from quote to quote: names and values run to tens of bytes, which IndexByte crosses
-// faster than a loop looking at each byte.
-func skipString(b []byte, i int) int {
+// SkipString returns the index after the string starting at b[i] == '"', or -1 when no
+// quote closes it; what the string holds is not checked. It jumps from quote to quote:
+// names and values run to tens of bytes, which IndexByte crosses faster than a loop looking
+// at each byte.
+func SkipString(b []byte, i int) int {
 	for j := i + 1; ; j++ {
 		k := bytes.IndexByte(b[j:], '"')
 		if k < 0 {
@@ -266,13 +267,13 @@ func skipValue(b []byte, i int) int {
 	}
 	switch b[i] {
 	case '"':
-		return skipString(b, i)
+		return SkipString(b, i)
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(b); j++ {
 			switch b[j] {
 			case '"':
-				j = skipString(b, j)
+				j = SkipString(b, j)
 				if j < 0 {
 					return -1
 				}
