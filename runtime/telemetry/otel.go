@@ -23,6 +23,8 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/semconv/v1.40.0/mcpconv"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // scope names the instrumentation in exported data.
@@ -308,155 +310,27 @@ func (r *recorder) Inject(ctx context.Context, params json.RawMessage) json.RawM
 }
 
 // setMeta returns params with kv set in its _meta object (which it adds when missing).
-// It splices rather than decoding and encoding params, which may hold large arguments:
-// one scan of params to find _meta, one of _meta per key.
+// It splices rather than decoding and encoding params, which may hold large arguments.
+// params are as the node parsed them: an object without duplicate names, or null.
 func setMeta(params json.RawMessage, kv map[string]string) (json.RawMessage, error) {
 	p := bytes.TrimSpace(params)
 	if len(p) == 0 || bytes.Equal(p, []byte("null")) {
 		p = []byte("{}")
 	}
-	start, end, err := memberSpan(p, "_meta")
-	if err != nil {
-		return nil, err
-	}
-	meta := []byte("{}")
-	if start >= 0 && !bytes.Equal(p[start:end], []byte("null")) {
-		meta = p[start:end]
+	meta, ok := rawjson.Member(p, "_meta")
+	if !ok || bytes.Equal(meta, []byte("null")) {
+		meta = []byte("{}")
 	}
 	for _, k := range slices.Sorted(maps.Keys(kv)) {
-		v, err := json.Marshal(kv[k])
-		if err != nil {
-			return nil, fmt.Errorf("_meta.%s: %w", k, err)
-		}
-		if meta, err = setMember(meta, k, v); err != nil {
-			return nil, fmt.Errorf("_meta: %w", err)
+		if meta, ok = rawjson.PutMember(meta, k, rawjson.AppendString(nil, kv[k])); !ok {
+			return nil, errors.New("params: _meta is not an object")
 		}
 	}
-	return setMember(p, "_meta", meta)
-}
-
-// setMember returns the JSON object obj with member name set to value: in place of the
-// member's value when obj has it, else first.
-func setMember(obj []byte, name string, value []byte) ([]byte, error) {
-	start, end, err := memberSpan(obj, name)
-	if err != nil {
-		return nil, err
+	out, ok := rawjson.PutMember(p, "_meta", meta)
+	if !ok {
+		return nil, errors.New("params is not an object")
 	}
-	if start >= 0 {
-		out := make([]byte, 0, len(obj)-(end-start)+len(value))
-		return append(append(append(out, obj[:start]...), value...), obj[end:]...), nil
-	}
-	open := skipSpace(obj, 0) + 1 // memberSpan checked that obj is an object
-	key, _ := json.Marshal(name)
-	out := make([]byte, 0, len(obj)+len(key)+len(value)+2)
-	out = append(append(append(append(out, obj[:open]...), key...), ':'), value...)
-	if rest := skipSpace(obj, open); obj[rest] != '}' {
-		out = append(out, ',')
-	}
-	return append(out, obj[open:]...), nil
-}
-
-// memberSpan finds the value of the top-level member name of the JSON object obj and
-// returns its byte offsets, or -1, -1 when there is none; of duplicates the last, the one
-// a decoder keeps. obj is taken to be valid JSON,
-// as params the node has parsed are; the scan only skips strings and brackets, which is
-// what lets it run without allocating.
-func memberSpan(obj []byte, name string) (int, int, error) {
-	i := skipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return 0, 0, errors.New("params is not an object")
-	}
-	found, foundEnd := -1, -1
-	for i++; ; {
-		i = skipSpace(obj, i)
-		if i >= len(obj) {
-			return 0, 0, errors.New("params: unexpected end")
-		}
-		switch obj[i] {
-		case '}':
-			return found, foundEnd, nil
-		case ',':
-			i++
-			continue
-		case '"':
-		default:
-			return 0, 0, fmt.Errorf("params: unexpected %q at %d", obj[i], i)
-		}
-		keyEnd, err := skipString(obj, i)
-		if err != nil {
-			return 0, 0, err
-		}
-		key := obj[i+1 : keyEnd-1]
-		i = skipSpace(obj, keyEnd)
-		if i >= len(obj) || obj[i] != ':' {
-			return 0, 0, fmt.Errorf("params: no colon after key at %d", keyEnd)
-		}
-		start := skipSpace(obj, i+1)
-		end, err := skipValue(obj, start)
-		if err != nil {
-			return 0, 0, err
-		}
-		if string(key) == name {
-			found, foundEnd = start, end
-		}
-		i = end
-	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the offset just past the string starting at b[i].
-func skipString(b []byte, i int) (int, error) {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1, nil
-		}
-	}
-	return 0, errors.New("params: unterminated string")
-}
-
-// skipValue returns the offset just past the value starting at b[i].
-func skipValue(b []byte, i int) (int, error) {
-	depth := 0
-	for j := i; j < len(b); j++ {
-		switch b[j] {
-		case '"':
-			end, err := skipString(b, j)
-			if err != nil || depth == 0 {
-				return end, err
-			}
-			j = end - 1
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 { // the enclosing object ends: so did a scalar
-				return nonEmpty(i, j)
-			}
-			if depth--; depth == 0 {
-				return j + 1, nil
-			}
-		case ',', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return nonEmpty(i, j)
-			}
-		}
-	}
-	return 0, errors.New("params: unexpected end")
-}
-
-func nonEmpty(start, end int) (int, error) {
-	if end == start {
-		return 0, fmt.Errorf("params: no value at %d", start)
-	}
-	return end, nil
+	return out, nil
 }
 
 func (r *recorder) SessionOpened() { r.sessions.Add(context.Background(), 1) }

@@ -5,7 +5,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolnode/toolnode/runtime/rpc"
 )
+
+// parsed reports whether the node takes a request with these params: among else, no name
+// repeated in any object.
+func parsed(params string) bool {
+	_, err := rpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+params+`}`), rpc.Limits{})
+	return err == nil
+}
 
 // FuzzSetMeta holds setMeta's splice to what decoding, setting and encoding would give.
 func FuzzSetMeta(f *testing.F) {
@@ -16,13 +25,14 @@ func FuzzSetMeta(f *testing.F) {
 		` { "arguments" : { "_meta" : 1 } , "x" : [ [ ] , { } ] } `,
 		`{"name":"\\","_meta":{"a":"\\\""}}`,
 		`{"_meta":{"a":1},"x":2,"_meta":{"b":2}}`,
+		`{"_m\u0065ta":{"a":1},"name":"g"}`,
 	} {
 		f.Add(seed)
 	}
 	kv := map[string]string{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
 	f.Fuzz(func(t *testing.T, params string) {
 		var want map[string]any
-		if params != "" && (json.Unmarshal([]byte(params), &want) != nil) {
+		if params != "" && (json.Unmarshal([]byte(params), &want) != nil || !parsed(params)) {
 			return // setMeta is only given params the node parsed as an object or null
 		}
 		if want == nil {
