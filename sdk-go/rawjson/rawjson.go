@@ -106,19 +106,7 @@ func SetMember(obj []byte, key string, value []byte) ([]byte, bool) {
 // PutMember returns obj with its top-level member key set to value (valid JSON): replaced
 // when present, else added first. ok is false when obj is not a JSON object.
 func PutMember(obj []byte, key string, value []byte) ([]byte, bool) {
-	if out, ok := SetMember(obj, key, value); ok {
-		return out, true
-	}
-	i := skipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return nil, false
-	}
-	out := make([]byte, 0, len(obj)+len(key)+len(value)+4)
-	out = append(append(AppendString(append(out, obj[:i+1]...), key), ':'), value...)
-	if j := skipSpace(obj, i+1); j < len(obj) && obj[j] != '}' {
-		out = append(out, ',')
-	}
-	return append(out, obj[i+1:]...), true
+	return PutMembers(obj, Edit{Key: key, Value: value})
 }
 
 // Edit sets the top-level member Key of an object to Value (valid JSON): see PutMembers.
@@ -153,8 +141,10 @@ func PutMembers(obj []byte, edits ...Edit) ([]byte, bool) {
 	for k := range edits {
 		starts[k] = -1
 	}
-	members := false
-	for i := open + 1; ; {
+	// The scan ends once every edited member is found: what follows (arguments of any
+	// size, often) is copied unread.
+	members, found := false, 0
+	for i := open + 1; found < len(edits); {
 		_, vStart, vEnd, name, ok := nextMember(obj, i)
 		if !ok {
 			break
@@ -163,6 +153,7 @@ func PutMembers(obj []byte, edits ...Edit) ([]byte, bool) {
 		for k, e := range edits {
 			if starts[k] < 0 && name.Is(e.Key) {
 				starts[k], ends[k] = vStart, vEnd
+				found++
 			}
 		}
 		if i = skipSpace(obj, vEnd); i >= len(obj) || obj[i] != ',' {

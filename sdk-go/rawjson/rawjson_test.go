@@ -48,7 +48,8 @@ func TestPutMemberQuotesNewNames(t *testing.T) {
 	}
 }
 
-// PutMembers makes in one copy what PutMember makes one edit at a time.
+// PutMembers makes in one copy what PutMember makes one edit at a time, and both what
+// decoding, setting the members and encoding would.
 func TestPutMembersAsPutMember(t *testing.T) {
 	name := Edit{"name", []byte(`"echo"`)}
 	meta := Edit{"_meta", []byte(`{"progressToken":"t"}`)}
@@ -80,6 +81,20 @@ func TestPutMembersAsPutMember(t *testing.T) {
 		var g, w any
 		if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil || !reflect.DeepEqual(g, w) {
 			t.Errorf("PutMembers(%s) = %s, want the members of %s", tt.obj, got, want)
+		}
+		var decoded map[string]any
+		if err := json.Unmarshal([]byte(tt.obj), &decoded); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range tt.edits {
+			var v any
+			if err := json.Unmarshal(e.Value, &v); err != nil {
+				t.Fatal(err)
+			}
+			decoded[e.Key] = v
+		}
+		if !reflect.DeepEqual(g, any(decoded)) {
+			t.Errorf("PutMembers(%s) = %s, want what decoding and setting give: %v", tt.obj, got, decoded)
 		}
 	}
 	if _, ok := PutMembers([]byte(`[1]`), name); ok {
