@@ -76,11 +76,7 @@ func TestStdioAnswersBothErasUpToEOF(t *testing.T) {
 
 // The HTTP front serves a session and a stateless request side by side.
 func TestHTTPServesBothEras(t *testing.T) {
-	srv := startServer(t)
-	h := srv.NewHTTPHandler(front.HTTPOptions{})
-	ts := httptest.NewServer(h)
-	defer ts.Close()
-	defer h.Close()
+	ts := startHTTP(t)
 	post := func(body string, hdr map[string]string) (*http.Response, string) { return postTo(t, ts, body, hdr) }
 	resp, body := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
 	sid := resp.Header.Get(front.HeaderSessionID)
@@ -108,11 +104,7 @@ func TestHTTPServesBothEras(t *testing.T) {
 // A stateless call gets its answer as plain JSON unless it asked for what comes before an
 // answer (progress, log messages): then it gets an event stream carrying those first.
 func TestHTTPStatelessCallStreamsWhatItAskedFor(t *testing.T) {
-	srv := startServer(t)
-	h := srv.NewHTTPHandler(front.HTTPOptions{})
-	ts := httptest.NewServer(h)
-	defer ts.Close()
-	defer h.Close()
+	ts := startHTTP(t)
 	hdr := map[string]string{front.HeaderProtocolVersion: "2026-07-28", front.HeaderMethod: "tools/call", front.HeaderName: "a.talk"}
 	for _, tc := range []struct {
 		name, meta, contentType string
@@ -138,6 +130,19 @@ func TestHTTPStatelessCallStreamsWhatItAskedFor(t *testing.T) {
 			}
 		}
 	}
+}
+
+// startHTTP serves the test bundle "a" over the HTTP front, on loopback, until the test
+// ends.
+func startHTTP(t *testing.T) *httptest.Server {
+	t.Helper()
+	h := startServer(t).NewHTTPHandler(front.HTTPOptions{})
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		h.Close() // ends the front's streams, which the server would wait for
+		ts.Close()
+	})
+	return ts
 }
 
 // postTo posts one JSON-RPC message to ts as an MCP client does, with the headers hdr, and
