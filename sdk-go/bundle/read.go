@@ -13,10 +13,11 @@ import (
 // What the fast path does not expect (a member of the wrong type, an array) goes through
 // encoding/json as before, so that errors read the same.
 
-// readRequest reads the envelope of one line of input.
-func readRequest(line []byte) (request, error) {
+// readRequest reads the envelope of one line of input; valid says whether rawjson.Valid
+// took the line. One it did not is read by encoding/json, which says why it fails.
+func readRequest(line []byte, valid bool) (request, error) {
 	var req request
-	if !json.Valid(line) || !isObject(line) {
+	if !valid || !isObject(line) {
 		return req, json.Unmarshal(line, &req) // fails, saying why
 	}
 	f := fields{ok: true}

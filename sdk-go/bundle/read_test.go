@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // foldsInto reports whether obj has a top-level member whose name differs from one of names
@@ -48,7 +50,7 @@ func FuzzReadRequest(f *testing.F) {
 		}
 		var want request
 		wantErr := json.Unmarshal(line, &want)
-		got, gotErr := readRequest(line)
+		got, gotErr := readRequest(line, rawjson.Valid(line, maxDepth))
 		if foldsInto(line, "jsonrpc", "id", "method", "params", "result", "error") {
 			return
 		}

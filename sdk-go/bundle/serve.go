@@ -215,11 +215,12 @@ func (ss *session) handle(line []byte) func() {
 		ss.answer(json.RawMessage(nullID), nil, errorf(mcp.CodeParseError, "parse error: the line is not valid UTF-8"))
 		return nil
 	}
-	if tooDeep(line, maxDepth) {
+	valid := rawjson.Valid(line, maxDepth)
+	if !valid && tooDeep(line, maxDepth) {
 		ss.answer(json.RawMessage(nullID), nil, errorf(mcp.CodeParseError, "parse error: nested deeper than %d levels", maxDepth))
 		return nil
 	}
-	req, err := readRequest(line)
+	req, err := readRequest(line, valid)
 	if err != nil {
 		if _, ok := errors.AsType[*json.SyntaxError](err); ok {
 			ss.log.Warn("input line is not JSON", "err", err)
@@ -623,8 +624,8 @@ func decodeParams(params json.RawMessage, p any) *RPCError {
 }
 
 // tooDeep reports whether the JSON text in b nests arrays and objects more than limit
-// levels deep. Brackets inside strings do not count. Every line is checked so, and most of
-// a line is strings: their insides are crossed with IndexByte rather than a byte at a time.
+// levels deep. Brackets inside strings do not count. It tells, of a line rawjson.Valid
+// refused, whether it is its depth, which Valid does not say.
 func tooDeep(b []byte, limit int) bool {
 	depth := 0
 	for i := 0; i < len(b); i++ {
