@@ -2,9 +2,11 @@ package bundle_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"testing"
 
 	"github.com/toolnode/toolnode/sdk-go/bundle"
@@ -42,12 +44,15 @@ func benchmarkCall(b *testing.B, name, meta string, inflight int) {
 				done <- s.Serve(context.Background(), inR, outW)
 				outW.Close()
 			}()
-			req := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + meta + `"name":"greet","arguments":{"name":"Ada"}}}` + "\n")
+			// Each call has an id of its own: calls in flight under one id are refused.
+			rest := []byte(`,"method":"tools/call","params":{` + meta + `"name":"greet","arguments":{"name":"Ada"}}}` + "\n")
 			tokens := make(chan struct{}, inflight)
 			go func() {
 				defer inW.Close()
-				for range b.N {
+				var req []byte
+				for i := range b.N {
 					tokens <- struct{}{}
+					req = append(strconv.AppendInt(append(req[:0], `{"jsonrpc":"2.0","id":`...), int64(i), 10), rest...)
 					if _, err := inW.Write(req); err != nil {
 						return
 					}
@@ -56,8 +61,12 @@ func benchmarkCall(b *testing.B, name, meta string, inflight int) {
 			r := bufio.NewReader(outR)
 			b.ResetTimer()
 			for range b.N {
-				if _, err := r.ReadSlice('\n'); err != nil {
+				answer, err := r.ReadSlice('\n')
+				if err != nil {
 					b.Fatal(err)
+				}
+				if !bytes.Contains(answer, []byte("Hello, Ada")) {
+					b.Fatalf("answer %s", answer)
 				}
 				<-tokens
 			}
