@@ -21,6 +21,11 @@ func eraCPU(cfg config, w *strings.Builder) error {
 		return err
 	}
 	defer os.RemoveAll(folder)
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("least relay: %w", err)
+	}
+	relay := []string{"-serve-relay", "stdio", "echo-go.echo", bin}
 	node := []string{"serve", "--bundles", folder, "--log-level", "warn"}
 	type row struct {
 		name string
@@ -43,6 +48,8 @@ func eraCPU(cfg config, w *strings.Builder) error {
 		{"echo-go called directly, 2026-07-28 stateless", func() (*stdioClient, error) { return startStdioStateless("echo", bin) }, false},
 		{"node, stdio front, 2025-11-25 client", func() (*stdioClient, error) { return startStdio("echo-go.echo", cfg.node, node...) }, true},
 		{"node, stdio front, 2026-07-28 client", func() (*stdioClient, error) { return startStdioStateless("echo-go.echo", cfg.node, node...) }, true},
+		{"least relay, stdio, 2025-11-25 client", func() (*stdioClient, error) { return startStdio("echo-go.echo", self, relay...) }, true},
+		{"least relay, stdio, 2026-07-28 client", func() (*stdioClient, error) { return startStdioStateless("echo-go.echo", self, relay...) }, true},
 	} {
 		c, err := p.start()
 		if err != nil {
@@ -84,11 +91,16 @@ func eraCPU(cfg config, w *strings.Builder) error {
 		}
 	}
 
+	// The rows, by where they are in rows.
+	const (
+		direct, _, viaNode, viaNodeStateless, viaRelay, viaRelayStateless, viaHTTP, viaHTTPStateless = 0, 1, 2, 3, 4, 5, 6, 7
+	)
 	fmt.Fprintf(w, "## CPU per call, by era: direct and through the node\n\n")
 	fmt.Fprintf(w, "echo-go with %d calls in flight; CPU per call is each process's user and system time (from /proc)\n"+
 		"over the calls made. The rows take turns, %s each, and each figure is the median of %d turns. The node\n"+
-		"speaks 2026-07-28 to the bundle whichever era its client speaks.\n\n", profileInflight, cfg.duration, turns)
-	fmt.Fprintf(w, "| path | calls/s | node | bundle | client | all |\n|---|---|---|---|---|---|\n")
+		"speaks 2026-07-28 to the bundle whichever era its client speaks; the least stdio relay passes each line on\n"+
+		"as the client wrote it.\n\n", profileInflight, cfg.duration, turns)
+	fmt.Fprintf(w, "| path | calls/s | node or relay | bundle | client | all |\n|---|---|---|---|---|---|\n")
 	med := make([]cpuCost, len(rows))
 	for i, r := range rows {
 		k := medianCost(costs[i])
@@ -101,10 +113,27 @@ func eraCPU(cfg config, w *strings.Builder) error {
 	}
 	fmt.Fprintf(w, "\nA 2026-07-28 call costs the node %.1f µs against %.1f µs for a 2025-11-25 session call over stdio, and %.1f µs against %.1f µs over HTTP;\n"+
 		"all three processes %.1f µs against %.1f µs over stdio, %.1f µs against %.1f µs over HTTP.\n\n",
-		med[3].node, med[2].node, med[5].node, med[4].node, med[3].all, med[2].all, med[5].all, med[4].all)
+		med[viaNodeStateless].node, med[viaNode].node, med[viaHTTPStateless].node, med[viaHTTP].node,
+		med[viaNodeStateless].all, med[viaNode].all, med[viaHTTPStateless].all, med[viaHTTP].all)
 	fmt.Fprintf(w, "Turn by turn (the two eras' rows run one after the other), a 2026-07-28 call costs the node %s over stdio\n"+
-		"and %s over HTTP.\n\n", eraDifference(costs[2], costs[3]), eraDifference(costs[4], costs[5]))
+		"and %s over HTTP.\n\n", eraDifference(costs[viaNode], costs[viaNodeStateless]), eraDifference(costs[viaHTTP], costs[viaHTTPStateless]))
+	fmt.Fprintf(w, "%s\n\n", stdioShares(med[direct], med[viaRelay], med[viaRelayStateless], med[viaNode]))
 	return nil
+}
+
+// stdioShares says where the CPU of a call through the stdio front goes beyond a direct
+// call's, for a 2025-11-25 client: what a third process that only copies lines adds, what
+// the node does beyond that, and what a 2026-07-28 line costs the bundle. At a fixed number
+// of calls in flight on a machine whose cores all three processes share, calls/s follow the
+// inverse of the CPU of a call, so the ratios are what the node's calls/s can reach.
+func stdioShares(direct, relay, relayStateless, node cpuCost) string {
+	return fmt.Sprintf("With a 2025-11-25 client, all three processes spend %.1f µs per call through the stdio front against %.1f µs direct: %.2f× the calls "+
+		"the cores can serve. Through the least stdio relay, which checks and changes nothing, they spend %.1f µs (%.2f×): the relay itself %.1f µs, "+
+		"the client and the bundle %+.1f µs against direct. The node itself spends %+.1f µs against the relay, its bundle %+.1f µs against the relay's "+
+		"(a bare 2026-07-28 line costs the bundle behind the relay %+.1f µs) and its client %+.1f µs.",
+		node.all, direct.all, direct.all/node.all,
+		relay.all, direct.all/relay.all, relay.node, relay.bundle+relay.client-direct.bundle-direct.client,
+		node.node-relay.node, node.bundle-relay.bundle, relayStateless.bundle-relay.bundle, node.client-relay.client)
 }
 
 // eraDifference says what a stateless call costs the node against a session call, paired
