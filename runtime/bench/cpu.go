@@ -10,9 +10,9 @@ import (
 
 // eraCPU measures the CPU time per call of each process under the echo load with
 // profileInflight calls in flight: the echo-go bundle called directly in either era, and
-// through the node's stdio and HTTP fronts, called by a client of either era. What the node
-// adds per relayed call, and what a stateless call costs against a session call, are read
-// here without a profiler's own cost. The rows take turns for cpuTurns(cfg) rounds and each
+// through the node's stdio and HTTP fronts and the least stdio relay, called by a client of
+// either era. What the node adds per relayed call, what any relay adds, and what a
+// stateless call costs against a session call, are read here without a profiler's own cost. The rows take turns for cpuTurns(cfg) rounds and each
 // figure is the median of its rounds: the CPU of one call moves less with the machine's load
 // than the rate does, but it moves, and the eras differ by a few per cent.
 func eraCPU(cfg config, w *strings.Builder) error {
