@@ -216,7 +216,7 @@ func (ss *session) handle(line []byte) func() {
 		return nil
 	}
 	valid := rawjson.Valid(line, maxDepth)
-	if !valid && tooDeep(line, maxDepth) {
+	if !valid && rawjson.TooDeep(line, maxDepth) {
 		ss.answer(json.RawMessage(nullID), nil, errorf(mcp.CodeParseError, "parse error: nested deeper than %d levels", maxDepth))
 		return nil
 	}
@@ -621,28 +621,6 @@ func decodeParams(params json.RawMessage, p any) *RPCError {
 		return errorf(mcp.CodeInvalidParams, "invalid params: %v", err)
 	}
 	return nil
-}
-
-// tooDeep reports whether the JSON text in b nests arrays and objects more than limit
-// levels deep. Brackets inside strings do not count. It tells, of a line rawjson.Valid
-// refused, whether it is its depth, which Valid does not say.
-func tooDeep(b []byte, limit int) bool {
-	depth := 0
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			if i = rawjson.SkipString(b, i) - 1; i < 0 {
-				return false // unterminated: the parser says so
-			}
-		case '[', '{':
-			if depth++; depth > limit {
-				return true
-			}
-		case ']', '}':
-			depth--
-		}
-	}
-	return false
 }
 
 // validID reports whether id is a string or a number: MCP forbids null ids.

@@ -2,8 +2,8 @@
 // byte for byte: a relay changes a name or a token in params of any size, and a server reads
 // the few members of a request it needs, without decoding the rest.
 //
-// The functions expect valid JSON (checked by a parser, or by json.Valid, before): given
-// anything else they report that a member is missing rather than fail.
+// The functions that read and edit expect valid JSON (checked by Valid, or a parser,
+// before): given anything else they report that a member is missing rather than fail.
 package rawjson
 
 import (

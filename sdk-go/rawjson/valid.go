@@ -205,3 +205,25 @@ func word(b []byte, i int, w string) int {
 	}
 	return i + len(w)
 }
+
+// TooDeep reports whether the JSON text in b nests arrays and objects more than limit levels
+// deep; brackets inside strings do not count. Of a text Valid refused, it tells whether its
+// depth is why, whatever else is wrong with it.
+func TooDeep(b []byte, limit int) bool {
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			if i = SkipString(b, i) - 1; i < 0 {
+				return false // unterminated: a parser says so
+			}
+		case '[', '{':
+			if depth++; depth > limit {
+				return true
+			}
+		case ']', '}':
+			depth--
+		}
+	}
+	return false
+}

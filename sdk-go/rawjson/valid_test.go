@@ -1,10 +1,7 @@
 package rawjson
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"strings"
 	"testing"
 )
@@ -59,28 +56,6 @@ func TestValid(t *testing.T) {
 	}
 }
 
-// depthOf is how deeply the valid JSON text b nests, as encoding/json's tokens say.
-func depthOf(t *testing.T, b []byte) int {
-	d := json.NewDecoder(bytes.NewReader(b))
-	depth, most := 0, 0
-	for {
-		tok, err := d.Token()
-		if errors.Is(err, io.EOF) {
-			return most
-		}
-		if err != nil {
-			t.Fatalf("Token(%q): %v", b, err)
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-			most = max(most, depth)
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-	}
-}
-
 // FuzzValid holds Valid to encoding/json: a text is valid exactly when json.Valid says so
 // and it nests no deeper than the limit.
 func FuzzValid(f *testing.F) {
@@ -90,7 +65,7 @@ func FuzzValid(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string, limit int) {
 		limit = max(limit%8, 0)
 		b := []byte(s)
-		want := json.Valid(b) && depthOf(t, b) <= limit
+		want := json.Valid(b) && nesting(t, b) <= limit
 		if got := Valid(b, limit); got != want {
 			t.Fatalf("Valid(%q, %d) = %v, encoding/json says %v", s, limit, got, want)
 		}

@@ -1,4 +1,4 @@
-package bundle
+package rawjson
 
 import (
 	"bytes"
@@ -54,8 +54,8 @@ func TestTooDeep(t *testing.T) {
 		{"long string then deep", `{"a":"` + strings.Repeat("x", 500) + `","b":[[[1]]]}`, 3, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := tooDeep([]byte(tc.line), tc.limit); got != tc.want {
-				t.Errorf("tooDeep(%q, %d) = %v, want %v", tc.line, tc.limit, got, tc.want)
+			if got := TooDeep([]byte(tc.line), tc.limit); got != tc.want {
+				t.Errorf("TooDeep(%q, %d) = %v, want %v", tc.line, tc.limit, got, tc.want)
 			}
 			if json.Valid([]byte(tc.line)) {
 				if want := nesting(t, []byte(tc.line)) > tc.limit; want != tc.want {
@@ -66,7 +66,7 @@ func TestTooDeep(t *testing.T) {
 	}
 }
 
-// FuzzTooDeep holds tooDeep to encoding/json's reading of how deeply valid JSON nests, at
+// FuzzTooDeep holds TooDeep to encoding/json's reading of how deeply valid JSON nests, at
 // every limit up to one past it; on any other input it must only not fail.
 func FuzzTooDeep(f *testing.F) {
 	for _, s := range []string{`{"a":[1,{"b":"]\"["}]}`, `["\\",[[]]]`, `"\\\\\""`, `[[[[[]]]]]`, `{"a":"x\u0022["}`, `[1E700]`} {
@@ -74,23 +74,14 @@ func FuzzTooDeep(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if !json.Valid(b) {
-			tooDeep(b, 2)
+			TooDeep(b, 2)
 			return
 		}
 		n := nesting(t, b)
 		for limit := range n + 2 {
-			if got, want := tooDeep(b, limit), n > limit; got != want {
-				t.Fatalf("tooDeep(%q, %d) = %v, but it nests %d deep", b, limit, got, n)
+			if got, want := TooDeep(b, limit), n > limit; got != want {
+				t.Fatalf("TooDeep(%q, %d) = %v, but it nests %d deep", b, limit, got, n)
 			}
 		}
 	})
-}
-
-func BenchmarkTooDeep(b *testing.B) {
-	line := []byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
-		`"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"debug","progressToken":"tn-gibfqAWj-1"},"name":"greet","arguments":{"name":"world"}}}`)
-	b.SetBytes(int64(len(line)))
-	for range b.N {
-		tooDeep(line, maxDepth)
-	}
 }
