@@ -11,7 +11,7 @@ package rawjson
 func Valid(b []byte, maxDepth int) bool {
 	var stack [64]byte // '{' or '[' for each open container
 	open := stack[:0]
-	i := skipWS(b, 0)
+	i := skipSpace(b, 0)
 	for {
 		// A value starts at b[i].
 		if i >= len(b) {
@@ -23,7 +23,7 @@ func Valid(b []byte, maxDepth int) bool {
 				return false
 			}
 			open = append(open, c)
-			if i = skipWS(b, i+1); i >= len(b) {
+			if i = skipSpace(b, i+1); i >= len(b) {
 				return false
 			}
 			if b[i] == closer(c) {
@@ -63,7 +63,7 @@ func Valid(b []byte, maxDepth int) bool {
 		// A value ended before b[i]: what follows it is a comma, the end of its
 		// containers, or the end of the text.
 		for {
-			i = skipWS(b, i)
+			i = skipSpace(b, i)
 			if len(open) == 0 {
 				return i == len(b)
 			}
@@ -79,7 +79,7 @@ func Valid(b []byte, maxDepth int) bool {
 			if b[i] != ',' {
 				return false
 			}
-			if i = skipWS(b, i+1); top == '{' {
+			if i = skipSpace(b, i+1); top == '{' {
 				if i = member(b, i); i < 0 {
 					return false
 				}
@@ -97,14 +97,6 @@ func closer(c byte) byte {
 	return ']'
 }
 
-// skipWS returns the index of the first byte from b[i] on that is not JSON white space.
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
-		i++
-	}
-	return i
-}
-
 // member reads a member's name and colon at b[i] and returns the index of its value, or
 // -1.
 func member(b []byte, i int) int {
@@ -114,10 +106,10 @@ func member(b []byte, i int) int {
 	if i = str(b, i); i < 0 {
 		return -1
 	}
-	if i = skipWS(b, i); i >= len(b) || b[i] != ':' {
+	if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
 		return -1
 	}
-	return skipWS(b, i+1)
+	return skipSpace(b, i+1)
 }
 
 // str returns the index after the string starting at b[i] == '"', or -1 when it is not a
