@@ -321,10 +321,13 @@ func setMeta(params json.RawMessage, kv map[string]string) (json.RawMessage, err
 	if !ok || bytes.Equal(meta, []byte("null")) {
 		meta = []byte("{}")
 	}
+	// One copy of _meta for all the keys (traceparent, and tracestate when there is one).
+	edits := make([]rawjson.Edit, 0, len(kv))
 	for _, k := range slices.Sorted(maps.Keys(kv)) {
-		if meta, ok = rawjson.PutMember(meta, k, rawjson.AppendString(nil, kv[k])); !ok {
-			return nil, errors.New("params: _meta is not an object")
-		}
+		edits = append(edits, rawjson.Edit{Key: k, Value: rawjson.AppendString(nil, kv[k])})
+	}
+	if meta, ok = rawjson.PutMembers(meta, edits...); !ok {
+		return nil, errors.New("params: _meta is not an object")
 	}
 	out, ok := rawjson.PutMember(p, "_meta", meta)
 	if !ok {
