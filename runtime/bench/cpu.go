@@ -25,7 +25,7 @@ func eraCPU(cfg config, w *strings.Builder) error {
 	if err != nil {
 		return fmt.Errorf("least relay: %w", err)
 	}
-	relay := []string{"-serve-relay", "stdio", "echo-go.echo", bin}
+	relay := stdioRelayArgs("echo-go.echo", []string{bin})
 	node := []string{"serve", "--bundles", folder, "--log-level", "warn"}
 	type row struct {
 		name string

@@ -231,7 +231,7 @@ func startRelays(name string, program []string) ([]route, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("least relay: %w", err)
 	}
-	viaStdio, err := startStdio(name, self, append([]string{"-serve-relay", "stdio", name}, program...)...)
+	viaStdio, err := startStdio(name, self, stdioRelayArgs(name, program)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("least relay, stdio: %w", err)
 	}
@@ -244,6 +244,12 @@ func startRelays(name string, program []string) ([]route, func(), error) {
 	}
 	return []route{{name: "least relay, stdio", c: viaStdio}, {name: "least relay, HTTP", c: viaHTTP.c, http: true}},
 		func() { viaHTTP.stop(); viaStdio.close() }, nil
+}
+
+// stdioRelayArgs are the arguments that run this program as the least stdio relay in front
+// of program, for a client calling name (bundle.tool).
+func stdioRelayArgs(name string, program []string) []string {
+	return append([]string{"-serve-relay", "stdio", name}, program...)
 }
 
 // relayRefs says where, among the routes of a table, are those relayNote compares.
