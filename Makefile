@@ -69,7 +69,7 @@ run: all
 
 test: all test-go test-c test-python test-meos
 
-# ORY Hydra, the OpenID provider the OAuth tests run (runtime/oauth/oauthtest). Its go.mod
+# ORY Hydra, the OpenID provider the OAuth tests run (runtime/internal/oauth/oauthtest). Its go.mod
 # replaces its API client by a directory the module zip leaves out, so `go install` refuses
 # it: build a copy with that replace dropped. sqlite (cgo) backs its in-memory store.
 HYDRA_VERSION := v2.3.0
@@ -122,7 +122,7 @@ bench-bundles: deps
 	$(MAKE) -C testdata/bench/echo-c
 
 bench: all bench-bundles
-	$(GO) run ./runtime/bench
+	$(GO) run ./runtime/cmd/bench
 
 # Other MCP gateways measured beside the node, pinned in testdata/bench/peers/package.json.
 build/npm-peers/.ok: testdata/bench/peers/package.json
@@ -142,12 +142,12 @@ build/py-peers/.ok: Makefile
 	@touch $@
 
 bench-peers: all bench-bundles build/npm-peers/.ok build/py-peers/.ok
-	$(GO) run ./runtime/bench -peers
+	$(GO) run ./runtime/cmd/bench -peers
 
 # Profiles the node's HTTP front under the echo load and prints where its CPU goes per call.
 .PHONY: bench-http-profile
 bench-http-profile: all bench-bundles
-	$(GO) run ./runtime/bench -profile-http build/http-front.pprof
+	$(GO) run ./runtime/cmd/bench -profile-http build/http-front.pprof
 
 clean:
 	rm -rf bin build examples/*/build testdata/bench/*/build

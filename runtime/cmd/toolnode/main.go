@@ -4,7 +4,7 @@ package main
 import (
 	"os"
 
-	"github.com/toolnode/toolnode/runtime/cli"
+	"github.com/toolnode/toolnode/runtime/internal/cli"
 )
 
 func main() {

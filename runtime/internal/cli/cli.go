@@ -1,0 +1,410 @@
+// Package cli is toolnode's command line: it parses flags and runs the node.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/toolnode/toolnode/runtime/internal/access"
+	"github.com/toolnode/toolnode/runtime/internal/front"
+	"github.com/toolnode/toolnode/runtime/internal/node"
+	"github.com/toolnode/toolnode/runtime/internal/proc"
+	"github.com/toolnode/toolnode/runtime/internal/reload"
+	"github.com/toolnode/toolnode/runtime/internal/rpc"
+	serveapi "github.com/toolnode/toolnode/runtime/internal/serve"
+)
+
+// Version is toolnode's version.
+const Version = "0.1.0"
+
+// Exit codes.
+const (
+	ExitOK    = 0
+	ExitError = 1
+	ExitUsage = 2
+)
+
+const usage = `toolnode runs MCP tool bundles and fronts all their tools as one MCP endpoint.
+
+Usage:
+  toolnode serve [flags]               run the node (see toolnode serve --help)
+  toolnode tools [flags]               list the merged tools of bundle folders or a running node
+  toolnode manifest [flags]            print the merged surface as deterministic JSON, or
+                                       --check it against a committed file (for CI)
+  toolnode call TOOL [k=v]... [flags]  call one tool and print its result
+  toolnode status [--url URL]          show the bundles of a running node (and its cluster)
+  toolnode check DIR                   check a bundle without serving it
+  toolnode new go|c|python NAME        create a bundle from our SDKs
+  toolnode version                     print the version
+  toolnode help                        print this help
+
+Each command explains its flags with --help.
+
+A bundle is a directory holding a bundle.json, for example:
+
+  {"name": "weather", "command": ["./weather"], "seats": ["node-lamp"]}
+
+Its tools appear as <bundle>.<tool>, or as <seat>.<verb> for seats it declares.
+
+Nodes joined on a NATS server (toolnode serve --cluster nats://HOST:PORT) each front the
+tools of every node: see docs/cluster.md.
+`
+
+// Main runs toolnode with args (without the program name) and returns the exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return ExitUsage
+	}
+	switch args[0] {
+	case "serve":
+		return serve(args[1:], stdin, stdout, stderr)
+	case "tools":
+		return toolsCommand(args[1:], stdout, stderr)
+	case "manifest":
+		return manifestCommand(args[1:], stdout, stderr)
+	case "call":
+		return callCommand(args[1:], stdout, stderr)
+	case "status":
+		return statusCommand(args[1:], stdout, stderr)
+	case "check":
+		return checkCommand(args[1:], stdout, stderr)
+	case "new":
+		return newCommand(args[1:], stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintf(stdout, "toolnode %s\n", Version)
+		return ExitOK
+	case "help", "--help", "-help", "-h":
+		fmt.Fprint(stdout, usage)
+		return ExitOK
+	}
+	fmt.Fprintf(stderr, "toolnode: unknown command %q\n\n%s", args[0], usage)
+	return ExitUsage
+}
+
+// listFlag is a flag that may be given many times.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+type serveFlags struct {
+	bundles     listFlag
+	config      string
+	stdio       bool
+	http        string
+	allowOrigin listFlag
+	tokenFile   string
+	maxBody     byteSize
+	logLevel    string
+	logJSON     bool
+	pageSize    int
+	watch       bool
+	names       string
+	pingEvery   time.Duration
+	lazy        bool
+	stateDir    string
+
+	maxBundleMessage byteSize
+	maxStderrLine    byteSize
+	maxQueue         byteSize
+	maxInflight      int
+	maxSessions      int
+	maxDepth         int
+	maxConns         int
+	sessionIdle      time.Duration
+	readTimeout      time.Duration
+	connIdle         time.Duration
+
+	view      string
+	pins      listFlag
+	access    string
+	client    string
+	audit     string
+	auditArgs bool
+
+	metrics       string
+	oauthIssuer   string
+	oauthAudience string
+
+	cluster clusterFlags
+}
+
+func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
+	f := &serveFlags{maxBody: 16 << 20, maxBundleMessage: rpc.DefaultMaxLine, maxQueue: rpc.DefaultMaxQueue, maxStderrLine: proc.DefaultStderrLineMax}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Var(&f.bundles, "bundles", "`DIR` whose subdirectories holding a bundle.json are bundles (may be repeated)")
+	fs.StringVar(&f.config, "config", "", "`FILE` in the mcpServers JSON of Claude Desktop, Cursor or VS Code (servers); each entry becomes a bundle")
+	fs.BoolVar(&f.stdio, "stdio", false, "serve MCP on stdin/stdout (the default when no --http is given)")
+	fs.StringVar(&f.http, "http", "", "serve MCP Streamable HTTP at http://`ADDR`/mcp, e.g. 127.0.0.1:7777 (keep it on loopback unless a --token-file guards it)")
+	fs.Var(&f.allowOrigin, "allow-origin", "accept browser requests from `ORIGIN` besides loopback ones, e.g. https://app.example.com; * for any (may be repeated)")
+	fs.StringVar(&f.tokenFile, "token-file", "", "require \"Authorization: Bearer <token>\" on HTTP, the token read from `FILE`")
+	fs.Var(&f.maxBody, "max-body", "largest client message in `BYTES` (an HTTP body, or a stdio line), e.g. 16MiB; larger HTTP bodies get 413")
+	fs.Var(&f.maxBundleMessage, "max-bundle-message", "largest message a bundle may send, in `BYTES` (e.g. 128MiB); a larger answer fails its call")
+	fs.Var(&f.maxStderrLine, "max-stderr-line", "longest line in `BYTES` kept of a bundle's stderr; longer ones (a progress bar without newlines) are cut and logged as such")
+	fs.Var(&f.maxQueue, "max-queue", "`BYTES` the node holds for one peer that does not read (a bundle's stdin, a client's stream); past it the bundle's calls fail or the client's stream is closed")
+	fs.IntVar(&f.maxInflight, "max-inflight", front.DefaultMaxInflight, "requests one client session may have in flight (`N`), and messages in one batch")
+	fs.IntVar(&f.maxSessions, "max-sessions", front.DefaultMaxSessions, "HTTP sessions open at once (`N`); past it initialize gets 503")
+	fs.DurationVar(&f.sessionIdle, "session-idle", 30*time.Minute, "end HTTP sessions idle for `DURATION` (a minute while over half of --max-sessions are open)")
+	fs.IntVar(&f.maxConns, "max-conns", serveapi.DefaultMaxConns, "HTTP connections open at once (`N`)")
+	fs.DurationVar(&f.readTimeout, "read-timeout", serveapi.DefaultReadTimeout, "close HTTP connections whose request, body included, takes longer than `DURATION` to arrive")
+	fs.DurationVar(&f.connIdle, "conn-idle", serveapi.DefaultConnIdle, "close kept-alive HTTP connections idle for `DURATION`")
+	fs.IntVar(&f.maxDepth, "max-depth", rpc.DefaultMaxDepth, "deepest nesting of arrays and objects accepted in any message (`N`)")
+	fs.StringVar(&f.view, "view", string(access.ViewFull), "what tools/list shows: `VIEW` full (every tool) or search (toolnode.search, toolnode.execute, toolnode.status and --pin tools; every tool stays callable)")
+	fs.Var(&f.pins, "pin", "in the search view, also list the tools matching `PATTERN` (* matches any run of characters, dots included; may be repeated)")
+	fs.StringVar(&f.access, "access", "", "access `FILE` (JSON) naming the clients, their bearer tokens' SHA-256 and the tools each may see and call; watched and reloaded")
+	fs.StringVar(&f.client, "client", "", "the access file's client `NAME` the stdio front serves (required with --access and stdio)")
+	fs.StringVar(&f.audit, "audit", "", "append one JSON line per tool call (time, client, tool, bundle, outcome, duration) to `FILE`")
+	fs.BoolVar(&f.auditArgs, "audit-args", false, "with --audit, also record each call's arguments and result")
+	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics, e.g. 127.0.0.1:9464 (traces and metrics also go out by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set)")
+	fs.StringVar(&f.oauthIssuer, "oauth-issuer", "", "accept OAuth 2.1 access tokens (JWT) of the issuer at `URL` on the HTTP front; their scopes select --access entries")
+	fs.StringVar(&f.oauthAudience, "oauth-audience", "", "the audience (`AUD`) tokens must carry: this front's URL, e.g. https://node.example.com/mcp (default http://<--http>/mcp)")
+	f.cluster.register(fs)
+	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: trace, debug, info, warn or error")
+	fs.BoolVar(&f.logJSON, "log-json", false, "write logs as JSON lines")
+	fs.BoolVar(&f.watch, "watch", true, "watch the bundle folders and --config file: start, restart and stop bundles as they change (--watch=false to turn off)")
+	fs.StringVar(&f.names, "names", front.NamesAuto, "tool names shown to clients: `MODE` canonical (seat.verb), underscore (seat_verb, at most 64 characters, for clients such as GitHub Copilot and Windsurf), or auto (underscore for clients known to need it)")
+	fs.DurationVar(&f.pingEvery, "ping-every", 30*time.Second, "ping each bundle process every `DURATION`; one that does not answer within 10s (or the interval, if shorter) is restarted; 0 turns pings off")
+	fs.BoolVar(&f.lazy, "lazy", false, "start every bundle on its first call, as \"start\": \"lazy\" in bundle.json does for one: until then it is listed from its cached surface")
+	fs.StringVar(&f.stateDir, "state-dir", defaultStateDir(), "`DIR` keeping the cached surfaces of lazy bundles")
+	fs.IntVar(&f.pageSize, "page-size", 500, "tools per tools/list page (`N`); 0 lists all at once")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `Usage: toolnode serve [--bundles DIR]... [--config FILE] [--stdio] [--http ADDR] [flags]
+
+Starts every bundle found, merges their tools and serves them as one MCP endpoint.
+Logs go to stderr, never to stdout. Serving one stdio client and nothing else, the node
+runs on one processor (its bundles and its client need the others) unless GOMAXPROCS
+is set.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (bundle folders go after --bundles)", fs.Arg(0))
+	}
+	if len(f.bundles) == 0 && f.config == "" && f.cluster.url == "" {
+		return nil, errors.New("nothing to serve: give --bundles DIR, --config FILE or --cluster URL")
+	}
+	if hclog.LevelFromString(f.logLevel) == hclog.NoLevel {
+		return nil, fmt.Errorf("unknown --log-level %q: use trace, debug, info, warn or error", f.logLevel)
+	}
+	if f.http != "" {
+		if _, _, err := net.SplitHostPort(f.http); err != nil {
+			return nil, fmt.Errorf("--http %q: want HOST:PORT, e.g. 127.0.0.1:7777", f.http)
+		}
+	} else {
+		f.stdio = true
+	}
+	switch f.names {
+	case front.NamesAuto, front.NamesCanonical, front.NamesStrict:
+	default:
+		return nil, fmt.Errorf("--names %q: use canonical, underscore or auto", f.names)
+	}
+	for name, v := range map[string]int{"--max-inflight": f.maxInflight, "--max-sessions": f.maxSessions, "--max-conns": f.maxConns, "--max-depth": f.maxDepth} {
+		if v <= 0 {
+			return nil, fmt.Errorf("%s %d: want a positive number", name, v)
+		}
+	}
+	switch access.View(f.view) {
+	case access.ViewFull, access.ViewSearch:
+	default:
+		return nil, fmt.Errorf("--view %q: use full or search", f.view)
+	}
+	for _, p := range f.pins {
+		if _, err := access.ParsePattern(p); err != nil {
+			return nil, fmt.Errorf("--pin %q: %v", p, err)
+		}
+	}
+	switch {
+	case f.access != "" && f.tokenFile != "":
+		return nil, errors.New("give --access or --token-file, not both: the access file holds the clients' tokens")
+	case f.access != "" && f.stdio && f.client == "":
+		return nil, errors.New("--access with the stdio front needs --client NAME: the access file's client that stdio serves")
+	case f.client != "" && f.access == "":
+		return nil, errors.New("--client names a client of the access file: give --access FILE too")
+	case f.auditArgs && f.audit == "":
+		return nil, errors.New("--audit-args goes with --audit FILE")
+	case f.oauthIssuer != "" && f.http == "":
+		return nil, errors.New("--oauth-issuer guards the HTTP front: give --http too")
+	case f.oauthAudience != "" && f.oauthIssuer == "":
+		return nil, errors.New("--oauth-audience goes with --oauth-issuer URL")
+	}
+	if f.oauthIssuer != "" && f.oauthAudience == "" {
+		f.oauthAudience = "http://" + f.http + "/mcp"
+	}
+	if f.tokenFile != "" && f.http == "" {
+		return nil, errors.New("--token-file guards the HTTP front: give --http too")
+	}
+	if err := f.cluster.check(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	f, err := parseServe(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "toolnode serve: %v\n", err)
+		return ExitUsage
+	}
+	log := hclog.New(&hclog.LoggerOptions{
+		Name:       "toolnode",
+		Level:      hclog.LevelFromString(f.logLevel),
+		JSONFormat: f.logJSON,
+		Output:     stderr,
+	})
+	token := ""
+	if f.tokenFile != "" {
+		b, err := os.ReadFile(f.tokenFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolnode serve: --token-file: %v\n", err)
+			return ExitUsage
+		}
+		if token = strings.TrimSpace(string(b)); token == "" {
+			fmt.Fprintf(stderr, "toolnode serve: --token-file %s is empty\n", f.tokenFile)
+			return ExitUsage
+		}
+	}
+
+	if path := os.Getenv("TOOLNODE_CPUPROFILE"); path != "" {
+		// For finding what a benchmark spends its time on; see docs/PERFORMANCE.md.
+		if f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid())); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
+	}
+
+	// The first SIGINT or SIGTERM stops the node gracefully; a second hurries the bundles
+	// to SIGKILL.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	hurry, hurryNow := context.WithCancel(context.Background())
+	defer hurryNow()
+	go func() {
+		<-ctx.Done()
+		stop()
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(sig)
+		select {
+		case <-sig:
+			log.Warn("second signal: killing bundles now")
+			hurryNow()
+		case <-hurry.Done():
+		}
+	}()
+	sup := node.Supervision{PingEvery: f.pingEvery, PingTimeout: min(10*time.Second, f.pingEvery)}
+	if f.pingEvery <= 0 {
+		sup.PingEvery = -1
+	}
+	limits := rpc.Limits{MaxDepth: f.maxDepth}
+	cfg := serveapi.Config{
+		Logger:  log,
+		Version: Version,
+		Source:  reload.Source{Dirs: f.bundles, Config: f.config},
+		Watch:   f.watch,
+		Node: node.Config{
+			Supervision: sup,
+			Limits: node.Limits{MaxLine: int(f.maxBundleMessage), MaxQueue: int(f.maxQueue), Message: limits,
+				StderrLine: int(f.maxStderrLine)},
+			OnStarting: startProgress(stderr),
+			Lazy:       f.lazy,
+			StateDir:   f.stateDir,
+		},
+		Front: front.Options{PageSize: f.pageSize, Names: f.names, MaxMessage: int(f.maxBody),
+			MaxQueue: int(f.maxQueue), MaxInflight: f.maxInflight, Limits: limits,
+			View: access.View(f.view), Pins: pins(f.pins), Client: f.client},
+		Cluster:       f.cluster.cfg,
+		AccessFile:    f.access,
+		AuditFile:     f.audit,
+		AuditArgs:     f.auditArgs,
+		Metrics:       f.metrics,
+		OAuthIssuer:   f.oauthIssuer,
+		OAuthAudience: f.oauthAudience,
+		Stdio:         f.stdio,
+		Stdin:         stdin,
+		Stdout:        stdout,
+		HTTP:          f.http,
+		HTTPOptions: front.HTTPOptions{AllowOrigins: f.allowOrigin, Token: token, MaxBody: int64(f.maxBody),
+			MaxSessions: f.maxSessions, IdleTimeout: f.sessionIdle},
+		MaxConns:    f.maxConns,
+		ReadTimeout: f.readTimeout,
+		ConnIdle:    f.connIdle,
+		Hurry:       hurry,
+	}
+	if f.http == "" && f.cluster.cfg == nil {
+		oneClientProcs()
+	}
+	if err := serveapi.Run(ctx, cfg); err != nil {
+		log.Error("toolnode stopped", "error", err)
+		return ExitError
+	}
+	return ExitOK
+}
+
+// defaultStateDir is toolnode's folder in the user's cache directory, or "" (surfaces
+// kept in memory only) when there is none.
+func defaultStateDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "toolnode")
+}
+
+// pins parses the --pin patterns, checked by parseServe.
+func pins(patterns []string) []access.Pattern {
+	out := make([]access.Pattern, 0, len(patterns))
+	for _, p := range patterns {
+		pat, _ := access.ParsePattern(p)
+		out = append(out, pat)
+	}
+	return out
+}
+
+// startProgress shows how many bundles have started on a terminal, where starting many
+// takes long enough to wonder; elsewhere (logs, pipes) the log lines say it.
+func startProgress(w io.Writer) func(done, total int) {
+	f, ok := w.(*os.File)
+	if !ok {
+		return nil
+	}
+	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	var mu sync.Mutex
+	return func(done, total int) {
+		if total < 2 {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(f, "\rstarting bundles: %d/%d", done, total)
+		if done == total {
+			fmt.Fprintln(f)
+		}
+	}
+}

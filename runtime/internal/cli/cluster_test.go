@@ -1,0 +1,507 @@
+package cli_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolnode/toolnode/runtime/internal/cluster/natstest"
+)
+
+// startClusterNode runs a node of the bundles in dir, serving HTTP, in the cluster at nats.
+func startClusterNode(t *testing.T, dir, nats, id string) httpNode {
+	t.Helper()
+	n := startHTTPNodeRun(t, "--bundles", dir, "--cluster", nats, "--cluster-node", id)
+	t.Cleanup(func() {
+		if strings.Contains(n.logs.String(), "DATA RACE") {
+			t.Errorf("the race detector found a data race in node %s:\n%s", id, n.logs)
+		}
+	})
+	return n
+}
+
+// waitCallable waits until each tool of names (echo tools) answers a call.
+func waitCallable(t *testing.T, s *mcp.ClientSession, within time.Duration, names ...string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for _, name := range names {
+		for {
+			res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "?"}})
+			if err == nil && !res.IsError {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s did not answer within %s: %v %v", name, within, err, res)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// waitTools waits until s lists every tool of want and none of gone.
+func waitTools(t *testing.T, s *mcp.ClientSession, within time.Duration, want, gone []string) map[string]*mcp.Tool {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		have := toolNames(t, s)
+		ok := true
+		for _, w := range want {
+			ok = ok && have[w] != nil
+		}
+		for _, g := range gone {
+			ok = ok && have[g] == nil
+		}
+		if ok {
+			return have
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s the list is %v; want %v listed and %v gone", within, keys(have), want, gone)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A client of node A, which runs no bundle, lists and calls the bundles of nodes B and C
+// over HTTP and stdio, in both eras, with what each call carries crossing the hop; the
+// bundle both B and C serve shares their calls.
+func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
+	nats := natstest.Start(t).URL
+	dirA, dirB, dirC := t.TempDir(), t.TempDir(), t.TempDir()
+	// bee and sea both implement node-lamp.on: the merge rules pick one, the same on
+	// every node.
+	writeFake(t, dirB, fake{name: "bee", seats: []string{"node-lamp"}})
+	writeFake(t, dirB, fake{name: "shared", env: map[string]string{"FAKE_NAME": "shared-on-b"}})
+	writeFake(t, dirC, fake{name: "sea", seats: []string{"node-lamp"}, env: map[string]string{"FAKE_SURFACE": "1"}})
+	writeFake(t, dirC, fake{name: "shared", env: map[string]string{"FAKE_NAME": "shared-on-c"}})
+	b := startClusterNode(t, dirB, nats, "b")
+	c := startClusterNode(t, dirC, nats, "c")
+	a := startClusterNode(t, dirA, nats, "a")
+
+	var asked atomic.Int32
+	elicit := func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked.Add(1)
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "blue"}}, nil
+	}
+	var progressMu sync.Mutex
+	progress := map[string]int{}
+	var logged atomic.Value
+	opts := func() *mcp.ClientOptions {
+		return &mcp.ClientOptions{
+			ElicitationHandler: elicit,
+			CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				if _, leaked := r.Params.Meta["io.toolnode/request"]; leaked {
+					return nil, errors.New("the node's routing key reached the client")
+				}
+				prompt := r.Params.Messages[0].Content.(*mcp.TextContent).Text
+				return &mcp.CreateMessageResult{Model: "test", Role: "assistant", Content: &mcp.TextContent{Text: "4 is " + prompt}}, nil
+			},
+			ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+				progressMu.Lock()
+				progress[fmt.Sprint(r.Params.ProgressToken)]++
+				progressMu.Unlock()
+			},
+			LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+				logged.Store(fmt.Sprintf("%v from %s", r.Params.Data, r.Params.Logger))
+			},
+		}
+	}
+	clients := map[string]*mcp.ClientSession{
+		"http 2025-11-25": connectHTTPAt(t, a.url, opts(), "2025-11-25"),
+		"http 2026-07-28": connectHTTPAt(t, a.url, opts(), "2026-07-28"),
+		"stdio 2025-11-25": startNodeAt(t, "2025-11-25", opts(), nil,
+			"--bundles", dirA, "--cluster", nats, "--cluster-node", "a-stdio-old").session,
+		"stdio 2026-07-28": startNodeAt(t, "2026-07-28", opts(), nil,
+			"--bundles", dirA, "--cluster", nats, "--cluster-node", "a-stdio-new").session,
+	}
+	ctx := context.Background()
+	for what, s := range clients {
+		t.Run(what, func(t *testing.T) {
+			if strings.Contains(what, "2026") {
+				// A 2026 client keeps a list for its ttlMs: list once the node has it.
+				waitCallable(t, s, 15*time.Second, "bee.echo", "sea.echo", "shared.echo")
+			}
+			waitTools(t, s, 15*time.Second, []string{"bee.echo", "sea.echo", "shared.echo", "node-lamp.on", "sea.node-lamp.on"}, nil)
+			if got, _ := callText(t, s, "node-lamp.on", nil); got != "lamp on by bee" {
+				t.Errorf("node-lamp.on answered %q; bee sorts first", got)
+			}
+			for _, bundle := range []string{"bee", "sea"} {
+				if got, isErr := callText(t, s, bundle+".echo", map[string]any{"text": "hi"}); got != bundle+":hi" || isErr {
+					t.Errorf("%s.echo answered %q (error %v)", bundle, got, isErr)
+				}
+			}
+			// The bundle asks its user a question during the call, the 2025 way; the
+			// question crosses to the client and the answer back, whatever the client's era.
+			before := asked.Load()
+			if got, _ := callText(t, s, "bee.elicit", map[string]any{"question": "colour?"}); got != "accept: blue" {
+				t.Errorf("bee.elicit answered %q", got)
+			}
+			if asked.Load() != before+1 {
+				t.Errorf("the client was asked %d times, want once", asked.Load()-before)
+			}
+			if got, _ := callText(t, s, "sea.sample", map[string]any{"prompt": "2+2?"}); got != "model said: 4 is 2+2?" {
+				t.Errorf("sea.sample answered %q", got)
+			}
+			// Progress of the bundle on B reaches the client of A under its own token.
+			token := "tick-" + what
+			params := &mcp.CallToolParams{Name: "sea.ticker", Arguments: map[string]any{"ms": 200, "every": 40}}
+			params.SetProgressToken(token)
+			if res, err := s.CallTool(ctx, params); err != nil || res.IsError {
+				t.Fatalf("sea.ticker: %v %+v", err, res)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				progressMu.Lock()
+				n := progress[token]
+				progressMu.Unlock()
+				if n >= 5 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%d progress notifications reached the client; the bundle sent 5", n)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+
+	s := clients["http 2025-11-25"]
+	t.Run("same names on every node", func(t *testing.T) {
+		want := slices.Sorted(maps.Keys(toolNames(t, s)))
+		for _, n := range []httpNode{b, c} {
+			other := connectHTTPAt(t, n.url, nil, "2025-11-25")
+			waitTools(t, other, 15*time.Second, want, nil)
+			if got := slices.Sorted(maps.Keys(toolNames(t, other))); !slices.Equal(got, want) {
+				t.Errorf("a node lists\n%v\nwhere node a lists\n%v", got, want)
+			}
+		}
+	})
+	t.Run("log messages", func(t *testing.T) {
+		if err := s.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			t.Fatal(err)
+		}
+		callText(t, s, "bee.chatty", map[string]any{"tag": "across"})
+		deadline := time.Now().Add(5 * time.Second)
+		for logged.Load() == nil || logged.Load().(string) != "across from bee" {
+			if time.Now().After(deadline) {
+				t.Fatalf("the bundle's log message reached the client as %v; want %q", logged.Load(), "across from bee")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	t.Run("prompts and resources", func(t *testing.T) {
+		var prompts []string
+		for p, err := range s.Prompts(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			prompts = append(prompts, p.Name)
+		}
+		if !slices.Contains(prompts, "sea.greet") {
+			t.Errorf("prompts listed: %v; want sea.greet of node c", prompts)
+		}
+		var uris []string
+		for r, err := range s.Resources(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			uris = append(uris, r.URI)
+		}
+		if !slices.Contains(uris, "fake://sea/readme") {
+			t.Fatalf("resources listed: %v; want fake://sea/readme of node c", uris)
+		}
+		res, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: "fake://sea/items/7"})
+		if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "read by sea" {
+			t.Errorf("reading a resource of node c's template: %v %+v", err, res)
+		}
+	})
+	t.Run("20 MiB result", func(t *testing.T) {
+		const size = 20 << 20
+		got, isErr := callText(t, s, "bee.big", map[string]any{"bytes": size})
+		if isErr || len(got) != size || strings.Trim(got, "x") != "" {
+			t.Fatalf("bee.big gave %d bytes (error %v), want %d x's", len(got), isErr, size)
+		}
+	})
+	t.Run("cancellation", func(t *testing.T) {
+		cctx, cancel := context.WithCancel(ctx)
+		errc := make(chan error, 1)
+		go func() {
+			_, err := s.CallTool(cctx, &mcp.CallToolParams{Name: "bee.sleep", Arguments: map[string]any{"ms": 60000}})
+			errc <- err
+		}()
+		time.Sleep(300 * time.Millisecond)
+		cancel()
+		if err := <-errc; err == nil {
+			t.Fatal("the cancelled call succeeded")
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(b.logs.String(), "fake bundle bee: cancelled") {
+			if time.Now().After(deadline) {
+				t.Fatal("the bundle on node b was not told that the client on node a cancelled its call")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	t.Run("one bundle on two nodes shares the calls", func(t *testing.T) {
+		var onB, onC atomic.Int32
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range 10 {
+					got, isErr := callText(t, s, "shared.echo", map[string]any{"text": fmt.Sprint(i, j)})
+					switch {
+					case isErr:
+						t.Errorf("shared.echo: %s", got)
+					case strings.HasPrefix(got, "shared-on-b:"):
+						onB.Add(1)
+					case strings.HasPrefix(got, "shared-on-c:"):
+						onC.Add(1)
+					default:
+						t.Errorf("shared.echo answered %q", got)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if onB.Load() == 0 || onC.Load() == 0 {
+			t.Errorf("of 80 calls, node b served %d and node c %d: want both to serve some", onB.Load(), onC.Load())
+		}
+	})
+	t.Run("status", func(t *testing.T) {
+		got, _ := callText(t, s, "toolnode.status", nil)
+		for _, want := range []string{"cluster toolnode", "node a (this node)", "node b: bee (", "node c: sea (", "round trip"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("status lacks %q:\n%s", want, got)
+			}
+		}
+		cmd := exec.Command(os.Args[0], "status", "--url", a.url)
+		cmd.Env = append(os.Environ(), "TOOLNODE_TEST_MAIN=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("toolnode status: %v\n%s", err, out)
+		}
+		rows := map[string]string{}
+		for _, line := range strings.Split(string(out), "\n") {
+			if f := strings.Fields(line); len(f) >= 4 {
+				rows[f[0]] = line
+			}
+		}
+		for node, want := range map[string]string{"a": "(this node)", "b": "bee,shared", "c": "sea,shared"} {
+			if !strings.Contains(rows[node], want) || (node != "a" && !strings.HasSuffix(rows[node], "ms")) {
+				t.Errorf("toolnode status shows node %s as %q; want %q and a round trip:\n%s", node, rows[node], want, out)
+			}
+		}
+	})
+}
+
+// Node B is killed with SIGKILL while a client of node A calls it and the bundle B shares
+// with C: every call is answered, the ones B held with an error naming it, long before
+// they would have ended; B's own bundle leaves A's list within 5 s, with list_changed; B
+// restarted is listed again.
+func TestClusterNodeKilledUnderLoad(t *testing.T) {
+	nats := natstest.Start(t).URL
+	dirA, dirB, dirC := t.TempDir(), t.TempDir(), t.TempDir()
+	writeFake(t, dirB, fake{name: "bee"})
+	writeFake(t, dirB, fake{name: "shared"})
+	writeFake(t, dirC, fake{name: "shared"})
+	b := startClusterNode(t, dirB, nats, "b")
+	startClusterNode(t, dirC, nats, "c")
+	a := startClusterNode(t, dirA, nats, "a")
+	changed := make(chan struct{}, 64)
+	s := connectHTTPAt(t, a.url, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+	}, "2025-11-25")
+	waitTools(t, s, 15*time.Second, []string{"bee.sleep", "shared.echo"}, nil)
+	for len(changed) > 0 {
+		<-changed
+	}
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var answered, failedNamingB atomic.Int32
+	call := func(name string, args map[string]any) {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// A call left unanswered would hold this goroutine past the test's bound.
+			cctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			res, err := s.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: args})
+			cancel()
+			var text string
+			switch {
+			case errors.Is(err, context.DeadlineExceeded):
+				t.Errorf("a call to %s was left unanswered for 20s", name)
+				return
+			case err != nil:
+				text = err.Error()
+			case res.IsError:
+				text = resultText(res)
+			default:
+				answered.Add(1)
+				continue
+			}
+			// Calls made while b's bundle leaves the list find it gone, at once.
+			gone := strings.Contains(text, "unknown tool") || strings.Contains(text, `bundle "bee" is not running`)
+			if strings.Contains(text, `node "b"`) {
+				failedNamingB.Add(1)
+			} else if !gone {
+				t.Errorf("%s failed without naming node b: %s", name, text)
+			}
+		}
+	}
+	for range 4 {
+		wg.Add(2)
+		go call("shared.sleep", map[string]any{"ms": 20})
+		go call("bee.sleep", map[string]any{"ms": 20})
+	}
+	// Calls B would hold for a minute: they must fail once B is gone, not then.
+	long := make(chan error, 2)
+	for range 2 {
+		go func() {
+			res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "bee.sleep", Arguments: map[string]any{"ms": 60000}})
+			if err == nil && !res.IsError {
+				err = errors.New("answered " + resultText(res))
+			} else if err == nil {
+				err = errors.New(resultText(res))
+			}
+			long <- err
+		}()
+	}
+	time.Sleep(time.Second)
+	if err := syscall.Kill(b.pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	waitTools(t, s, 5*time.Second, []string{"shared.echo"}, []string{"bee.sleep"})
+	withdrawn := time.Since(killed)
+	select {
+	case <-changed:
+	case <-time.After(time.Second):
+		t.Error("no notifications/tools/list_changed reached the client when node b's bundle left")
+	}
+	for range 2 {
+		select {
+		case err := <-long:
+			if !strings.Contains(err.Error(), `node "b"`) {
+				t.Errorf("a call held by node b ended with %q, which does not name it", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a call held by node b was still unanswered 10s after b was withdrawn")
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	t.Logf("node b withdrawn %s after SIGKILL; %d calls answered, %d failed naming node b", withdrawn.Round(time.Millisecond), answered.Load(), failedNamingB.Load())
+	if answered.Load() == 0 {
+		t.Error("no call succeeded")
+	}
+	got, isErr := callText(t, s, "shared.echo", map[string]any{"text": "still"})
+	if isErr || got != "shared:still" {
+		t.Errorf("after b's death shared.echo answered %q (error %v); c serves it", got, isErr)
+	}
+
+	startClusterNode(t, dirB, nats, "b")
+	waitTools(t, s, 15*time.Second, []string{"bee.sleep"}, nil)
+	if got, isErr := callText(t, s, "bee.echo", map[string]any{"text": "back"}); isErr || got != "bee:back" {
+		t.Errorf("bee.echo after b's return answered %q", got)
+	}
+}
+
+// The cluster flags are checked before anything starts.
+func TestClusterFlagsChecked(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--bundles", ".", "--cluster-name", "x", "--cluster-creds", "f"}, "--cluster-* flags go with --cluster URL"},
+		{[]string{"--cluster", "127.0.0.1:4222"}, "want nats://HOST:PORT"},
+		{[]string{"--cluster", "nats://127.0.0.1:1", "--cluster-tls-cert", "c.pem"}, "go together"},
+	} {
+		cmd := exec.Command(os.Args[0], append([]string{"serve"}, tc.args...)...)
+		cmd.Env = append(os.Environ(), "TOOLNODE_TEST_MAIN=1")
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("serve %v: %v, %s; want an error saying %q", tc.args, err, out, tc.want)
+		}
+	}
+}
+
+// Node b loses its NATS server: it goes on serving its own bundle to its own client, node
+// a's list loses b's bundle, and once the server is back b rejoins and a lists it again.
+func TestClusterNodeRejoinsAfterLosingTheServer(t *testing.T) {
+	srv := natstest.Start(t)
+	dirA, dirB := t.TempDir(), t.TempDir()
+	writeFake(t, dirB, fake{name: "bee"})
+	b := startClusterNode(t, dirB, srv.URL, "b")
+	a := startClusterNode(t, dirA, srv.URL, "a")
+	sa := connectHTTPAt(t, a.url, nil, "2025-11-25")
+	sb := connectHTTPAt(t, b.url, nil, "2025-11-25")
+	waitTools(t, sa, 15*time.Second, []string{"bee.echo"}, nil)
+
+	srv.Stop()
+	if got, isErr := callText(t, sb, "bee.echo", map[string]any{"text": "alone"}); isErr || got != "bee:alone" {
+		t.Errorf("without its NATS server, node b's own client got %q", got)
+	}
+	waitTools(t, sa, 10*time.Second, nil, []string{"bee.echo"})
+
+	srv.Restart(t)
+	waitTools(t, sa, 15*time.Second, []string{"bee.echo"}, nil)
+	if got, isErr := callText(t, sa, "bee.echo", map[string]any{"text": "again"}); isErr || got != "bee:again" {
+		t.Errorf("after b rejoined, a's client got %q", got)
+	}
+}
+
+// A bundle added to node b's folder while it runs is listed on node a; removed, it leaves
+// a's list, and a bundle of the same name added to a itself then serves a's calls.
+func TestClusterFollowsBundlesAddedAndRemoved(t *testing.T) {
+	nats := natstest.Start(t).URL
+	dirA, dirB := t.TempDir(), t.TempDir()
+	writeFake(t, dirB, fake{name: "bee"})
+	startClusterNode(t, dirB, nats, "b")
+	a := startClusterNode(t, dirA, nats, "a")
+	s := connectHTTPAt(t, a.url, nil, "2025-11-25")
+	waitTools(t, s, 15*time.Second, []string{"bee.echo"}, nil)
+
+	writeFake(t, dirB, fake{name: "wasp"})
+	waitTools(t, s, 15*time.Second, []string{"wasp.echo"}, nil)
+	if err := os.RemoveAll(dirB + "/wasp"); err != nil {
+		t.Fatal(err)
+	}
+	waitTools(t, s, 15*time.Second, nil, []string{"wasp.echo"})
+
+	// The same name on a: a's own bundle serves a's calls.
+	writeFake(t, dirA, fake{name: "bee", env: map[string]string{"FAKE_NAME": "bee-on-a"}})
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if got, _ := callText(t, s, "bee.echo", map[string]any{"text": "x"}); got == "bee-on-a:x" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("node a's own bee never took its calls from node b's")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,165 @@
+package front_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/toolnode/toolnode/runtime/internal/front"
+	"github.com/toolnode/toolnode/runtime/internal/node"
+	"github.com/toolnode/toolnode/runtime/internal/testbundle"
+)
+
+func TestMain(m *testing.M) {
+	testbundle.RunIfChild()
+	goleak.VerifyTestMain(m)
+}
+
+func startServer(t testing.TB) *front.Server {
+	t.Helper()
+	dir := t.TempDir()
+	testbundle.Write(t, dir, "a")
+	return serveBundles(t, dir, "a")
+}
+
+// serveBundles serves the bundles of dir named names, with their processes started.
+func serveBundles(t testing.TB, dir string, names ...string) *front.Server {
+	t.Helper()
+	n := node.New(node.Config{Manifests: testbundle.Manifests(t, dir, names...), Supervision: node.Supervision{PingEvery: -1}})
+	n.Start()
+	<-n.Ready()
+	t.Cleanup(func() { n.Close(context.Background()) })
+	return front.NewServer(n, front.Options{})
+}
+
+// The stdio front answers every request it received before its input ended, in either era.
+func TestStdioAnswersBothErasUpToEOF(t *testing.T) {
+	srv := startServer(t)
+	in := strings.NewReader(strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a.echo","arguments":{"text":"old"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a.echo","arguments":{"text":"new"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		`not json`,
+	}, "\n") + "\n")
+	r, w := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- srv.ServeStdio(context.Background(), in, w)
+		w.Close()
+	}()
+	answers := map[string]string{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		var m struct{ ID json.RawMessage }
+		json.Unmarshal(sc.Bytes(), &m)
+		answers[string(m.ID)] = sc.Text()
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{"1": `"protocolVersion":"2025-11-25"`, "2": `a:old`, "3": `"resultType":"complete"`,
+		"4": `"supportedVersions"`, "null": `-32700`} {
+		if !strings.Contains(answers[id], want) {
+			t.Errorf("answer to %s: %q, want it to hold %s", id, answers[id], want)
+		}
+	}
+}
+
+// The HTTP front serves a session and a stateless request side by side.
+func TestHTTPServesBothEras(t *testing.T) {
+	ts := startHTTP(t)
+	post := func(body string, hdr map[string]string) (*http.Response, string) { return postTo(t, ts, body, hdr) }
+	resp, body := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
+	sid := resp.Header.Get(front.HeaderSessionID)
+	if sid == "" || !strings.Contains(body, "2025-11-25") {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
+	}
+	_, body = post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a.echo","arguments":{"text":"s"}}}`,
+		map[string]string{front.HeaderSessionID: sid, front.HeaderProtocolVersion: "2025-11-25"})
+	if !strings.Contains(body, "a:s") {
+		t.Errorf("session call: %s", body)
+	}
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	hdr := map[string]string{front.HeaderProtocolVersion: "2026-07-28", front.HeaderMethod: "tools/call", front.HeaderName: "a.echo"}
+	resp, body = post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a.echo","arguments":{"text":"x"},`+meta+`}}`, hdr)
+	if resp.StatusCode != 200 || !strings.Contains(body, "a:x") || resp.Header.Get(front.HeaderSessionID) != "" {
+		t.Errorf("stateless call: %d %s", resp.StatusCode, body)
+	}
+	hdr[front.HeaderName] = "a.talk"
+	resp, body = post(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"a.echo","arguments":{"text":"x"},`+meta+`}}`, hdr)
+	if resp.StatusCode != 400 || !strings.Contains(body, "-32020") {
+		t.Errorf("a mismatched Mcp-Name: %d %s", resp.StatusCode, body)
+	}
+}
+
+// A stateless call gets its answer as plain JSON unless it asked for what comes before an
+// answer (progress, log messages): then it gets an event stream carrying those first.
+func TestHTTPStatelessCallStreamsWhatItAskedFor(t *testing.T) {
+	ts := startHTTP(t)
+	hdr := map[string]string{front.HeaderProtocolVersion: "2026-07-28", front.HeaderMethod: "tools/call", front.HeaderName: "a.talk"}
+	for _, tc := range []struct {
+		name, meta, contentType string
+		want, not               []string
+	}{
+		{"asking for nothing", ``, "application/json", []string{`a:x`}, []string{"notifications/"}},
+		{"asking for progress and log messages", `,"progressToken":"p1","io.modelcontextprotocol/logLevel":"info"`, "text/event-stream",
+			[]string{`"method":"notifications/progress"`, `"progressToken":"p1"`, `"method":"notifications/message"`, `a:x`}, nil},
+	} {
+		resp, b := postTo(t, ts, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a.talk","arguments":{"text":"x"},`+
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`+tc.meta+`}}}`, hdr)
+		if got := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || !strings.HasPrefix(got, tc.contentType) {
+			t.Errorf("%s: %d %s, want 200 %s: %s", tc.name, resp.StatusCode, got, tc.contentType, b)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(b, w) {
+				t.Errorf("%s: the answer lacks %s: %s", tc.name, w, b)
+			}
+		}
+		for _, n := range tc.not {
+			if strings.Contains(b, n) {
+				t.Errorf("%s: the answer holds %s: %s", tc.name, n, b)
+			}
+		}
+	}
+}
+
+// startHTTP serves the test bundle "a" over the HTTP front, on loopback, until the test
+// ends.
+func startHTTP(t *testing.T) *httptest.Server {
+	t.Helper()
+	h := startServer(t).NewHTTPHandler(front.HTTPOptions{})
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		h.Close() // ends the front's streams, which the server would wait for
+		ts.Close()
+	})
+	return ts
+}
+
+// postTo posts one JSON-RPC message to ts as an MCP client does, with the headers hdr, and
+// returns the response and its body.
+func postTo(t *testing.T, ts *httptest.Server, body string, hdr map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(b)
+}

@@ -1,0 +1,118 @@
+package front
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/toolnode/toolnode/runtime/internal/rpc"
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
+)
+
+// listener is one subscriptions/listen stream of a 2026-07-28 client: it receives the node's
+// broadcasts as a session does and passes on those the client asked for, tagged with the
+// listen request's id.
+type listener struct {
+	srv  *Server
+	id   rpc.ID
+	send func(ctx context.Context, m *rpc.Message) error
+
+	tools, prompts, resources bool
+	uris                      map[string]bool
+	closeOnce                 sync.Once
+}
+
+// listenFilter is the notifications member of subscriptions/listen.
+type listenFilter struct {
+	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
+	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
+	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
+	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+}
+
+// newListener attaches a listener for the listen request msg and returns it with its
+// acknowledgment, which names what the node agreed to send.
+func (s *Server) newListener(ctx context.Context, msg *rpc.Message, send func(context.Context, *rpc.Message) error) (*listener, *rpc.Message, *rpc.Error) {
+	var p struct {
+		Notifications listenFilter `json:"notifications"`
+	}
+	if len(msg.Params) > 0 {
+		if err := json.Unmarshal(msg.Params, &p); err != nil {
+			return nil, nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: notifications: %v", err)
+		}
+	}
+	o := s.node.Offers()
+	f := p.Notifications
+	l := &listener{srv: s, id: msg.ID, send: send, uris: map[string]bool{},
+		tools: f.ToolsListChanged, prompts: f.PromptsListChanged && o.Prompts, resources: f.ResourcesListChanged && o.Resources}
+	s.node.Attach(l)
+	agreed := listenFilter{ToolsListChanged: l.tools, PromptsListChanged: l.prompts, ResourcesListChanged: l.resources}
+	for _, uri := range f.ResourceSubscriptions {
+		params, _ := json.Marshal(map[string]string{"uri": uri})
+		if _, err := s.node.Subscribe(ctx, l, params); err == nil {
+			l.uris[uri] = true
+			agreed.ResourceSubscriptions = append(agreed.ResourceSubscriptions, uri)
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"_meta": l.meta(), "notifications": agreed})
+	return l, rpc.Notification(mcp.NotifySubscriptionsAcknowledged, b), nil
+}
+
+func (l *listener) meta() map[string]json.RawMessage {
+	return map[string]json.RawMessage{mcp.MetaSubscriptionID: json.RawMessage(l.id.String())}
+}
+
+// endResult is the answer that ends the stream gracefully.
+func (l *listener) endResult() json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"resultType": mcp.ResultTypeComplete, "_meta": l.meta()})
+	return b
+}
+
+func (l *listener) close() { l.closeOnce.Do(func() { l.srv.node.Detach(l) }) }
+
+// Notify implements node.Session: the node's broadcasts, filtered by what the client asked.
+func (l *listener) Notify(ctx context.Context, method string, params any) error {
+	switch method {
+	case mcp.NotifyToolsListChanged:
+		if !l.tools {
+			return nil
+		}
+	case mcp.NotifyPromptsListChanged:
+		if !l.prompts {
+			return nil
+		}
+	case mcp.NotifyResourcesChanged:
+		if !l.resources {
+			return nil
+		}
+	case mcp.NotifyResourceUpdated:
+		raw, _ := rpc.Marshal(params)
+		var p struct {
+			URI string `json:"uri"`
+		}
+		if json.Unmarshal(raw, &p) != nil || !l.uris[p.URI] {
+			return nil
+		}
+	default:
+		return nil // progress and log messages belong to the request they are about
+	}
+	raw, err := rpc.Marshal(params)
+	if err != nil {
+		return err
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = json.RawMessage(`{}`)
+	}
+	meta, _ := json.Marshal(l.meta())
+	if old, ok := rawjson.Member(raw, "_meta"); ok {
+		meta, _ = rawjson.PutMember(old, mcp.MetaSubscriptionID, json.RawMessage(l.id.String()))
+	}
+	raw, _ = rawjson.PutMember(raw, "_meta", meta)
+	return l.send(ctx, rpc.Notification(method, raw))
+}
+
+// Request implements node.Session: a listen stream takes no requests.
+func (l *listener) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, rpc.Errorf(mcp.CodeInternalError, "a subscription stream takes no requests")
+}

@@ -1,0 +1,397 @@
+package front
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolnode/toolnode/runtime/internal/rpc"
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
+)
+
+// Multi round-trip requests across eras (SEP-2322). A bundle of the 2025 era asks for input
+// by sending elicitation/create, sampling/createMessage or roots/list while serving a call;
+// a 2026 client cannot be sent requests. So the node answers the client's call with an
+// input_required result naming what the bundle asked, keeps the bundle's call (and its
+// request) waiting, and when the client calls again with inputResponses and the
+// requestState, hands the answers to the bundle and goes on with the same call, on
+// whatever connection the retry arrives.
+//
+// The requestState the node gives out names the waiting call, the method and name it
+// serves and when it expires, signed with a key of the node: a tampered, foreign or stale
+// state is refused. States that are not the node's (a 2026 bundle's own) pass through to
+// the bundle untouched.
+
+// stateTTL bounds how long a call waits for a client to come back with its input.
+const stateTTL = 10 * time.Minute
+
+// maxWaiting bounds the calls waiting for input at once.
+const maxWaiting = 10_000
+
+// statePrefix marks the node's own request states.
+const statePrefix = "tn1."
+
+// waitingCalls holds the calls waiting for a client's input, by id.
+type waitingCalls struct {
+	key  []byte
+	mu   sync.Mutex
+	byID map[string]*mrtrCall
+}
+
+func newWaitingCalls() *waitingCalls {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	return &waitingCalls{key: key, byID: map[string]*mrtrCall{}}
+}
+
+// sign returns the requestState of a waiting call.
+func (w *waitingCalls) sign(id, method, name string, expires time.Time) string {
+	payload := make([]byte, 8, 8+len(id)+len(method)+len(name)+2)
+	binary.BigEndian.PutUint64(payload, uint64(expires.Unix()))
+	payload = append(append(append(append(append(payload, id...), 0), method...), 0), name...)
+	mac := hmac.New(sha256.New, w.key)
+	mac.Write(payload)
+	return statePrefix + base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// open checks a requestState against the call it comes with and returns the waiting call.
+func (w *waitingCalls) open(state, method, name string) (*mrtrCall, *rpc.Error) {
+	body, sig, ok := strings.Cut(strings.TrimPrefix(state, statePrefix), ".")
+	payload, err1 := base64.RawURLEncoding.DecodeString(body)
+	got, err2 := base64.RawURLEncoding.DecodeString(sig)
+	mac := hmac.New(sha256.New, w.key)
+	mac.Write(payload)
+	if !ok || err1 != nil || err2 != nil || !hmac.Equal(got, mac.Sum(nil)) || len(payload) < 8 {
+		return nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: requestState failed its integrity check (it was changed, or is not this node's)")
+	}
+	parts := bytes.SplitN(payload[8:], []byte{0}, 3)
+	if len(parts) != 3 || string(parts[1]) != method || string(parts[2]) != name {
+		return nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: requestState belongs to another request than %s %q", method, name)
+	}
+	if time.Now().After(time.Unix(int64(binary.BigEndian.Uint64(payload)), 0)) {
+		return nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: requestState has expired; call again without it")
+	}
+	w.mu.Lock()
+	c := w.byID[string(parts[0])]
+	w.mu.Unlock()
+	if c == nil {
+		return nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: the call this requestState continues has ended; call again without it")
+	}
+	return c, nil
+}
+
+// mrtrCall is one call of a stateless client that may need the client's input. It is the
+// node.Session of the call: what the bundle sends goes to the client request attached now,
+// and what it asks turns into an input_required answer to that request.
+type mrtrCall struct {
+	w            *waitingCalls
+	method, name string
+	key          string                  // the client's, for isolated bundles
+	cancel       context.CancelCauseFunc // ends the call at the bundle
+
+	mu        sync.Mutex
+	id        string // set once the call waits for input
+	view      *Session
+	viewCtx   context.Context
+	reply     func(json.RawMessage, *rpc.Error)
+	stopWatch func() bool
+	asks      map[string]*ask
+	seq       int
+	final     *outcome // the call ended while no client request was attached
+	ended     bool
+	expiry    *time.Timer
+}
+
+type ask struct {
+	method string
+	params json.RawMessage
+	answer chan json.RawMessage
+}
+
+type outcome struct {
+	res json.RawMessage
+	err error
+}
+
+// attach makes a client request the one the call answers; the caller holds m.mu. A client
+// that goes away (an HTTP stream closed, a stdio cancellation) cancels the call.
+func (m *mrtrCall) attach(view *Session, ctx context.Context, reply func(json.RawMessage, *rpc.Error)) {
+	m.view, m.viewCtx, m.reply = view, ctx, reply
+	if m.expiry != nil {
+		m.expiry.Stop()
+	}
+	m.stopWatch = context.AfterFunc(ctx, func() {
+		m.mu.Lock()
+		gone := m.viewCtx == ctx && m.reply != nil
+		if gone {
+			m.detach()
+			m.end()
+		}
+		m.mu.Unlock()
+		if gone {
+			m.cancel(errors.New("the client cancelled the call"))
+		}
+	})
+}
+
+// detach lets go of the attached request; the caller holds m.mu and answers it.
+func (m *mrtrCall) detach() func(json.RawMessage, *rpc.Error) {
+	r := m.reply
+	m.reply = nil
+	if m.stopWatch != nil {
+		m.stopWatch()
+		m.stopWatch = nil
+	}
+	if !m.ended && m.id != "" {
+		m.expiry = time.AfterFunc(stateTTL, func() {
+			m.mu.Lock()
+			m.end()
+			m.mu.Unlock()
+			m.cancel(errors.New("the client did not come back with the input asked for"))
+		})
+	}
+	return r
+}
+
+// end forgets the call; the caller holds m.mu.
+func (m *mrtrCall) end() {
+	m.ended = true
+	if m.expiry != nil {
+		m.expiry.Stop()
+	}
+	if m.id != "" {
+		m.w.mu.Lock()
+		delete(m.w.byID, m.id)
+		m.w.mu.Unlock()
+	}
+	for _, a := range m.asks {
+		close(a.answer)
+	}
+	m.asks = nil
+}
+
+// done receives the call's outcome from the node.
+func (m *mrtrCall) done(res json.RawMessage, err error) {
+	m.mu.Lock()
+	if m.ended {
+		m.mu.Unlock()
+		return
+	}
+	r := m.detach()
+	if r == nil {
+		m.final = &outcome{res, err} // for the client's next retry
+		m.mu.Unlock()
+		return
+	}
+	view := m.view
+	m.end()
+	m.mu.Unlock()
+	view.finishStateless(m.method, res, err, r)
+}
+
+// ClientKey implements node.Keyed: the client of the request the call began with.
+func (m *mrtrCall) ClientKey() string { return m.key }
+
+// Ended implements node.Keyed.
+func (m *mrtrCall) Ended() <-chan struct{} { return nil }
+
+// Notify implements node.Session: the call's progress and log messages go to the request
+// attached now, under its log level; while none is, they are dropped.
+func (m *mrtrCall) Notify(_ context.Context, method string, params any) error {
+	m.mu.Lock()
+	view, ctx := m.view, m.viewCtx
+	attached := m.reply != nil
+	m.mu.Unlock()
+	if !attached {
+		return nil
+	}
+	return view.Notify(ctx, method, params)
+}
+
+// Request implements node.Session: what the bundle asks becomes an input request of the
+// client, answered when it calls again.
+func (m *mrtrCall) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	need := capabilityFor(method)
+	if need == "" {
+		return nil, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found", method)
+	}
+	m.mu.Lock()
+	if m.ended {
+		m.mu.Unlock()
+		return nil, errors.New("the call has ended")
+	}
+	if !m.view.capable(need) {
+		err := missingCapability(need, method)
+		r := m.detach()
+		view := m.view
+		m.end()
+		m.mu.Unlock()
+		m.cancel(err)
+		if r != nil {
+			view.finishStateless(m.method, nil, err, r)
+		}
+		return nil, err
+	}
+	m.seq++
+	key := fmt.Sprintf("%s-%d", need, m.seq)
+	a := &ask{method: method, params: params, answer: make(chan json.RawMessage, 1)}
+	if m.asks == nil {
+		m.asks = map[string]*ask{}
+	}
+	m.asks[key] = a
+	if m.id == "" {
+		var b [12]byte
+		_, _ = rand.Read(b[:])
+		m.id = base64.RawURLEncoding.EncodeToString(b[:])
+		m.w.mu.Lock()
+		if len(m.w.byID) >= maxWaiting {
+			m.w.mu.Unlock()
+			m.mu.Unlock()
+			return nil, errors.New("too many calls wait for their clients' input")
+		}
+		m.w.byID[m.id] = m
+		m.w.mu.Unlock()
+	}
+	var r func(json.RawMessage, *rpc.Error)
+	var res json.RawMessage
+	if m.reply != nil {
+		res = m.inputRequired()
+		r = m.detach()
+	}
+	m.mu.Unlock()
+	if r != nil {
+		r(res, nil)
+	}
+	select {
+	case v, ok := <-a.answer:
+		if !ok {
+			return nil, errors.New("the call ended before the client answered")
+		}
+		return v, nil
+	case <-ctx.Done():
+		m.mu.Lock()
+		delete(m.asks, key)
+		m.mu.Unlock()
+		return nil, context.Cause(ctx)
+	}
+}
+
+// inputRequired is the answer asking the client for every input outstanding; the caller
+// holds m.mu.
+func (m *mrtrCall) inputRequired() json.RawMessage {
+	reqs := make(mcp.InputRequests, len(m.asks))
+	for k, a := range m.asks {
+		reqs[k] = mcp.InputRequest{Method: a.method, Params: a.params}
+	}
+	b, _ := json.Marshal(mcp.InputRequiredResult{ResultType: mcp.ResultTypeInputRequired, InputRequests: reqs,
+		RequestState: m.w.sign(m.id, m.method, m.name, time.Now().Add(stateTTL))})
+	return b
+}
+
+// resume takes a retry: the answers go to what the bundle waits for, and the call goes on
+// answering the new request. Input still missing is asked for again.
+func (m *mrtrCall) resume(view *Session, ctx context.Context, responses json.RawMessage, reply func(json.RawMessage, *rpc.Error)) {
+	var got map[string]json.RawMessage
+	if len(responses) > 0 && string(responses) != "null" {
+		if err := json.Unmarshal(responses, &got); err != nil {
+			reply(nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: inputResponses must be an object of results by key: %v", err))
+			return
+		}
+	}
+	m.mu.Lock()
+	if m.final != nil {
+		f := m.final
+		m.end()
+		m.mu.Unlock()
+		view.finishStateless(m.method, f.res, f.err, reply)
+		return
+	}
+	keys := make([]string, 0, len(m.asks))
+	for k := range m.asks {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if v, ok := got[k]; ok && len(v) > 0 && v[0] == '{' {
+			m.asks[k].answer <- v
+			delete(m.asks, k)
+		}
+	}
+	m.attach(view, ctx, reply)
+	if len(m.asks) > 0 {
+		res := m.inputRequired()
+		r := m.detach()
+		m.mu.Unlock()
+		r(res, nil)
+		return
+	}
+	m.mu.Unlock()
+}
+
+// mrtrMethod reports whether method may answer input_required, and what names its target.
+func mrtrMethod(method string) (string, bool) {
+	switch method {
+	case mcp.MethodToolsCall, mcp.MethodPromptsGet:
+		return "name", true
+	case mcp.MethodResourcesRead:
+		return "uri", true
+	}
+	return "", false
+}
+
+// isInputRequired reports whether a result asks for input.
+func isInputRequired(res json.RawMessage) bool {
+	v, ok := rawjson.Member(res, "resultType")
+	return ok && string(v) == `"`+mcp.ResultTypeInputRequired+`"`
+}
+
+// fulfil serves a session client the input a 2026 bundle asks for: each input request goes to
+// the client as a request of its own, and the call is made again with the answers, until
+// the bundle answers in full.
+func (sess *Session) fulfil(ctx context.Context, method string, params, res json.RawMessage, again func(params json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
+	for round := 0; isInputRequired(res); round++ {
+		if round == maxRounds {
+			return nil, fmt.Errorf("%s asked for input %d times in a row; giving up", method, maxRounds)
+		}
+		var ir mcp.InputRequiredResult
+		if err := json.Unmarshal(res, &ir); err != nil {
+			return nil, fmt.Errorf("the bundle's input_required result: %w", err)
+		}
+		answers := make(mcp.InputResponses, len(ir.InputRequests))
+		for key, req := range ir.InputRequests {
+			ans, err := sess.Request(ctx, req.Method, req.Params)
+			if err != nil {
+				return nil, err
+			}
+			answers[key] = ans
+		}
+		b, _ := json.Marshal(answers)
+		params, _ = rawjson.PutMember(params, "inputResponses", b)
+		if ir.RequestState != "" {
+			s, _ := json.Marshal(ir.RequestState)
+			params, _ = rawjson.PutMember(params, "requestState", s)
+		} else {
+			params = rawjson.DeleteMember(params, "requestState")
+		}
+		var err error
+		if res, err = again(params); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// maxRounds bounds the input rounds of one call.
+const maxRounds = 16

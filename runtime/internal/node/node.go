@@ -1,0 +1,438 @@
+// Package node runs the bundles, keeps the merged catalog of their tools, and routes the
+// calls and notifications of client sessions to and from them.
+package node
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/toolnode/toolnode/runtime/internal/catalog"
+	"github.com/toolnode/toolnode/runtime/internal/manifest"
+	"github.com/toolnode/toolnode/runtime/internal/rpc"
+	"github.com/toolnode/toolnode/runtime/internal/telemetry"
+	"github.com/toolnode/toolnode/runtime/internal/upstream"
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+)
+
+// Session is a client connection of a front, as the node sees it. Implementations must be
+// safe for concurrent use and must not block for long in Notify.
+//
+// The ctx given to Notify and Request is the ctx of the client's call the message relates
+// to, when there is one, so that a transport can send it on that call's stream.
+type Session interface {
+	// Notify sends a notification to the client.
+	Notify(ctx context.Context, method string, params any) error
+	// Request sends a request to the client (sampling, elicitation, roots) and waits for
+	// its answer.
+	Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
+// Capable is a Session that knows the capabilities its client declared (a session's, from
+// initialize). A bundle of the 2026-07-28 revision is told those with each call of that
+// client, rather than everything the node could relay: it then asks only for input the
+// client can give.
+type Capable interface {
+	// ClientCapabilities is the client's capabilities object as it sent it; nil when
+	// unknown.
+	ClientCapabilities() json.RawMessage
+}
+
+// Leveled is a Session that knows which log messages its client wants. A bundle of the
+// 2026-07-28 revision is told that level with each call of the client, and asked for no
+// messages when the client wants none: it makes none that the node would drop.
+type Leveled interface {
+	// ClientLogLevel is the least level of the messages the client wants; false when it
+	// wants none.
+	ClientLogLevel() (level string, wants bool)
+}
+
+// callerOf is what a stateless bundle is told of the client of sess.
+func callerOf(sess Session) upstream.Caller {
+	var c upstream.Caller
+	if s, ok := sess.(Capable); ok {
+		c.Caps = s.ClientCapabilities()
+	}
+	if s, ok := sess.(Leveled); ok {
+		var wants bool
+		c.LogLevel, wants = s.ClientLogLevel()
+		c.NoLogs = !wants
+	}
+	return c
+}
+
+// Config configures a Node.
+type Config struct {
+	// Logger is the node's logger; each bundle logs to a sub-logger named after it.
+	// Default: discard.
+	Logger hclog.Logger
+	// Manifests are the bundles to run at Start.
+	Manifests []*manifest.Manifest
+	// Version is reported to bundles in clientInfo. Default "dev".
+	Version string
+	// LookupEnv reads the node's environment for the bundles' base and inherited
+	// variables. Default os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// Supervision says how bundles are kept alive; zero fields take defaults.
+	Supervision Supervision
+	// OnStarting, when set, is called as each bundle of the first start is ready or has
+	// failed, with how many are done out of how many: for showing progress.
+	OnStarting func(done, total int)
+	// Limits bound what the node holds for each bundle process.
+	Limits Limits
+	// Telemetry records a span per bundle call, passes the trace on to the bundle in
+	// _meta, and keeps the bundles' metrics. Default: none.
+	Telemetry telemetry.Recorder
+	// Lazy makes every bundle lazy, as "start": "lazy" does for one: listed from its
+	// cached surface, started on its first call.
+	Lazy bool
+	// StateDir is where the surfaces of lazy bundles are cached between runs. Default: ""
+	// keeps them in memory only, so a lazy bundle starts once per run to show its surface.
+	StateDir string
+	// Batch gathers the writes to bundle processes that a burst of messages causes; a
+	// front's connections share it through Node.Batch. Default: a new one.
+	Batch *rpc.Batch
+}
+
+// Node runs bundles and routes between them and the sessions of the fronts.
+type Node struct {
+	cfg    Config
+	sup    Supervision
+	limits Limits
+	log    hclog.Logger
+
+	mu       sync.Mutex
+	bundles  map[string]*bundle
+	sessions map[Session]struct{}
+	closed   bool
+
+	boundSources  []func() []Bound
+	clusterReport atomic.Pointer[func(context.Context) ClusterReport]
+
+	quiet     atomic.Pointer[map[string]bool] // bundles whose calls never ask a client; see noteQuiet
+	catalog   atomic.Pointer[catalog.Catalog]
+	prompts   atomic.Pointer[catalog.Catalog]
+	resources atomic.Pointer[catalog.Resources]
+	subs      subscriptions
+	ready     chan struct{}
+	settled   atomic.Bool // the first start is over: report collisions and changes
+
+	tokens   atomic.Uint64 // progress tokens given out
+	tokenTag string        // makes this node's tokens its own
+	meta     metaIndexes
+	wg       sync.WaitGroup
+}
+
+// flight is a client's call being served by a bundle.
+type flight struct {
+	sess  Session
+	inst  *instance // the process serving it
+	relay *relay    // what carries it there and back
+}
+
+// New returns a node for cfg; Start launches its bundles.
+func New(cfg Config) *Node {
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	if cfg.Telemetry == nil {
+		cfg.Telemetry = telemetry.Nop{}
+	}
+	if cfg.Batch == nil {
+		cfg.Batch = &rpc.Batch{}
+	}
+	var tag [6]byte
+	_, _ = rand.Read(tag[:])
+	n := &Node{
+		tokenTag: "tn-" + base64.RawURLEncoding.EncodeToString(tag[:]) + "-",
+		cfg:      cfg,
+		sup:      cfg.Supervision.withDefaults(),
+		limits:   cfg.Limits.withDefaults(),
+		log:      cfg.Logger,
+		bundles:  map[string]*bundle{},
+		sessions: map[Session]struct{}{},
+		ready:    make(chan struct{}),
+	}
+	n.catalog.Store(&catalog.Catalog{})
+	n.prompts.Store(&catalog.Catalog{})
+	n.resources.Store(&catalog.Resources{})
+	n.subs = subscriptions{byURI: map[string]map[Session]bool{}}
+	return n
+}
+
+// Batch is what gathers the writes to the node's bundle processes; a front's connection
+// given it has its writes gathered with theirs.
+func (n *Node) Batch() *rpc.Batch { return n.cfg.Batch }
+
+// Start launches the configured bundles in parallel and returns at once. Ready is closed
+// when each has answered its handshake and lists, or failed to.
+func (n *Node) Start() {
+	var settle sync.WaitGroup
+	var done atomic.Int64
+	total := len(n.cfg.Manifests)
+	n.apply(n.cfg.Manifests, &settle, func() {
+		if n.cfg.OnStarting != nil {
+			n.cfg.OnStarting(int(done.Add(1)), total)
+		}
+	})
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		settle.Wait()
+		n.settled.Store(true)
+		n.rebuild()
+		close(n.ready)
+		n.log.Info("node ready", "bundles", len(n.cfg.Manifests), "tools", n.Catalog().Len())
+	}()
+}
+
+// Ready is closed once every bundle given at Start has started or failed.
+func (n *Node) Ready() <-chan struct{} { return n.ready }
+
+// Apply makes the running bundles those of manifests: new ones start, missing ones stop,
+// and ones whose manifest or program changed restart. Calls in flight to a bundle that
+// stops get an error saying so.
+func (n *Node) Apply(manifests []*manifest.Manifest) {
+	n.apply(manifests, nil, func() {})
+}
+
+func (n *Node) apply(manifests []*manifest.Manifest, settle *sync.WaitGroup, settled func()) {
+	want := map[string]*manifest.Manifest{}
+	for _, m := range manifests {
+		want[m.Name] = m
+	}
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return
+	}
+	var stop []*bundle
+	var start []*bundle
+	for name, b := range n.bundles {
+		m, keep := want[name]
+		switch {
+		case !keep:
+			stop = append(stop, b)
+			delete(n.bundles, name)
+			b.log.Info("bundle removed; stopping it", "manifest", b.m.Path)
+		case fingerprint(m) != b.fp:
+			stop = append(stop, b)
+			nb := n.asleep(m, fingerprint(m))
+			if nb == nil {
+				nb = newBundle(n, m, fingerprint(m))
+				// Its tools stay listed while it restarts, and calls made meanwhile wait
+				// for the new process rather than finding the tool gone.
+				nb.lists, nb.state = b.lists, StateRestarting
+				start = append(start, nb)
+			}
+			n.bundles[name] = nb
+			b.log.Info("bundle changed; restarting it", "manifest", m.Path)
+		}
+	}
+	for name, m := range want {
+		if _, running := n.bundles[name]; !running {
+			b := n.asleep(m, fingerprint(m))
+			if b == nil {
+				b = newBundle(n, m, fingerprint(m))
+				start = append(start, b)
+			}
+			n.bundles[name] = b
+		}
+	}
+	n.noteQuiet()
+	n.mu.Unlock()
+
+	for _, b := range stop {
+		reason := "stopped: its manifest changed or its folder was removed"
+		if b.m.Link != nil {
+			reason = "stopped: it left the cluster"
+		}
+		n.requestStop(b, reason)
+	}
+	for _, b := range start {
+		if settle != nil {
+			settle.Add(1)
+		}
+		n.launch(b, func() {
+			settled()
+			if settle != nil {
+				settle.Done()
+			}
+		})
+	}
+	if len(stop) > 0 {
+		n.rebuild()
+		for _, b := range stop {
+			n.waitStopped(b)
+		}
+	}
+}
+
+// fingerprint sums up what makes a bundle what it is: its manifest and its program file,
+// so that editing either restarts it.
+func fingerprint(m *manifest.Manifest) string {
+	var buf bytes.Buffer
+	b, _ := json.Marshal(m)
+	buf.Write(b)
+	fmt.Fprintf(&buf, "|%s|%s", m.Dir, m.Path)
+	if prog, err := m.Program(); err == nil {
+		if fi, err := os.Stat(prog); err == nil {
+			fmt.Fprintf(&buf, "|%d|%d", fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	return buf.String()
+}
+
+// rebuild merges what the running bundles offer and tells sessions what changed. A bundle
+// restarting keeps its tools listed: calls made meanwhile wait for it.
+func (n *Node) rebuild() {
+	n.mu.Lock()
+	names := make([]string, 0, len(n.bundles))
+	for name, b := range n.bundles {
+		if listed(b) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	tools := []catalog.Source{n.builtinTools()}
+	var prompts []catalog.Source
+	var resources []catalog.ResourceSource
+	for _, name := range names {
+		b := n.bundles[name]
+		tools = append(tools, catalog.Source{Bundle: name, Seats: b.m.Seats, NoPrefix: !b.m.Prefixed(), Tools: b.lists.tools})
+		prompts = append(prompts, catalog.Source{Bundle: name, NoPrefix: !b.m.Prefixed(), Tools: b.lists.prompts})
+		resources = append(resources, catalog.ResourceSource{Bundle: name, Resources: b.lists.resources, Templates: b.lists.templates})
+	}
+	toolCat, toolNotices := catalog.Build(tools)
+	promptCat, promptNotices := catalog.Build(prompts)
+	resCat, resNotices := catalog.BuildResources(resources)
+	oldTools := n.catalog.Swap(toolCat)
+	oldPrompts := n.prompts.Swap(promptCat)
+	oldRes := n.resources.Swap(resCat)
+	n.mu.Unlock()
+
+	if !n.settled.Load() {
+		// Collisions among half the bundles mean nothing yet; report the settled outcome.
+		return
+	}
+	for _, no := range toolNotices {
+		n.log.Warn(no.String())
+	}
+	for _, no := range promptNotices {
+		n.log.Warn("prompt: " + no.String())
+	}
+	for _, no := range resNotices {
+		n.log.Warn(no.String())
+	}
+	if !toolCat.Equal(oldTools) {
+		n.broadcast(mcp.NotifyToolsListChanged, nil)
+	}
+	if !promptCat.Equal(oldPrompts) {
+		n.broadcast(mcp.NotifyPromptsListChanged, nil)
+	}
+	if !resCat.Equal(oldRes) {
+		n.broadcast(mcp.NotifyResourcesChanged, nil)
+	}
+}
+
+func listsEqual(a, b lists) bool {
+	eq := func(x, y []json.RawMessage) bool {
+		if len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !bytes.Equal(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return eq(a.tools, b.tools) && eq(a.prompts, b.prompts) && eq(a.resources, b.resources) && eq(a.templates, b.templates)
+}
+
+// Catalog returns the current merged tool list.
+func (n *Node) Catalog() *catalog.Catalog { return n.catalog.Load() }
+
+// Attach registers a session for broadcasts; Detach removes it.
+func (n *Node) Attach(s Session) {
+	n.mu.Lock()
+	n.sessions[s] = struct{}{}
+	n.mu.Unlock()
+}
+
+// Detach removes a session registered with Attach.
+func (n *Node) Detach(s Session) {
+	n.mu.Lock()
+	delete(n.sessions, s)
+	n.mu.Unlock()
+	n.dropSubscriptions(s)
+}
+
+// Announce tells every session that the lists named by the notification methods changed
+// (for example after an access file changed what clients may see).
+func (n *Node) Announce(methods ...string) {
+	for _, m := range methods {
+		n.broadcast(m, nil)
+	}
+}
+
+func (n *Node) broadcast(method string, params any) {
+	n.mu.Lock()
+	sessions := make([]Session, 0, len(n.sessions))
+	for s := range n.sessions {
+		sessions = append(sessions, s)
+	}
+	n.mu.Unlock()
+	for _, s := range sessions {
+		if err := s.Notify(context.Background(), method, params); err != nil {
+			n.log.Debug("notify session", "method", method, "error", err)
+		}
+	}
+}
+
+// Close stops every bundle in parallel, each as the stdio transport says (stdin closed,
+// then SIGTERM, then SIGKILL after its shutdown grace). Cancelling ctx hurries them.
+func (n *Node) Close(ctx context.Context) {
+	n.mu.Lock()
+	n.closed = true
+	bundles := make([]*bundle, 0, len(n.bundles))
+	for _, b := range n.bundles {
+		bundles = append(bundles, b)
+	}
+	n.mu.Unlock()
+	// Slots stop their processes with a fresh context; a cancelled ctx must still hurry
+	// them, so stop them here in parallel with ctx too.
+	var wg sync.WaitGroup
+	for _, b := range bundles {
+		n.requestStop(b, "stopped: the node is shutting down")
+		n.mu.Lock()
+		var clients []*instance
+		for _, s := range b.slots {
+			if s != nil {
+				clients = append(clients, s)
+			}
+		}
+		n.mu.Unlock()
+		for _, s := range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.client.Close(ctx)
+			}()
+		}
+	}
+	wg.Wait()
+	n.wg.Wait()
+}

@@ -1,0 +1,185 @@
+package node_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/toolnode/toolnode/runtime/internal/manifest"
+	"github.com/toolnode/toolnode/runtime/internal/node"
+	"github.com/toolnode/toolnode/runtime/internal/testbundle"
+)
+
+func TestMain(m *testing.M) {
+	testbundle.RunIfChild()
+	goleak.VerifyTestMain(m)
+}
+
+// session records what the node sends a client.
+type session struct {
+	mu   sync.Mutex
+	got  []string
+	seen chan struct{}
+}
+
+func (s *session) Notify(_ context.Context, method string, params any) error {
+	b, _ := json.Marshal(params)
+	s.mu.Lock()
+	s.got = append(s.got, method+" "+string(b))
+	s.mu.Unlock()
+	select {
+	case s.seen <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (s *session) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, fmt.Errorf("no requests")
+}
+
+func (s *session) messages() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Join(s.got, "\n")
+}
+
+// startNode runs a node of the test bundles names, of the initialize era.
+func startNode(t *testing.T, names ...string) *node.Node {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range names {
+		testbundle.Write(t, dir, name)
+	}
+	return startNodeOf(t, testbundle.Manifests(t, dir, names...))
+}
+
+// startNodeOf runs a node of ms with their processes started; it is closed with the test.
+func startNodeOf(t *testing.T, ms []*manifest.Manifest) *node.Node {
+	t.Helper()
+	n := node.New(node.Config{Manifests: ms, Supervision: node.Supervision{PingEvery: -1}})
+	n.Start()
+	select {
+	case <-n.Ready():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the node did not start its bundles")
+	}
+	t.Cleanup(func() { n.Close(context.Background()) })
+	return n
+}
+
+func TestCallsReachTheirBundleAndMessagesTheirSession(t *testing.T) {
+	n := startNode(t, "a", "b")
+	s := &session{seen: make(chan struct{}, 16)}
+	n.Attach(s)
+	defer n.Detach(s)
+	for _, tc := range []struct{ tool, want string }{{"a.echo", "a:x"}, {"b.echo", "b:x"}} {
+		res, err := n.CallTool(context.Background(), s, json.RawMessage(`{"name":"`+tc.tool+`","arguments":{"text":"x"}}`))
+		if err != nil || !strings.Contains(string(res), `"`+tc.want+`"`) {
+			t.Errorf("%s: %s %v", tc.tool, res, err)
+		}
+	}
+	res, err := n.CallTool(context.Background(), s, json.RawMessage(`{"name":"a.talk","arguments":{"text":"hello"},"_meta":{"progressToken":"mine"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res), "a:hello") {
+		t.Errorf("talk answered %s", res)
+	}
+	got := s.messages()
+	if !strings.Contains(got, `notifications/message {"level":"info","logger":"a","data":"hello"`) ||
+		!strings.Contains(got, `notifications/progress {"progress":1,"progressToken":"mine"}`) {
+		t.Errorf("the session got:\n%s", got)
+	}
+	if _, err := n.CallTool(context.Background(), s, json.RawMessage(`{"name":"c.echo"}`)); err == nil {
+		t.Error("an unknown tool was called")
+	}
+}
+
+func TestStatusReportsBoundsAndBundles(t *testing.T) {
+	n := startNode(t, "a")
+	st := n.Status()
+	if len(st) != 1 || st[0].Name != "a" || st[0].State != node.StateReady || len(st[0].PIDs) != 1 {
+		t.Fatalf("status %+v", st)
+	}
+	names := map[string]bool{}
+	for _, b := range n.Bounds() {
+		names[b.Name] = true
+	}
+	for _, want := range []string{"bundle.queued_bytes", "bundle.message_bytes", "bundle.message_depth", "bundle.stderr_line_bytes"} {
+		if !names[want] {
+			t.Errorf("bound %s missing from %v", want, names)
+		}
+	}
+}
+
+// A call may bring the client requests unless every running process of its bundle speaks
+// the stateless revision (which asks with input_required answers instead); a tool the node
+// serves itself, or one it does not know, is taken to ask. Once the bundle's process is
+// gone, nothing is known of it: its tools are taken to ask again.
+func TestAsksClientsFollowsTheRunningProcesses(t *testing.T) {
+	dir := t.TempDir()
+	testbundle.Write(t, dir, "a")
+	testbundle.WriteStateless(t, dir, "s")
+	n := startNodeOf(t, testbundle.Manifests(t, dir, "a", "s"))
+	for _, tc := range []struct {
+		tool string
+		asks bool
+	}{{"a.echo", true}, {"s.echo", false}, {"toolnode.status", true}, {"nobody.echo", true}} {
+		if got := n.AsksClients(tc.tool); got != tc.asks {
+			t.Errorf("AsksClients(%q) = %v, want %v", tc.tool, got, tc.asks)
+		}
+	}
+	n.Close(context.Background())
+	if !n.AsksClients("s.echo") {
+		t.Error("a stopped bundle's tool is still taken not to ask")
+	}
+}
+
+// leveled is a session whose client said which log messages it wants.
+type leveled struct {
+	*session
+	level string
+	wants bool
+}
+
+func (l leveled) ClientLogLevel() (string, bool) { return l.level, l.wants }
+
+// A stateless bundle is asked for the log messages the caller wants, and none when it
+// wants none: the bundle's message reaches a caller that wants it, and is not made for one
+// that does not.
+func TestAStatelessBundleIsAskedForTheLogsItsCallerWants(t *testing.T) {
+	dir := t.TempDir()
+	testbundle.WriteStateless(t, dir, "s")
+	n := startNodeOf(t, testbundle.Manifests(t, dir, "s"))
+	for _, tc := range []struct {
+		name  string
+		sess  node.Session
+		wants bool
+	}{
+		{"nothing known of the caller", &session{}, true},
+		{"a caller that wants info and above", leveled{&session{}, "info", true}, true},
+		{"a caller that wants none", leveled{&session{}, "", false}, false},
+	} {
+		res, err := n.CallTool(context.Background(), tc.sess, json.RawMessage(`{"name":"s.talk","arguments":{"text":"hello"}}`))
+		if err != nil || !strings.Contains(string(res), "s:hello") {
+			t.Fatalf("%s: %s %v", tc.name, res, err)
+		}
+		var got string
+		switch s := tc.sess.(type) {
+		case *session:
+			got = s.messages()
+		case leveled:
+			got = s.messages()
+		}
+		if logged := strings.Contains(got, "notifications/message"); logged != tc.wants {
+			t.Errorf("%s: log message sent %v, want %v; the session got:\n%s", tc.name, logged, tc.wants, got)
+		}
+	}
+}

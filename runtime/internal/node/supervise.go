@@ -1,0 +1,440 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/toolnode/toolnode/runtime/internal/manifest"
+	"github.com/toolnode/toolnode/runtime/internal/rpc"
+	"github.com/toolnode/toolnode/runtime/internal/upstream"
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+)
+
+// Supervision says how bundles are kept alive. Zero fields take the defaults.
+//
+// A bundle is never given up on: one that keeps failing is retried with a backoff that
+// doubles up to MaxBackoff, so a fix (a file restored, a service back) is picked up within
+// that time without a restart of the node or an edit of the manifest.
+type Supervision struct {
+	// Backoff is the wait before the first restart of a process that exited; it doubles
+	// with each failure that follows. Default 200ms.
+	Backoff time.Duration
+	// MaxBackoff bounds the wait, and so how long a bundle in a crash loop waits at most
+	// before its next try. Default 1m.
+	MaxBackoff time.Duration
+	// Stable is how long a process must run for its exit not to count as a failure in a
+	// row (and for the backoff to start over). Default 30s.
+	Stable time.Duration
+	// CrashLoop is the number of failures in a row that make a crash loop: the bundle's
+	// state says so, its tools are withdrawn and calls to it fail at once while no process
+	// of it runs. Default 5.
+	CrashLoop int
+	// PingEvery is the interval of health pings; a process that does not answer one
+	// within PingTimeout is restarted. Default 30s and 10s; negative disables pings.
+	PingEvery, PingTimeout time.Duration
+}
+
+func (s Supervision) withDefaults() Supervision {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&s.Backoff, 200*time.Millisecond)
+	def(&s.MaxBackoff, time.Minute)
+	def(&s.Stable, 30*time.Second)
+	def(&s.PingEvery, 30*time.Second)
+	def(&s.PingTimeout, 10*time.Second)
+	if s.CrashLoop == 0 {
+		s.CrashLoop = 5
+	}
+	return s
+}
+
+// State is where a bundle is in its life.
+type State string
+
+// Bundle states.
+const (
+	StateStarting   State = "starting"
+	StateReady      State = "ready"
+	StateRestarting State = "restarting"
+	// StateCrashLoop is a bundle that failed Supervision.CrashLoop times in a row and is
+	// waiting for its next try.
+	StateCrashLoop State = "crash-loop"
+	StateStopped   State = "stopped"
+)
+
+// bundle is one manifest being run: a pool of identical processes ("slots"), each kept
+// alive by a goroutine of its own.
+type bundle struct {
+	name string
+	log  hclog.Logger
+	m    *manifest.Manifest
+	fp   string // what the manifest and its program looked like when started
+
+	stopOnce sync.Once
+	stop     chan struct{} // closed to stop every slot
+	done     chan struct{} // closed when every slot has ended
+
+	// Guarded by Node.mu.
+	state      State
+	err        error // the last failure, kept after a recovery as the last reason
+	stopReason string
+	restarts   int
+	failures   int       // in a row
+	retryAt    time.Time // when the next try is due, while none of its processes runs
+	slots      []*instance
+	lists      lists
+	iso        isolated // the processes of each client, for "isolation": "client"
+	blame      blame    // the clients whose calls crash it
+	sleep      sleepState
+
+	stats *stats // shared with the bundle that follows it after a sleep
+}
+
+// instance is one process of a bundle.
+type instance struct {
+	client  *upstream.Client
+	busy    atomic.Int64
+	flights map[rpc.ID]*flight // calls in flight by bundle-side id; guarded by Node.mu
+	byToken map[string]*flight // the same by the progress token the bundle was given; guarded by Node.mu
+}
+
+func newBundle(n *Node, m *manifest.Manifest, fp string) *bundle {
+	return &bundle{
+		name:  m.Name,
+		log:   n.log.Named(m.Name),
+		m:     m,
+		fp:    fp,
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+		state: StateStarting,
+		slots: make([]*instance, m.Pool()),
+		stats: &stats{},
+	}
+}
+
+// requestStop stops the bundle's slots; reason goes into the errors of calls in flight.
+func (n *Node) requestStop(b *bundle, reason string) {
+	n.mu.Lock()
+	if b.stopReason == "" {
+		b.stopReason = reason
+	}
+	n.mu.Unlock()
+	b.stopOnce.Do(func() { close(b.stop) })
+}
+
+// run keeps every slot of b alive until b is stopped; settled is called once the first
+// start of every slot has succeeded or failed.
+func (n *Node) run(b *bundle, settled func()) {
+	var wg sync.WaitGroup
+	var pending sync.WaitGroup
+	for slot := range b.slots {
+		wg.Add(1)
+		pending.Add(1)
+		go func() {
+			defer wg.Done()
+			n.runSlot(b, slot, sync.OnceFunc(pending.Done))
+		}()
+	}
+	go func() {
+		pending.Wait()
+		settled()
+	}()
+	wg.Wait()
+	close(b.done)
+}
+
+func (n *Node) runSlot(b *bundle, slot int, settled func()) {
+	defer settled()
+	sup := n.sup
+	backoff := sup.Backoff
+	for {
+		inst, l, err := n.startInstance(b)
+		if err != nil {
+			if !n.recordFailure(b, fmt.Errorf("start: %w", err), backoff) {
+				return
+			}
+			settled()
+			if !sleep(b.stop, backoff) {
+				return
+			}
+			backoff = min(backoff*2, sup.MaxBackoff)
+			continue
+		}
+		n.mu.Lock()
+		b.slots[slot] = inst
+		n.noteQuiet()
+		listed := b.state == StateReady || b.state == StateRestarting
+		b.state, b.retryAt = StateReady, time.Time{}
+		changed := !listsEqual(b.lists, l)
+		if changed {
+			b.lists = l
+		}
+		n.mu.Unlock()
+		b.log.Info("bundle ready", "at", where(inst.client), "era", inst.client.Era().String(), "slot", slot,
+			"tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))
+		if changed || !listed {
+			n.rebuild()
+		}
+		n.surfaceSeen(b, inst, l)
+		settled()
+
+		started := time.Now()
+		exited := n.watch(b, inst)
+		n.mu.Lock()
+		b.slots[slot] = nil
+		n.noteQuiet()
+		n.mu.Unlock()
+		if !exited {
+			inst.client.Close(context.Background())
+			return
+		}
+		inst.client.Close(context.Background()) // reaps it, and a wrapper's leftovers too
+		status := inst.client.ExitStatus()
+		if time.Since(started) >= sup.Stable {
+			n.mu.Lock()
+			b.failures = 0
+			n.mu.Unlock()
+			backoff = sup.Backoff
+		}
+		if !n.recordFailure(b, fmt.Errorf("exited (%s)", status), backoff) {
+			return
+		}
+		if b.m.Remote() {
+			b.log.Warn("remote bundle disconnected; connecting again", "url", b.m.URL, "status", status, "slot", slot, "in", backoff)
+		} else {
+			b.log.Warn("bundle process exited; restarting", "status", status, "slot", slot, "in", backoff)
+		}
+		if !sleep(b.stop, backoff) {
+			return
+		}
+		backoff = min(backoff*2, sup.MaxBackoff)
+	}
+}
+
+// recordFailure counts a failure of b, whose next try is due after wait, and reports
+// whether to try again: always, unless the bundle is being stopped. From CrashLoop
+// failures in a row the bundle is in a crash loop: its tools are withdrawn until one of
+// its processes runs again.
+func (n *Node) recordFailure(b *bundle, err error, wait time.Duration) bool {
+	n.mu.Lock()
+	select {
+	case <-b.stop:
+		n.mu.Unlock()
+		return false
+	default:
+	}
+	b.failures++
+	b.restarts++
+	b.err = err
+	idle := live(b) == 0
+	if idle {
+		b.retryAt = time.Now().Add(wait)
+	}
+	entered := false
+	switch {
+	case b.failures >= n.sup.CrashLoop && idle:
+		entered = b.state != StateCrashLoop
+		b.state = StateCrashLoop
+	case idle:
+		b.state = StateRestarting
+	}
+	failures := b.failures
+	n.mu.Unlock()
+	if !entered {
+		b.log.Warn("bundle failed", "error", err, "failures_in_a_row", failures, "next_try_in", wait)
+		return true
+	}
+	b.log.Error("bundle is in a crash loop; its tools are withdrawn until it runs again",
+		"failures_in_a_row", failures, "last_error", err, "next_try_in", wait, "tries_at_least_every", n.sup.MaxBackoff)
+	n.rebuild()
+	return true
+}
+
+func live(b *bundle) int {
+	k := 0
+	for _, s := range b.slots {
+		if s != nil {
+			k++
+		}
+	}
+	return k
+}
+
+// watch waits for the instance to end on its own (true), answering health pings, or for the
+// bundle to be stopped (false). A process that misses a ping is killed, which counts as
+// ending on its own.
+func (n *Node) watch(b *bundle, inst *instance) bool {
+	var tick <-chan time.Time
+	if n.sup.PingEvery > 0 {
+		t := time.NewTicker(n.sup.PingEvery)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-inst.client.Done():
+			return true
+		case <-b.stop:
+			return false
+		case <-tick:
+			ctx, cancel := context.WithTimeout(context.Background(), n.sup.PingTimeout)
+			err := inst.client.Ping(ctx)
+			cancel()
+			if err != nil {
+				b.log.Error("bundle did not answer a ping; killing it (a remote one: disconnecting)", "bundle", where(inst.client), "error", err)
+				kill, stop := context.WithCancel(context.Background())
+				stop() // a hung process gets no grace
+				inst.client.Close(kill)
+				return true
+			}
+		}
+	}
+}
+
+func sleep(stop <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-stop:
+		return false
+	}
+}
+
+// where names an instance in logs: its process id, or the URL of a remote bundle.
+func where(c *upstream.Client) any {
+	if u := c.URL(); u != "" {
+		return u
+	}
+	return c.Pid()
+}
+
+// startInstance starts one process of b (or connects to a remote bundle), finds the era it
+// speaks, runs the handshake and lists what it offers.
+func (n *Node) startInstance(b *bundle) (*instance, lists, error) {
+	m := b.m
+	timeout := m.Timeouts.Start
+	ctx, cancel := context.WithTimeoutCause(context.Background(), timeout, fmt.Errorf("no answer within the start timeout of %s", timeout))
+	defer cancel()
+	go func() {
+		select {
+		case <-b.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	inst := &instance{flights: map[rpc.ID]*flight{}, byToken: map[string]*flight{}}
+	cfg, err := upstream.ConfigFor(m, n.cfg.LookupEnv, b.log)
+	if err != nil {
+		return nil, lists{}, err
+	}
+	cfg.Process.StderrLineMax = n.limits.StderrLine
+	cfg.MaxLine, cfg.MaxQueue, cfg.Limits = n.limits.MaxLine, n.limits.MaxQueue, n.limits.Message
+	cfg.Batch = n.cfg.Batch
+	cfg.Handler = bundleHandler{n: n, b: b, inst: inst}
+	cfg.ClientInfo = mcp.Implementation{Name: "toolnode", Version: n.cfg.Version}
+	// Offered so that bundles may ask; the node relays each request to the client whose
+	// call caused it, which answers or refuses.
+	cfg.Capabilities = json.RawMessage(`{"roots":{"listChanged":true},"sampling":{},"elicitation":{}}`)
+	cfg.DiscoverTimeout = min(upstream.DefaultDiscoverTimeout, timeout/2)
+	c, err := upstream.Start(cfg)
+	if err != nil {
+		return nil, lists{}, err
+	}
+	inst.client = c
+	if err := c.Initialize(ctx); err != nil {
+		c.Close(context.Background())
+		return nil, lists{}, err
+	}
+	l, err := fetchLists(ctx, c)
+	if err != nil {
+		c.Close(context.Background())
+		return nil, lists{}, err
+	}
+	return inst, l, nil
+}
+
+// pickNow returns the least busy process of b, or nil when none is running.
+func (n *Node) pickNow(b *bundle) *instance {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var best *instance
+	for _, s := range b.slots {
+		if s != nil && (best == nil || s.busy.Load() < best.busy.Load()) {
+			best = s
+		}
+	}
+	return best
+}
+
+// pick returns the least busy process of b, waiting up to wait for one while the bundle
+// (re)starts, so that a call made during a restart is served rather than refused.
+func (n *Node) pick(b *bundle, wait time.Duration) (*instance, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		best := n.pickNow(b)
+		n.mu.Lock()
+		state, err, reason := b.state, b.err, b.stopReason
+		n.mu.Unlock()
+		switch {
+		case best != nil:
+			return best, nil
+		case reason != "":
+			return nil, fmt.Errorf("bundle %q is %s", b.name, reason)
+		case state == StateCrashLoop:
+			return nil, fmt.Errorf("bundle %q is in a crash loop (last error: %v)", b.name, err)
+		case time.Now().After(deadline):
+			return nil, fmt.Errorf("bundle %q is %s (last error: %v)", b.name, state, err)
+		}
+		select {
+		case <-b.stop:
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// stats counts a bundle's calls and keeps its recent latencies.
+type stats struct {
+	mu      sync.Mutex
+	calls   uint64
+	failed  uint64
+	recent  [512]time.Duration
+	next    int
+	samples int
+}
+
+func (s *stats) record(d time.Duration, failed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	if failed {
+		s.failed++
+	}
+	s.recent[s.next] = d
+	s.next = (s.next + 1) % len(s.recent)
+	s.samples = min(s.samples+1, len(s.recent))
+}
+
+func (s *stats) snapshot() (calls, failed uint64, p50, p99 time.Duration) {
+	s.mu.Lock()
+	lat := slices.Clone(s.recent[:s.samples])
+	calls, failed = s.calls, s.failed
+	s.mu.Unlock()
+	if len(lat) == 0 {
+		return calls, failed, 0, 0
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	return calls, failed, lat[len(lat)/2], lat[len(lat)*99/100]
+}

@@ -1,0 +1,116 @@
+package search
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolnode/toolnode/runtime/internal/argcheck"
+)
+
+// TestMetaToolDefinitions holds the definitions to what tools/list needs: JSON objects
+// named as the constants say, whose input schemas compile and take the documented calls.
+func TestMetaToolDefinitions(t *testing.T) {
+	defs := map[string]json.RawMessage{SearchToolName: SearchTool(), ExecuteToolName: ExecuteTool()}
+	for name, def := range defs {
+		var d struct {
+			Name        string         `json:"name"`
+			Description string         `json:"description"`
+			InputSchema map[string]any `json:"inputSchema"`
+		}
+		if err := json.Unmarshal(def, &d); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if d.Name != name || d.Description == "" || d.InputSchema["type"] != "object" {
+			t.Errorf("%s: name %q, description %q, schema %v", name, d.Name, d.Description, d.InputSchema)
+		}
+	}
+	check := argcheck.New(func(name string) (json.RawMessage, bool) { d, ok := defs[name]; return d, ok })
+	for _, tt := range []struct {
+		tool, args string
+		valid      bool
+	}{
+		{SearchToolName, `{"query": "speed"}`, true},
+		{SearchToolName, `{"query": "speed", "limit": 5, "bundle": "meos"}`, true},
+		{SearchToolName, `{"limit": 5}`, false},
+		{SearchToolName, `{"query": "x", "limit": 0}`, false},
+		{ExecuteToolName, `{"name": "meos.speed", "arguments": {"point": "x"}}`, true},
+		{ExecuteToolName, `{"name": "meos.speed", "arguments": [1]}`, false},
+	} {
+		err := check.Check(tt.tool, json.RawMessage(tt.args))
+		if (err == nil) != tt.valid {
+			t.Errorf("%s %s: %v, want valid %v", tt.tool, tt.args, err, tt.valid)
+		}
+	}
+}
+
+func TestParseSearch(t *testing.T) {
+	tests := []struct {
+		args    string
+		want    Query
+		wantErr string
+	}{
+		{`{"query": "speed"}`, Query{Text: "speed", Limit: DefaultLimit}, ""},
+		{`{"query": "speed", "limit": 3, "bundle": "meos"}`, Query{Text: "speed", Limit: 3, Bundles: []string{"meos"}}, ""},
+		{`{"query": ""}`, Query{Text: "", Limit: DefaultLimit}, ""},
+		{`{}`, Query{}, "query is missing"},
+		{``, Query{}, "query is missing"},
+		{`{"query": "x", "limit": 1000}`, Query{}, "limit is 1000, must be from 1 to 100"},
+		{`{"query": "x", "bundles": ["a"]}`, Query{}, `unknown field "bundles"`},
+		{`{"query": 3}`, Query{}, "cannot unmarshal number"},
+	}
+	for _, tt := range tests {
+		got, err := ParseSearch(json.RawMessage(tt.args))
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("ParseSearch(%s): %v, want an error with %q", tt.args, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("ParseSearch(%s): %v", tt.args, err)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, got, cmp.Comparer(func(a, b func(string) bool) bool { return a == nil && b == nil })); diff != "" {
+			t.Errorf("ParseSearch(%s) (-want +got):\n%s", tt.args, diff)
+		}
+	}
+}
+
+func TestParseExecute(t *testing.T) {
+	tests := []struct {
+		args, name, arguments, wantErr string
+	}{
+		{`{"name": "meos.speed", "arguments": {"point": "x"}}`, "meos.speed", `{"point": "x"}`, ""},
+		{`{"name": "meos.speed"}`, "meos.speed", `{}`, ""},
+		{`{"name": "meos.speed", "arguments": null}`, "meos.speed", `{}`, ""},
+		{`{"arguments": {}}`, "", "", "name is missing"},
+		{`{"name": "a", "arguments": "x"}`, "", "", "arguments must be an object"},
+		{`{"name": "a", "args": {}}`, "", "", `unknown field "args"`},
+	}
+	for _, tt := range tests {
+		name, arguments, err := ParseExecute(json.RawMessage(tt.args))
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("ParseExecute(%s): %v, want an error with %q", tt.args, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || name != tt.name || string(arguments) != tt.arguments {
+			t.Errorf("ParseExecute(%s) = %q, %s, %v; want %q, %s", tt.args, name, arguments, err, tt.name, tt.arguments)
+		}
+	}
+}
+
+func TestExecErrorResult(t *testing.T) {
+	e := &ExecError{Kind: KindInvalidArguments, Message: "invalid arguments for a: arguments.x: is a string, must be a number",
+		Details: map[string]any{"problems": []argcheck.Problem{{Path: "arguments.x", Reason: "is a string, must be a number"}}}}
+	want := `{"content":[{"type":"text","text":"invalid arguments for a: arguments.x: is a string, must be a number"}],` +
+		`"structuredContent":{"error":{"kind":"invalid_arguments","dispatched":false,"message":"invalid arguments for a: arguments.x: is a string, must be a number",` +
+		`"details":{"problems":[{"path":"arguments.x","reason":"is a string, must be a number"}]}}},"isError":true}`
+	if got := string(e.Result()); got != want {
+		t.Errorf("Result:\n got %s\nwant %s", got, want)
+	}
+}

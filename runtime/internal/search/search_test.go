@@ -1,0 +1,231 @@
+package search
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolnode/toolnode/runtime/internal/catalog"
+)
+
+func TestTokens(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"ever_within_distance", []string{"ever", "within", "distanc"}},
+		{"node-lamp.status", []string{"nod", "lamp", "status"}},
+		{"getHTTPServerStatus", []string{"http", "server", "status"}},
+		{"tpoint2d", []string{"tpoint", "2", "d"}},
+		{"Points, lines and polygons", []string{"point", "lin", "polygon"}},
+		{"stopped stopping stops", []string{"stop", "stop", "stop"}},
+		{"entries entry", []string{"entri", "entri"}},
+		{"boxes box", []string{"box", "box"}},
+		{"simplify simplified simplifies", []string{"simplifi", "simplifi", "simplifi"}},
+		{"locate located", []string{"locat", "locat"}},
+		{"status class axis classes", []string{"status", "clas", "axis", "clas"}},
+		{"how do I get the speed", []string{"speed"}},
+		{"speeds seeds", []string{"speed", "seed"}},
+		{"  --  ", nil},
+		{"Größe straße", []string{"größe", "straße"}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, Tokens(tt.in)); diff != "" {
+			t.Errorf("Tokens(%q) (-want +got):\n%s", tt.in, diff)
+		}
+	}
+}
+
+func tool(name, bundle, title, desc string, params map[string]string) Tool {
+	props := map[string]any{}
+	for p, d := range params {
+		props[p] = map[string]any{"type": "string", "description": d}
+	}
+	def := map[string]any{"name": name, "description": desc,
+		"inputSchema": map[string]any{"type": "object", "properties": props}}
+	if title != "" {
+		def["title"] = title
+	}
+	b, _ := json.Marshal(def)
+	return Tool{Name: name, Bundle: bundle, JSON: b}
+}
+
+func names(r Results) []string {
+	var out []string
+	for _, h := range r.Results {
+		out = append(out, h.Name)
+	}
+	return out
+}
+
+func smallCatalog() *Index {
+	return Build([]Tool{
+		tool("geo.buffer", "geo", "Buffer", "Grow a geometry by a distance.", map[string]string{"distance": "how far"}),
+		tool("geo.area", "geo", "Area", "Area of a polygon.", nil),
+		tool("files.read_file", "files", "", "Read a file from disk.", map[string]string{"path": "file path"}),
+		tool("files.list_directory", "files", "", "List the entries of a folder.", map[string]string{"path": "folder path"}),
+		tool("mail.send", "mail", "Send mail", "Send an email.", map[string]string{"recipient_address": "who receives the message"}),
+		{Name: "broken.tool", Bundle: "broken", JSON: json.RawMessage(`not json`)},
+	})
+}
+
+func TestSearch(t *testing.T) {
+	ix := smallCatalog()
+	allowGeo := func(name string) bool { return name != "geo.area" }
+	tests := []struct {
+		name      string
+		q         Query
+		want      []string
+		truncated bool
+	}{
+		{"word in the description", Query{Text: "polygon"}, []string{"geo.area"}, false},
+		{"plural and snake_case name", Query{Text: "directories"}, []string{"files.list_directory"}, false},
+		{"parameter name split", Query{Text: "address of the recipient"}, []string{"mail.send"}, false},
+		{"parameter description", Query{Text: "how far"}, []string{"geo.buffer"}, false},
+		{"exact name comes first", Query{Text: "files.read_file"}, []string{"files.read_file", "files.list_directory"}, false},
+		{"prefix of a word", Query{Text: "direc"}, []string{"files.list_directory"}, false},
+		{"broken definition found by name", Query{Text: "broken"}, []string{"broken.tool"}, false},
+		{"bundle filter", Query{Text: "path distance", Bundles: []string{"geo"}}, []string{"geo.buffer"}, false},
+		{"access filter", Query{Text: "geo", Allow: allowGeo}, []string{"geo.buffer"}, false},
+		{"limit truncates", Query{Text: "file path folder", Limit: 1}, []string{"files.list_directory"}, true},
+		{"nothing matches", Query{Text: "zebra"}, nil, false},
+		{"empty query lists by name", Query{Limit: 2}, []string{"broken.tool", "files.list_directory"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ix.Search(tt.q)
+			if diff := cmp.Diff(tt.want, names(got)); diff != "" {
+				t.Errorf("results (-want +got):\n%s", diff)
+			}
+			if got.Truncated != tt.truncated {
+				t.Errorf("truncated = %v, want %v", got.Truncated, tt.truncated)
+			}
+		})
+	}
+}
+
+// TestResultShape checks the JSON toolnode.search returns: results carry name, title,
+// description and the schema as the bundle gave it, and an empty result is [] not null.
+func TestResultShape(t *testing.T) {
+	ix := smallCatalog()
+	b, err := json.Marshal(ix.Search(Query{Text: "send an email"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"results":[{"name":"mail.send","title":"Send mail","description":"Send an email.","inputSchema":{"properties":{"recipient_address":{"description":"who receives the message","type":"string"}},"type":"object"}}],"truncated":false}`
+	if string(b) != want {
+		t.Errorf("got  %s\nwant %s", b, want)
+	}
+	b, _ = json.Marshal(ix.Search(Query{Text: "zebra"}))
+	if string(b) != `{"results":[],"truncated":false}` {
+		t.Errorf("empty result: %s", b)
+	}
+}
+
+func TestLimitBounds(t *testing.T) {
+	tools := make([]Tool, 300)
+	for i := range tools {
+		tools[i] = tool(fmt.Sprintf("t.tool%03d", i), "t", "", "A widget tool.", nil)
+	}
+	ix := Build(tools)
+	if got := len(ix.Search(Query{Text: "widget"}).Results); got != DefaultLimit {
+		t.Errorf("default limit: %d results, want %d", got, DefaultLimit)
+	}
+	r := ix.Search(Query{Text: "widget", Limit: 1000})
+	if len(r.Results) != MaxLimit || !r.Truncated {
+		t.Errorf("limit 1000: %d results, truncated %v; want %d, true", len(r.Results), r.Truncated, MaxLimit)
+	}
+}
+
+// TestRankingOrder checks the properties BM25F is chosen for: a word in the name beats the
+// same word in a description, and a rare word beats a common one.
+func TestRankingOrder(t *testing.T) {
+	ix := Build([]Tool{
+		tool("a.describe", "a", "", "Tells the speed of a thing and other facts.", nil),
+		tool("a.speed", "a", "", "Tells how fast a thing moves.", nil),
+		tool("a.common1", "a", "", "thing thing", nil),
+		tool("a.common2", "a", "", "thing", nil),
+		tool("a.rare", "a", "", "unicorn", nil),
+	})
+	if got := names(ix.Search(Query{Text: "speed"})); len(got) < 2 || got[0] != "a.speed" {
+		t.Errorf("speed: %v, want a.speed first", got)
+	}
+	if got := names(ix.Search(Query{Text: "thing unicorn"})); len(got) == 0 || got[0] != "a.rare" {
+		t.Errorf("thing unicorn: %v, want a.rare first", got)
+	}
+}
+
+func FuzzTokens(f *testing.F) {
+	for _, s := range []string{"ever_within_distance", "HTTPServer", "a.b-c d", "ÄÖü", "\xff\xfe", "sses ies"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, tok := range Tokens(s) {
+			if tok == "" {
+				t.Fatalf("Tokens(%q) has an empty token", s)
+			}
+		}
+	})
+}
+
+// TestConcurrentSearch shares one index between goroutines, as the fronts will (run with
+// -race): every query must see the answer it gets alone.
+func TestConcurrentSearch(t *testing.T) {
+	ix := Build(synthetic(2000))
+	queries := []string{"delete the file", "weather forecast", "speed of the trip", "user token"}
+	want := map[string][]string{}
+	for _, q := range queries {
+		want[q] = names(ix.Search(Query{Text: q}))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				q := queries[(g+i)%len(queries)]
+				if got := names(ix.Search(Query{Text: q})); !slices.Equal(got, want[q]) {
+					errs <- fmt.Sprintf("%q: %v, alone %v", q, got, want[q])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+func TestFromCatalog(t *testing.T) {
+	tools := loadCatalog(t, "examples")
+	var sources []catalog.Source
+	byBundle := map[string]int{}
+	for _, tl := range tools {
+		if tl.Bundle == "toolnode" {
+			continue
+		}
+		i, ok := byBundle[tl.Bundle]
+		if !ok {
+			i = len(sources)
+			byBundle[tl.Bundle] = i
+			sources = append(sources, catalog.Source{Bundle: tl.Bundle, NoPrefix: true})
+		}
+		sources[i].Tools = append(sources[i].Tools, tl.JSON)
+	}
+	cat, _ := catalog.Build(sources)
+	ix := FromCatalog(cat)
+	if ix.Len() != cat.Len() {
+		t.Fatalf("index holds %d tools, catalog %d", ix.Len(), cat.Len())
+	}
+	got := names(ix.Search(Query{Text: "greet someone", Bundles: []string{"go"}}))
+	if len(got) == 0 || got[0] != "go.greet" {
+		t.Errorf("greet in bundle go: %v, want go.greet first", got)
+	}
+}

@@ -1,0 +1,88 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/toolnode/toolnode/runtime/internal/proc"
+	"github.com/toolnode/toolnode/runtime/internal/rpc"
+)
+
+// stdio is the transport to a bundle process: newline-delimited JSON on its stdin and
+// stdout.
+type stdio struct {
+	*rpc.Conn
+	name     string
+	proc     *proc.Process
+	goneOnce func() error // why calls fail once the bundle has gone, worked out once
+}
+
+func startStdio(cfg Config, h hooks) (*stdio, error) {
+	p, err := proc.Start(cfg.Process)
+	if err != nil {
+		return nil, err
+	}
+	t := &stdio{name: cfg.Name, proc: p}
+	t.goneOnce = sync.OnceValue(t.goneError)
+	t.Conn = rpc.NewConn(p.Stdout(), p.Stdin(), p.Stdin(), rpc.ConnOptions{
+		MaxLine:     cfg.MaxLine,
+		MaxQueue:    cfg.MaxQueue,
+		Limits:      cfg.Limits,
+		Batch:       cfg.Batch,
+		Handle:      h.handle,
+		OnInvalid:   h.invalid,
+		OnUnmatched: h.unmatched,
+	})
+	go t.closeOnExit()
+	return t, nil
+}
+
+// Request sends a request, naming the bundle's stdin when the bundle does not read it.
+func (t *stdio) Request(id rpc.ID, method string, params json.RawMessage) error {
+	err := t.Conn.Request(id, method, params)
+	if errors.Is(err, rpc.ErrNotReading) {
+		return fmt.Errorf("bundle %q is not reading its stdin: %w", t.name, err)
+	}
+	return err
+}
+
+// closeOnExit closes the session once the process is gone, even if a grandchild still holds
+// its stdout open, so that calls in flight fail at once instead of hanging.
+func (t *stdio) closeOnExit() {
+	<-t.proc.Done()
+	select {
+	case <-t.Conn.Done():
+	case <-time.After(100 * time.Millisecond):
+		// Give the reader a moment to take what the bundle wrote before exiting.
+	}
+	t.Conn.Close()
+}
+
+func (t *stdio) goneError() error {
+	select {
+	case <-t.proc.Done():
+	case <-time.After(time.Second):
+		return fmt.Errorf("%w: bundle %q closed its stdout (process still running)", ErrGone, t.name)
+	}
+	return fmt.Errorf("%w: bundle %q exited (%s)", ErrGone, t.name, t.proc.ExitStatus())
+}
+
+func (t *stdio) setEra(Era, string) {}
+func (t *stdio) opened()            {}
+func (t *stdio) gone() error {
+	return t.goneOnce()
+}
+func (t *stdio) pid() int       { return t.proc.Pid() }
+func (t *stdio) status() string { return t.proc.ExitStatus() }
+
+// stop stops the process (stdin closed, then SIGTERM, then SIGKILL, each after the grace
+// period) and ends the connection.
+func (t *stdio) stop(ctx context.Context) error {
+	err := t.proc.Stop(ctx)
+	t.Conn.Close()
+	return err
+}
