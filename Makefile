@@ -83,10 +83,13 @@ build/hydra:
 		CGO_ENABLED=1 $(GO) build -tags sqlite,sqlite_omit_load_extension -o ../hydra .
 	@rm -rf build/hydra-src
 
+# The node's module and the Go SDK's (a module of its own, joined to it by go.work).
+GO_PACKAGES := ./... ./sdk-go/...
+
 test-go: build/hydra
-	$(GO) vet ./...
-	GOOS=darwin $(GO) build ./...
-	$(GO) test ./...
+	$(GO) vet $(GO_PACKAGES)
+	GOOS=darwin $(GO) build $(GO_PACKAGES)
+	$(GO) test $(GO_PACKAGES)
 	$(MAKE) fuzz FUZZTIME=$(FUZZSLICE) FUZZMINIMIZE=$(FUZZSLICE)
 
 # Runs every fuzz target (a func Fuzz... in a Go test file) for FUZZTIME each (a duration,

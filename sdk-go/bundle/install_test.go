@@ -10,14 +10,16 @@ import (
 )
 
 // TestUsableFromAnotherModule does what sdk-go/README.md tells a bundle author: a module of
-// its own requires the SDK (from this checkout, through a replace directive), go mod tidy
-// fetches what it needs, and a bundle builds there and answers a call.
+// its own requires the SDK module (from this checkout, through a replace directive standing
+// in for the published version), go mod tidy fetches what it needs, and a bundle builds there
+// and answers a call. The bundle's module graph holds the SDK and what it needs, never the
+// node's module.
 func TestUsableFromAnotherModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go command; not with -short")
 	}
 	_, here, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(here), "..", "..")
+	sdk := filepath.Join(filepath.Dir(here), "..")
 	dir := t.TempDir()
 	goCmd := func(args ...string) string {
 		t.Helper()
@@ -31,8 +33,8 @@ func TestUsableFromAnotherModule(t *testing.T) {
 		return string(out)
 	}
 	goCmd("mod", "init", "example.com/hello")
-	goCmd("mod", "edit", "-replace", "github.com/toolnode/toolnode="+root,
-		"-require", "github.com/toolnode/toolnode@v0.0.0-00010101000000-000000000000")
+	goCmd("mod", "edit", "-replace", "github.com/toolnode/toolnode/sdk-go="+sdk,
+		"-require", "github.com/toolnode/toolnode/sdk-go@v0.0.0-00010101000000-000000000000")
 	src := `package main
 
 import (
@@ -59,6 +61,9 @@ func main() {
 		t.Fatal(err)
 	}
 	goCmd("mod", "tidy")
+	if graph := goCmd("mod", "graph"); strings.Contains(graph, "github.com/toolnode/toolnode@") {
+		t.Errorf("the bundle's module graph holds the node's module:\n%s", graph)
+	}
 	goCmd("build", "-o", "hello", ".")
 	cmd := exec.Command(filepath.Join(dir, "hello"))
 	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hi"}}` + "\n")

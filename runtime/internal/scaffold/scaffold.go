@@ -27,8 +27,13 @@ import (
 //go:embed templates
 var templateFS embed.FS
 
-// sdkModule is the module path of the toolnode checkout a Go bundle builds against.
-const sdkModule = "github.com/toolnode/toolnode"
+// sdkModule is the module path of the Go SDK a Go bundle builds against, and sdkPlaceholder
+// the version its go.mod requires until the bundle is pointed at a published one: the
+// go.work written beside it replaces that version with the checkout's sdk-go.
+const (
+	sdkModule      = "github.com/toolnode/toolnode/sdk-go"
+	sdkPlaceholder = "v0.0.0-00010101000000-000000000000"
+)
 
 // Options says what Create makes. Lang, Name and SDKRoot are required.
 type Options struct {
@@ -43,7 +48,7 @@ type Options struct {
 	// directory.
 	Dir string
 	// SDKRoot is the absolute path of the toolnode checkout whose SDK the bundle builds
-	// against: a Go bundle replaces the toolnode module with it, a C bundle links its
+	// against: a Go bundle's go.work uses its sdk-go module, a C bundle links its
 	// sdk-c/build/libtn.a, a Python bundle imports from its sdk-python/src.
 	SDKRoot string
 }
@@ -81,8 +86,8 @@ type data struct {
 	Command         []string
 	// SDKRoot is the toolnode checkout; Parent the folder holding the bundle.
 	SDKRoot, Parent string
-	// GoModule and GoVersion fill a Go bundle's go.mod.
-	GoModule, GoVersion string
+	// GoModule, GoVersion, SDKModule and SDKVersion fill a Go bundle's go.mod and go.work.
+	GoModule, GoVersion, SDKModule, SDKVersion string
 }
 
 // Create writes a new bundle to opts.Dir/opts.Name and returns that folder's absolute path.
@@ -120,6 +125,7 @@ func Create(opts Options) (dir string, err error) {
 			return "", err
 		}
 		d.GoModule = goModule(opts.Name)
+		d.SDKModule, d.SDKVersion = sdkModule, sdkPlaceholder
 	}
 	files, err := render(d)
 	if err != nil {
@@ -163,10 +169,10 @@ func unsafeInFiles(r rune) bool {
 	return unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune("\"'`\\$#%:;*?[]()&|<>", r)
 }
 
-// goVersion reads the go directive of the checkout's go.mod, which a bundle replacing the
-// module with it must meet.
+// goVersion reads the go directive of the checkout's sdk-go/go.mod, which a bundle building
+// against that module must meet.
 func goVersion(root string) (string, error) {
-	p := filepath.Join(root, "go.mod")
+	p := filepath.Join(root, "sdk-go", "go.mod")
 	b, err := os.ReadFile(p)
 	if err != nil {
 		return "", fmt.Errorf("SDK root: %w", err)

@@ -169,6 +169,9 @@ func TestCreateBuildsAndServes(t *testing.T) {
 				t.Errorf("make warned:\n%s", out)
 			}
 			run(t, "make", "-C", dir, "test")
+			if tc.lang == "go" {
+				goListDepsOwnOnly(t, dir)
+			}
 
 			answers := exchange(t, dir,
 				`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"scaffold-test","version":"0"}}}`,
@@ -274,6 +277,28 @@ func gofmtClean(t *testing.T, dir string) {
 		}
 		if out, err := format.Source(src); err != nil || !bytes.Equal(out, src) {
 			t.Errorf("%s is not gofmt-clean (%v)", filepath.Base(f), err)
+		}
+	}
+}
+
+// goListDepsOwnOnly checks that a Go bundle builds on the SDK module alone: nothing of the
+// node (its NATS, OpenTelemetry and OIDC dependencies among them) is in its build.
+func goListDepsOwnOnly(t *testing.T, dir string) {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", ".")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), sdkModule+"/bundle\n") {
+		t.Errorf("go list -deps does not name %s/bundle:\n%s", sdkModule, out)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		for _, bad := range []string{"github.com/nats-io/", "go.opentelemetry.io/", "github.com/coreos/go-oidc", "github.com/toolnode/toolnode/runtime"} {
+			if strings.HasPrefix(pkg, bad) {
+				t.Errorf("a Go bundle builds with %s", pkg)
+			}
 		}
 	}
 }
