@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+
 	"bufio"
 	"context"
 	"crypto/sha256"
@@ -77,8 +79,8 @@ func execError(t *testing.T, res *mcp.CallToolResult) (kind string, dispatched b
 func TestClientsSeeFindAndCallOnlyTheirTools(t *testing.T) {
 	dir := t.TempDir()
 	record := filepath.Join(t.TempDir(), "beta-received")
-	writeFake(t, dir, fake{name: "alpha", extra: `"timeouts": {"call": "500ms"}`})
-	writeFake(t, dir, fake{name: "beta", env: map[string]string{"FAKE_RECORD": record}})
+	testkit.Write(t, dir, testkit.Fake{Name: "alpha", Extra: `"timeouts": {"call": "500ms"}`})
+	testkit.Write(t, dir, testkit.Fake{Name: "beta", Env: map[string]string{"FAKE_RECORD": record}})
 	accessFile := filepath.Join(t.TempDir(), "access.json")
 	auditFile := filepath.Join(t.TempDir(), "audit.jsonl")
 	os.WriteFile(accessFile, []byte(fmt.Sprintf(`{"clients": [
@@ -183,7 +185,7 @@ func TestClientsSeeFindAndCallOnlyTheirTools(t *testing.T) {
 // as it changes.
 func TestStdioClientFollowsTheAccessFile(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "alpha"})
+	testkit.Write(t, dir, testkit.Fake{Name: "alpha"})
 	accessFile := filepath.Join(t.TempDir(), "access.json")
 	write := func(allow string) {
 		os.WriteFile(accessFile, []byte(`{"clients": [{"name": "desk", "allow": [`+allow+`]}]}`), 0o600)

@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+
 	"context"
 	"errors"
 	"fmt"
@@ -81,10 +83,10 @@ func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
 	dirA, dirB, dirC := t.TempDir(), t.TempDir(), t.TempDir()
 	// bee and sea both implement node-lamp.on: the merge rules pick one, the same on
 	// every node.
-	writeFake(t, dirB, fake{name: "bee", seats: []string{"node-lamp"}})
-	writeFake(t, dirB, fake{name: "shared", env: map[string]string{"FAKE_NAME": "shared-on-b"}})
-	writeFake(t, dirC, fake{name: "sea", seats: []string{"node-lamp"}, env: map[string]string{"FAKE_SURFACE": "1"}})
-	writeFake(t, dirC, fake{name: "shared", env: map[string]string{"FAKE_NAME": "shared-on-c"}})
+	testkit.Write(t, dirB, testkit.Fake{Name: "bee", Seats: []string{"node-lamp"}})
+	testkit.Write(t, dirB, testkit.Fake{Name: "shared", Env: map[string]string{"FAKE_NAME": "shared-on-b"}})
+	testkit.Write(t, dirC, testkit.Fake{Name: "sea", Seats: []string{"node-lamp"}, Env: map[string]string{"FAKE_SURFACE": "1"}})
+	testkit.Write(t, dirC, testkit.Fake{Name: "shared", Env: map[string]string{"FAKE_NAME": "shared-on-c"}})
 	b := startClusterNode(t, dirB, nats, "b")
 	c := startClusterNode(t, dirC, nats, "c")
 	a := startClusterNode(t, dirA, nats, "a")
@@ -314,9 +316,9 @@ func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
 func TestClusterNodeKilledUnderLoad(t *testing.T) {
 	nats := natstest.Start(t).URL
 	dirA, dirB, dirC := t.TempDir(), t.TempDir(), t.TempDir()
-	writeFake(t, dirB, fake{name: "bee"})
-	writeFake(t, dirB, fake{name: "shared"})
-	writeFake(t, dirC, fake{name: "shared"})
+	testkit.Write(t, dirB, testkit.Fake{Name: "bee"})
+	testkit.Write(t, dirB, testkit.Fake{Name: "shared"})
+	testkit.Write(t, dirC, testkit.Fake{Name: "shared"})
 	b := startClusterNode(t, dirB, nats, "b")
 	startClusterNode(t, dirC, nats, "c")
 	a := startClusterNode(t, dirA, nats, "a")
@@ -454,7 +456,7 @@ func TestClusterFlagsChecked(t *testing.T) {
 func TestClusterNodeRejoinsAfterLosingTheServer(t *testing.T) {
 	srv := natstest.Start(t)
 	dirA, dirB := t.TempDir(), t.TempDir()
-	writeFake(t, dirB, fake{name: "bee"})
+	testkit.Write(t, dirB, testkit.Fake{Name: "bee"})
 	b := startClusterNode(t, dirB, srv.URL, "b")
 	a := startClusterNode(t, dirA, srv.URL, "a")
 	sa := connectHTTPAt(t, a.url, nil, "2025-11-25")
@@ -479,13 +481,13 @@ func TestClusterNodeRejoinsAfterLosingTheServer(t *testing.T) {
 func TestClusterFollowsBundlesAddedAndRemoved(t *testing.T) {
 	nats := natstest.Start(t).URL
 	dirA, dirB := t.TempDir(), t.TempDir()
-	writeFake(t, dirB, fake{name: "bee"})
+	testkit.Write(t, dirB, testkit.Fake{Name: "bee"})
 	startClusterNode(t, dirB, nats, "b")
 	a := startClusterNode(t, dirA, nats, "a")
 	s := connectHTTPAt(t, a.url, nil, "2025-11-25")
 	waitTools(t, s, 15*time.Second, []string{"bee.echo"}, nil)
 
-	writeFake(t, dirB, fake{name: "wasp"})
+	testkit.Write(t, dirB, testkit.Fake{Name: "wasp"})
 	waitTools(t, s, 15*time.Second, []string{"wasp.echo"}, nil)
 	if err := os.RemoveAll(dirB + "/wasp"); err != nil {
 		t.Fatal(err)
@@ -493,7 +495,7 @@ func TestClusterFollowsBundlesAddedAndRemoved(t *testing.T) {
 	waitTools(t, s, 15*time.Second, nil, []string{"wasp.echo"})
 
 	// The same name on a: a's own bundle serves a's calls.
-	writeFake(t, dirA, fake{name: "bee", env: map[string]string{"FAKE_NAME": "bee-on-a"}})
+	testkit.Write(t, dirA, testkit.Fake{Name: "bee", Env: map[string]string{"FAKE_NAME": "bee-on-a"}})
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		if got, _ := callText(t, s, "bee.echo", map[string]any{"text": "x"}); got == "bee-on-a:x" {

@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+
 	"bytes"
 	"os"
 	"os/exec"
@@ -57,16 +59,16 @@ func TestCheckGivesBrokenBundlesAClearVerdict(t *testing.T) {
 		want  string
 	}{
 		{"junk on stdout", func(t *testing.T, dir string) {
-			writeFake(t, dir, fake{name: "noisy", env: map[string]string{"FAKE_JUNK": "1"}})
+			testkit.Write(t, dir, testkit.Fake{Name: "noisy", Env: map[string]string{"FAKE_JUNK": "1"}})
 		}, "stdout     FAIL"},
 		{"a bad tool name", func(t *testing.T, dir string) {
-			writeFake(t, dir, fake{name: "named"}) // the fake lists "bad name!"
+			testkit.Write(t, dir, testkit.Fake{Name: "named"}) // the fake lists "bad name!"
 		}, "names      FAIL"},
 		{"an unknown manifest key", func(t *testing.T, dir string) {
-			writeFake(t, dir, fake{name: "typo", extra: `"comand": 1`})
+			testkit.Write(t, dir, testkit.Fake{Name: "typo", Extra: `"comand": 1`})
 		}, `unknown key "comand"`},
 		{"a program that is not there", func(t *testing.T, dir string) {
-			writeFake(t, dir, fake{name: "ghost", command: []string{"./nowhere"}})
+			testkit.Write(t, dir, testkit.Fake{Name: "ghost", Command: []string{"./nowhere"}})
 		}, "start      FAIL"},
 	}
 	for _, tt := range tests {
@@ -84,7 +86,7 @@ func TestCheckGivesBrokenBundlesAClearVerdict(t *testing.T) {
 
 func TestToolsCallAndStatusOnARunningNode(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "remote"})
+	testkit.Write(t, dir, testkit.Fake{Name: "remote"})
 	url := startHTTPNode(t, "--bundles", dir)
 	if code, out, errs := runCLI("tools", "--url", url); code != 0 || !strings.Contains(out, "remote.echo") {
 		t.Errorf("tools: exit %d\n%s%s", code, out, errs)

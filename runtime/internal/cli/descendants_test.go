@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+
 	"fmt"
 	"os"
 	"os/exec"
@@ -66,7 +68,7 @@ func writeWrappedFake(t *testing.T, dir, name, prelude string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFake(t, dir, fake{name: name, command: []string{"./run"}})
+	testkit.Write(t, dir, testkit.Fake{Name: name, Command: []string{"./run"}})
 	if err := os.WriteFile(filepath.Join(dir, name, "run"), []byte("#!/bin/sh\n"+prelude+"\nexec "+exe+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}

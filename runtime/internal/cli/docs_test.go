@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+
 	"context"
 	"encoding/json"
 	"net"
@@ -88,7 +90,7 @@ func TestClientSnippetsServe(t *testing.T) {
 
 func TestHTTPSnippetsConnect(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "doc"})
+	testkit.Write(t, dir, testkit.Fake{Name: "doc"})
 	token := filepath.Join(t.TempDir(), "token")
 	os.WriteFile(token, []byte("t0ken\n"), 0o600)
 	url := startHTTPNode(t, "--bundles", dir, "--token-file", token)
@@ -139,7 +141,7 @@ func TestServiceUnitCommandLineServes(t *testing.T) {
 		t.Fatalf("no ExecStart running /opt/toolnode/bin/toolnode in the unit:\n%s", unit)
 	}
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "svc"})
+	testkit.Write(t, dir, testkit.Fake{Name: "svc"})
 	token := filepath.Join(t.TempDir(), "token")
 	os.WriteFile(token, []byte("s3rvice"), 0o600)
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")

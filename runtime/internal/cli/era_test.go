@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -42,7 +44,7 @@ func TestA2026ClientOverStdio(t *testing.T) {
 // same bundle process and receives only its own messages.
 func TestBothErasInFrontOfOneBundle(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "ask"})
+	testkit.Write(t, dir, testkit.Fake{Name: "ask"})
 	url := startHTTPNode(t, "--bundles", dir)
 
 	asked := make(chan string, 4)
@@ -110,7 +112,7 @@ func TestBothErasInFrontOfOneBundle(t *testing.T) {
 // right one completes the call.
 func TestATamperedRequestStateIsRefused(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "ask"})
+	testkit.Write(t, dir, testkit.Fake{Name: "ask"})
 	url := startHTTPNode(t, "--bundles", dir)
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
 	call := func(extra string) map[string]any {
@@ -161,7 +163,7 @@ func TestATamperedRequestStateIsRefused(t *testing.T) {
 // decode, and the call completes with its roots. Over stdio and HTTP.
 func TestA2026ClientGivesItsRootsToA2025Bundle(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "ask"})
+	testkit.Write(t, dir, testkit.Fake{Name: "ask"})
 	client := func() *mcp.Client {
 		c := mcp.NewClient(&mcp.Implementation{Name: "rooted", Version: "1"}, nil)
 		c.AddRoots(&mcp.Root{URI: "file:///work/project", Name: "project"})

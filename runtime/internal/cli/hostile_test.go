@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+
 	"bufio"
 	"context"
 	"encoding/json"
@@ -44,7 +46,7 @@ func rssKiB(t *testing.T, pid int) int {
 func TestMalformedClientMessagesNeverReachTheBundle(t *testing.T) {
 	dir := t.TempDir()
 	record := filepath.Join(t.TempDir(), "received")
-	writeFake(t, dir, fake{name: "rec", env: map[string]string{"FAKE_RECORD": record}})
+	testkit.Write(t, dir, testkit.Fake{Name: "rec", Env: map[string]string{"FAKE_RECORD": record}})
 	n := startRawNode(t, "--bundles", dir)
 	out := bufio.NewScanner(n.stdout)
 	out.Buffer(nil, 1<<20)
@@ -103,8 +105,8 @@ func TestMalformedClientMessagesNeverReachTheBundle(t *testing.T) {
 // guesses nor with one it was told.
 func TestABundleCannotSendProgressIntoAnotherCall(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "victim"})
-	writeFake(t, dir, fake{name: "evil"})
+	testkit.Write(t, dir, testkit.Fake{Name: "victim"})
+	testkit.Write(t, dir, testkit.Fake{Name: "evil"})
 	var mu sync.Mutex
 	var progress []string
 	var logged []string
@@ -161,7 +163,7 @@ func TestABundleCannotSendProgressIntoAnotherCall(t *testing.T) {
 // neither: the node keeps it in its own log.
 func TestAnUnattributedMessageReachesNoClient(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "loud"})
+	testkit.Write(t, dir, testkit.Fake{Name: "loud"})
 	h := startHTTPNodeRun(t, "--bundles", dir)
 	var mu sync.Mutex
 	heard := map[string]int{}
@@ -201,7 +203,7 @@ func TestAnUnattributedMessageReachesNoClient(t *testing.T) {
 // memory bounded.
 func TestSessionsAreBounded(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "s"})
+	testkit.Write(t, dir, testkit.Fake{Name: "s"})
 	h := startHTTPNodeRun(t, "--bundles", dir, "--max-sessions", "200")
 	before := rssKiB(t, h.pid)
 	refused := 0
@@ -239,7 +241,7 @@ func TestSessionsAreBounded(t *testing.T) {
 // A batch of 150,000 calls is refused whole, and the node's memory stays bounded.
 func TestAHugeBatchIsRefused(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "b"})
+	testkit.Write(t, dir, testkit.Fake{Name: "b"})
 	h := startHTTPNodeRun(t, "--bundles", dir)
 	c := &rawHTTP{t: t, url: h.url}
 	c.initialize("2025-03-26", `{}`)
@@ -267,7 +269,7 @@ func TestAHugeBatchIsRefused(t *testing.T) {
 // Idle kept-alive connections and requests whose body never finishes are closed on time.
 func TestSlowAndIdleConnectionsAreClosed(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "c"})
+	testkit.Write(t, dir, testkit.Fake{Name: "c"})
 	h := startHTTPNodeRun(t, "--bundles", dir, "--conn-idle", "1s", "--read-timeout", "1s")
 	addr, _ := url.Parse(h.url)
 	closedWithin := func(conn net.Conn, d time.Duration) bool {
@@ -303,7 +305,7 @@ func TestSlowAndIdleConnectionsAreClosed(t *testing.T) {
 // header; a Host header that is not the node's is refused on a loopback listener.
 func TestBrowsersAndHosts(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "w"})
+	testkit.Write(t, dir, testkit.Fake{Name: "w"})
 	const origin = "https://inspector.example.com"
 	h := startHTTPNodeRun(t, "--bundles", dir, "--allow-origin", origin)
 	do := func(method string, hdr map[string]string, body string) *http.Response {
@@ -356,7 +358,7 @@ func TestBrowsersAndHosts(t *testing.T) {
 // process stops with the session.
 func TestIsolatedBundlesRunAProcessPerClient(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "iso", extra: `"isolation": "client"`})
+	testkit.Write(t, dir, testkit.Fake{Name: "iso", Extra: `"isolation": "client"`})
 	h := startHTTPNodeRun(t, "--bundles", dir)
 	var mu sync.Mutex
 	heard := map[string]int{}
@@ -401,7 +403,7 @@ func TestIsolatedBundlesRunAProcessPerClient(t *testing.T) {
 // client's calls go on being served.
 func TestTheClientThatCrashesABundleIsRefused(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "frail"})
+	testkit.Write(t, dir, testkit.Fake{Name: "frail"})
 	h := startHTTPNodeRun(t, "--bundles", dir)
 	bad := connectHTTPAt(t, h.url, nil, "2025-11-25")
 	good := connectHTTPAt(t, h.url, nil, "2025-11-25")

@@ -3,6 +3,8 @@
 package cli_test
 
 import (
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+
 	"bufio"
 	"context"
 	"fmt"
@@ -27,7 +29,7 @@ func startHTTPNode(t *testing.T, args ...string) string {
 }
 
 // startHTTPNodeLogs is startHTTPNode that also returns the node's log as it grows.
-func startHTTPNodeLogs(t *testing.T, args ...string) (string, *syncBuffer) {
+func startHTTPNodeLogs(t *testing.T, args ...string) (string, *testkit.SyncBuffer) {
 	t.Helper()
 	n := startHTTPNodeRun(t, args...)
 	return n.url, n.logs
@@ -36,7 +38,7 @@ func startHTTPNodeLogs(t *testing.T, args ...string) (string, *syncBuffer) {
 // httpNode is a node serving HTTP, run by startHTTPNodeRun.
 type httpNode struct {
 	url  string
-	logs *syncBuffer
+	logs *testkit.SyncBuffer
 	pid  int
 }
 
@@ -55,7 +57,7 @@ func startHTTPNodeRun(t *testing.T, args ...string) httpNode {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	urlc := make(chan string, 1)
 	go func() {
 		re := regexp.MustCompile(`url=(http://\S+/mcp)`)
@@ -104,7 +106,7 @@ func connectHTTPAt(t *testing.T, url string, opts *mcp.ClientOptions, version st
 
 func TestHTTPSessionsGetOnlyTheirOwnProgressAndLogs(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "shared"})
+	testkit.Write(t, dir, testkit.Fake{Name: "shared"})
 	url := startHTTPNode(t, "--bundles", dir)
 
 	type inbox struct {
@@ -188,7 +190,7 @@ func TestHTTPSamplingReachesTheCallingSession(t *testing.T) {
 
 func testSamplingReachesTheCaller(t *testing.T, version string) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "asker"})
+	testkit.Write(t, dir, testkit.Fake{Name: "asker"})
 	url := startHTTPNode(t, "--bundles", dir)
 	var mu sync.Mutex
 	asked := map[string]int{}
@@ -225,7 +227,7 @@ func testSamplingReachesTheCaller(t *testing.T, version string) {
 
 func TestHTTPRefusals(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "b"})
+	testkit.Write(t, dir, testkit.Fake{Name: "b"})
 	token := t.TempDir() + "/token"
 	os.WriteFile(token, []byte("s3cret\n"), 0o600)
 	url := startHTTPNode(t, "--bundles", dir, "--token-file", token, "--max-body", "1000")
@@ -281,7 +283,7 @@ func TestHTTPRefusals(t *testing.T) {
 
 func TestHTTPSessionLifecycle(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "b"})
+	testkit.Write(t, dir, testkit.Fake{Name: "b"})
 	url := startHTTPNode(t, "--bundles", dir)
 	post := func(sid, body string) (*http.Response, string) {
 		req, _ := http.NewRequest("POST", url, strings.NewReader(body))

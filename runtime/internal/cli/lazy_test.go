@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+
 	"context"
 	"fmt"
 	"os"
@@ -72,7 +74,7 @@ func TestFiftyLazyBundlesCostNothingUntilCalled(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
 	const n = 50
 	for i := range n {
-		writeFake(t, dir, fake{name: fmt.Sprintf("lz%02d", i), extra: `"start": "lazy"`})
+		testkit.Write(t, dir, testkit.Fake{Name: fmt.Sprintf("lz%02d", i), Extra: `"start": "lazy"`})
 	}
 	fillSurfaces(t, dir, state, n)
 
@@ -107,7 +109,7 @@ func TestFiftyLazyBundlesCostNothingUntilCalled(t *testing.T) {
 func TestAStaleSurfaceIsRefreshed(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
 	surface := map[string]string{"FAKE_SURFACE": "1"}
-	writeFake(t, dir, fake{name: "lazy", extra: `"start": "lazy"`, env: surface})
+	testkit.Write(t, dir, testkit.Fake{Name: "lazy", Extra: `"start": "lazy"`, Env: surface})
 	fillSurfaces(t, dir, state, 1)
 	files, _ := filepath.Glob(filepath.Join(state, "surfaces", "lazy-*.json"))
 	if len(files) != 1 {
@@ -164,7 +166,7 @@ func TestAStaleSurfaceIsRefreshed(t *testing.T) {
 	r.session.Close()
 
 	// A changed manifest makes the cache stale: the bundle starts once to show its surface.
-	writeFake(t, dir, fake{name: "lazy", extra: `"start": "lazy"`, env: map[string]string{"FAKE_SURFACE": "1", "FAKE_ECHO_TYPE": "integer"}})
+	testkit.Write(t, dir, testkit.Fake{Name: "lazy", Extra: `"start": "lazy"`, Env: map[string]string{"FAKE_SURFACE": "1", "FAKE_ECHO_TYPE": "integer"}})
 	fillSurfaces(t, dir, state, 1)
 	r = startNode(t, nil, nil, "--bundles", dir, "--state-dir", state, "--watch=false")
 	if got := schema(); !strings.Contains(got, "integer") {
@@ -176,7 +178,7 @@ func TestAStaleSurfaceIsRefreshed(t *testing.T) {
 // long without calls, never during one, shows as asleep, and starts again for a call.
 func TestAnIdleBundleSleepsAndWakesOnDemand(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "napper", extra: `"idle_stop": "400ms"`})
+	testkit.Write(t, dir, testkit.Fake{Name: "napper", Extra: `"idle_stop": "400ms"`})
 	r := startNode(t, nil, nil, "--bundles", dir, "--state-dir", t.TempDir(), "--watch=false")
 	first, _ := callText(t, r.session, "napper.pid", nil)
 	// A call longer than idle_stop keeps it awake throughout.

@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -70,7 +72,7 @@ func status(t *testing.T, s *mcp.ClientSession) map[string]map[string]any {
 
 func TestHotReload(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "keeper"})
+	testkit.Write(t, dir, testkit.Fake{Name: "keeper"})
 	var changes listChanges
 	run := startNode(t, changes.options(), nil, "--bundles", dir)
 
@@ -80,7 +82,7 @@ func TestHotReload(t *testing.T) {
 		// the node has reloaded for the empty directory already.
 		os.MkdirAll(filepath.Join(dir, "newcomer"), 0o755)
 		time.Sleep(700 * time.Millisecond)
-		writeFake(t, dir, fake{name: "newcomer"})
+		testkit.Write(t, dir, testkit.Fake{Name: "newcomer"})
 		eventually(t, 5*time.Second, func() string {
 			if toolNames(t, run.session)["newcomer.echo"] == nil {
 				return "newcomer.echo not listed"
@@ -99,7 +101,7 @@ func TestHotReload(t *testing.T) {
 	})
 
 	t.Run("an edited manifest restarts the bundle", func(t *testing.T) {
-		writeFake(t, dir, fake{name: "newcomer", env: map[string]string{"FAKE_NAME": "renamed"}})
+		testkit.Write(t, dir, testkit.Fake{Name: "newcomer", Env: map[string]string{"FAKE_NAME": "renamed"}})
 		eventually(t, 5*time.Second, func() string {
 			if got, _ := callText(t, run.session, "newcomer.echo", map[string]any{"text": "x"}); got != "renamed:x" {
 				return fmt.Sprintf("still answering %q", got)
@@ -162,7 +164,7 @@ func TestReplacedExecutableRestartsTheBundle(t *testing.T) {
 	script := func(comment string) {
 		os.WriteFile(filepath.Join(dir, "scripted", "run"), []byte("#!/bin/sh\n# "+comment+"\nexec "+exe+"\n"), 0o755)
 	}
-	writeFake(t, dir, fake{name: "scripted", command: []string{"./run"}})
+	testkit.Write(t, dir, testkit.Fake{Name: "scripted", Command: []string{"./run"}})
 	script("first")
 	run := startNode(t, nil, nil, "--bundles", dir)
 	first, _ := callText(t, run.session, "scripted.pid", nil)
@@ -180,13 +182,13 @@ func TestReplacedExecutableRestartsTheBundle(t *testing.T) {
 
 func TestSupervision(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "steady"})
+	testkit.Write(t, dir, testkit.Fake{Name: "steady"})
 	// crashy exits 30ms after its handshake for as long as its folder holds the file
 	// "crash": removing it is the fix, with no change to the manifest or the program.
 	writeWrappedFake(t, dir, "crashy", "[ -e crash ] && export FAKE_EXIT_AFTER_MS=30")
 	os.WriteFile(filepath.Join(dir, "crashy", "crash"), nil, 0o644)
-	writeFake(t, dir, fake{name: "slowpoke", extra: `"timeouts": {"call": "300ms"}`})
-	writeFake(t, dir, fake{name: "pool", extra: `"instances": 4`})
+	testkit.Write(t, dir, testkit.Fake{Name: "slowpoke", Extra: `"timeouts": {"call": "300ms"}`})
+	testkit.Write(t, dir, testkit.Fake{Name: "pool", Extra: `"instances": 4`})
 	run := startNode(t, nil, nil, "--bundles", dir)
 
 	t.Run("a killed bundle is restarted and serves the next call", func(t *testing.T) {
@@ -291,7 +293,7 @@ func TestSupervision(t *testing.T) {
 
 func TestABundleThatStopsAnsweringPingsIsRestarted(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "wedged", extra: `"timeouts": {"call": "2s"}`})
+	testkit.Write(t, dir, testkit.Fake{Name: "wedged", Extra: `"timeouts": {"call": "2s"}`})
 	run := startNode(t, nil, nil, "--bundles", dir, "--ping-every", "200ms")
 	first, _ := callText(t, run.session, "wedged.pid", nil)
 	// The call itself hangs until its timeout; meanwhile a ping goes unanswered.

@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -14,14 +16,14 @@ import (
 func writeCollidingFakes(t *testing.T, dir string, delays [3]string, echoType string) {
 	t.Helper()
 	for i, name := range []string{"alpha", "beta", "gamma"} {
-		f := fake{name: name, env: map[string]string{"FAKE_DELAY_MS": delays[i], "FAKE_ECHO_TYPE": echoType}}
+		f := testkit.Fake{Name: name, Env: map[string]string{"FAKE_DELAY_MS": delays[i], "FAKE_ECHO_TYPE": echoType}}
 		switch name {
 		case "alpha", "beta":
-			f.seats = []string{"node-lamp"}
+			f.Seats = []string{"node-lamp"}
 		case "gamma":
-			f.extra = `"prefix": false`
+			f.Extra = `"prefix": false`
 		}
-		writeFake(t, dir, f)
+		testkit.Write(t, dir, f)
 	}
 }
 
@@ -99,8 +101,8 @@ func TestManifestCheckFailsOnAChangedSchema(t *testing.T) {
 // rather than print a surface without its tools.
 func TestManifestRefusesAnIncompleteSurface(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "ok"})
-	writeFake(t, dir, fake{name: "broken", command: []string{"/nonexistent/program"}, extra: `"timeouts": {"start": "1s"}`})
+	testkit.Write(t, dir, testkit.Fake{Name: "ok"})
+	testkit.Write(t, dir, testkit.Fake{Name: "broken", Command: []string{"/nonexistent/program"}, Extra: `"timeouts": {"start": "1s"}`})
 	code, out, errs := runCLI("manifest", "--bundles", dir)
 	if code == 0 || !strings.Contains(errs, `bundle "broken"`) {
 		t.Fatalf("manifest with a broken bundle: exit %d\n%s%s", code, out, errs)

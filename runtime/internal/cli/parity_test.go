@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+
 	"context"
 	"encoding/json"
 	"iter"
@@ -61,9 +63,9 @@ func listAll(t *testing.T, s *mcp.ClientSession) surfaceLists {
 // toolnode manifest prints.
 func TestBothFrontsListWhatManifestPrints(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "alpha", seats: []string{"node-lamp"}, env: map[string]string{"FAKE_SURFACE": "1"}})
-	writeFake(t, dir, fake{name: "beta", seats: []string{"node-lamp"}, env: map[string]string{"FAKE_SURFACE": "1"}, extra: `"start": "lazy"`})
-	writeFake(t, dir, fake{name: "gamma", extra: `"prefix": false`})
+	testkit.Write(t, dir, testkit.Fake{Name: "alpha", Seats: []string{"node-lamp"}, Env: map[string]string{"FAKE_SURFACE": "1"}})
+	testkit.Write(t, dir, testkit.Fake{Name: "beta", Seats: []string{"node-lamp"}, Env: map[string]string{"FAKE_SURFACE": "1"}, Extra: `"start": "lazy"`})
+	testkit.Write(t, dir, testkit.Fake{Name: "gamma", Extra: `"prefix": false`})
 
 	code, out, errs := runCLI("manifest", "--bundles", dir)
 	if code != 0 {

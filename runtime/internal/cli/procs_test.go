@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+
 	"context"
 	"encoding/json"
 	"runtime"
@@ -14,7 +16,7 @@ import (
 // reports what it runs on.
 func TestAStdioOnlyNodeRunsOnOneProcessor(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "alpha"})
+	testkit.Write(t, dir, testkit.Fake{Name: "alpha"})
 	for _, c := range []struct {
 		name string
 		env  []string

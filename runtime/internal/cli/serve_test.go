@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -22,14 +24,12 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/cli"
 )
 
-// The test binary doubles as the node (TOOLNODE_TEST_MAIN) and as a bundle
-// (TOOLNODE_FAKE_BUNDLE, or TOOLNODE_GOSDK_BUNDLE for one built with the official Go
-// SDK), so the tests run real processes without a separate build.
+// The test binary doubles as the node (TOOLNODE_TEST_MAIN) and as a bundle (testkit's fake
+// bundle, or TOOLNODE_GOSDK_BUNDLE for one built with the official Go SDK), so the tests
+// run real processes without a separate build.
 func TestMain(m *testing.M) {
+	testkit.RunIfChild()
 	switch {
-	case os.Getenv("TOOLNODE_FAKE_BUNDLE") == "1":
-		fakeBundle()
-		os.Exit(0)
 	case os.Getenv("TOOLNODE_GOSDK_BUNDLE") == "1":
 		goSDKBundle()
 		os.Exit(0)
@@ -45,65 +45,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-type fake struct {
-	name    string
-	env     map[string]string
-	seats   []string
-	extra   string // more manifest members, e.g. `"timeouts": {"start": "1s"}`
-	command []string
-}
-
-// writeFake writes a bundle directory whose process is the test binary as fakeBundle.
-func writeFake(t *testing.T, root string, f fake) {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"TOOLNODE_FAKE_BUNDLE": "1", "FAKE_NAME": f.name}
-	for k, v := range f.env {
-		env[k] = v
-	}
-	cmd := f.command
-	if cmd == nil {
-		cmd = []string{exe}
-	}
-	m := map[string]any{"name": f.name, "command": cmd, "env": env, "seats": f.seats}
-	b, _ := json.Marshal(m)
-	if f.extra != "" {
-		b = append(b[:len(b)-1], []byte(","+f.extra+"}")...)
-	}
-	dir := filepath.Join(root, f.name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "bundle.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// syncBuffer collects the node's stderr while the node writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type nodeRun struct {
 	session *mcp.ClientSession
 	cmd     *exec.Cmd
-	logs    *syncBuffer
+	logs    *testkit.SyncBuffer
 }
 
 // startNode runs `toolnode serve args...` as a child and connects the official Go SDK client
@@ -122,7 +67,7 @@ func startNodeAt(t *testing.T, version string, opts *mcp.ClientOptions, env []st
 	}
 	cmd := exec.Command(exe, append([]string{"serve"}, args...)...)
 	cmd.Env = append(os.Environ(), append(env, "TOOLNODE_TEST_MAIN=1")...)
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	cmd.Stderr = logs
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolnode-test", Version: "1"}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -177,7 +122,7 @@ func TestCallsRoutedWith32InFlightAcrossThreeBundles(t *testing.T) {
 	dir := t.TempDir()
 	bundles := []string{"alpha", "beta", "gamma"}
 	for _, b := range bundles {
-		writeFake(t, dir, fake{name: b})
+		testkit.Write(t, dir, testkit.Fake{Name: b})
 	}
 	run := startNode(t, nil, nil, "--bundles", dir)
 
@@ -215,7 +160,7 @@ func TestCallsRoutedWith32InFlightAcrossThreeBundles(t *testing.T) {
 
 func TestNamesAndPassThrough(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "alpha", seats: []string{"node-lamp"}})
+	testkit.Write(t, dir, testkit.Fake{Name: "alpha", Seats: []string{"node-lamp"}})
 	run := startNode(t, nil, nil, "--bundles", dir)
 	tools := toolNames(t, run.session)
 	for _, want := range []string{"node-lamp.on", "alpha.echo", "alpha.big", "alpha.sleep"} {
@@ -255,7 +200,7 @@ func keys[V any](m map[string]V) []string {
 
 func TestJunkOnStdoutIsSkipped(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "noisy", env: map[string]string{"FAKE_JUNK": "1"}})
+	testkit.Write(t, dir, testkit.Fake{Name: "noisy", Env: map[string]string{"FAKE_JUNK": "1"}})
 	run := startNode(t, nil, nil, "--bundles", dir)
 	for i := range 3 {
 		if got, _ := callText(t, run.session, "noisy.echo", map[string]any{"text": fmt.Sprint(i)}); got != fmt.Sprintf("noisy:%d", i) {
@@ -269,7 +214,7 @@ func TestJunkOnStdoutIsSkipped(t *testing.T) {
 
 func TestTenMiBResultPasses(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "big"})
+	testkit.Write(t, dir, testkit.Fake{Name: "big"})
 	run := startNode(t, nil, nil, "--bundles", dir)
 	const n = 10 << 20
 	got, isErr := callText(t, run.session, "big.big", map[string]any{"bytes": n})
@@ -280,8 +225,8 @@ func TestTenMiBResultPasses(t *testing.T) {
 
 func TestBundleKilledMidCallFailsTheCall(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "victim"})
-	writeFake(t, dir, fake{name: "bystander"})
+	testkit.Write(t, dir, testkit.Fake{Name: "victim"})
+	testkit.Write(t, dir, testkit.Fake{Name: "bystander"})
 	run := startNode(t, nil, nil, "--bundles", dir)
 	pidText, _ := callText(t, run.session, "victim.pid", nil)
 	var pid int
@@ -333,7 +278,7 @@ func TestCollisionsResolvedTheSameWayEveryRun(t *testing.T) {
 	for i, d := range delays {
 		dir := t.TempDir()
 		for j, name := range []string{"lamp-b", "lamp-a", "lamp-c"} {
-			writeFake(t, dir, fake{name: name, seats: []string{"node-lamp"}, env: map[string]string{"FAKE_DELAY_MS": d[j]}})
+			testkit.Write(t, dir, testkit.Fake{Name: name, Seats: []string{"node-lamp"}, Env: map[string]string{"FAKE_DELAY_MS": d[j]}})
 		}
 		run := startNode(t, nil, nil, "--bundles", dir)
 		if got, _ := callText(t, run.session, "node-lamp.on", nil); got != "lamp on by lamp-a" {
@@ -354,10 +299,10 @@ func TestCollisionsResolvedTheSameWayEveryRun(t *testing.T) {
 
 func TestBadManifestsAndSlowBundlesDoNotStopTheOthers(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "good"})
-	writeFake(t, dir, fake{name: "slow", env: map[string]string{"FAKE_DELAY_MS": "10000"}, extra: `"timeouts": {"start": "300ms"}`})
-	writeFake(t, dir, fake{name: "typo", extra: `"comand": ["x"]`})
-	writeFake(t, dir, fake{name: "escape", command: []string{"./../../bin/sh"}})
+	testkit.Write(t, dir, testkit.Fake{Name: "good"})
+	testkit.Write(t, dir, testkit.Fake{Name: "slow", Env: map[string]string{"FAKE_DELAY_MS": "10000"}, Extra: `"timeouts": {"start": "300ms"}`})
+	testkit.Write(t, dir, testkit.Fake{Name: "typo", Extra: `"comand": ["x"]`})
+	testkit.Write(t, dir, testkit.Fake{Name: "escape", Command: []string{"./../../bin/sh"}})
 	run := startNode(t, nil, nil, "--bundles", dir, "--bundles", t.TempDir())
 	if got, _ := callText(t, run.session, "good.echo", map[string]any{"text": "hi"}); got != "good:hi" {
 		t.Errorf("good bundle answered %q", got)
@@ -380,7 +325,7 @@ func TestBadManifestsAndSlowBundlesDoNotStopTheOthers(t *testing.T) {
 
 func TestProgressReachesTheCallerUnderItsToken(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "slow"})
+	testkit.Write(t, dir, testkit.Fake{Name: "slow"})
 	got := make(chan *mcp.ProgressNotificationParams, 4)
 	run := startNode(t, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { got <- r.Params },
@@ -402,9 +347,9 @@ func TestProgressReachesTheCallerUnderItsToken(t *testing.T) {
 
 func TestBundlesSeeOnlyTheirEnvironment(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "plain", env: map[string]string{"FAKE_SECRET_CHECK": "TOOLNODE_TEST_SECRET"}})
-	writeFake(t, dir, fake{name: "listed", env: map[string]string{"FAKE_SECRET_CHECK": "TOOLNODE_TEST_SECRET"},
-		extra: `"inherit_env": ["TOOLNODE_TEST_SECRET"]`})
+	testkit.Write(t, dir, testkit.Fake{Name: "plain", Env: map[string]string{"FAKE_SECRET_CHECK": "TOOLNODE_TEST_SECRET"}})
+	testkit.Write(t, dir, testkit.Fake{Name: "listed", Env: map[string]string{"FAKE_SECRET_CHECK": "TOOLNODE_TEST_SECRET"},
+		Extra: `"inherit_env": ["TOOLNODE_TEST_SECRET"]`})
 	run := startNode(t, nil, []string{"TOOLNODE_TEST_SECRET=hunter2"}, "--bundles", dir)
 	if got, _ := callText(t, run.session, "plain.env", nil); got != "false" {
 		t.Errorf("a variable not listed in inherit_env reached the bundle")
@@ -453,9 +398,9 @@ func TestNoBundleProcessOutlivesTheNode(t *testing.T) {
 			mark := fmt.Sprintf("TOOLNODE_MARK=%d-%s", time.Now().UnixNano(), strings.ReplaceAll(how, " ", ""))
 			k, v, _ := strings.Cut(mark, "=")
 			// A wrapper that leaves a grandchild behind, as `npx` or `sh -c` may.
-			writeFake(t, dir, fake{name: "wrapped", env: map[string]string{k: v},
-				command: []string{"/bin/sh", "-c", `sleep 600 & "$0"`, exe}})
-			writeFake(t, dir, fake{name: "direct", env: map[string]string{k: v}})
+			testkit.Write(t, dir, testkit.Fake{Name: "wrapped", Env: map[string]string{k: v},
+				Command: []string{"/bin/sh", "-c", `sleep 600 & "$0"`, exe}})
+			testkit.Write(t, dir, testkit.Fake{Name: "direct", Env: map[string]string{k: v}})
 			run := startNode(t, nil, nil, "--bundles", dir)
 			if got, _ := callText(t, run.session, "wrapped.echo", map[string]any{"text": "up"}); got != "wrapped:up" {
 				t.Fatalf("wrapped bundle answered %q", got)
@@ -493,7 +438,7 @@ func TestNoBundleProcessOutlivesTheNode(t *testing.T) {
 
 func TestNamesForStrictClients(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "alpha", seats: []string{"node-lamp"}})
+	testkit.Write(t, dir, testkit.Fake{Name: "alpha", Seats: []string{"node-lamp"}})
 	strict := regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 	check := func(t *testing.T, s *mcp.ClientSession) {
 		tools := toolNames(t, s)

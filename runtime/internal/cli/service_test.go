@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+
 	"context"
 	"fmt"
 	"io"
@@ -22,7 +24,7 @@ import (
 // counted, with tool errors told apart.
 func TestMetricsCountTheCalls(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "m"})
+	testkit.Write(t, dir, testkit.Fake{Name: "m"})
 	h := startHTTPNodeRun(t, "--bundles", dir, "--metrics", "127.0.0.1:0")
 	var metricsURL string
 	eventually(t, 10*time.Second, func() string {
@@ -88,7 +90,7 @@ func TestOAuthTokensOfARealProvider(t *testing.T) {
 	const audience = "https://node.test/mcp"
 	client := idp.NewClient(t, []string{audience, "https://other.test/mcp"}, "tools:read")
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "o"})
+	testkit.Write(t, dir, testkit.Fake{Name: "o"})
 	accessFile := filepath.Join(t.TempDir(), "access.json")
 	os.WriteFile(accessFile, []byte(`{"clients": [{"name": "reader", "scopes": ["tools:read"], "allow": ["o.echo"]}]}`), 0o600)
 	h := startHTTPNodeRun(t, "--bundles", dir, "--oauth-issuer", idp.Issuer, "--oauth-audience", audience, "--access", accessFile)

@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -49,11 +51,11 @@ func TestAStuckBundleStallsNobodyElse(t *testing.T) {
 	for _, front := range []string{"stdio", "http"} {
 		t.Run(front, func(t *testing.T) {
 			dir := t.TempDir()
-			writeFake(t, dir, fake{name: "stuck", extra: `"timeouts": {"call": "2s", "call_max": "3s"}`})
-			writeFake(t, dir, fake{name: "ok"})
+			testkit.Write(t, dir, testkit.Fake{Name: "stuck", Extra: `"timeouts": {"call": "2s", "call_max": "3s"}`})
+			testkit.Write(t, dir, testkit.Fake{Name: "ok"})
 			args := []string{"--bundles", dir, "--ping-every", "700ms"}
 			var sess *mcp.ClientSession
-			var logs *syncBuffer
+			var logs *testkit.SyncBuffer
 			if front == "stdio" {
 				run := startNode(t, nil, nil, args...)
 				sess, logs = run.session, run.logs
@@ -152,7 +154,7 @@ func (c *rawHTTP) initialize(version, caps string) {
 // the bundle is not killed by its health ping, and the unread stream is closed at the bound.
 func TestAnHTTPClientThatNeverReadsItsStreamStallsNobody(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "talk"})
+	testkit.Write(t, dir, testkit.Fake{Name: "talk"})
 	u, logs := startHTTPNodeLogs(t, "--bundles", dir, "--ping-every", "500ms", "--max-queue", "2MiB")
 	victim := connectHTTP(t, u, nil)
 	pid, _ := callText(t, victim, "talk.pid", nil)
@@ -209,7 +211,7 @@ type rawNode struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout io.ReadCloser
-	logs   *syncBuffer
+	logs   *testkit.SyncBuffer
 	exited chan struct{}
 }
 
@@ -221,7 +223,7 @@ func startRawNode(t *testing.T, args ...string) *rawNode {
 	}
 	cmd := exec.Command(exe, append([]string{"serve"}, args...)...)
 	cmd.Env = append(os.Environ(), "TOOLNODE_TEST_MAIN=1")
-	n := &rawNode{cmd: cmd, logs: &syncBuffer{}, exited: make(chan struct{})}
+	n := &rawNode{cmd: cmd, logs: &testkit.SyncBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = n.logs
 	if n.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -256,7 +258,7 @@ const initLine = `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"
 // to the bound, then ends the session; no healthy bundle is killed meanwhile.
 func TestAStdioClientThatNeverReadsKillsNoBundle(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "big"})
+	testkit.Write(t, dir, testkit.Fake{Name: "big"})
 	n := startRawNode(t, "--bundles", dir, "--ping-every", "300ms", "--max-queue", "4MiB")
 	fmt.Fprintln(n.stdin, initLine)
 	fmt.Fprintln(n.stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
@@ -281,7 +283,7 @@ func TestAStdioClientThatNeverReadsKillsNoBundle(t *testing.T) {
 // Requests received before stdin ends are answered, initialize included.
 func TestRequestsBeforeEOFAreAnswered(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "eof"})
+	testkit.Write(t, dir, testkit.Fake{Name: "eof"})
 	n := startRawNode(t, "--bundles", dir)
 	fmt.Fprintln(n.stdin, initLine)
 	fmt.Fprintln(n.stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
@@ -314,7 +316,7 @@ func TestRequestsBeforeEOFAreAnswered(t *testing.T) {
 // the bundle's error instead of waiting out its timeout.
 func TestANullIDAnswerEndsTheCall(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "nul"})
+	testkit.Write(t, dir, testkit.Fake{Name: "nul"})
 	run := startNode(t, nil, nil, "--bundles", dir)
 	_, err := callWithin(t, run.session, 20*time.Second, "nul.nullerr", nil)
 	if err == nil || !strings.Contains(err.Error(), "Parse error") {
@@ -326,7 +328,7 @@ func TestANullIDAnswerEndsTheCall(t *testing.T) {
 // the bundle goes on serving.
 func TestAnAnswerOverTheLimitFailsItsCall(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "huge"})
+	testkit.Write(t, dir, testkit.Fake{Name: "huge"})
 	run := startNode(t, nil, nil, "--bundles", dir, "--max-bundle-message", "1MiB")
 	res, err := callWithin(t, run.session, 20*time.Second, "huge.big", map[string]any{"bytes": 2 << 20})
 	if err != nil {
@@ -344,7 +346,7 @@ func TestAnAnswerOverTheLimitFailsItsCall(t *testing.T) {
 // dropped, and the POST answered at once.
 func TestDuplicateAnswersInABatch(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "asks"})
+	testkit.Write(t, dir, testkit.Fake{Name: "asks"})
 	u := startHTTPNode(t, "--bundles", dir)
 	c := &rawHTTP{t: t, url: u}
 	c.initialize("2025-03-26", `{"sampling":{}}`)
@@ -406,7 +408,7 @@ func sseMessages(r io.Reader) <-chan []byte {
 // answers nobody waits for leave the node's live heap near where it was.
 func TestUnwantedAnswersAreNotKept(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "late"})
+	testkit.Write(t, dir, testkit.Fake{Name: "late"})
 	run := startNode(t, nil, nil, "--bundles", dir)
 	before := heapLive(t, run.session)
 	var wg sync.WaitGroup

@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -31,8 +33,8 @@ func TestNewCreatesTheFolderItIsGiven(t *testing.T) {
 // before the first dot is not a bundle.
 func TestToolsShowsTheBundleThatServes(t *testing.T) {
 	dir := t.TempDir()
-	writeFake(t, dir, fake{name: "aa-seat", seats: []string{"node-lamp"}})
-	writeFake(t, dir, fake{name: "bare", extra: `"prefix": false`})
+	testkit.Write(t, dir, testkit.Fake{Name: "aa-seat", Seats: []string{"node-lamp"}})
+	testkit.Write(t, dir, testkit.Fake{Name: "bare", Extra: `"prefix": false`})
 	code, out, errs := runCLI("tools", "--bundles", dir)
 	if code != 0 {
 		t.Fatalf("tools: exit %d\n%s", code, errs)

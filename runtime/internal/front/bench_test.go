@@ -10,15 +10,15 @@ import (
 	"testing"
 
 	"github.com/toolnode/toolnode/runtime/internal/front"
-	"github.com/toolnode/toolnode/runtime/internal/testbundle"
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
 // benchServer serves two bundles that answer echo: "a", of the initialize era, and "s",
 // which speaks 2026-07-28, so that every era of client meets every era of bundle.
 func benchServer(b *testing.B) *front.Server {
 	dir := b.TempDir()
-	testbundle.Write(b, dir, "a")
-	testbundle.WriteStateless(b, dir, "s")
+	testkit.Write(b, dir, testkit.Fake{Name: "a"})
+	testkit.Write(b, dir, testkit.Fake{Name: "s", Stateless: true})
 	return serveBundles(b, dir, "a", "s")
 }
 

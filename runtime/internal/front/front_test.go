@@ -14,25 +14,25 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/internal/front"
 	"github.com/toolnode/toolnode/runtime/internal/node"
-	"github.com/toolnode/toolnode/runtime/internal/testbundle"
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
-	testbundle.RunIfChild()
+	testkit.RunIfChild()
 	goleak.VerifyTestMain(m)
 }
 
 func startServer(t testing.TB) *front.Server {
 	t.Helper()
 	dir := t.TempDir()
-	testbundle.Write(t, dir, "a")
+	testkit.Write(t, dir, testkit.Fake{Name: "a"})
 	return serveBundles(t, dir, "a")
 }
 
 // serveBundles serves the bundles of dir named names, with their processes started.
 func serveBundles(t testing.TB, dir string, names ...string) *front.Server {
 	t.Helper()
-	n := node.New(node.Config{Manifests: testbundle.Manifests(t, dir, names...), Supervision: node.Supervision{PingEvery: -1}})
+	n := node.New(node.Config{Manifests: testkit.Manifests(t, dir, names...), Supervision: node.Supervision{PingEvery: -1}})
 	n.Start()
 	<-n.Ready()
 	t.Cleanup(func() { n.Close(context.Background()) })

@@ -9,7 +9,7 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
 	"github.com/toolnode/toolnode/runtime/internal/node"
-	"github.com/toolnode/toolnode/runtime/internal/testbundle"
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
 // waitState waits until bundle name of n is in state want.
@@ -34,8 +34,8 @@ func waitState(t *testing.T, n *node.Node, name string, want node.State) node.Bu
 // by a second node) and checks with goleak that nothing is left behind.
 func TestLazyBundlesSleepWakeAndStopCleanly(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
-	testbundle.Write(t, dir, "a")
-	testbundle.Write(t, dir, "b")
+	testkit.Write(t, dir, testkit.Fake{Name: "a"})
+	testkit.Write(t, dir, testkit.Fake{Name: "b"})
 	load := func(name string, idle string) *manifest.Manifest {
 		m, err := manifest.Load(dir + "/" + name + "/bundle.json")
 		if err != nil {

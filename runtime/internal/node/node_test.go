@@ -13,11 +13,11 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
 	"github.com/toolnode/toolnode/runtime/internal/node"
-	"github.com/toolnode/toolnode/runtime/internal/testbundle"
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
-	testbundle.RunIfChild()
+	testkit.RunIfChild()
 	goleak.VerifyTestMain(m)
 }
 
@@ -55,9 +55,9 @@ func startNode(t *testing.T, names ...string) *node.Node {
 	t.Helper()
 	dir := t.TempDir()
 	for _, name := range names {
-		testbundle.Write(t, dir, name)
+		testkit.Write(t, dir, testkit.Fake{Name: name})
 	}
-	return startNodeOf(t, testbundle.Manifests(t, dir, names...))
+	return startNodeOf(t, testkit.Manifests(t, dir, names...))
 }
 
 // startNodeOf runs a node of ms with their processes started; it is closed with the test.
@@ -125,9 +125,9 @@ func TestStatusReportsBoundsAndBundles(t *testing.T) {
 // gone, nothing is known of it: its tools are taken to ask again.
 func TestAsksClientsFollowsTheRunningProcesses(t *testing.T) {
 	dir := t.TempDir()
-	testbundle.Write(t, dir, "a")
-	testbundle.WriteStateless(t, dir, "s")
-	n := startNodeOf(t, testbundle.Manifests(t, dir, "a", "s"))
+	testkit.Write(t, dir, testkit.Fake{Name: "a"})
+	testkit.Write(t, dir, testkit.Fake{Name: "s", Stateless: true})
+	n := startNodeOf(t, testkit.Manifests(t, dir, "a", "s"))
 	for _, tc := range []struct {
 		tool string
 		asks bool
@@ -156,8 +156,8 @@ func (l leveled) ClientLogLevel() (string, bool) { return l.level, l.wants }
 // that does not.
 func TestAStatelessBundleIsAskedForTheLogsItsCallerWants(t *testing.T) {
 	dir := t.TempDir()
-	testbundle.WriteStateless(t, dir, "s")
-	n := startNodeOf(t, testbundle.Manifests(t, dir, "s"))
+	testkit.Write(t, dir, testkit.Fake{Name: "s", Stateless: true})
+	n := startNodeOf(t, testkit.Manifests(t, dir, "s"))
 	for _, tc := range []struct {
 		name  string
 		sess  node.Session

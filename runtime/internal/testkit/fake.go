@@ -1,37 +1,49 @@
-package cli_test
+package testkit
 
 import (
 	"bufio"
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
 	"time"
 )
 
-// fakeBundle is a small MCP server run by re-executing the test binary, so that the node's
-// tests supervise real processes over real pipes. Its behaviour comes from its environment,
-// which the test sets through the bundle's manifest:
+// capabilities are what a fake bundle offers: tools and logging, and with its surface
+// prompts, resources and completions.
+func capabilities(surface bool) map[string]any {
+	caps := map[string]any{"tools": map[string]any{}, "logging": map[string]any{}}
+	if surface {
+		caps["prompts"], caps["resources"], caps["completions"] = map[string]any{}, map[string]any{"subscribe": true}, map[string]any{}
+	}
+	return caps
+}
+
+// serveFake is a small MCP server. Its behaviour comes from its environment, which the test
+// sets through the bundle's manifest (see Fake):
 //
-//	FAKE_NAME         the name it reports in its answers
-//	FAKE_JUNK=1       print a non-MCP line on stdout before every answer
-//	FAKE_DELAY_MS     wait this long before answering initialize
-//	FAKE_SECRET_CHECK the variable whose presence the "env" tool reports
+//	FAKE_NAME          the name it reports in its answers
+//	FAKE_STATELESS=1   speak 2026-07-28 too (answer server/discover, type results)
+//	FAKE_SURFACE=1     also offer a prompt, a resource, a resource template and completion
+//	FAKE_JUNK=1        print a non-MCP line on stdout before every answer
+//	FAKE_DELAY_MS      wait this long before answering initialize
+//	FAKE_SECRET_CHECK  the variable whose presence the "env" tool reports
 //	FAKE_EXIT_AFTER_MS exit with status 3 this long after answering initialize
-//	FAKE_RECORD       append every line received on stdin to this file
-//	FAKE_ECHO_TYPE    the JSON type of echo's "text" argument (default string)
-//	FAKE_SURFACE=1    also offer a prompt, a resource and a resource template
-func fakeBundle() {
+//	FAKE_RECORD        append every line received on stdin to this file
+//	FAKE_ECHO_TYPE     the JSON type of echo's "text" argument (default string)
+func serveFake(stdin io.Reader, stdout io.Writer) {
 	name := os.Getenv("FAKE_NAME")
 	junk := os.Getenv("FAKE_JUNK") == "1"
 	delay, _ := time.ParseDuration(os.Getenv("FAKE_DELAY_MS") + "ms")
 	surface := os.Getenv("FAKE_SURFACE") == "1"
+	stateless := os.Getenv("FAKE_STATELESS") == "1"
 	fmt.Fprintf(os.Stderr, "[INFO] fake bundle %s starting\n", name)
 
 	var wmu sync.Mutex
-	out := bufio.NewWriter(os.Stdout)
+	out := bufio.NewWriter(stdout)
 	send := func(v any) {
 		b, _ := json.Marshal(v)
 		wmu.Lock()
@@ -43,6 +55,9 @@ func fakeBundle() {
 		out.Flush()
 	}
 	reply := func(id json.RawMessage, result any) {
+		if m, ok := result.(map[string]any); ok && stateless {
+			m["resultType"] = "complete"
+		}
 		send(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
 	}
 	text := func(s string) map[string]any {
@@ -71,6 +86,7 @@ func fakeBundle() {
 		tool("elicit", `"question":{"type":"string"}`),
 		tool("roots", ``),
 		tool("crash", ``),
+		tool("talk", `"text":{"type":"string"}`),
 		tool("bad name!", ``),
 	}
 	// Answers to our own requests (sampling) by id.
@@ -96,7 +112,7 @@ func fakeBundle() {
 	if path := os.Getenv("FAKE_RECORD"); path != "" {
 		record, _ = os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	}
-	in := bufio.NewReaderSize(os.Stdin, 1<<20)
+	in := bufio.NewReaderSize(stdin, 1<<20)
 	for {
 		line, err := in.ReadBytes('\n')
 		if len(line) == 0 && err != nil {
@@ -114,6 +130,7 @@ func fakeBundle() {
 				Arguments json.RawMessage `json:"arguments"`
 				Meta      struct {
 					ProgressToken json.RawMessage `json:"progressToken"`
+					LogLevel      string          `json:"io.modelcontextprotocol/logLevel"`
 				} `json:"_meta"`
 			} `json:"params"`
 		}
@@ -137,13 +154,16 @@ func fakeBundle() {
 			continue
 		}
 		switch req.Method {
+		case "server/discover":
+			if !stateless {
+				send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": -32601, "message": "method not found"}})
+				continue
+			}
+			reply(req.ID, map[string]any{"supportedVersions": []string{"2026-07-28", "2025-11-25"}, "capabilities": capabilities(surface),
+				"_meta": map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "fake-" + name, "version": "1"}}})
 		case "initialize":
 			time.Sleep(delay)
-			caps := map[string]any{"tools": map[string]any{}}
-			if surface {
-				caps["prompts"], caps["resources"] = map[string]any{}, map[string]any{}
-			}
-			reply(req.ID, map[string]any{"protocolVersion": "2025-06-18", "capabilities": caps,
+			reply(req.ID, map[string]any{"protocolVersion": "2025-06-18", "capabilities": capabilities(surface),
 				"serverInfo": map[string]any{"name": "fake-" + name, "version": "1"}})
 			if after, err := time.ParseDuration(os.Getenv("FAKE_EXIT_AFTER_MS") + "ms"); err == nil {
 				go func() {
@@ -161,9 +181,20 @@ func fakeBundle() {
 		case "resources/templates/list":
 			reply(req.ID, map[string]any{"resourceTemplates": []any{map[string]any{"uriTemplate": "fake://" + name + "/items/{id}", "name": "item"}}})
 		case "resources/read":
-			var p struct{ URI string }
-			json.Unmarshal(line, &struct{ Params *struct{ URI string } }{&p})
+			var p struct {
+				URI string `json:"uri"`
+			}
+			json.Unmarshal(line, &struct {
+				Params *struct {
+					URI string `json:"uri"`
+				} `json:"params"`
+			}{&p})
 			reply(req.ID, map[string]any{"contents": []any{map[string]any{"uri": p.URI, "text": "read by " + name}}})
+		case "prompts/get":
+			reply(req.ID, map[string]any{"messages": []any{map[string]any{"role": "user",
+				"content": map[string]any{"type": "text", "text": "prompt " + req.Params.Name + " of " + name}}}})
+		case "completion/complete":
+			reply(req.ID, map[string]any{"completion": map[string]any{"values": []string{"completed by " + name}}})
 		case "tools/call":
 			if req.Params.Name == "freeze" {
 				// Stop reading and answering, as a wedged server does.
@@ -179,6 +210,19 @@ func fakeBundle() {
 				json.Unmarshal(req.Params.Arguments, &args)
 				switch req.Params.Name {
 				case "echo":
+					reply(req.ID, text(name+":"+args.Text))
+				case "talk":
+					// A log message about the call, tagged with its id as toolnode's SDKs do
+					// (a stateless bundle sends it only when the request's _meta names a
+					// level), and progress under the call's token.
+					if !stateless || req.Params.Meta.LogLevel != "" {
+						send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{
+							"level": "info", "data": args.Text, "_meta": map[string]any{"io.toolnode/request": req.ID}}})
+					}
+					if req.Params.Meta.ProgressToken != nil {
+						send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{
+							"progressToken": req.Params.Meta.ProgressToken, "progress": 1}})
+					}
 					reply(req.ID, text(name+":"+args.Text))
 				case "big":
 					reply(req.ID, text(strings.Repeat("x", args.Bytes)))
