@@ -20,11 +20,19 @@ type ResourceSource struct {
 // test://...), so they are never rewritten; when two bundles list the same URI, the bundle
 // whose name sorts first serves it.
 type Resources struct {
-	resources []json.RawMessage
-	templates []json.RawMessage
+	resources []listed
+	templates []listed
 	byURI     map[string]string
 	patterns  []templateRoute
 	bundles   []string
+}
+
+// listed is a resource or template as listed, with the bundle serving it and its URI (or
+// URI template), by which a caller's filter decides.
+type listed struct {
+	raw    json.RawMessage
+	bundle string
+	uri    string
 }
 
 type templateRoute struct {
@@ -56,7 +64,7 @@ func BuildResources(sources []ResourceSource) (*Resources, []Notice) {
 				continue
 			}
 			r.byURI[res.URI] = s.Bundle
-			r.resources = append(r.resources, raw)
+			r.resources = append(r.resources, listed{raw: raw, bundle: s.Bundle, uri: res.URI})
 		}
 		for _, raw := range s.Templates {
 			var t struct {
@@ -66,7 +74,7 @@ func BuildResources(sources []ResourceSource) (*Resources, []Notice) {
 				notices = append(notices, Notice{Bundle: s.Bundle, Reason: "a resource template without a uriTemplate was left out"})
 				continue
 			}
-			r.templates = append(r.templates, raw)
+			r.templates = append(r.templates, listed{raw: raw, bundle: s.Bundle, uri: t.URITemplate})
 			r.patterns = append(r.patterns, templateRoute{re: templateRegexp(t.URITemplate), bundle: s.Bundle, uri: t.URITemplate})
 		}
 	}
@@ -136,31 +144,35 @@ func (r *Resources) Equal(o *Resources) bool {
 	return rawEqual(r.resources, o.resources) && rawEqual(r.templates, o.templates)
 }
 
-func rawEqual(a, b []json.RawMessage) bool {
+func rawEqual(a, b []listed) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {
-		if string(a[i]) != string(b[i]) {
+		if string(a[i].raw) != string(b[i].raw) {
 			return false
 		}
 	}
 	return true
 }
 
-// Resources pages through the merged resources.
-func (r *Resources) Resources(cursor string, size int) ([]json.RawMessage, string, error) {
-	return pageByOffset(r.resources, cursor, size)
+// Resources pages through the merged resources that keep accepts, by the bundle serving
+// each and its URI (every resource when keep is nil).
+func (r *Resources) Resources(cursor string, size int, keep func(bundle, uri string) bool) ([]json.RawMessage, string, error) {
+	return pageByOffset(r.resources, cursor, size, keep)
 }
 
-// Templates pages through the merged resource templates.
-func (r *Resources) Templates(cursor string, size int) ([]json.RawMessage, string, error) {
-	return pageByOffset(r.templates, cursor, size)
+// Templates pages through the merged resource templates that keep accepts, by the bundle
+// serving each and its URI template (every one when keep is nil).
+func (r *Resources) Templates(cursor string, size int, keep func(bundle, uri string) bool) ([]json.RawMessage, string, error) {
+	return pageByOffset(r.templates, cursor, size, keep)
 }
 
 const offsetPrefix = "offset:"
 
-func pageByOffset(items []json.RawMessage, cursor string, size int) ([]json.RawMessage, string, error) {
+// pageByOffset pages through the items keep accepts; the cursor is the offset in items past
+// the page, so that pages are the same whatever keep leaves out.
+func pageByOffset(items []listed, cursor string, size int, keep func(bundle, uri string) bool) ([]json.RawMessage, string, error) {
 	start := 0
 	if cursor != "" {
 		b, err := base64.RawURLEncoding.DecodeString(cursor)
@@ -170,17 +182,16 @@ func pageByOffset(items []json.RawMessage, cursor string, size int) ([]json.RawM
 		}
 		start = min(n, len(items))
 	}
-	end := len(items)
-	if size > 0 && start+size < end {
-		end = start + size
+	page := []json.RawMessage{}
+	i := start
+	for ; i < len(items) && (size <= 0 || len(page) < size); i++ {
+		if keep == nil || keep(items[i].bundle, items[i].uri) {
+			page = append(page, items[i].raw)
+		}
 	}
 	next := ""
-	if end < len(items) {
-		next = base64.RawURLEncoding.EncodeToString([]byte(offsetPrefix + strconv.Itoa(end)))
-	}
-	page := items[start:end]
-	if page == nil {
-		page = []json.RawMessage{}
+	if i < len(items) {
+		next = base64.RawURLEncoding.EncodeToString([]byte(offsetPrefix + strconv.Itoa(i)))
 	}
 	return page, next, nil
 }

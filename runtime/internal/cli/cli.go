@@ -21,6 +21,7 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/internal/access"
 	"github.com/toolnode/toolnode/runtime/internal/front"
+	"github.com/toolnode/toolnode/runtime/internal/front/httpfront"
 	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/proc"
 	"github.com/toolnode/toolnode/runtime/internal/reload"
@@ -119,16 +120,17 @@ type serveFlags struct {
 	lazy        bool
 	stateDir    string
 
-	maxBundleMessage byteSize
-	maxStderrLine    byteSize
-	maxQueue         byteSize
-	maxInflight      int
-	maxSessions      int
-	maxDepth         int
-	maxConns         int
-	sessionIdle      time.Duration
-	readTimeout      time.Duration
-	connIdle         time.Duration
+	maxBundleMessage  byteSize
+	maxStderrLine     byteSize
+	maxQueue          byteSize
+	maxInflight       int
+	maxSessions       int
+	maxClientSessions int
+	maxDepth          int
+	maxConns          int
+	sessionIdle       time.Duration
+	readTimeout       time.Duration
+	connIdle          time.Duration
 
 	view      string
 	pins      listFlag
@@ -159,7 +161,8 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Var(&f.maxStderrLine, "max-stderr-line", "longest line in `BYTES` kept of a bundle's stderr; longer ones (a progress bar without newlines) are cut and logged as such")
 	fs.Var(&f.maxQueue, "max-queue", "`BYTES` the node holds for one peer that does not read (a bundle's stdin, a client's stream); past it the bundle's calls fail or the client's stream is closed")
 	fs.IntVar(&f.maxInflight, "max-inflight", front.DefaultMaxInflight, "requests one client session may have in flight (`N`), and messages in one batch")
-	fs.IntVar(&f.maxSessions, "max-sessions", front.DefaultMaxSessions, "HTTP sessions open at once (`N`); past it initialize gets 503")
+	fs.IntVar(&f.maxSessions, "max-sessions", httpfront.DefaultMaxSessions, "HTTP sessions open at once (`N`); past it initialize gets 503")
+	fs.IntVar(&f.maxClientSessions, "max-client-sessions", httpfront.DefaultMaxClientSessions, "HTTP sessions one client may have open at once (`N`; a client is its OAuth subject or access-file client, else its address); past it its initialize gets 503")
 	fs.DurationVar(&f.sessionIdle, "session-idle", 30*time.Minute, "end HTTP sessions idle for `DURATION` (a minute while over half of --max-sessions are open)")
 	fs.IntVar(&f.maxConns, "max-conns", serveapi.DefaultMaxConns, "HTTP connections open at once (`N`)")
 	fs.DurationVar(&f.readTimeout, "read-timeout", serveapi.DefaultReadTimeout, "close HTTP connections whose request, body included, takes longer than `DURATION` to arrive")
@@ -219,7 +222,7 @@ Flags:
 	default:
 		return nil, fmt.Errorf("--names %q: use canonical, underscore or auto", f.names)
 	}
-	for name, v := range map[string]int{"--max-inflight": f.maxInflight, "--max-sessions": f.maxSessions, "--max-conns": f.maxConns, "--max-depth": f.maxDepth} {
+	for name, v := range map[string]int{"--max-inflight": f.maxInflight, "--max-sessions": f.maxSessions, "--max-client-sessions": f.maxClientSessions, "--max-conns": f.maxConns, "--max-depth": f.maxDepth} {
 		if v <= 0 {
 			return nil, fmt.Errorf("%s %d: want a positive number", name, v)
 		}
@@ -348,8 +351,8 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Stdin:         stdin,
 		Stdout:        stdout,
 		HTTP:          f.http,
-		HTTPOptions: front.HTTPOptions{AllowOrigins: f.allowOrigin, Token: token, MaxBody: int64(f.maxBody),
-			MaxSessions: f.maxSessions, IdleTimeout: f.sessionIdle},
+		HTTPOptions: httpfront.Options{AllowOrigins: f.allowOrigin, Token: token, MaxBody: int64(f.maxBody),
+			MaxSessions: f.maxSessions, MaxClientSessions: f.maxClientSessions, IdleTimeout: f.sessionIdle},
 		MaxConns:    f.maxConns,
 		ReadTimeout: f.readTimeout,
 		ConnIdle:    f.connIdle,

@@ -125,7 +125,7 @@ func (r remoteTarget) listTools(ctx context.Context) ([]json.RawMessage, error) 
 // bundle (no other may take it), and "toolnode." to the node. Over HTTP the node does not
 // say which bundle serves a seat verb or an unprefixed tool; those show "-".
 func (r remoteTarget) servedBy(ctx context.Context) (func(string) string, error) {
-	raw, err := r.c.Call(ctx, mcp.MethodToolsCall, map[string]any{"name": node.StatusTool})
+	raw, err := r.c.Call(ctx, mcp.MethodToolsCall, map[string]any{"name": node.StatusToolName})
 	if err != nil {
 		return nil, err
 	}
@@ -135,13 +135,13 @@ func (r remoteTarget) servedBy(ctx context.Context) (func(string) string, error)
 		} `json:"structuredContent"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("%s: %w", node.StatusTool, err)
+		return nil, fmt.Errorf("%s: %w", node.StatusToolName, err)
 	}
 	bundles := map[string]bool{}
 	for _, b := range res.StructuredContent.Bundles {
 		bundles[b.Name] = true
 	}
-	self, _, _ := strings.Cut(node.StatusTool, ".")
+	self, _, _ := strings.Cut(node.StatusToolName, ".")
 	return func(tool string) string {
 		prefix, _, ok := strings.Cut(tool, ".")
 		switch {
@@ -176,7 +176,7 @@ func (l localTarget) servedBy(context.Context) (func(string) string, error) {
 }
 
 func (l localTarget) callTool(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	return l.n.CallTool(ctx, shellSession{}, params)
+	return l.n.Call(ctx, shellSession{}, params)
 }
 
 func (l localTarget) close() { l.n.Close(context.Background()) }
@@ -358,7 +358,7 @@ func statusCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	t := targetFlags{url: *url, tokenFile: *tokenFile}
 	return t.with("status", 30*time.Second, stderr, func(ctx context.Context, tgt target) int {
-		res, err := tgt.callTool(ctx, json.RawMessage(`{"name":"`+node.StatusTool+`","arguments":{}}`))
+		res, err := tgt.callTool(ctx, json.RawMessage(`{"name":"`+node.StatusToolName+`","arguments":{}}`))
 		if err != nil {
 			fmt.Fprintf(stderr, "toolnode status: %v\n", err)
 			return ExitError

@@ -63,8 +63,8 @@ func surfaceOf(n *node.Node, names string) Surface {
 		s.ServedBy.Prompts[e.Name] = e.Bundle
 	}
 	res := n.Resources()
-	s.Resources, _, _ = res.Resources("", 0)
-	s.ResourceTemplates, _, _ = res.Templates("", 0)
+	s.Resources, _, _ = res.Resources("", 0, nil)
+	s.ResourceTemplates, _, _ = res.Templates("", 0, nil)
 	route(s.Resources, "uri", res.Route, s.ServedBy.Resources)
 	route(s.ResourceTemplates, "uriTemplate", res.RouteTemplate, s.ServedBy.ResourceTemplates)
 	return s

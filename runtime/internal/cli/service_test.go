@@ -115,6 +115,16 @@ func TestOAuthTokensOfARealProvider(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "resource_metadata=") {
 		t.Errorf("a token for another audience got %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
+	// Without any token, beside an access file: still told where to get one.
+	req, _ = http.NewRequest(http.MethodPost, h.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "resource_metadata=") {
+		t.Errorf("a request without a token got %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
 	meta, err := http.Get(strings.TrimSuffix(h.url, "/mcp") + "/.well-known/oauth-protected-resource/mcp")
 	if err != nil {
 		t.Fatal(err)

@@ -174,7 +174,7 @@ func TestCallsCrossBetweenNodes(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	s := &session{}
-	res, err := a.CallTool(context.Background(), s, json.RawMessage(`{"name":"tb.talk","arguments":{"text":"hi"},"_meta":{"progressToken":"mine"}}`))
+	res, err := a.Call(context.Background(), s, json.RawMessage(`{"name":"tb.talk","arguments":{"text":"hi"},"_meta":{"progressToken":"mine"}}`))
 	if err != nil || !strings.Contains(string(res), `"tb:hi"`) {
 		t.Fatalf("tb.talk answered %s, %v", res, err)
 	}
@@ -184,7 +184,7 @@ func TestCallsCrossBetweenNodes(t *testing.T) {
 			t.Errorf("the client got\n%s\nwithout %s", got, want)
 		}
 	}
-	st, _ := a.CallTool(context.Background(), s, json.RawMessage(`{"name":"toolnode.status"}`))
+	st, _ := a.Call(context.Background(), s, json.RawMessage(`{"name":"toolnode.status"}`))
 	if !strings.Contains(string(st), `node b: tb (2 tools); round trip`) {
 		t.Errorf("a's status does not show b serving tb:\n%s", st)
 	}

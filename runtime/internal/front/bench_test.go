@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/toolnode/toolnode/runtime/internal/front"
+	"github.com/toolnode/toolnode/runtime/internal/front/httpfront"
+	"github.com/toolnode/toolnode/runtime/internal/front/stdiofront"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
@@ -54,7 +56,7 @@ func benchCalls() []benchCall {
 // alone).
 func BenchmarkHTTPCall(b *testing.B) {
 	srv := benchServer(b)
-	h := srv.NewHTTPHandler(front.HTTPOptions{})
+	h := httpfront.New(srv, httpfront.Options{})
 	defer h.Close()
 	post := func(body string, hdr map[string]string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
@@ -68,14 +70,14 @@ func BenchmarkHTTPCall(b *testing.B) {
 		return w
 	}
 	w := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
-	sid := w.Header().Get(front.HeaderSessionID)
+	sid := w.Header().Get(httpfront.HeaderSessionID)
 	if sid == "" {
 		b.Fatalf("initialize: %d %s", w.Code, w.Body)
 	}
 	for _, c := range benchCalls() {
-		hdr := map[string]string{front.HeaderSessionID: sid, front.HeaderProtocolVersion: "2025-11-25"}
+		hdr := map[string]string{httpfront.HeaderSessionID: sid, httpfront.HeaderProtocolVersion: "2025-11-25"}
 		if c.stateless {
-			hdr = map[string]string{front.HeaderProtocolVersion: "2026-07-28", front.HeaderMethod: "tools/call", front.HeaderName: c.bundle + ".echo"}
+			hdr = map[string]string{httpfront.HeaderProtocolVersion: "2026-07-28", httpfront.HeaderMethod: "tools/call", httpfront.HeaderName: c.bundle + ".echo"}
 		}
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -96,7 +98,7 @@ func BenchmarkStdioCall(b *testing.B) {
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- srv.ServeStdio(context.Background(), inR, outW)
+		done <- stdiofront.Serve(context.Background(), srv, inR, outW)
 		outW.Close()
 	}()
 	answers := bufio.NewReader(outR)

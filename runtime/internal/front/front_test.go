@@ -9,10 +9,13 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/toolnode/toolnode/runtime/internal/front"
+	"github.com/toolnode/toolnode/runtime/internal/front/httpfront"
+	"github.com/toolnode/toolnode/runtime/internal/front/stdiofront"
 	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
@@ -53,7 +56,7 @@ func TestStdioAnswersBothErasUpToEOF(t *testing.T) {
 	r, w := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- srv.ServeStdio(context.Background(), in, w)
+		done <- stdiofront.Serve(context.Background(), srv, in, w)
 		w.Close()
 	}()
 	answers := map[string]string{}
@@ -79,22 +82,22 @@ func TestHTTPServesBothEras(t *testing.T) {
 	ts := startHTTP(t)
 	post := func(body string, hdr map[string]string) (*http.Response, string) { return postTo(t, ts, body, hdr) }
 	resp, body := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
-	sid := resp.Header.Get(front.HeaderSessionID)
+	sid := resp.Header.Get(httpfront.HeaderSessionID)
 	if sid == "" || !strings.Contains(body, "2025-11-25") {
 		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
 	}
 	_, body = post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a.echo","arguments":{"text":"s"}}}`,
-		map[string]string{front.HeaderSessionID: sid, front.HeaderProtocolVersion: "2025-11-25"})
+		map[string]string{httpfront.HeaderSessionID: sid, httpfront.HeaderProtocolVersion: "2025-11-25"})
 	if !strings.Contains(body, "a:s") {
 		t.Errorf("session call: %s", body)
 	}
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
-	hdr := map[string]string{front.HeaderProtocolVersion: "2026-07-28", front.HeaderMethod: "tools/call", front.HeaderName: "a.echo"}
+	hdr := map[string]string{httpfront.HeaderProtocolVersion: "2026-07-28", httpfront.HeaderMethod: "tools/call", httpfront.HeaderName: "a.echo"}
 	resp, body = post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a.echo","arguments":{"text":"x"},`+meta+`}}`, hdr)
-	if resp.StatusCode != 200 || !strings.Contains(body, "a:x") || resp.Header.Get(front.HeaderSessionID) != "" {
+	if resp.StatusCode != 200 || !strings.Contains(body, "a:x") || resp.Header.Get(httpfront.HeaderSessionID) != "" {
 		t.Errorf("stateless call: %d %s", resp.StatusCode, body)
 	}
-	hdr[front.HeaderName] = "a.talk"
+	hdr[httpfront.HeaderName] = "a.talk"
 	resp, body = post(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"a.echo","arguments":{"text":"x"},`+meta+`}}`, hdr)
 	if resp.StatusCode != 400 || !strings.Contains(body, "-32020") {
 		t.Errorf("a mismatched Mcp-Name: %d %s", resp.StatusCode, body)
@@ -105,7 +108,7 @@ func TestHTTPServesBothEras(t *testing.T) {
 // answer (progress, log messages): then it gets an event stream carrying those first.
 func TestHTTPStatelessCallStreamsWhatItAskedFor(t *testing.T) {
 	ts := startHTTP(t)
-	hdr := map[string]string{front.HeaderProtocolVersion: "2026-07-28", front.HeaderMethod: "tools/call", front.HeaderName: "a.talk"}
+	hdr := map[string]string{httpfront.HeaderProtocolVersion: "2026-07-28", httpfront.HeaderMethod: "tools/call", httpfront.HeaderName: "a.talk"}
 	for _, tc := range []struct {
 		name, meta, contentType string
 		want, not               []string
@@ -136,7 +139,7 @@ func TestHTTPStatelessCallStreamsWhatItAskedFor(t *testing.T) {
 // ends.
 func startHTTP(t *testing.T) *httptest.Server {
 	t.Helper()
-	h := startServer(t).NewHTTPHandler(front.HTTPOptions{})
+	h := httpfront.New(startServer(t), httpfront.Options{})
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		h.Close() // ends the front's streams, which the server would wait for
@@ -155,7 +158,10 @@ func postTo(t *testing.T, ts *httptest.Server, body string, hdr map[string]strin
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
-	resp, err := ts.Client().Do(req)
+	// A bound on every request: one the front leaves unanswered fails the test here.
+	client := ts.Client()
+	client.Timeout = 20 * time.Second
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

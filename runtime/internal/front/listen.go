@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/toolnode/toolnode/runtime/internal/node"
+
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 	"github.com/toolnode/toolnode/sdk-go/rawjson"
@@ -31,26 +33,37 @@ type listenFilter struct {
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
 }
 
-// newListener attaches a listener for the listen request msg and returns it with its
-// acknowledgment, which names what the node agreed to send.
-func (s *Server) newListener(ctx context.Context, msg *rpc.Message, send func(context.Context, *rpc.Message) error) (*listener, *rpc.Message, *rpc.Error) {
+// Listener is one subscriptions/listen stream; Close ends it.
+type Listener = listener
+
+// Listen attaches a listener for the subscriptions/listen request id of v's client, whose
+// params are req's, and returns it with its acknowledgment, which names what the node agreed
+// to send: the lists it asked about that some bundle offers, and the resources among those
+// it asked to watch that exist and the caller may read. It waits for the bundles' first
+// start, so that it agrees to what they offer. send carries the notifications to the client.
+func (s *Server) Listen(ctx context.Context, v *Stateless, id rpc.ID, req *node.Request, send func(context.Context, *rpc.Message) error) (*Listener, *rpc.Message, *rpc.Error) {
 	var p struct {
 		Notifications listenFilter `json:"notifications"`
 	}
-	if len(msg.Params) > 0 {
-		if err := json.Unmarshal(msg.Params, &p); err != nil {
+	if len(req.Params) > 0 {
+		if err := json.Unmarshal(req.Params, &p); err != nil {
 			return nil, nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: notifications: %v", err)
 		}
 	}
+	if err := s.waitReady(ctx); err != nil {
+		return nil, nil, rpc.AsError(err)
+	}
+	allow := s.allow(v.id)
 	o := s.node.Offers()
 	f := p.Notifications
-	l := &listener{srv: s, id: msg.ID, send: send, uris: map[string]bool{},
+	l := &listener{srv: s, id: id, send: send, uris: map[string]bool{},
 		tools: f.ToolsListChanged, prompts: f.PromptsListChanged && o.Prompts, resources: f.ResourcesListChanged && o.Resources}
 	s.node.Attach(l)
 	agreed := listenFilter{ToolsListChanged: l.tools, PromptsListChanged: l.prompts, ResourcesListChanged: l.resources}
 	for _, uri := range f.ResourceSubscriptions {
-		params, _ := json.Marshal(map[string]string{"uri": uri})
-		if _, err := s.node.Subscribe(ctx, l, params); err == nil {
+		sub := &node.Request{Method: mcp.MethodResourcesSub, URI: uri, Allow: allow}
+		sub.Params, _ = json.Marshal(map[string]string{"uri": uri})
+		if _, err := s.node.Subscribe(ctx, l, sub); err == nil {
 			l.uris[uri] = true
 			agreed.ResourceSubscriptions = append(agreed.ResourceSubscriptions, uri)
 		}
@@ -63,13 +76,14 @@ func (l *listener) meta() map[string]json.RawMessage {
 	return map[string]json.RawMessage{mcp.MetaSubscriptionID: json.RawMessage(l.id.String())}
 }
 
-// endResult is the answer that ends the stream gracefully.
-func (l *listener) endResult() json.RawMessage {
+// EndResult is the answer that ends the stream gracefully.
+func (l *listener) EndResult() json.RawMessage {
 	b, _ := json.Marshal(map[string]any{"resultType": mcp.ResultTypeComplete, "_meta": l.meta()})
 	return b
 }
 
-func (l *listener) close() { l.closeOnce.Do(func() { l.srv.node.Detach(l) }) }
+// Close ends the listener.
+func (l *listener) Close() { l.closeOnce.Do(func() { l.srv.node.Detach(l) }) }
 
 // Notify implements node.Session: the node's broadcasts, filtered by what the client asked.
 func (l *listener) Notify(ctx context.Context, method string, params any) error {

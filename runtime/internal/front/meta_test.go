@@ -36,7 +36,8 @@ func TestReadMeta(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := readMeta(new(metaCache).fieldsOf([]byte(tt.params)).meta)
+			meta, _ := rawjson.Member([]byte(tt.params), "_meta")
+			m, err := readMeta(meta)
 			if tt.code != 0 {
 				if err == nil || err.Code != tt.code {
 					t.Fatalf("error = %v, want code %d", err, tt.code)
@@ -59,48 +60,11 @@ func TestReadMeta(t *testing.T) {
 	}
 }
 
-// TestFieldsOf: the members the front reads are found in one pass over params, at the top
-// level only, escaped names included; a request is stateless when its _meta names a
-// revision.
-func TestFieldsOf(t *testing.T) {
-	tests := []struct {
-		name, params        string
-		target, state, resp string
-		stateless, hasMeta  bool
-		method              string
-	}{
-		{"a session call", `{"name":"t","arguments":{"name":"inner","_meta":{}}}`, `"t"`, "", "", false, false, "tools/call"},
-		{"a stateless call", `{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, `"t"`, "", "", true, true, "tools/call"},
-		{"_meta without a revision", `{"_meta":{"progressToken":1},"name":"t"}`, `"t"`, "", "", false, true, "tools/call"},
-		{"a retry", `{"name":"t","requestState":"s1","inputResponses":{"a":{}}}`, `"t"`, "s1", `{"a":{}}`, false, false, "tools/call"},
-		{"names with escapes", `{"n\u0061me":"t","requestStat\u0065":"s"}`, `"t"`, "s", "", false, false, "tools/call"},
-		{"a resource", `{"uri":"file:///x","name":"not the target"}`, `"file:///x"`, "", "", false, false, "resources/read"},
-		{"no target for other methods", `{"name":"t"}`, "", "", "", false, false, "tools/list"},
-		{"no params", ``, "", "", "", false, false, "tools/call"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := new(metaCache).fieldsOf([]byte(tt.params))
-			state, resp := f.retry()
-			if got := string(f.target(tt.method)); got != tt.target {
-				t.Errorf("target = %s, want %s", got, tt.target)
-			}
-			if state != tt.state || string(resp) != tt.resp {
-				t.Errorf("retry = %q, %s; want %q, %s", state, resp, tt.state, tt.resp)
-			}
-			if f.stateless() != tt.stateless || (f.meta != nil) != tt.hasMeta {
-				t.Errorf("stateless = %v, _meta %s", f.stateless(), f.meta)
-			}
-		})
-	}
-}
-
-// TestMetaCache: the cache answers for the _meta it was given, whatever it read before, and
-// keeps a copy of its own, not the request's bytes; the fields of a request whose _meta it
-// read last come with its reading.
+// TestMetaCache: the server answers for the _meta it was given, whatever it read before,
+// keeps a copy of its own, not the request's bytes, and reads the _meta it read last no more.
 func TestMetaCache(t *testing.T) {
-	var c metaCache
-	var prev []byte
+	var s Server
+	var prev *MetaEntry
 	a := []byte(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"info"}`)
 	b := []byte(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}`)
 	bad := []byte(`{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}`)
@@ -111,13 +75,18 @@ func TestMetaCache(t *testing.T) {
 		code  int64
 	}{{a, "info", `{}`, 0}, {a, "info", `{}`, 0}, {b, "", `{"sampling":{}}`, 0}, {bad, "", "", mcp.CodeUnsupportedVersion}, {a, "info", `{}`, 0}} {
 		in := []byte(`{"name":"t","_meta":` + string(tt.raw) + `}`)
-		f := c.fieldsOf(in)
-		again := i > 0 && bytes.Equal(tt.raw, prev)
-		if (f.known != nil) != again {
-			t.Errorf("read %d: known %v, want %v", i, f.known != nil, again)
+		meta, _ := rawjson.Member(in, "_meta")
+		if v := s.StatelessVersion(meta); string(v) != `"2026-07-28"` && tt.code == 0 {
+			t.Errorf("read %d: version %s", i, v)
 		}
-		prev = tt.raw
-		e, err := c.read(&f)
+		e, err := s.ReadMeta(meta)
+		again := i > 0 && prev != nil && bytes.Equal(tt.raw, prev.raw)
+		if again && e != prev {
+			t.Errorf("read %d: the same _meta was read again", i)
+		}
+		if e != nil {
+			prev = e
+		}
 		if tt.code != 0 {
 			if err == nil || err.Code != tt.code {
 				t.Fatalf("read %d: error %v, want code %d", i, err, tt.code)

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 	"github.com/toolnode/toolnode/sdk-go/rawjson"
@@ -30,9 +31,11 @@ import (
 // whatever connection the retry arrives.
 //
 // The requestState the node gives out names the waiting call, the method and name it
-// serves and when it expires, signed with a key of the node: a tampered, foreign or stale
-// state is refused. States that are not the node's (a 2026 bundle's own) pass through to
-// the bundle untouched.
+// serves, the caller it belongs to and when it expires, signed with a key of the node: a
+// tampered, foreign or stale state is refused, and so is another caller's. A state serves
+// one request at a time: a second retry while the first waits for the call is told so. The
+// caller's filter is applied again on every retry. States that are not the node's (a 2026
+// bundle's own) pass through to the bundle untouched.
 
 // stateTTL bounds how long a call waits for a client to come back with its input.
 const stateTTL = 10 * time.Minute
@@ -56,18 +59,19 @@ func newWaitingCalls() *waitingCalls {
 	return &waitingCalls{key: key, byID: map[string]*mrtrCall{}}
 }
 
-// sign returns the requestState of a waiting call.
-func (w *waitingCalls) sign(id, method, name string, expires time.Time) string {
-	payload := make([]byte, 8, 8+len(id)+len(method)+len(name)+2)
+// sign returns the requestState of a waiting call of the caller owner.
+func (w *waitingCalls) sign(id, method, name, owner string, expires time.Time) string {
+	payload := make([]byte, 8, 8+len(id)+len(method)+len(name)+len(owner)+3)
 	binary.BigEndian.PutUint64(payload, uint64(expires.Unix()))
-	payload = append(append(append(append(append(payload, id...), 0), method...), 0), name...)
+	payload = append(append(append(append(append(append(append(payload, id...), 0), method...), 0), name...), 0), owner...)
 	mac := hmac.New(sha256.New, w.key)
 	mac.Write(payload)
 	return statePrefix + base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
-// open checks a requestState against the call it comes with and returns the waiting call.
-func (w *waitingCalls) open(state, method, name string) (*mrtrCall, *rpc.Error) {
+// open checks a requestState against the request it comes with and the caller owner who
+// sends it, and returns the waiting call.
+func (w *waitingCalls) open(state, method, name, owner string) (*mrtrCall, *rpc.Error) {
 	body, sig, ok := strings.Cut(strings.TrimPrefix(state, statePrefix), ".")
 	payload, err1 := base64.RawURLEncoding.DecodeString(body)
 	got, err2 := base64.RawURLEncoding.DecodeString(sig)
@@ -76,9 +80,12 @@ func (w *waitingCalls) open(state, method, name string) (*mrtrCall, *rpc.Error) 
 	if !ok || err1 != nil || err2 != nil || !hmac.Equal(got, mac.Sum(nil)) || len(payload) < 8 {
 		return nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: requestState failed its integrity check (it was changed, or is not this node's)")
 	}
-	parts := bytes.SplitN(payload[8:], []byte{0}, 3)
-	if len(parts) != 3 || string(parts[1]) != method || string(parts[2]) != name {
+	parts := bytes.SplitN(payload[8:], []byte{0}, 4)
+	if len(parts) != 4 || string(parts[1]) != method || string(parts[2]) != name {
 		return nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: requestState belongs to another request than %s %q", method, name)
+	}
+	if string(parts[3]) != owner {
+		return nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: requestState belongs to another client; call again without it")
 	}
 	if time.Now().After(time.Unix(int64(binary.BigEndian.Uint64(payload)), 0)) {
 		return nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: requestState has expired; call again without it")
@@ -96,21 +103,23 @@ func (w *waitingCalls) open(state, method, name string) (*mrtrCall, *rpc.Error) 
 // node.Session of the call: what the bundle sends goes to the client request attached now,
 // and what it asks turns into an input_required answer to that request.
 type mrtrCall struct {
-	w            *waitingCalls
-	method, name string
-	key          string                  // the client's, for isolated bundles
-	cancel       context.CancelCauseFunc // ends the call at the bundle
+	w      *waitingCalls
+	req    *node.Request           // the request the call began with
+	id     Identity                // its caller
+	start  time.Time               // for the audit log
+	cancel context.CancelCauseFunc // ends the call at the bundle
 
 	mu        sync.Mutex
-	id        string // set once the call waits for input
-	view      *Session
+	stateID   string // set once the call waits for input
+	view      *Stateless
 	viewCtx   context.Context
-	reply     func(json.RawMessage, *rpc.Error)
+	reply     func(json.RawMessage, error) // the attached request's; nil while none is
 	stopWatch func() bool
 	asks      map[string]*ask
 	seq       int
 	final     *outcome // the call ended while no client request was attached
 	ended     bool
+	audited   bool
 	expiry    *time.Timer
 }
 
@@ -125,16 +134,74 @@ type outcome struct {
 	err error
 }
 
+// callAsking serves c, a stateless request whose bundle may ask the client for input.
+func (v *Stateless) callAsking(c *Call) {
+	req, n := c.req, v.srv.node
+	// The call outlives this request (it may wait for the client's input), but keeps its
+	// values: the trace it belongs to.
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(c.ctx))
+	m := &mrtrCall{w: v.srv.waiting, req: req, id: v.id, start: c.start, cancel: cancel}
+	m.mu.Lock()
+	m.attach(v, c.ctx, c.end)
+	m.mu.Unlock()
+	switch req.Method {
+	case mcp.MethodToolsCall:
+		n.CallTool(ctx, m, req, m.done)
+	case mcp.MethodPromptsGet:
+		go func() { m.done(n.GetPrompt(ctx, m, req)) }()
+	default:
+		go func() { m.done(n.ReadResource(ctx, m, req)) }()
+	}
+}
+
+// resume serves a retry that carries the requestState of a call the node keeps waiting,
+// and reports whether the request was one; a state of the bundle's own is not.
+func (v *Stateless) resume(c *Call) bool {
+	req := c.req
+	var state string
+	_ = json.Unmarshal(req.State, &state)
+	if !strings.HasPrefix(state, statePrefix) {
+		return false
+	}
+	name := req.Name
+	if req.Method == mcp.MethodResourcesRead {
+		name = req.URI
+	}
+	m, err := v.srv.waiting.open(state, req.Method, name, v.id.key())
+	if err == nil && !v.srv.allowed(req) {
+		err = rpc.Errorf(mcp.CodeInvalidParams, "invalid params: this client may no longer use %q; call again without the requestState", name)
+	}
+	if err != nil {
+		c.end(nil, err)
+		return true
+	}
+	m.resume(v, c.ctx, req.Responses, c.end)
+	return true
+}
+
+// allowed reports whether req's caller may still reach what req names.
+func (s *Server) allowed(req *node.Request) bool {
+	switch req.Method {
+	case mcp.MethodResourcesRead:
+		bundle, ok := s.node.Resources().Route(req.URI)
+		return ok && req.Allow.Resource(bundle, req.URI)
+	default:
+		return req.Allow == nil || req.Allow(req.Target())
+	}
+}
+
 // attach makes a client request the one the call answers; the caller holds m.mu. A client
 // that goes away (an HTTP stream closed, a stdio cancellation) cancels the call.
-func (m *mrtrCall) attach(view *Session, ctx context.Context, reply func(json.RawMessage, *rpc.Error)) {
-	m.view, m.viewCtx, m.reply = view, ctx, reply
+func (m *mrtrCall) attach(view *Stateless, ctx context.Context, reply func(any, error)) {
+	m.view, m.viewCtx = view, ctx
+	m.reply = func(res json.RawMessage, err error) { reply(res, err) }
 	if m.expiry != nil {
 		m.expiry.Stop()
 	}
 	m.stopWatch = context.AfterFunc(ctx, func() {
 		m.mu.Lock()
-		gone := m.viewCtx == ctx && m.reply != nil
+		r := m.reply
+		gone := m.viewCtx == ctx && r != nil
 		if gone {
 			m.detach()
 			m.end()
@@ -142,19 +209,20 @@ func (m *mrtrCall) attach(view *Session, ctx context.Context, reply func(json.Ra
 		m.mu.Unlock()
 		if gone {
 			m.cancel(errors.New("the client cancelled the call"))
+			r(nil, context.Cause(ctx)) // the request's own end: its span and its answer, if any can go
 		}
 	})
 }
 
 // detach lets go of the attached request; the caller holds m.mu and answers it.
-func (m *mrtrCall) detach() func(json.RawMessage, *rpc.Error) {
+func (m *mrtrCall) detach() func(json.RawMessage, error) {
 	r := m.reply
 	m.reply = nil
 	if m.stopWatch != nil {
 		m.stopWatch()
 		m.stopWatch = nil
 	}
-	if !m.ended && m.id != "" {
+	if !m.ended && m.stateID != "" {
 		m.expiry = time.AfterFunc(stateTTL, func() {
 			m.mu.Lock()
 			m.end()
@@ -171,20 +239,29 @@ func (m *mrtrCall) end() {
 	if m.expiry != nil {
 		m.expiry.Stop()
 	}
-	if m.id != "" {
+	if m.stateID != "" {
 		m.w.mu.Lock()
-		delete(m.w.byID, m.id)
+		delete(m.w.byID, m.stateID)
 		m.w.mu.Unlock()
 	}
 	for _, a := range m.asks {
 		close(a.answer)
 	}
 	m.asks = nil
+	m.final = nil
 }
 
-// done receives the call's outcome from the node.
+// done receives the call's outcome from the node, once: it is audited, and goes to the
+// request attached now, or waits for the client's next retry.
 func (m *mrtrCall) done(res json.RawMessage, err error) {
+	// The call is over at the bundle: what it holds for the call (a process of an
+	// isolated bundle for an anonymous caller) may go.
+	defer m.cancel(errors.New("the call has ended"))
 	m.mu.Lock()
+	if !m.audited {
+		m.audited = true
+		m.view.srv.audit(m.req, m.id, m.start, res, err, m.ended) // ended first: cancelled or expired
+	}
 	if m.ended {
 		m.mu.Unlock()
 		return
@@ -198,11 +275,14 @@ func (m *mrtrCall) done(res json.RawMessage, err error) {
 	view := m.view
 	m.end()
 	m.mu.Unlock()
-	view.finishStateless(m.method, res, err, r)
+	r(view.finish(m.req.Method, res, err))
 }
 
-// ClientKey implements node.Keyed: the client of the request the call began with.
-func (m *mrtrCall) ClientKey() string { return m.key }
+// ClientKey implements node.Keyed: the caller of the request the call began with.
+func (m *mrtrCall) ClientKey() string { return m.id.key() }
+
+// ClientBound implements node.Keyed.
+func (m *mrtrCall) ClientBound() string { return m.id.bound() }
 
 // Ended implements node.Keyed.
 func (m *mrtrCall) Ended() <-chan struct{} { return nil }
@@ -235,14 +315,26 @@ func (m *mrtrCall) Request(ctx context.Context, method string, params json.RawMe
 	if !m.view.capable(need) {
 		err := missingCapability(need, method)
 		r := m.detach()
-		view := m.view
 		m.end()
 		m.mu.Unlock()
 		m.cancel(err)
 		if r != nil {
-			view.finishStateless(m.method, nil, err, r)
+			r(nil, err)
 		}
 		return nil, err
+	}
+	if m.stateID == "" {
+		m.w.mu.Lock()
+		if len(m.w.byID) >= maxWaiting {
+			m.w.mu.Unlock()
+			m.mu.Unlock()
+			return nil, errors.New("too many calls wait for their clients' input")
+		}
+		var b [12]byte
+		_, _ = rand.Read(b[:])
+		m.stateID = base64.RawURLEncoding.EncodeToString(b[:])
+		m.w.byID[m.stateID] = m
+		m.w.mu.Unlock()
 	}
 	m.seq++
 	key := fmt.Sprintf("%s-%d", need, m.seq)
@@ -251,20 +343,7 @@ func (m *mrtrCall) Request(ctx context.Context, method string, params json.RawMe
 		m.asks = map[string]*ask{}
 	}
 	m.asks[key] = a
-	if m.id == "" {
-		var b [12]byte
-		_, _ = rand.Read(b[:])
-		m.id = base64.RawURLEncoding.EncodeToString(b[:])
-		m.w.mu.Lock()
-		if len(m.w.byID) >= maxWaiting {
-			m.w.mu.Unlock()
-			m.mu.Unlock()
-			return nil, errors.New("too many calls wait for their clients' input")
-		}
-		m.w.byID[m.id] = m
-		m.w.mu.Unlock()
-	}
-	var r func(json.RawMessage, *rpc.Error)
+	var r func(json.RawMessage, error)
 	var res json.RawMessage
 	if m.reply != nil {
 		res = m.inputRequired()
@@ -295,14 +374,19 @@ func (m *mrtrCall) inputRequired() json.RawMessage {
 	for k, a := range m.asks {
 		reqs[k] = mcp.InputRequest{Method: a.method, Params: a.params}
 	}
+	name := m.req.Name
+	if m.req.Method == mcp.MethodResourcesRead {
+		name = m.req.URI
+	}
 	b, _ := json.Marshal(mcp.InputRequiredResult{ResultType: mcp.ResultTypeInputRequired, InputRequests: reqs,
-		RequestState: m.w.sign(m.id, m.method, m.name, time.Now().Add(stateTTL))})
+		RequestState: m.w.sign(m.stateID, m.req.Method, name, m.id.key(), time.Now().Add(stateTTL))})
 	return b
 }
 
 // resume takes a retry: the answers go to what the bundle waits for, and the call goes on
-// answering the new request. Input still missing is asked for again.
-func (m *mrtrCall) resume(view *Session, ctx context.Context, responses json.RawMessage, reply func(json.RawMessage, *rpc.Error)) {
+// answering the new request. Input still missing is asked for again. A retry while another
+// request of the same state is attached is refused: one request at a time answers a call.
+func (m *mrtrCall) resume(view *Stateless, ctx context.Context, responses json.RawMessage, reply func(any, error)) {
 	var got map[string]json.RawMessage
 	if len(responses) > 0 && string(responses) != "null" {
 		if err := json.Unmarshal(responses, &got); err != nil {
@@ -311,11 +395,16 @@ func (m *mrtrCall) resume(view *Session, ctx context.Context, responses json.Raw
 		}
 	}
 	m.mu.Lock()
+	if m.reply != nil {
+		m.mu.Unlock()
+		reply(nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: requestState is in use by another request of this call, which will get its answer; do not send it twice at once"))
+		return
+	}
 	if m.final != nil {
 		f := m.final
 		m.end()
 		m.mu.Unlock()
-		view.finishStateless(m.method, f.res, f.err, reply)
+		reply(view.finish(m.req.Method, f.res, f.err))
 		return
 	}
 	keys := make([]string, 0, len(m.asks))
@@ -357,36 +446,39 @@ func isInputRequired(res json.RawMessage) bool {
 	return ok && string(v) == `"`+mcp.ResultTypeInputRequired+`"`
 }
 
-// fulfil serves a session client the input a 2026 bundle asks for: each input request goes to
-// the client as a request of its own, and the call is made again with the answers, until
-// the bundle answers in full.
-func (sess *Session) fulfil(ctx context.Context, method string, params, res json.RawMessage, again func(params json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
+// fulfil serves a session client the input a 2026 bundle asks for: each input request goes
+// to the client as a request of its own, and the call is made again with the answers,
+// until the bundle answers in full.
+func (sess *Session) fulfil(ctx context.Context, req *node.Request, res json.RawMessage, again func(*node.Request) (json.RawMessage, error)) (json.RawMessage, error) {
 	for round := 0; isInputRequired(res); round++ {
 		if round == maxRounds {
-			return nil, fmt.Errorf("%s asked for input %d times in a row; giving up", method, maxRounds)
+			return nil, fmt.Errorf("%s asked for input %d times in a row; giving up", req.Method, maxRounds)
 		}
 		var ir mcp.InputRequiredResult
 		if err := json.Unmarshal(res, &ir); err != nil {
 			return nil, fmt.Errorf("the bundle's input_required result: %w", err)
 		}
 		answers := make(mcp.InputResponses, len(ir.InputRequests))
-		for key, req := range ir.InputRequests {
-			ans, err := sess.Request(ctx, req.Method, req.Params)
+		for key, r := range ir.InputRequests {
+			ans, err := sess.Request(ctx, r.Method, r.Params)
 			if err != nil {
 				return nil, err
 			}
 			answers[key] = ans
 		}
 		b, _ := json.Marshal(answers)
-		params, _ = rawjson.PutMember(params, "inputResponses", b)
+		params, _ := rawjson.PutMember(req.Params, "inputResponses", b)
 		if ir.RequestState != "" {
 			s, _ := json.Marshal(ir.RequestState)
 			params, _ = rawjson.PutMember(params, "requestState", s)
 		} else {
 			params = rawjson.DeleteMember(params, "requestState")
 		}
+		next := *req
+		next.Params = params
+		req = &next
 		var err error
-		if res, err = again(params); err != nil {
+		if res, err = again(req); err != nil {
 			return nil, err
 		}
 	}

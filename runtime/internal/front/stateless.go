@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 	"sync/atomic"
 
+	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 	"github.com/toolnode/toolnode/sdk-go/rawjson"
@@ -17,11 +17,102 @@ import (
 // revision it speaks and what its client can do, and is served on its own. The front tells
 // the eras apart per request, so that one node serves clients of both at once: a request
 // whose _meta names a protocol version is stateless; anything else belongs to a session
-// opened by initialize. Each stateless request gets a Session of its own, never attached to
-// the node, whose version, capabilities and log level are the request's.
+// opened by initialize. A stateless request is served for a Stateless: its client as its
+// _meta and its transport describe it, never attached to the node.
 
 // versionMember is the revision as a request's _meta nearly always spells it.
 const versionMember = `"` + mcp.Version20260728 + `"`
+
+// Stateless is the client of a request of the 2026-07-28 revision: the revision,
+// capabilities and log level its _meta names, and who its transport says it is. It is
+// never changed once made, so the requests of a client that sends the same _meta share one
+// (see Server.Stateless).
+type Stateless struct {
+	client
+	meta     *metaEntry
+	minLevel int
+	strict   bool
+}
+
+// Stateless returns the client of a stateless request whose _meta was read into meta (see
+// ReadMeta); its messages go out through out. Clients send the same _meta with every
+// request, and the last one made is made again only for another.
+func (s *Server) Stateless(out node.Session, meta *MetaEntry, info SessionInfo) *Stateless {
+	if v := s.views.Load(); v != nil && v.meta == meta && v.id == info.Identity && v.out == out && v.transport == info.Transport {
+		return v
+	}
+	v := &Stateless{client: client{srv: s, out: out, id: info.Identity, transport: info.Transport}, meta: meta, minLevel: noLogs}
+	if rank, ok := mcp.LogLevelRank(meta.meta.logLevel); ok {
+		v.minLevel = rank
+	}
+	mode := s.opts.Names
+	v.strict = mode == NamesStrict || mode != NamesCanonical && strictClient(meta.meta.clientName)
+	s.views.Store(v)
+	return v
+}
+
+// noLogs is a log level above every level: a stateless request that names none gets none.
+const noLogs = math.MaxInt
+
+// Begin makes the call of a stateless request. Nothing can name it to cancel it but the end
+// of ctx (the HTTP request's), which needs no context of its own.
+func (v *Stateless) Begin(ctx context.Context, id rpc.ID) *Call {
+	return &Call{peer: v, id: id, ctx: ctx, cancel: endsWithRequest}
+}
+
+// endsWithRequest is the cancel of a stateless call: its context is its request's, which
+// ends with it.
+func endsWithRequest(error) {}
+
+// ClientKey implements node.Keyed: the client's identity; "" for an anonymous client,
+// which no request can be told to share with another.
+func (v *Stateless) ClientKey() string { return v.id.key() }
+
+// ClientBound implements node.Keyed.
+func (v *Stateless) ClientBound() string { return v.id.bound() }
+
+// Ended implements node.Keyed: a stateless client never ends; what it holds ends with its
+// requests.
+func (v *Stateless) Ended() <-chan struct{} { return nil }
+
+// ClientCapabilities implements node.Capable: what the request's _meta declares.
+func (v *Stateless) ClientCapabilities() json.RawMessage { return v.meta.meta.caps }
+
+// ClientLogLevel implements node.Leveled: the level the request's _meta names; none when
+// it names none.
+func (v *Stateless) ClientLogLevel() (string, bool) { return mcp.LogLevelName(v.minLevel) }
+
+// Notify implements node.Session: the request's progress and the log messages at the level
+// its _meta names go out on the request's stream.
+func (v *Stateless) Notify(ctx context.Context, method string, params any) error {
+	if method == mcp.NotifyMessage {
+		if m, ok := params.(mcp.LoggingMessageParams); ok {
+			if rank, _ := mcp.LogLevelRank(m.Level); rank < v.minLevel {
+				return nil
+			}
+		}
+	}
+	return v.out.Notify(ctx, method, params)
+}
+
+// Request implements node.Session: a client without a session takes no requests; the
+// revision asks with input_required results instead (see mrtrCall).
+func (v *Stateless) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, errNoRequests()
+}
+
+// CanonicalName maps a tool name as the client may have rendered it (see Options.Names)
+// back to the catalog's.
+func (v *Stateless) CanonicalName(name string) string { return canonicalName(v, name) }
+
+func (v *Stateless) protocol() string         { return v.meta.meta.version }
+func (v *Stateless) strictNames() bool        { return v.strict }
+func (v *Stateless) capable(need string) bool { return capabilityIn(v.meta.meta.caps, need) }
+
+// errNoRequests answers a bundle's request to a client that has no session.
+func errNoRequests() *rpc.Error {
+	return rpc.Errorf(mcp.CodeInternalError, "a client without a session takes no requests (2026-07-28 asks with input_required results)")
+}
 
 // requestMeta is what a 2026-07-28 request says about itself.
 type requestMeta struct {
@@ -31,78 +122,46 @@ type requestMeta struct {
 	logLevel   string
 }
 
-// fields are the members of a request's params the front reads, found in one pass: the
-// arguments can be large, and besides the node's own reading of the name the front looks
-// at several members (whether _meta names a revision, the target, a retry's state).
-type fields struct {
-	meta      json.RawMessage // _meta; nil when the request has none
-	name, uri json.RawMessage // the target of tools/call and prompts/get, and of resources/read
-	state     json.RawMessage // requestState, which a retry carries
-	responses json.RawMessage // inputResponses, which a retry carries
-	version   json.RawMessage // the protocol version _meta names, raw; nil when it names none
-	known     *metaEntry      // the reading of _meta when it is the last one read; nil otherwise
+// StatelessVersion returns the revision a request's _meta names, as it is written; nil
+// when it names none (a request of a session). A _meta the server read last is not read
+// again.
+func (s *Server) StatelessVersion(meta json.RawMessage) json.RawMessage {
+	if meta == nil {
+		return nil
+	}
+	if e := s.metas.last.Load(); e != nil && bytes.Equal(e.raw, meta) {
+		return e.version
+	}
+	v, _ := rawjson.Member(meta, mcp.MetaProtocolVersion)
+	return v
 }
 
-// stateless reports whether the request speaks a stateless revision: its _meta names one.
-func (f *fields) stateless() bool { return f.version != nil }
+// MetaEntry is the reading of one stateless request's _meta (see ReadMeta).
+type MetaEntry = metaEntry
 
-// fieldsOf reads the fields of a request's params (valid JSON, checked by rpc.Parse). A
-// _meta the cache read last is not read again.
-func (c *metaCache) fieldsOf(params json.RawMessage) fields {
-	var f fields
-	if len(params) == 0 || params[0] != '{' {
-		return f
+// ReadMeta reads and checks the _meta of a stateless request: -32602 when it lacks the
+// members every request carries, -32022 when it asks for a revision the node does not
+// serve. Clients send the same _meta with every request, so the reading of the last one
+// serves the next.
+func (s *Server) ReadMeta(meta json.RawMessage) (*MetaEntry, *rpc.Error) {
+	if e := s.metas.last.Load(); e != nil && meta != nil && bytes.Equal(e.raw, meta) {
+		return e, nil
 	}
-	rawjson.Members(params, func(name rawjson.Name, value []byte) {
-		switch {
-		case name.Is("_meta"):
-			f.meta = value
-		case name.Is("name"):
-			f.name = value
-		case name.Is("uri"):
-			f.uri = value
-		case name.Is("requestState"):
-			f.state = value
-		case name.Is("inputResponses"):
-			f.responses = value
-		}
-	})
-	if f.meta != nil {
-		if e := c.last.Load(); e != nil && bytes.Equal(e.raw, f.meta) {
-			f.version, f.known = e.version, e
-		} else {
-			f.version, _ = rawjson.Member(f.meta, mcp.MetaProtocolVersion)
-		}
+	own := bytes.Clone(meta) // not the request's bytes, which it would keep alive
+	m, err := readMeta(own)
+	if err != nil {
+		return nil, err
 	}
-	return f
+	e := &metaEntry{raw: own, meta: m}
+	e.version, _ = rawjson.Member(own, mcp.MetaProtocolVersion)
+	token, ok := rawjson.Member(own, "progressToken")
+	e.progress = ok && string(token) != "null"
+	s.metas.last.Store(e)
+	return e, nil
 }
 
-// target is the raw name of what a method that may answer input_required acts on: the
-// tool, the prompt or the resource (see mrtrMethod); nil for other methods.
-func (f *fields) target(method string) json.RawMessage {
-	switch t, _ := mrtrMethod(method); t {
-	case "name":
-		return f.name
-	case "uri":
-		return f.uri
-	}
-	return nil
-}
-
-// retry returns the requestState and inputResponses of a retried request ("" and nil for
-// a first request).
-func (f *fields) retry() (state string, responses json.RawMessage) {
-	if f.state != nil {
-		_ = json.Unmarshal(f.state, &state)
-	}
-	return state, f.responses
-}
-
-// readMeta reads and checks the _meta of a stateless request (nil when it has none):
-// -32602 when it lacks the members every request carries, -32022 when it asks for a
-// revision the node does not serve. Only _meta is read, member by member: the arguments,
-// of any size, are the bundle's business, and a decoder would cost more than the call's
-// routing.
+// readMeta reads and checks the _meta of a stateless request (nil when it has none). Only
+// _meta is read, member by member: the arguments, of any size, are the bundle's business.
 func readMeta(raw json.RawMessage) (requestMeta, *rpc.Error) {
 	if raw == nil || string(raw) == "null" {
 		return requestMeta{}, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: a request without a session carries _meta with %q and %q",
@@ -159,65 +218,19 @@ type metaCache struct {
 	last atomic.Pointer[metaEntry]
 }
 
-// metaEntry is one _meta read: a copy of its text (not the request's, which it would keep
-// alive whatever its size), and what it says. It is never changed once made, so requests
-// share it.
+// metaEntry is one _meta read: a copy of its text, and what it says. It is never changed
+// once made, so requests share it.
 type metaEntry struct {
 	raw      json.RawMessage
-	version  json.RawMessage // the revision member of raw, as fields has it
+	version  json.RawMessage // the revision member of raw, as it is written
 	progress bool            // raw holds a progress token: the request asks for progress
 	meta     requestMeta
 }
 
-// streams reports whether a request with this _meta may have messages before its answer:
+// Streams reports whether a request with this _meta may have messages before its answer:
 // it asked for log messages or progress. What a bundle asks of the client comes back in
 // the answer itself.
-func (e *metaEntry) streams() bool { return e.meta.logLevel != "" || e.progress }
-
-// read is readMeta through the cache, for the _meta of f (which fieldsOf gave: when it is
-// the last one read, f knows its reading).
-func (c *metaCache) read(f *fields) (*metaEntry, *rpc.Error) {
-	if f.known != nil {
-		return f.known, nil
-	}
-	own := bytes.Clone(f.meta)
-	m, err := readMeta(own)
-	if err != nil {
-		return nil, err
-	}
-	e := &metaEntry{raw: own, meta: m}
-	e.version, _ = rawjson.Member(own, mcp.MetaProtocolVersion)
-	token, ok := rawjson.Member(own, "progressToken")
-	e.progress = ok && string(token) != "null"
-	c.last.Store(e)
-	return e, nil
-}
-
-// viewCache keeps the Session that served the last stateless request of a front. A client
-// sends the same _meta with every request, and such a Session is never changed once made
-// (over HTTP its messages find their stream in the call's context), so requests in flight
-// share it.
-type viewCache struct {
-	last atomic.Pointer[cachedView]
-}
-
-type cachedView struct {
-	meta   *metaEntry
-	client string
-	sess   *Session
-}
-
-// get returns the Session that serves a stateless request of client with meta, its
-// messages going out through out.
-func (c *viewCache) get(s *Server, out Outbound, meta *metaEntry, client, transport string) *Session {
-	if v := c.last.Load(); v != nil && v.meta == meta && v.client == client {
-		return v.sess
-	}
-	sess := s.statelessSession(out, meta.meta)
-	sess.clientName, sess.transport = client, transport
-	c.last.Store(&cachedView{meta: meta, client: client, sess: sess})
-	return sess
-}
+func (e *metaEntry) Streams() bool { return e.meta.logLevel != "" || e.progress }
 
 // unsupportedVersion is the -32022 error naming the revisions the node serves.
 func unsupportedVersion(requested string) *rpc.Error {
@@ -225,24 +238,8 @@ func unsupportedVersion(requested string) *rpc.Error {
 	return rpc.Errorf(mcp.CodeUnsupportedVersion, "unsupported protocol version %q", requested).WithData(data)
 }
 
-// noLogs is a log level above every level: a stateless request that names none gets none.
-const noLogs = math.MaxInt
-
-// statelessSession returns the Session that serves one stateless request: the request's
-// revision, capabilities and log level; messages go out through out.
-func (s *Server) statelessSession(out Outbound, m requestMeta) *Session {
-	sess := &Session{srv: s, out: out, stateless: true, initialized: true,
-		version: m.version, clientCaps: m.caps, minLevel: noLogs}
-	if rank, ok := mcp.LogLevelRank(m.logLevel); ok {
-		sess.minLevel = rank
-	}
-	mode := s.opts.Names
-	sess.strict = mode == NamesStrict || mode != NamesCanonical && strictClient(m.clientName)
-	return sess
-}
-
-// removedIn2026 are the methods the stateless revision no longer has.
-func removedIn2026(method string) bool {
+// RemovedIn2026 reports whether the stateless revision no longer has method.
+func RemovedIn2026(method string) bool {
 	switch method {
 	case mcp.MethodInitialize, mcp.MethodPing, mcp.MethodLoggingSetLevel, mcp.MethodResourcesSub, mcp.MethodResourcesUnsub,
 		mcp.NotifyInitialized:
@@ -253,12 +250,12 @@ func removedIn2026(method string) bool {
 
 // discover answers server/discover: every revision the node speaks and the capabilities of
 // its bundles together.
-func (sess *Session) discover() (json.RawMessage, error) {
-	info, _ := json.Marshal(map[string]any{mcp.MetaServerInfo: mcp.Implementation{Name: "toolnode", Version: sess.srv.opts.Version}})
+func (s *Server) discover() (json.RawMessage, error) {
+	info, _ := json.Marshal(map[string]any{mcp.MetaServerInfo: mcp.Implementation{Name: "toolnode", Version: s.opts.Version}})
 	return json.Marshal(mcp.DiscoverResult{
 		ResultType:        mcp.ResultTypeComplete,
 		SupportedVersions: mcp.AllVersions(),
-		Capabilities:      sess.capabilities(),
+		Capabilities:      s.capabilities(),
 		Meta:              info,
 		CacheHint:         mcp.CacheHint{TTLMs: discoverTTL, CacheScope: mcp.CacheScopePublic},
 	})
@@ -323,40 +320,23 @@ func missingCapability(capability, method string) *rpc.Error {
 		method, capability).WithData(data)
 }
 
-// capabilityFor names the client capability a server-to-client request needs.
-func capabilityFor(method string) string {
-	switch method {
-	case mcp.MethodSampling:
-		return "sampling"
-	case mcp.MethodElicitation:
-		return "elicitation"
-	case mcp.MethodRootsList:
-		return "roots"
-	}
-	return ""
-}
-
-// streamOutbound sends a stateless request's notifications on the event stream of the
-// request ctx belongs to (see streamKey); nothing else goes to a client without a session.
-type streamOutbound struct{}
-
-func (streamOutbound) Notify(ctx context.Context, method string, params any) error {
-	st, ok := ctx.Value(streamKey{}).(*stream)
-	if !ok {
-		return fmt.Errorf("send %s: the request has no stream", method)
-	}
-	raw, err := rpc.Marshal(params)
+// finishStateless answers a stateless request: errors in the revision's terms, results
+// with what the revision requires, and input asked for by a 2026 bundle passed on only
+// when the client declared the capabilities it needs.
+func (v *Stateless) finish(method string, res json.RawMessage, err error) (json.RawMessage, error) {
 	if err != nil {
-		return err
+		return nil, statelessError(rpc.AsError(err))
 	}
-	return st.send(ctx, rpc.Notification(method, raw))
-}
-
-func (streamOutbound) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
-	return nil, errNoRequests()
-}
-
-// errNoRequests answers a bundle's request to a client that has no session.
-func errNoRequests() *rpc.Error {
-	return rpc.Errorf(mcp.CodeInternalError, "a client without a session takes no requests (2026-07-28 asks with input_required results)")
+	// One look at resultType serves both the check and decorate: a result may be large.
+	rt, typed := rawjson.Member(res, "resultType")
+	if typed && string(rt) == `"`+mcp.ResultTypeInputRequired+`"` {
+		var ir mcp.InputRequiredResult
+		_ = json.Unmarshal(res, &ir)
+		for _, r := range ir.InputRequests {
+			if need := capabilityFor(r.Method); need != "" && !v.capable(need) {
+				return nil, missingCapability(need, r.Method)
+			}
+		}
+	}
+	return decorate(method, res, typed), nil
 }

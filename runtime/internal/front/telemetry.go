@@ -3,6 +3,7 @@ package front
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/runtime/internal/telemetry"
@@ -10,48 +11,43 @@ import (
 	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
-// recorder is the front's telemetry, a no-op when none is configured.
-func (s *Server) recorder() telemetry.Recorder {
-	if s.opts.Telemetry == nil {
-		return telemetry.Nop{}
+// trace starts the call's span and metric, continuing the client's traceparent from its
+// _meta; the call's context carries the span to the node. Only names the node serves label
+// them: a client must not mint series.
+func (c *Call) trace() {
+	base := c.peer.base()
+	if base.srv.opts.Audit != nil {
+		c.start = time.Now()
 	}
-	return s.opts.Telemetry
-}
-
-// traced starts the request's span and metric (continuing the client's traceparent from
-// _meta) and returns the context the call runs in, and reply wrapped to end them.
-func (c *Call) traced(method string, params json.RawMessage, reply func(json.RawMessage, *rpc.Error)) func(json.RawMessage, *rpc.Error) {
-	rec := c.sess.srv.recorder()
+	rec := base.srv.recorder()
 	if _, nop := rec.(telemetry.Nop); nop {
-		return reply
+		return
 	}
-	req := telemetry.Request{Method: method, ID: json.RawMessage(c.id.String()), SessionID: c.sess.sessionID,
-		ProtocolVersion: c.sess.Version(), Transport: c.sess.transport}
-	req.Meta, _ = rawjson.Member(params, "_meta")
-	if method == mcp.MethodToolsCall || method == mcp.MethodPromptsGet {
-		var name string
-		if raw, ok := rawjson.Member(params, "name"); ok && json.Unmarshal(raw, &name) == nil {
-			// Only names the node serves label metrics: a client must not mint series.
-			if _, known := c.sess.srv.node.Catalog().Lookup(name); known || method == mcp.MethodPromptsGet {
-				req.Target = name
-			}
+	n := base.srv.node
+	req := telemetry.Request{Method: c.req.Method, ID: json.RawMessage(c.id.String()), SessionID: base.sessionID,
+		ProtocolVersion: c.peer.protocol(), Transport: base.transport, Meta: c.req.Meta}
+	switch c.req.Method {
+	case mcp.MethodToolsCall:
+		if _, known := n.Catalog().Lookup(c.req.Target()); known {
+			req.Target = c.req.Target()
+		}
+	case mcp.MethodPromptsGet:
+		if _, known := n.Prompts().Lookup(c.req.Target()); known {
+			req.Target = c.req.Target()
 		}
 	}
-	var op *telemetry.Op
-	c.ctx, op = rec.StartRequest(c.ctx, req)
-	return func(res json.RawMessage, err *rpc.Error) {
-		op.End(errorType(c.ctx, res, err))
-		reply(res, err)
-	}
+	c.ctx, c.op = rec.StartRequest(c.ctx, req)
 }
 
-// errorType names how a request failed, in the conventions' terms; "" when it did not.
+// errorType names how a request failed, in the conventions' terms; "" when it did not. A
+// request whose context ended before its answer was cancelled, whatever error its end made
+// up: its client cancelled it, or left.
 func errorType(ctx context.Context, res json.RawMessage, err *rpc.Error) string {
 	switch {
-	case err != nil:
-		return telemetry.ErrorCode(err.Code)
 	case ctx.Err() != nil:
 		return telemetry.Cancelled
+	case err != nil:
+		return telemetry.ErrorCode(err.Code)
 	}
 	if v, ok := rawjson.Member(res, "isError"); ok && string(v) == "true" {
 		return telemetry.ToolError

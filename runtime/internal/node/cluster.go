@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"sort"
 
 	"github.com/toolnode/toolnode/sdk-go/mcp"
@@ -80,16 +79,15 @@ func capabilitiesOf(o Offers) mcp.ServerCapabilities {
 // ServeBundle sends a request of sess straight to this node's bundle of that name, as a
 // call routed there would go (progress, cancellation, timeouts, the bundle's own requests
 // to sess), bypassing the merged catalog: params name things as the bundle does. It serves
-// the calls other nodes of a cluster route here.
+// the calls other nodes of a cluster route here, whose own fronts applied their callers'
+// filters.
 func (n *Node) ServeBundle(ctx context.Context, sess Session, bundle, method string, params json.RawMessage, done func(json.RawMessage, error)) {
-	n.forwardAsync(ctx, sess, bundle, "", method, params, func() string {
-		var p struct {
-			Name string `json:"name"`
-			URI  string `json:"uri"`
-		}
-		_ = json.Unmarshal(params, &p)
-		return fmt.Sprintf("%s %s", method, p.Name+p.URI)
-	}, done)
+	req, err := ReadRequest(method, params)
+	if err != nil {
+		done(nil, err)
+		return
+	}
+	n.forwardAsync(ctx, sess, bundle, "", req, settleAsIs, done)
 }
 
 // ClusterReport is what toolnode.status says of the cluster a node belongs to.

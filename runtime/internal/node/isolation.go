@@ -11,21 +11,33 @@ import (
 // A bundle with "isolation": "client" gets a process of its own per client, so that what a
 // server that does not tag its messages says can only be about its one client's calls.
 // The bundle's supervised processes list its tools; calls go to the client's process,
-// started on the client's first call and stopped when its session ends.
+// started on the client's first call and stopped when the client is gone. A client is its
+// identity (an OAuth subject, an access file's client); an anonymous session is a client
+// of its own; an anonymous caller without a session (a stateless request) gets a process
+// for its one call, since nothing tells its requests from another's.
 
-// Keyed is a Session that says which client it serves, for isolated bundles. Sessions that
-// do not implement it share one process per bundle.
+// Keyed is a Session that says which client it serves, for isolated bundles and crash
+// blame. Sessions that do not implement it are anonymous callers without a session.
 type Keyed interface {
-	// ClientKey names the client: sessions of one client share a process; "" is anonymous
-	// (all anonymous callers share one, and are never blamed for crashes).
+	// ClientKey names the client: calls of one client share a process; "" is an anonymous
+	// caller without a session, whose every call gets a process of its own (and who is
+	// never blamed for crashes).
 	ClientKey() string
-	// Ended is closed when the client is gone and its processes may stop; nil when they
-	// live as long as the node.
+	// ClientBound names what the client counts against for the per-client bound of
+	// isolated processes: its identity, or for an anonymous one where it comes from.
+	ClientBound() string
+	// Ended is closed when the client is gone and its processes may stop; nil when only
+	// the end of their calls stops them.
 	Ended() <-chan struct{}
 }
 
-// maxIsolated bounds the processes one isolated bundle runs for its clients.
-const maxIsolated = 64
+// maxIsolated bounds the processes one isolated bundle runs for its clients, and
+// maxIsolatedPerClient those it runs for one client (by ClientBound): no client alone can
+// take them all.
+const (
+	maxIsolated          = 64
+	maxIsolatedPerClient = 8
+)
 
 // isolated holds the per-client processes of one bundle.
 type isolated struct {
@@ -37,6 +49,7 @@ type isolatedProc struct {
 	ready chan struct{} // closed once inst or err is set
 	inst  *instance
 	err   error
+	bound string // what it counts against (Keyed.ClientBound)
 }
 
 func clientKey(sess Session) (string, <-chan struct{}) {
@@ -46,9 +59,21 @@ func clientKey(sess Session) (string, <-chan struct{}) {
 	return "", nil
 }
 
-// pickIsolated returns the process of sess's client in b, starting it when there is none.
-func (n *Node) pickIsolated(b *bundle, sess Session) (*instance, error) {
+// pickIsolated returns the process of sess's client in b for a call of context ctx,
+// starting it when there is none.
+func (n *Node) pickIsolated(ctx context.Context, b *bundle, sess Session) (*instance, error) {
 	key, ended := clientKey(sess)
+	bound := "anonymous"
+	if k, ok := sess.(Keyed); ok {
+		bound = k.ClientBound()
+	}
+	if key == "" {
+		// An anonymous caller without a session: a process for this call alone.
+		key, ended = fmt.Sprintf("call:%p", ctx.Done()), ctx.Done()
+		if ended == nil {
+			ended = make(chan struct{}) // a call that cannot end keeps it until the bundle stops
+		}
+	}
 	b.iso.mu.Lock()
 	if b.iso.procs == nil {
 		b.iso.procs = map[string]*isolatedProc{}
@@ -74,7 +99,17 @@ func (n *Node) pickIsolated(b *bundle, sess Session) (*instance, error) {
 		b.iso.mu.Unlock()
 		return nil, fmt.Errorf("bundle %q runs a process per client and has %d already, its limit", b.name, maxIsolated)
 	}
-	p = &isolatedProc{ready: make(chan struct{})}
+	mine := 0
+	for _, other := range b.iso.procs {
+		if other.bound == bound {
+			mine++
+		}
+	}
+	if mine >= maxIsolatedPerClient {
+		b.iso.mu.Unlock()
+		return nil, fmt.Errorf("bundle %q runs a process per client, and %d for this client already, the limit for one client; end a session first", b.name, maxIsolatedPerClient)
+	}
+	p = &isolatedProc{ready: make(chan struct{}), bound: bound}
 	b.iso.procs[key] = p
 	b.iso.mu.Unlock()
 

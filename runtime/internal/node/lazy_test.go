@@ -60,7 +60,7 @@ func TestLazyBundlesSleepWakeAndStopCleanly(t *testing.T) {
 		t.Fatal("an asleep bundle's tools are not listed")
 	}
 	s := &session{seen: make(chan struct{}, 16)}
-	res, err := n.CallTool(context.Background(), s, json.RawMessage(`{"name":"a.echo","arguments":{"text":"x"}}`))
+	res, err := n.Call(context.Background(), s, json.RawMessage(`{"name":"a.echo","arguments":{"text":"x"}}`))
 	if err != nil || !strings.Contains(string(res), "a:x") {
 		t.Fatalf("a.echo: %s %v", res, err)
 	}
@@ -72,7 +72,7 @@ func TestLazyBundlesSleepWakeAndStopCleanly(t *testing.T) {
 		t.Errorf("asleep bundle b: %+v", st)
 	}
 	// A bundle woken by a call is stopped by Close like any other.
-	_, _ = n.CallTool(context.Background(), s, json.RawMessage(`{"name":"b.echo","arguments":{"text":"x"}}`))
+	_, _ = n.Call(context.Background(), s, json.RawMessage(`{"name":"b.echo","arguments":{"text":"x"}}`))
 	n.Close(context.Background())
 
 	n = start()

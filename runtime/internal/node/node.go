@@ -306,7 +306,7 @@ func (n *Node) rebuild() {
 		}
 	}
 	sort.Strings(names)
-	tools := []catalog.Source{n.builtinTools()}
+	tools := []catalog.Source{ownTools()}
 	var prompts []catalog.Source
 	var resources []catalog.ResourceSource
 	for _, name := range names {

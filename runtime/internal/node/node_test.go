@@ -80,12 +80,12 @@ func TestCallsReachTheirBundleAndMessagesTheirSession(t *testing.T) {
 	n.Attach(s)
 	defer n.Detach(s)
 	for _, tc := range []struct{ tool, want string }{{"a.echo", "a:x"}, {"b.echo", "b:x"}} {
-		res, err := n.CallTool(context.Background(), s, json.RawMessage(`{"name":"`+tc.tool+`","arguments":{"text":"x"}}`))
+		res, err := n.Call(context.Background(), s, json.RawMessage(`{"name":"`+tc.tool+`","arguments":{"text":"x"}}`))
 		if err != nil || !strings.Contains(string(res), `"`+tc.want+`"`) {
 			t.Errorf("%s: %s %v", tc.tool, res, err)
 		}
 	}
-	res, err := n.CallTool(context.Background(), s, json.RawMessage(`{"name":"a.talk","arguments":{"text":"hello"},"_meta":{"progressToken":"mine"}}`))
+	res, err := n.Call(context.Background(), s, json.RawMessage(`{"name":"a.talk","arguments":{"text":"hello"},"_meta":{"progressToken":"mine"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestCallsReachTheirBundleAndMessagesTheirSession(t *testing.T) {
 		!strings.Contains(got, `notifications/progress {"progress":1,"progressToken":"mine"}`) {
 		t.Errorf("the session got:\n%s", got)
 	}
-	if _, err := n.CallTool(context.Background(), s, json.RawMessage(`{"name":"c.echo"}`)); err == nil {
+	if _, err := n.Call(context.Background(), s, json.RawMessage(`{"name":"c.echo"}`)); err == nil {
 		t.Error("an unknown tool was called")
 	}
 }
@@ -167,7 +167,7 @@ func TestAStatelessBundleIsAskedForTheLogsItsCallerWants(t *testing.T) {
 		{"a caller that wants info and above", leveled{&session{}, "info", true}, true},
 		{"a caller that wants none", leveled{&session{}, "", false}, false},
 	} {
-		res, err := n.CallTool(context.Background(), tc.sess, json.RawMessage(`{"name":"s.talk","arguments":{"text":"hello"}}`))
+		res, err := n.Call(context.Background(), tc.sess, json.RawMessage(`{"name":"s.talk","arguments":{"text":"hello"}}`))
 		if err != nil || !strings.Contains(string(res), "s:hello") {
 			t.Fatalf("%s: %s %v", tc.name, res, err)
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"sync"
 
 	"github.com/toolnode/toolnode/runtime/internal/catalog"
@@ -75,64 +74,6 @@ func (n *Node) Prompts() *catalog.Catalog { return n.prompts.Load() }
 // Resources returns the merged resources and templates.
 func (n *Node) Resources() *catalog.Resources { return n.resources.Load() }
 
-// GetPrompt routes prompts/get to the bundle serving the named prompt.
-func (n *Node) GetPrompt(ctx context.Context, sess Session, params json.RawMessage) (json.RawMessage, error) {
-	p, name, err := paramsWithString(params, "name", "prompts/get")
-	if err != nil {
-		return nil, err
-	}
-	e, ok := n.Prompts().Lookup(name)
-	if !ok {
-		return nil, invalidParams(fmt.Sprintf("unknown prompt %q", name))
-	}
-	p["name"], _ = json.Marshal(e.Tool)
-	return n.forward(ctx, sess, e.Bundle, mcp.MethodPromptsGet, encode(p), func() string { return fmt.Sprintf("prompt %q", name) })
-}
-
-// ReadResource routes resources/read by the resource's URI.
-func (n *Node) ReadResource(ctx context.Context, sess Session, params json.RawMessage) (json.RawMessage, error) {
-	_, uri, err := paramsWithString(params, "uri", "resources/read")
-	if err != nil {
-		return nil, err
-	}
-	bundle, ok := n.Resources().Route(uri)
-	if !ok {
-		return nil, resourceNotFound(uri)
-	}
-	return n.forward(ctx, sess, bundle, mcp.MethodResourcesRead, params, func() string { return fmt.Sprintf("resource %q", uri) })
-}
-
-// Complete routes completion/complete by what it completes: a prompt's argument or a
-// resource template's.
-func (n *Node) Complete(ctx context.Context, sess Session, params json.RawMessage) (json.RawMessage, error) {
-	var p map[string]json.RawMessage
-	var ref map[string]json.RawMessage
-	if json.Unmarshal(params, &p) != nil || json.Unmarshal(p["ref"], &ref) != nil {
-		return nil, invalidParams("completion/complete needs a \"ref\" object")
-	}
-	var kind, name, uri string
-	_ = json.Unmarshal(ref["type"], &kind)
-	_ = json.Unmarshal(ref["name"], &name)
-	_ = json.Unmarshal(ref["uri"], &uri)
-	switch kind {
-	case "ref/prompt":
-		e, ok := n.Prompts().Lookup(name)
-		if !ok {
-			return nil, invalidParams(fmt.Sprintf("unknown prompt %q", name))
-		}
-		ref["name"], _ = json.Marshal(e.Tool)
-		p["ref"], _ = json.Marshal(ref)
-		return n.forward(ctx, sess, e.Bundle, mcp.MethodComplete, encode(p), func() string { return "completion" })
-	case "ref/resource":
-		bundle, ok := n.Resources().RouteTemplate(uri)
-		if !ok {
-			return nil, resourceNotFound(uri)
-		}
-		return n.forward(ctx, sess, bundle, mcp.MethodComplete, params, func() string { return "completion" })
-	}
-	return nil, invalidParams(fmt.Sprintf("unknown completion ref type %q", kind))
-}
-
 // subscriptions tracks which sessions watch which resource URIs, so that a bundle is asked
 // once per URI however many sessions watch it, and its updates reach only those sessions.
 type subscriptions struct {
@@ -148,28 +89,22 @@ type watch struct {
 	id   rpc.ID
 }
 
-// Subscribe records that sess watches a resource and asks its bundle on the first watcher.
-func (n *Node) Subscribe(ctx context.Context, sess Session, params json.RawMessage) (json.RawMessage, error) {
-	return n.subscription(ctx, sess, params, true)
+// Subscribe records that sess watches the resource req names and asks its bundle on the
+// first watcher.
+func (n *Node) Subscribe(ctx context.Context, sess Session, req *Request) (json.RawMessage, error) {
+	return n.subscription(ctx, sess, req, true)
 }
 
 // Unsubscribe ends sess's watch of a resource and tells its bundle after the last watcher.
-func (n *Node) Unsubscribe(ctx context.Context, sess Session, params json.RawMessage) (json.RawMessage, error) {
-	return n.subscription(ctx, sess, params, false)
+func (n *Node) Unsubscribe(ctx context.Context, sess Session, req *Request) (json.RawMessage, error) {
+	return n.subscription(ctx, sess, req, false)
 }
 
-func (n *Node) subscription(ctx context.Context, sess Session, params json.RawMessage, on bool) (json.RawMessage, error) {
-	method := mcp.MethodResourcesSub
-	if !on {
-		method = mcp.MethodResourcesUnsub
-	}
-	_, uri, err := paramsWithString(params, "uri", method)
+func (n *Node) subscription(ctx context.Context, sess Session, req *Request, on bool) (json.RawMessage, error) {
+	uri := req.URI
+	bundle, err := n.resourceBundle(req)
 	if err != nil {
 		return nil, err
-	}
-	bundle, ok := n.Resources().Route(uri)
-	if !ok {
-		return nil, resourceNotFound(uri)
 	}
 	n.subs.mu.Lock()
 	watchers := n.subs.byURI[uri]
@@ -193,7 +128,7 @@ func (n *Node) subscription(ctx context.Context, sess Session, params json.RawMe
 	if held, err := n.watchStateless(bundle, uri, on); held {
 		return json.RawMessage(`{}`), err
 	}
-	return n.forward(ctx, sess, bundle, method, params, func() string { return fmt.Sprintf("resource %q", uri) })
+	return n.forward(ctx, sess, bundle, "", req)
 }
 
 // watchStateless starts or stops hearing a resource of a stateless bundle, which has a
@@ -284,11 +219,6 @@ func withoutSubscriptionID(params json.RawMessage) json.RawMessage {
 	return out
 }
 
-func encode(p map[string]json.RawMessage) json.RawMessage {
-	b, _ := json.Marshal(p) // a map of raw values always encodes
-	return b
-}
-
 // firstLive returns a running process of b, or nil; the caller holds Node.mu.
 func firstLive(b *bundle) *instance {
 	for _, s := range b.slots {
@@ -297,18 +227,4 @@ func firstLive(b *bundle) *instance {
 		}
 	}
 	return nil
-}
-
-func paramsWithString(params json.RawMessage, key, method string) (map[string]json.RawMessage, string, error) {
-	var p map[string]json.RawMessage
-	var v string
-	if json.Unmarshal(params, &p) != nil || json.Unmarshal(p[key], &v) != nil || v == "" {
-		return nil, "", invalidParams(fmt.Sprintf("%s needs a string %q", method, key))
-	}
-	return p, v, nil
-}
-
-func resourceNotFound(uri string) *rpc.Error {
-	data, _ := json.Marshal(map[string]string{"uri": uri})
-	return rpc.Errorf(mcp.CodeResourceNotFound, "resource %q not found", uri).WithData(data)
 }

@@ -1,27 +1,10 @@
 package node
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"runtime"
 	"sort"
-	"strings"
 	"time"
-
-	"github.com/toolnode/toolnode/runtime/internal/catalog"
-	"github.com/toolnode/toolnode/runtime/internal/search"
-	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
-
-// StatusTool is the node's own tool that reports the state of every bundle.
-const StatusTool = "toolnode.status"
-
-// builtinBundle names the node itself in the catalog. It cannot be a bundle's name, so a
-// bundle called "toolnode" cannot take over the node's tools: its "status" would lose the
-// name toolnode.status to the node's, which claims it. The names toolnode.* belong to the
-// node and to such a bundle alone.
-const builtinBundle = "(toolnode)"
 
 // BundleStatus is what toolnode.status says of one bundle.
 type BundleStatus struct {
@@ -95,58 +78,4 @@ func (n *Node) Status() []BundleStatus {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
-}
-
-// builtinTools is the node's own tool list; the caller holds n.mu.
-func (n *Node) builtinTools() catalog.Source {
-	tool := json.RawMessage(`{"name":"` + StatusTool + `","title":"toolnode status",` +
-		`"description":"Reports every bundle of this toolnode (state, process ids, restarts, last error, tool count, calls served and failed, p50/p99 call latency) and every bound of the node with how close to it the node is.",` +
-		`"inputSchema":{"type":"object","properties":{}},` +
-		`"outputSchema":{"type":"object","properties":{"bundles":{"type":"array","items":{"type":"object"}},"node":{"type":"object"}},"required":["bundles"]},` +
-		`"annotations":{"readOnlyHint":true,"openWorldHint":false}}`)
-	return catalog.Source{Bundle: builtinBundle, Namespace: "toolnode", NoPrefix: true, Tools: []json.RawMessage{tool, search.SearchTool(), search.ExecuteTool()}}
-}
-
-// callBuiltin serves the node's own tools.
-func (n *Node) callBuiltin(ctx context.Context, tool string) (json.RawMessage, error) {
-	if tool != StatusTool {
-		return nil, invalidParams(fmt.Sprintf("unknown tool %q", tool))
-	}
-	st := n.Status()
-	bounds := n.Bounds()
-	report := map[string]any{"bundles": st,
-		"node": map[string]any{"heap_live_bytes": heapLive(), "procs": runtime.GOMAXPROCS(0), "bounds": bounds}}
-	cluster := n.reportCluster(ctx)
-	if cluster != nil {
-		report["cluster"] = cluster.Data
-	}
-	structured, err := json.Marshal(report)
-	if err != nil {
-		return nil, fmt.Errorf("encode status: %w", err)
-	}
-	var sb strings.Builder
-	for _, b := range st {
-		fmt.Fprintf(&sb, "%s: %s, %s, %d restarts, %d tools, %d calls (%d failed), p50 %.2f ms, p99 %.2f ms",
-			b.Name, b.State, b.Where(), b.Restarts, b.Tools, b.Calls, b.Failed, b.P50ms, b.P99ms)
-		if b.State == StateCrashLoop {
-			fmt.Fprintf(&sb, ", crash loop: %d failures in a row, next try at %s", b.FailuresInARow, b.RetryAt)
-		}
-		if b.LastError != "" {
-			fmt.Fprintf(&sb, ", last error: %s", b.LastError)
-		}
-		sb.WriteString("\n")
-	}
-	for _, b := range bounds {
-		if b.Limit >= 0 {
-			fmt.Fprintf(&sb, "bound %s: %d of %d\n", b.Name, b.Used, b.Limit)
-		} else {
-			fmt.Fprintf(&sb, "bound %s: %d\n", b.Name, b.Used)
-		}
-	}
-	if cluster != nil {
-		sb.WriteString(cluster.Text)
-	}
-	res := mcp.TextResult(sb.String())
-	res.StructuredContent = structured
-	return json.Marshal(res)
 }

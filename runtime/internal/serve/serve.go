@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +20,8 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/audit"
 	"github.com/toolnode/toolnode/runtime/internal/cluster"
 	"github.com/toolnode/toolnode/runtime/internal/front"
+	"github.com/toolnode/toolnode/runtime/internal/front/httpfront"
+	"github.com/toolnode/toolnode/runtime/internal/front/stdiofront"
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
 	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/oauth"
@@ -48,7 +51,7 @@ type Config struct {
 	Stdout io.Writer
 	// HTTP is the address of the Streamable HTTP front ("" for none), with its options.
 	HTTP        string
-	HTTPOptions front.HTTPOptions
+	HTTPOptions httpfront.Options
 	// MaxConns bounds the HTTP connections open at once. Default DefaultMaxConns.
 	MaxConns int
 	// ReadTimeout bounds the time a client takes to send a request, body included.
@@ -94,6 +97,24 @@ const (
 // Run starts the bundles and serves them until ctx ends or a front fails (stdin closed,
 // the listener failing), then stops everything. A front's failure is its error.
 func Run(ctx context.Context, cfg Config) error {
+	cfg = cfg.withDefaults()
+	r, err := build(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r.start(ctx, cancel)
+	<-ctx.Done()
+	cancel(nil)
+	r.stop()
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+func (cfg Config) withDefaults() Config {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
@@ -109,168 +130,207 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.ConnIdle <= 0 {
 		cfg.ConnIdle = DefaultConnIdle
 	}
+	return cfg
+}
+
+// running is a node and everything that serves it, as build makes it: start serves,
+// stop ends it all.
+type running struct {
+	cfg       Config
+	log       hclog.Logger
+	loader    *reload.Loader
+	manifests []*manifest.Manifest
+	tel       *telemetry.Telemetry
+	node      *node.Node
+	srv       *front.Server
+	access    *access.Holder
+	audit     *audit.Log
+	rs        *oauth.ResourceServer
+	cluster   *cluster.Cluster
+	apply     func([]*manifest.Manifest) // what a reload applies the manifests to
+	metrics   net.Listener               // nil without --metrics
+	http      net.Listener               // nil without --http
+	front     *httpfront.Handler
+	wg        sync.WaitGroup
+}
+
+// build makes the node and its fronts and starts the bundles; it listens on the addresses
+// cfg names, so that a bad one fails here, before anything serves. On failure it stops
+// what it made.
+func build(ctx context.Context, cfg Config) (r *running, err error) {
 	log := cfg.Logger
-	loader := reload.NewLoader(cfg.Source, log)
-	manifests := loader.Load()
-	if len(manifests) == 0 {
+	r = &running{cfg: cfg, log: log, loader: reload.NewLoader(cfg.Source, log)}
+	r.manifests = r.loader.Load()
+	if len(r.manifests) == 0 {
 		log.Warn("no bundles found; the node serves no tools until some are added", "bundles", fmt.Sprint(cfg.Source.Dirs))
 	}
-	tel, err := telemetry.New(ctx, telemetry.Config{ServiceVersion: cfg.Version, Prometheus: cfg.Metrics != "", Logger: log.Named("telemetry")})
-	if err != nil {
-		return fmt.Errorf("telemetry: %w", err)
+	if r.tel, err = telemetry.New(ctx, telemetry.Config{ServiceVersion: cfg.Version, Prometheus: cfg.Metrics != "", Logger: log.Named("telemetry")}); err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
 	}
+	nc := cfg.Node
+	nc.Logger, nc.Manifests, nc.Version, nc.Telemetry = log, r.manifests, cfg.Version, r.tel.Recorder()
+	r.node = node.New(nc)
+	r.node.Start()
+	r.apply = r.node.Apply
 	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := tel.Shutdown(sctx); err != nil {
-			log.Warn("telemetry did not flush", "error", err)
+		if err != nil {
+			r.stop()
 		}
 	}()
-	nc := cfg.Node
-	nc.Logger, nc.Manifests, nc.Version, nc.Telemetry = log, manifests, cfg.Version, tel.Recorder()
-	n := node.New(nc)
-	n.Start()
 	fo := cfg.Front
-	fo.Version, fo.Telemetry = cfg.Version, tel.Recorder()
+	fo.Version, fo.Telemetry = cfg.Version, r.tel.Recorder()
 	if fo.Logger == nil {
 		fo.Logger = log.Named("front")
 	}
-
-	// Either front ending or ctx ending stops the node.
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var wg sync.WaitGroup
 	if cfg.AccessFile != "" {
-		h, err := access.Open(cfg.AccessFile, log.Named("access"), func(*access.Policy) {
+		n := r.node
+		if r.access, err = access.Open(cfg.AccessFile, log.Named("access"), func(*access.Policy) {
 			log.Info("access file reloaded", "file", cfg.AccessFile)
-			n.Announce(mcp.NotifyToolsListChanged, mcp.NotifyPromptsListChanged)
-		})
-		if err != nil {
-			cancel(nil)
-			shutdown(n, log, cfg.Hurry)
-			return fmt.Errorf("--access: %w", err)
+			n.Announce(mcp.NotifyToolsListChanged, mcp.NotifyPromptsListChanged, mcp.NotifyResourcesChanged)
+		}); err != nil {
+			return r, fmt.Errorf("--access: %w", err)
 		}
-		fo.Access = h
-		if cfg.Watch {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := h.Watch(ctx, 0); err != nil {
-					log.Warn("the access file is not watched", "error", err)
-				}
-			}()
+		if fo.Client != "" {
+			if _, ok := r.access.Policy().Client(fo.Client); !ok {
+				return r, fmt.Errorf("--client %s: the access file %s has no client of that name (it has %s)", fo.Client, cfg.AccessFile, clientNames(r.access.Policy()))
+			}
 		}
+		fo.Access = r.access
 	}
 	if cfg.AuditFile != "" {
-		a, err := audit.Open(cfg.AuditFile, audit.Config{Args: cfg.AuditArgs, Log: log.Named("audit")})
-		if err != nil {
-			cancel(nil)
-			wg.Wait()
-			shutdown(n, log, cfg.Hurry)
-			return fmt.Errorf("--audit: %w", err)
+		if r.audit, err = audit.Open(cfg.AuditFile, audit.Config{Args: cfg.AuditArgs, Log: log.Named("audit")}); err != nil {
+			return r, fmt.Errorf("--audit: %w", err)
 		}
-		defer a.Close()
-		fo.Audit = a
+		fo.Audit = r.audit
 	}
-	srv := front.NewServer(n, fo)
+	r.srv = front.NewServer(r.node, fo)
 	if cfg.Metrics != "" {
-		ln, err := net.Listen("tcp", cfg.Metrics)
-		if err != nil {
-			cancel(nil)
-			wg.Wait()
-			shutdown(n, log, cfg.Hurry)
-			return fmt.Errorf("--metrics %s: %w", cfg.Metrics, err)
+		if r.metrics, err = net.Listen("tcp", cfg.Metrics); err != nil {
+			return r, fmt.Errorf("--metrics %s: %w", cfg.Metrics, err)
 		}
-		log.Info("metrics listening", "url", "http://"+ln.Addr().String()+"/metrics")
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", tel.MetricsHandler())
-		wg.Add(1)
+	}
+	if cfg.OAuthIssuer != "" {
+		var scopes []string
+		if r.access != nil {
+			for _, c := range r.access.Policy().Clients() {
+				scopes = append(scopes, c.Scopes...)
+			}
+		}
+		if r.rs, err = oauth.New(ctx, oauth.Config{Issuer: cfg.OAuthIssuer, ResourceURL: cfg.OAuthAudience, ScopesSupported: scopes, Logger: log.Named("oauth")}); err != nil {
+			return r, err
+		}
+	}
+	if cfg.Cluster != nil {
+		cc := *cfg.Cluster
+		cc.Logger = log.Named("cluster")
+		if r.cluster, err = cluster.Join(cc, r.node, r.manifests); err != nil {
+			return r, fmt.Errorf("--cluster: %w", err)
+		}
+		r.node.SetClusterReport(r.cluster.Report)
+		r.apply = r.cluster.SetLocal
+	}
+	if cfg.HTTP != "" {
+		if r.http, err = net.Listen("tcp", cfg.HTTP); err != nil {
+			return r, fmt.Errorf("listen on %s: %w", cfg.HTTP, err)
+		}
+		ho := cfg.HTTPOptions
+		if host, _, _ := net.SplitHostPort(r.http.Addr().String()); loopbackIP(host) {
+			ho.CheckHost = true
+		} else if ho.Token == "" && r.access == nil && r.rs == nil {
+			log.Warn("the HTTP front listens beyond loopback without a --token-file, --access or --oauth-issuer: anyone who reaches it can call every tool", "addr", cfg.HTTP)
+		}
+		r.front = httpfront.New(r.srv, ho)
+		r.node.AddBounds(r.front.Bounds)
+	}
+	return r, nil
+}
+
+// clientNames lists the clients of an access file, for an error naming them.
+func clientNames(p *access.Policy) string {
+	var names []string
+	for _, c := range p.Clients() {
+		names = append(names, c.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// start serves: the fronts, the metrics listener, the watchers of the bundles and the access
+// file. A front that fails or ends (stdin closed) ends ctx through cancel.
+func (r *running) start(ctx context.Context, cancel context.CancelCauseFunc) {
+	cfg, log := r.cfg, r.log
+	if r.access != nil && cfg.Watch {
+		r.wg.Add(1)
 		go func() {
-			defer wg.Done()
-			if err := serveMux(ctx, ln, mux, cfg, log); err != nil {
+			defer r.wg.Done()
+			if err := r.access.Watch(ctx, 0); err != nil {
+				log.Warn("the access file is not watched", "error", err)
+			}
+		}()
+	}
+	if r.metrics != nil {
+		log.Info("metrics listening", "url", "http://"+r.metrics.Addr().String()+"/metrics")
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", r.tel.MetricsHandler())
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			if err := serveMux(ctx, r.metrics, mux, cfg, log); err != nil {
 				log.Error("metrics listener failed", "error", err)
 			}
 		}()
 	}
-	var rs *oauth.ResourceServer
-	if cfg.OAuthIssuer != "" {
-		var scopes []string
-		if fo.Access != nil {
-			for _, c := range fo.Access.Policy().Clients() {
-				scopes = append(scopes, c.Scopes...)
-			}
-		}
-		rs, err = oauth.New(ctx, oauth.Config{Issuer: cfg.OAuthIssuer, ResourceURL: cfg.OAuthAudience, ScopesSupported: scopes, Logger: log.Named("oauth")})
-		if err != nil {
-			cancel(nil)
-			wg.Wait()
-			shutdown(n, log, cfg.Hurry)
-			return err
-		}
-	}
-	apply := n.Apply
-	var cl *cluster.Cluster
-	if cfg.Cluster != nil {
-		cc := *cfg.Cluster
-		cc.Logger = log.Named("cluster")
-		if cl, err = cluster.Join(cc, n, manifests); err != nil {
-			cancel(nil)
-			wg.Wait()
-			shutdown(n, log, cfg.Hurry)
-			return fmt.Errorf("--cluster: %w", err)
-		}
-		defer cl.Close()
-		n.SetClusterReport(cl.Report)
-		apply = cl.SetLocal
-	}
 	if cfg.Watch {
-		watch(ctx, &wg, loader, manifests, apply, log)
+		watch(ctx, &r.wg, r.loader, r.manifests, r.apply, log)
 	}
-	if cfg.HTTP != "" {
-		ln, err := net.Listen("tcp", cfg.HTTP)
-		if err != nil {
-			cancel(nil)
-			wg.Wait()
-			shutdown(n, log, cfg.Hurry)
-			return fmt.Errorf("listen on %s: %w", cfg.HTTP, err)
-		}
-		ho := cfg.HTTPOptions
-		if host, _, _ := net.SplitHostPort(ln.Addr().String()); loopbackIP(host) {
-			ho.CheckHost = true
-		} else if ho.Token == "" {
-			log.Warn("the HTTP front listens beyond loopback without a --token-file: anyone who reaches it can call every tool", "addr", cfg.HTTP)
-		}
-		h := srv.NewHTTPHandler(ho)
-		n.AddBounds(h.Bounds)
-		url := "http://" + ln.Addr().String() + "/mcp"
+	if r.http != nil {
+		url := "http://" + r.http.Addr().String() + "/mcp"
 		log.Info("HTTP front listening", "url", url)
 		if cfg.OnListening != nil {
 			cfg.OnListening(url)
 		}
-		wg.Add(1)
+		r.wg.Add(1)
 		go func() {
-			defer wg.Done()
-			cancel(serveHTTP(ctx, netutil.LimitListener(ln, cfg.MaxConns), h, rs, cfg, log))
+			defer r.wg.Done()
+			cancel(serveHTTP(ctx, netutil.LimitListener(r.http, cfg.MaxConns), r.front, r.rs, cfg, log))
 		}()
 	}
 	if cfg.Stdio {
-		wg.Add(1)
+		r.wg.Add(1)
 		go func() {
-			defer wg.Done()
-			cancel(srv.ServeStdio(ctx, cfg.Stdin, cfg.Stdout))
+			defer r.wg.Done()
+			cancel(stdiofront.Serve(ctx, r.srv, cfg.Stdin, cfg.Stdout))
 		}()
 	}
-	<-ctx.Done()
-	cancel(nil)
-	wg.Wait()
-	if cl != nil {
-		cl.Leave()
+}
+
+// stop ends what start serves and stops the bundles: the cluster is told first, so that
+// no call comes from it while they stop, then the node, then the cluster link, the audit
+// log and telemetry, which record the stops.
+func (r *running) stop() {
+	r.wg.Wait()
+	for _, ln := range []net.Listener{r.metrics, r.http} {
+		if ln != nil {
+			ln.Close() // a no-op after serving; listened on but never served otherwise
+		}
 	}
-	shutdown(n, log, cfg.Hurry)
-	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
-		return err
+	if r.cluster != nil {
+		r.cluster.Leave()
 	}
-	return nil
+	r.log.Info("stopping bundles")
+	start := time.Now()
+	r.node.Close(r.cfg.Hurry)
+	r.log.Info("stopped", "took", time.Since(start).Round(time.Millisecond))
+	if r.cluster != nil {
+		r.cluster.Close()
+	}
+	if r.audit != nil {
+		r.audit.Close()
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := r.tel.Shutdown(sctx); err != nil {
+		r.log.Warn("telemetry did not flush", "error", err)
+	}
 }
 
 // watch restarts, starts and stops bundles as their manifests, programs and config change.
@@ -299,7 +359,7 @@ func loopbackIP(host string) bool {
 
 // serveHTTP serves the HTTP front on ln until ctx ends or serving fails; with rs, as an
 // OAuth resource server publishing its metadata.
-func serveHTTP(ctx context.Context, ln net.Listener, h *front.HTTPHandler, rs *oauth.ResourceServer, cfg Config, log hclog.Logger) error {
+func serveHTTP(ctx context.Context, ln net.Listener, h *httpfront.Handler, rs *oauth.ResourceServer, cfg Config, log hclog.Logger) error {
 	mux := http.NewServeMux()
 	var mcp http.Handler = h
 	if rs != nil {
@@ -336,12 +396,4 @@ func serveMux(ctx context.Context, ln net.Listener, mux *http.ServeMux, cfg Conf
 	_ = hs.Shutdown(sctx)
 	<-errc
 	return nil
-}
-
-// shutdown stops the bundles gracefully, or at once when hurry ends.
-func shutdown(n *node.Node, log hclog.Logger, hurry context.Context) {
-	log.Info("stopping bundles")
-	start := time.Now()
-	n.Close(hurry)
-	log.Info("stopped", "took", time.Since(start).Round(time.Millisecond))
 }

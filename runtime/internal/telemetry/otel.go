@@ -297,22 +297,34 @@ func (r *recorder) extract(ctx context.Context, meta json.RawMessage) context.Co
 }
 
 func (r *recorder) Inject(ctx context.Context, params json.RawMessage) json.RawMessage {
-	if r.tracer == nil || !trace.SpanContextFromContext(ctx).IsValid() {
+	edits := r.TraceMeta(ctx)
+	if edits == nil {
 		return params
 	}
-	c := propagation.MapCarrier{}
-	r.prop.Inject(ctx, c)
-	out, err := setMeta(params, c)
+	out, err := setMeta(params, edits)
 	if err != nil {
 		return params
 	}
 	return out
 }
 
-// setMeta returns params with kv set in its _meta object (which it adds when missing).
+func (r *recorder) TraceMeta(ctx context.Context) []rawjson.Edit {
+	if r.tracer == nil || !trace.SpanContextFromContext(ctx).IsValid() {
+		return nil
+	}
+	c := propagation.MapCarrier{}
+	r.prop.Inject(ctx, c)
+	edits := make([]rawjson.Edit, 0, len(c))
+	for _, k := range slices.Sorted(maps.Keys(c)) {
+		edits = append(edits, rawjson.Edit{Key: k, Value: rawjson.AppendString(nil, c[k])})
+	}
+	return edits
+}
+
+// setMeta returns params with edits made in its _meta object (which it adds when missing).
 // It splices rather than decoding and encoding params, which may hold large arguments.
 // params are as the node parsed them: an object without duplicate names, or null.
-func setMeta(params json.RawMessage, kv map[string]string) (json.RawMessage, error) {
+func setMeta(params json.RawMessage, edits []rawjson.Edit) (json.RawMessage, error) {
 	p := bytes.TrimSpace(params)
 	if len(p) == 0 || bytes.Equal(p, []byte("null")) {
 		p = []byte("{}")
@@ -322,10 +334,6 @@ func setMeta(params json.RawMessage, kv map[string]string) (json.RawMessage, err
 		meta = []byte("{}")
 	}
 	// One copy of _meta for all the keys (traceparent, and tracestate when there is one).
-	edits := make([]rawjson.Edit, 0, len(kv))
-	for _, k := range slices.Sorted(maps.Keys(kv)) {
-		edits = append(edits, rawjson.Edit{Key: k, Value: rawjson.AppendString(nil, kv[k])})
-	}
 	if meta, ok = rawjson.PutMembers(meta, edits...); !ok {
 		return nil, errors.New("params: _meta is not an object")
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // Recorder is what the node reports to. Every method is safe for concurrent use and
@@ -21,6 +23,9 @@ type Recorder interface {
 	// _meta, so the bundle's spans join the trace. params must be a JSON object or
 	// empty; anything else is returned unchanged, as is everything when tracing is off.
 	Inject(ctx context.Context, params json.RawMessage) json.RawMessage
+	// TraceMeta returns the _meta members that carry ctx's trace context, for a caller
+	// that edits params itself; nil when tracing is off.
+	TraceMeta(ctx context.Context) []rawjson.Edit
 
 	// SessionOpened counts a client session (Streamable HTTP or stdio) as open.
 	SessionOpened()
@@ -92,6 +97,9 @@ func (Nop) StartBundleCall(ctx context.Context, _ BundleCall) (context.Context, 
 
 // Inject returns params unchanged.
 func (Nop) Inject(_ context.Context, params json.RawMessage) json.RawMessage { return params }
+
+// TraceMeta returns nil.
+func (Nop) TraceMeta(context.Context) []rawjson.Edit { return nil }
 
 // SessionOpened does nothing.
 func (Nop) SessionOpened() {}

@@ -83,10 +83,11 @@ func serveFake(stdin io.Reader, stdout io.Writer) {
 		tool("hold", `"ms":{"type":"integer"}`),
 		tool("spoof", `"token":{"type":"string"}`),
 		tool("shout", `"ms":{"type":"integer"}`),
-		tool("elicit", `"question":{"type":"string"}`),
+		tool("elicit", `"question":{"type":"string"},"ms":{"type":"integer"}`),
 		tool("roots", ``),
 		tool("crash", ``),
 		tool("talk", `"text":{"type":"string"}`),
+		tool("mirror", `"region":{"type":"string","x-mcp-header":"Region"},"text":{"type":"string"}`),
 		tool("bad name!", ``),
 	}
 	// Answers to our own requests (sampling) by id.
@@ -209,7 +210,7 @@ func serveFake(stdin io.Reader, stdout io.Writer) {
 				}
 				json.Unmarshal(req.Params.Arguments, &args)
 				switch req.Params.Name {
-				case "echo":
+				case "echo", "mirror":
 					reply(req.ID, text(name+":"+args.Text))
 				case "talk":
 					// A log message about the call, tagged with its id as toolnode's SDKs do
@@ -343,6 +344,7 @@ func serveFake(stdin io.Reader, stdout io.Writer) {
 						Content struct{ Answer string }
 					}
 					json.Unmarshal(res, &r)
+					time.Sleep(time.Duration(args.MS) * time.Millisecond) // work done with the answer
 					reply(req.ID, text(r.Action+": "+r.Content.Answer))
 				default:
 					send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": -32602, "message": "unknown tool " + req.Params.Name}})

@@ -275,7 +275,7 @@ func (c *Client) listen() {
 		}
 	})
 	if err == nil {
-		err = c.Send(id, mcp.MethodSubscriptionsListen, params)
+		err = c.Send(id, mcp.MethodSubscriptionsListen, params, Edit{})
 	}
 	if err != nil {
 		c.log.Warn("subscriptions/listen", "error", err)
@@ -363,7 +363,7 @@ type clientPeer struct{ c *Client }
 
 func (p clientPeer) Expect(done rpc.Done) (rpc.ID, error) { return p.c.Expect(done) }
 func (p clientPeer) Request(id rpc.ID, method string, params json.RawMessage) error {
-	return p.c.Send(id, method, params)
+	return p.c.Send(id, method, params, Edit{})
 }
 func (p clientPeer) Forget(id rpc.ID) bool { return p.c.t.Forget(id) }
 
@@ -388,16 +388,37 @@ func (c *Client) Expect(done rpc.Done) (rpc.ID, error) {
 	return id, err
 }
 
-// Send sends the request id got from Expect; to a stateless bundle, with the _meta of the
-// 2026-07-28 revision added to params (the revision always; the client capabilities and
-// info when params do not carry them already). When it cannot be sent (the bundle is gone,
-// or has left too much untaken) the call is taken back and the error says why; done is
-// then not called.
-func (c *Client) Send(id rpc.ID, method string, params json.RawMessage) error {
-	if c.Era() == EraStateless {
-		params = c.stamp(params)
+// Edit is what the node changes in a request's params on their way to a bundle, all in one
+// edit of params: a request's arguments can be of any size, and are never decoded.
+type Edit struct {
+	// Name, unless "", is put as params' name: the bundle's own name of the tool or
+	// prompt.
+	Name string
+	// Token, unless "", is put as the progress token: the node's own, in place of the
+	// client's.
+	Token string
+	// Caller is what a stateless bundle is told of the client of the request.
+	Caller Caller
+	// Meta are more members of _meta, such as the trace context.
+	Meta []rawjson.Edit
+}
+
+// Send sends the request id got from Expect, its params edited as edit says and, to a
+// stateless bundle, with the _meta of the 2026-07-28 revision (the revision always; the
+// client's capabilities and log level as edit.Caller says, where params do not carry
+// them). When it cannot be sent (the bundle is gone, or has left too much untaken) the call
+// is taken back and the error says why; done is then not called.
+func (c *Client) Send(id rpc.ID, method string, params json.RawMessage, edit Edit) error {
+	if edit.Name != "" || edit.Token != "" || edit.Meta != nil || c.Era() == EraStateless {
+		params, _ = c.prepare(params, edit)
 	}
-	return c.SendPrepared(id, method, params)
+	if err := c.t.Request(id, method, params); err != nil {
+		if errors.Is(err, rpc.ErrNotReading) {
+			return err
+		}
+		return c.t.gone()
+	}
+	return nil
 }
 
 // metaMember is one member the node puts in a stateless request's _meta.
@@ -426,13 +447,6 @@ func (c *Client) setMeta(info, caps []byte) {
 	}
 }
 
-// stamp adds the stateless _meta to params, editing them in place rather than decoding
-// arguments of any size.
-func (c *Client) stamp(params json.RawMessage) json.RawMessage {
-	params, _ = c.editMeta(params, nil, true, Caller{}, "")
-	return params
-}
-
 // Caller is what a stateless bundle is told of the client a call is for, instead of what
 // the node can relay for any client. The client's own _meta still wins.
 type Caller struct {
@@ -444,22 +458,18 @@ type Caller struct {
 	NoLogs bool
 }
 
-// Prepare returns params as a call is sent to the bundle with SendPrepared: token as their
-// progress token, name (unless "") as the name of what the call is for, and, to a
-// stateless bundle, the members of its revision in their _meta, told what the node knows
-// of the caller, in one edit of params. It also returns the progress token params had,
-// nil when none.
-func (c *Client) Prepare(params json.RawMessage, token string, caller Caller, name string) (json.RawMessage, json.RawMessage) {
-	return c.editMeta(params, []byte(`"`+token+`"`), c.Era() == EraStateless, caller, name)
-}
-
-// editMeta puts token (when not nil) as the progress token of params, name (unless "") as
-// their name and, when stateless, the revision's members in their _meta (for caller). It
-// returns the progress token they had, nil when none.
-func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool, caller Caller, name string) (json.RawMessage, json.RawMessage) {
-	if token == nil && !stateless {
-		if name != "" {
-			params, _ = rawjson.PutMember(params, "name", rawjson.AppendString(nil, name))
+// prepare returns params as Send sends them, edited as edit says and, to a stateless
+// bundle, with the members of its revision in their _meta: one edit of params. It also
+// returns the progress token params had, nil when none.
+func (c *Client) prepare(params json.RawMessage, edit Edit) (json.RawMessage, json.RawMessage) {
+	var token []byte
+	if edit.Token != "" {
+		token = rawjson.AppendString(nil, edit.Token)
+	}
+	stateless := c.Era() == EraStateless
+	if token == nil && !stateless && edit.Meta == nil {
+		if edit.Name != "" {
+			params, _ = rawjson.PutMember(params, "name", rawjson.AppendString(nil, edit.Name))
 		}
 		return params, nil
 	}
@@ -474,22 +484,23 @@ func (c *Client) editMeta(params json.RawMessage, token []byte, stateless bool, 
 	switch {
 	case stateless:
 		var merged []byte
-		merged, old = c.mergeMeta(meta, token != nil, caller)
+		merged, old = c.mergeMeta(meta, token != nil, edit.Caller)
 		out := make([]byte, 0, len(merged)+len(token)+20)
 		out = append(out, merged...)
 		if token != nil {
 			out = append(append(out, `,"progressToken":`...), token...)
 		}
 		meta = append(out, '}')
-	default:
-		if token != nil {
-			old = clientToken(rawjson.Member(meta, "progressToken"))
-			meta, _ = rawjson.PutMember(meta, "progressToken", token)
-		}
+	case token != nil:
+		old = clientToken(rawjson.Member(meta, "progressToken"))
+		meta, _ = rawjson.PutMember(meta, "progressToken", token)
+	}
+	if edit.Meta != nil {
+		meta, _ = rawjson.PutMembers(meta, edit.Meta...)
 	}
 	edits, n := [2]rawjson.Edit{{Key: "_meta", Value: meta}}, 1
-	if name != "" {
-		edits[1], n = rawjson.Edit{Key: "name", Value: rawjson.AppendString(nil, name)}, 2
+	if edit.Name != "" {
+		edits[1], n = rawjson.Edit{Key: "name", Value: rawjson.AppendString(nil, edit.Name)}, 2
 	}
 	if out, ok := rawjson.PutMembers(params, edits[:n]...); ok {
 		return out, old
@@ -566,17 +577,6 @@ func (c *Client) mergeMeta(meta []byte, dropToken bool, caller Caller) ([]byte, 
 	m.caller, m.out = caller, out
 	c.merged.Store(m)
 	return out, m.token
-}
-
-// SendPrepared is Send for params Prepare returned.
-func (c *Client) SendPrepared(id rpc.ID, method string, params json.RawMessage) error {
-	if err := c.t.Request(id, method, params); err != nil {
-		if errors.Is(err, rpc.ErrNotReading) {
-			return err
-		}
-		return c.t.gone()
-	}
-	return nil
 }
 
 // Abandon gives up on a request still waiting, telling the bundle to cancel it, and
@@ -782,5 +782,5 @@ func (c *Client) Watch(uri string) (rpc.ID, error) {
 	if err != nil {
 		return rpc.ID{}, err
 	}
-	return id, c.Send(id, mcp.MethodSubscriptionsListen, params)
+	return id, c.Send(id, mcp.MethodSubscriptionsListen, params, Edit{})
 }

@@ -281,6 +281,7 @@ func checkHeaders(t *testing.T, era Era, reqs []http.Header) {
 func TestStatelessRequestsKeepTheirOwnMeta(t *testing.T) {
 	c := &Client{}
 	c.setMeta([]byte(`{"name":"toolnode","version":"1"}`), []byte(`{"sampling":{}}`))
+	c.era.Store(uint32(EraStateless))
 	tests := []struct {
 		in   string
 		want map[string]string // _meta member: its JSON
@@ -298,7 +299,7 @@ func TestStatelessRequestsKeepTheirOwnMeta(t *testing.T) {
 			map[string]string{"progressToken": `"t"`, mcp.MetaProtocolVersion: `"2026-07-28"`, mcp.MetaClientCapabilities: `{}`}},
 	}
 	for _, tt := range tests {
-		out := c.stamp(json.RawMessage(tt.in))
+		out, _ := c.prepare(json.RawMessage(tt.in), Edit{})
 		var p struct {
 			Meta map[string]json.RawMessage `json:"_meta"`
 			Args json.RawMessage            `json:"arguments"`

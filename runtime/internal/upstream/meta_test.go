@@ -99,7 +99,7 @@ func TestPrepareEditsMetaOnce(t *testing.T) {
 			if tt.caps != "" {
 				caps = json.RawMessage(tt.caps)
 			}
-			out, old := clients[tt.era].Prepare(json.RawMessage(tt.params), "tn-x", Caller{Caps: caps}, tt.rename)
+			out, old := clients[tt.era].prepare(json.RawMessage(tt.params), Edit{Name: tt.rename, Token: "tn-x", Caller: Caller{Caps: caps}})
 			if string(old) != tt.wantOld {
 				t.Errorf("old token = %s, want %s", old, tt.wantOld)
 			}
@@ -149,7 +149,7 @@ func TestPrepareTellsTheCallersLogLevel(t *testing.T) {
 	}
 	for range 2 {
 		for _, tt := range tests {
-			out, _ := c.Prepare(json.RawMessage(tt.params), "tn-x", tt.caller, "")
+			out, _ := c.prepare(json.RawMessage(tt.params), Edit{Token: "tn-x", Caller: tt.caller})
 			var p struct {
 				Meta map[string]json.RawMessage `json:"_meta"`
 			}

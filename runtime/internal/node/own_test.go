@@ -1,9 +1,11 @@
-package search
+package node
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/toolnode/toolnode/runtime/internal/search"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -49,17 +51,17 @@ func TestMetaToolDefinitions(t *testing.T) {
 func TestParseSearch(t *testing.T) {
 	tests := []struct {
 		args    string
-		want    Query
+		want    search.Query
 		wantErr string
 	}{
-		{`{"query": "speed"}`, Query{Text: "speed", Limit: DefaultLimit}, ""},
-		{`{"query": "speed", "limit": 3, "bundle": "meos"}`, Query{Text: "speed", Limit: 3, Bundles: []string{"meos"}}, ""},
-		{`{"query": ""}`, Query{Text: "", Limit: DefaultLimit}, ""},
-		{`{}`, Query{}, "query is missing"},
-		{``, Query{}, "query is missing"},
-		{`{"query": "x", "limit": 1000}`, Query{}, "limit is 1000, must be from 1 to 100"},
-		{`{"query": "x", "bundles": ["a"]}`, Query{}, `unknown field "bundles"`},
-		{`{"query": 3}`, Query{}, "cannot unmarshal number"},
+		{`{"query": "speed"}`, search.Query{Text: "speed", Limit: search.DefaultLimit}, ""},
+		{`{"query": "speed", "limit": 3, "bundle": "meos"}`, search.Query{Text: "speed", Limit: 3, Bundles: []string{"meos"}}, ""},
+		{`{"query": ""}`, search.Query{Text: "", Limit: search.DefaultLimit}, ""},
+		{`{}`, search.Query{}, "query is missing"},
+		{``, search.Query{}, "query is missing"},
+		{`{"query": "x", "limit": 1000}`, search.Query{}, "limit is 1000, must be from 1 to 100"},
+		{`{"query": "x", "bundles": ["a"]}`, search.Query{}, `unknown field "bundles"`},
+		{`{"query": 3}`, search.Query{}, "want a string"},
 	}
 	for _, tt := range tests {
 		got, err := ParseSearch(json.RawMessage(tt.args))

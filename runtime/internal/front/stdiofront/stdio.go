@@ -1,4 +1,7 @@
-package front
+// Package stdiofront serves MCP over stdio in front of a front.Server: one client, one
+// message per line on its stdin and stdout, of a 2025 session and of stateless 2026-07-28
+// requests at once.
+package stdiofront
 
 import (
 	"context"
@@ -9,16 +12,19 @@ import (
 	"os"
 	"time"
 
+	"github.com/toolnode/toolnode/runtime/internal/front"
+	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
-// ServeStdio serves one client over newline-delimited JSON-RPC on in and out until in ends
-// or ctx is cancelled. Lines that are not JSON-RPC messages are answered with a parse or
-// invalid-request error and the session goes on. When in ends, the requests already
+// Serve serves one client of srv over newline-delimited JSON-RPC on in and out until in
+// ends or ctx is cancelled. Lines that are not JSON-RPC messages are answered with a parse
+// or invalid-request error and the session goes on. When in ends, the requests already
 // received are answered before it returns; a client that stops reading its answers is
-// disconnected once the node holds MaxQueue bytes for it.
-func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+// disconnected once the node holds MaxQueue bytes for it. The client is the access file's
+// client Options.Client names.
+func Serve(ctx context.Context, srv *front.Server, in io.Reader, out io.Writer) error {
 	// Both ends through the runtime's poller when they are pipes: a write never waits for
 	// the client, and a read wakes nothing but the reader.
 	if nb := nonBlocking(out); nb != nil {
@@ -29,20 +35,20 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		defer nb.Close()
 		in = nb
 	}
-	st := &stdioSession{srv: s, ready: make(chan struct{}), broken: make(chan error, 1)}
+	opts := srv.Options()
+	st := &stdio{srv: srv, ready: make(chan struct{}), broken: make(chan error, 1),
+		info: front.SessionInfo{Identity: front.Identity{Client: opts.Client}, ID: "stdio", Transport: "pipe"}}
 	closer, _ := in.(io.Closer)
 	st.conn = rpc.NewConn(in, out, closer, rpc.ConnOptions{
-		MaxLine:     s.opts.MaxMessage,
-		MaxQueue:    s.opts.MaxQueue,
-		Limits:      s.opts.Limits,
-		Batch:       s.node.Batch(),
+		MaxLine:     opts.MaxMessage,
+		MaxQueue:    opts.MaxQueue,
+		Limits:      opts.Limits,
+		Batch:       srv.Node().Batch(),
 		Handle:      st.handle,
 		OnInvalid:   st.invalid,
 		OnUnmatched: st.unmatched,
 	})
-	st.sess = s.NewSession(st)
-	st.sess.clientName = s.opts.Client
-	st.sess.sessionID, st.sess.transport = "stdio", "pipe"
+	st.sess = srv.NewSession(st, st.info)
 	close(st.ready)
 	defer st.sess.Close()
 
@@ -56,7 +62,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		st.conn.Flush(stop)
 		t.Stop()
 	case err = <-st.broken:
-		s.opts.Logger.Error("ending the stdio session", "error", err)
+		srv.Logger().Error("ending the stdio session", "error", err)
 	case <-ctx.Done():
 	}
 	st.conn.Close()
@@ -74,31 +80,21 @@ func nonBlocking(v any) *os.File {
 	return nil
 }
 
-// stdioSession is the one client of the stdio front.
-type stdioSession struct {
-	srv    *Server
+// stdio is the one client of the stdio front, and where its messages go (node.Session).
+type stdio struct {
+	srv    *front.Server
+	info   front.SessionInfo
 	conn   *rpc.Conn
-	sess   *Session
+	sess   *front.Session
 	ready  chan struct{} // closed once sess is set
 	broken chan error    // the client cannot be written to
-
-	views viewCache // the Session of the last stateless request
-}
-
-// view returns the Session that serves a stateless request with the _meta of f.
-func (st *stdioSession) view(f *fields) (*Session, *rpc.Error) {
-	e, err := st.srv.metas.read(f)
-	if err != nil {
-		return nil, err
-	}
-	return st.views.get(st.srv, st, e, st.sess.clientName, "pipe"), nil
 }
 
 // handle runs on the goroutine reading the client: it registers each request before reading
 // the next message (so a cancellation that follows finds it). A tools/call is routed right
 // here: routing never waits (writes to a bundle are queued), and a goroutine hand-off would
 // cost more than the routing. Anything else may wait, so it gets a goroutine of its own.
-func (st *stdioSession) handle(m *rpc.Message) {
+func (st *stdio) handle(m *rpc.Message) {
 	<-st.ready
 	if m.IsNotification() {
 		st.sess.HandleNotification(m.Method, m.Params)
@@ -108,20 +104,6 @@ func (st *stdioSession) handle(m *rpc.Message) {
 	if err != nil {
 		st.send(rpc.Failure(m.ID, err))
 		return
-	}
-	if call.fields = st.srv.metas.fieldsOf(m.Params); call.fields.stateless() {
-		// A 2026-07-28 request: served on its own, with what its _meta says.
-		view, err := st.view(&call.fields)
-		if err != nil {
-			_, e := call.end(nil, err)
-			st.send(rpc.Failure(m.ID, e))
-			return
-		}
-		call.As(view)
-		if m.Method == mcp.MethodSubscriptionsListen {
-			st.listen(call, m)
-			return
-		}
 	}
 	method, id := m.Method, m.ID
 	reply := func(res json.RawMessage, rpcErr *rpc.Error) {
@@ -134,32 +116,55 @@ func (st *stdioSession) handle(m *rpc.Message) {
 			st.send(rpc.Result(id, res))
 		}
 	}
-	if method == mcp.MethodToolsCall {
-		call.HandleAsync(method, m.Params, reply)
+	req, rerr := node.ReadRequest(method, m.Params)
+	stateless := st.srv.StatelessVersion(req.Meta) != nil
+	// A method the stateless revision removed is told so first, whatever its params.
+	if rerr != nil && !(stateless && front.RemovedIn2026(method)) {
+		st.srv.Refuse(req, st.info.Identity, rerr)
+		call.Fail(rerr, reply)
 		return
 	}
-	go call.HandleAsync(method, m.Params, reply)
+	if stateless {
+		// A 2026-07-28 request: served on its own, with what its _meta says.
+		meta, err := st.srv.ReadMeta(req.Meta)
+		if err != nil {
+			call.Fail(err, reply)
+			return
+		}
+		v := st.srv.Stateless(st, meta, st.info)
+		call.As(v)
+		if method == mcp.MethodSubscriptionsListen {
+			st.listen(call, v, m, req)
+			return
+		}
+	}
+	if method == mcp.MethodToolsCall {
+		call.Serve(req, reply)
+		return
+	}
+	go call.Serve(req, reply)
 }
 
 // listen serves subscriptions/listen over stdio: the notifications asked for go out on the
 // one stream, tagged with the listen request's id, until the client cancels it.
-func (st *stdioSession) listen(call *Call, m *rpc.Message) {
-	call.longLived = true
-	l, ack, err := st.srv.newListener(call.ctx, m, func(_ context.Context, msg *rpc.Message) error { return st.conn.Send(msg) })
-	if err != nil {
-		_, e := call.end(nil, err)
-		st.send(rpc.Failure(m.ID, e))
-		return
-	}
-	st.send(ack)
-	context.AfterFunc(call.ctx, func() {
-		l.close()
-		call.end(nil, nil) // cancelled: the spec wants no answer
-	})
+func (st *stdio) listen(call *front.Call, v *front.Stateless, m *rpc.Message, req *node.Request) {
+	call.LongLived()
+	go func() {
+		l, ack, err := st.srv.Listen(call.Context(), v, m.ID, req, func(_ context.Context, msg *rpc.Message) error { return st.conn.Send(msg) })
+		if err != nil {
+			call.Fail(err, func(_ json.RawMessage, e *rpc.Error) { st.send(rpc.Failure(m.ID, e)) })
+			return
+		}
+		st.send(ack)
+		context.AfterFunc(call.Context(), func() {
+			l.Close()
+			call.Fail(nil, func(json.RawMessage, *rpc.Error) {}) // cancelled: the spec wants no answer
+		})
+	}()
 }
 
 // send writes to the client; one that has stopped reading is disconnected.
-func (st *stdioSession) send(m *rpc.Message) {
+func (st *stdio) send(m *rpc.Message) {
 	if err := st.conn.Send(m); err != nil && errors.Is(err, rpc.ErrNotReading) {
 		select {
 		case st.broken <- fmt.Errorf("the client is not reading what the node sends: %w", err):
@@ -170,8 +175,8 @@ func (st *stdioSession) send(m *rpc.Message) {
 
 // invalid answers a line that is not a message: -32700 when it is not JSON, -32600 when it
 // is JSON but not a valid request, with its id when one could be read.
-func (st *stdioSession) invalid(line []byte, m *rpc.Message, err *rpc.Error) {
-	st.srv.opts.Logger.Warn("client sent a line that is not a valid JSON-RPC message", "error", err.Message)
+func (st *stdio) invalid(line []byte, m *rpc.Message, err *rpc.Error) {
+	st.srv.Logger().Warn("client sent a line that is not a valid JSON-RPC message", "error", err.Message)
 	if m.IsResponse() && !m.ID.IsZero() {
 		return // an answer that cannot be read: nothing to answer
 	}
@@ -181,12 +186,12 @@ func (st *stdioSession) invalid(line []byte, m *rpc.Message, err *rpc.Error) {
 	st.send(rpc.Failure(m.ID, err))
 }
 
-func (st *stdioSession) unmatched(m *rpc.Message) {
-	st.srv.opts.Logger.Debug("dropped an answer to no request of the node", "id", m.ID.String())
+func (st *stdio) unmatched(m *rpc.Message) {
+	st.srv.Logger().Debug("dropped an answer to no request of the node", "id", m.ID.String())
 }
 
-// Notify implements Outbound.
-func (st *stdioSession) Notify(_ context.Context, method string, params any) error {
+// Notify implements node.Session.
+func (st *stdio) Notify(_ context.Context, method string, params any) error {
 	raw, err := rpc.Marshal(params)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", method, err)
@@ -194,8 +199,8 @@ func (st *stdioSession) Notify(_ context.Context, method string, params any) err
 	return st.conn.Notify(method, raw)
 }
 
-// Request implements Outbound.
-func (st *stdioSession) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+// Request implements node.Session.
+func (st *stdio) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	return rpc.CallWait(ctx, st.conn, method, params, func(id rpc.ID) {
 		_ = st.conn.Notify(mcp.NotifyCancelled, mcp.CancelledNotice(id.String(), "the bundle no longer needs the answer"))
 	})

@@ -1,14 +1,17 @@
-package front
+package httpfront
 
 import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/toolnode/toolnode/runtime/internal/front"
+	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 	"github.com/toolnode/toolnode/sdk-go/rawjson"
@@ -22,8 +25,9 @@ const (
 )
 
 // stateless serves a request of a 2026-07-28 client: no session, every request checked and
-// answered on its own, on the POST that carries it.
-func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, msg *rpc.Message, f *fields) {
+// answered on its own, on the POST that carries it. req is its params as read once; nil for
+// a notification or a response.
+func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, id front.Identity, msg *rpc.Message, req *node.Request) {
 	fail := func(status int, err *rpc.Error) { writeMessage(w, status, "", rpc.Failure(msg.ID, err)) }
 	switch {
 	case msg.IsNotification():
@@ -33,25 +37,30 @@ func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, msg *rpc
 		fail(http.StatusBadRequest, rpc.Errorf(mcp.CodeInvalidRequest, "invalid request: a client without a session sends no responses"))
 		return
 	}
-	if removedIn2026(msg.Method) {
+	if front.RemovedIn2026(msg.Method) {
 		// Before any other check: a 2025-era call (logging/setLevel from a client library
 		// that still sends it) learns plainly that the method is gone.
 		fail(http.StatusNotFound, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found: protocol version %s has no %s", msg.Method, mcp.Version20260728, msg.Method))
 		return
 	}
-	if err := h.checkHeaders(r, msg, f); err != nil {
+	if err := checkHeaders(r, msg, req, h.srv.StatelessVersion(req.Meta)); err != nil {
 		fail(http.StatusBadRequest, err)
 		return
 	}
-	meta, err := h.srv.metas.read(f)
+	meta, err := h.srv.ReadMeta(req.Meta)
 	if err != nil {
+		fail(http.StatusBadRequest, err)
+		return
+	}
+	v := h.srv.Stateless(streamOutbound{}, meta, front.SessionInfo{Identity: id, Transport: "tcp"})
+	if err := h.checkParamHeaders(r, req, v); err != nil {
 		fail(http.StatusBadRequest, err)
 		return
 	}
 	if msg.Method == mcp.MethodSubscriptionsListen {
 		st := h.newStream(w, "", nil)
 		defer st.close()
-		h.listen(r, st, msg)
+		h.listen(r, st, msg, req, v)
 		return
 	}
 	// The call's context is the request's: a client that leaves cancels it. A request that
@@ -59,27 +68,48 @@ func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, msg *rpc
 	// for them; any other is answered as plain JSON, with no stream to set up.
 	ctx := r.Context()
 	var st *stream
-	if meta.streams() {
+	if meta.Streams() {
 		st = h.newStream(w, "", nil)
 		defer st.close()
 		ctx = context.WithValue(ctx, streamKey{}, st)
 	}
-	call, berr := h.views.get(h.srv, streamOutbound{}, meta, clientOf(r), "tcp").Begin(ctx, msg.ID)
-	if berr != nil {
-		fail(http.StatusBadRequest, rpc.AsError(berr))
-		return
-	}
-	call.fields = *f
+	call := v.Begin(ctx, msg.ID)
 	if st != nil {
-		h.streamCall(r, st, call, msg, statelessStatus)
+		h.streamCall(r, st, call, msg, req, statelessStatus)
 		return
 	}
-	res, rpcErr := call.Handle(msg.Method, msg.Params)
-	if rpcErr != nil {
-		fail(statelessStatus(rpcErr), rpcErr)
+	type outcome struct {
+		res json.RawMessage
+		err *rpc.Error
+	}
+	ch := make(chan outcome, 1)
+	call.Serve(req, func(res json.RawMessage, err *rpc.Error) { ch <- outcome{res, err} })
+	o := <-ch
+	if o.err != nil {
+		fail(statelessStatus(o.err), o.err)
 		return
 	}
-	writeMessage(w, http.StatusOK, "", rpc.Result(msg.ID, res))
+	writeMessage(w, http.StatusOK, "", rpc.Result(msg.ID, o.res))
+}
+
+// streamOutbound sends a stateless request's notifications on the event stream of the
+// request ctx belongs to (see streamKey); nothing else goes to a client without a session.
+type streamOutbound struct{}
+
+func (streamOutbound) Notify(ctx context.Context, method string, params any) error {
+	st, ok := ctx.Value(streamKey{}).(*stream)
+	if !ok {
+		return fmt.Errorf("send %s: the request has no stream", method)
+	}
+	raw, err := rpc.Marshal(params)
+	if err != nil {
+		return err
+	}
+	return st.send(ctx, rpc.Notification(method, raw))
+}
+
+func (streamOutbound) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, rpc.Errorf(mcp.CodeInternalError, "a client without a session takes no requests (2026-07-28 asks with input_required results)")
 }
 
 // statelessStatus is the HTTP status of an answer to a stateless request.
@@ -95,15 +125,16 @@ func statelessStatus(err *rpc.Error) int {
 	return http.StatusOK
 }
 
+// mismatch is the -32020 error of a header that does not say what the body says.
+func mismatch(format string, args ...any) *rpc.Error {
+	return rpc.Errorf(mcp.CodeHeaderMismatch, "header mismatch: "+format, args...)
+}
+
 // checkHeaders checks that the headers mirroring the body say what the body says: the
-// protocol version, the method, the name of a tool, prompt or resource, and the tool
-// arguments a tool marks with x-mcp-header. A mismatch is -32020. f holds the members of
-// the request's params.
-func (h *HTTPHandler) checkHeaders(r *http.Request, msg *rpc.Message, f *fields) *rpc.Error {
-	mismatch := func(format string, args ...any) *rpc.Error {
-		return rpc.Errorf(mcp.CodeHeaderMismatch, "header mismatch: "+format, args...)
-	}
-	if raw := f.version; raw != nil {
+// protocol version, the method, and the name of a tool or prompt or the URI of a resource.
+// A mismatch is -32020. version is the revision the request's _meta names, as written.
+func checkHeaders(r *http.Request, msg *rpc.Message, req *node.Request, version json.RawMessage) *rpc.Error {
+	if raw := version; raw != nil {
 		// A version that is not a string is left to readMeta, which refuses it.
 		if v, isString := rawjson.String(raw); isString {
 			switch got := r.Header.Get(HeaderProtocolVersion); {
@@ -120,21 +151,28 @@ func (h *HTTPHandler) checkHeaders(r *http.Request, msg *rpc.Message, f *fields)
 	case got != msg.Method:
 		return mismatch("%s header %q does not match the body's method %q", HeaderMethod, got, msg.Method)
 	}
-	if _, ok := mrtrMethod(msg.Method); ok {
-		raw := f.target(msg.Method)
+	if target, named := headerTarget(req); named {
 		got, present := r.Header[http.CanonicalHeaderKey(HeaderName)]
 		if !present {
 			return mismatch("missing %s header", HeaderName)
 		}
-		if v, ok := headerValue(got[0]); !ok || !rawjson.StringIs(raw, v) {
-			want, _ := rawjson.String(raw)
-			return mismatch("%s header value %q does not match body value %q", HeaderName, got[0], want)
+		if v, ok := headerValue(got[0]); !ok || v != target {
+			return mismatch("%s header value %q does not match body value %q", HeaderName, got[0], target)
 		}
 	}
-	if msg.Method == mcp.MethodToolsCall {
-		return h.checkParamHeaders(r, msg.Params, f.name, mismatch)
-	}
 	return nil
+}
+
+// headerTarget is what Mcp-Name names for a request: the tool or prompt, or the resource's
+// URI; false for a method without one.
+func headerTarget(req *node.Request) (string, bool) {
+	switch req.Method {
+	case mcp.MethodToolsCall, mcp.MethodPromptsGet:
+		return req.Name, true
+	case mcp.MethodResourcesRead:
+		return req.URI, true
+	}
+	return "", false
 }
 
 // headerValue decodes a header value that may be in the =?base64?...?= sentinel form.
@@ -158,24 +196,19 @@ func headerValue(v string) (string, bool) {
 
 // checkParamHeaders checks the Mcp-Param-* headers of a tools/call against the arguments the
 // tool's inputSchema marks with x-mcp-header: each argument present has its header, equal to
-// it. rawName is the tool's name as params has it.
-func (h *HTTPHandler) checkParamHeaders(r *http.Request, params, rawName json.RawMessage, mismatch func(string, ...any) *rpc.Error) *rpc.Error {
-	cat := h.srv.node.Catalog()
-	if !cat.Mirrors() {
+// it. The tool is the one the call reaches, whatever form of its name the client used.
+func (h *Handler) checkParamHeaders(r *http.Request, req *node.Request, v *front.Stateless) *rpc.Error {
+	cat := h.srv.Node().Catalog()
+	if req.Method != mcp.MethodToolsCall || !cat.Mirrors() {
 		return nil // the usual case: no tool has arguments to check
 	}
-	name, ok := rawjson.String(rawName)
-	if !ok {
-		return nil // the call itself reports bad params
-	}
-	e, ok := cat.Lookup(name)
+	e, ok := cat.Lookup(v.CanonicalName(req.Name))
 	if !ok || !e.Mirrors {
 		return nil // most tools mirror nothing: no need to walk the schema
 	}
 	schema, _ := rawjson.Member(e.JSON, "inputSchema")
-	arguments, _ := rawjson.Member(params, "arguments")
 	for _, ph := range paramHeaders(schema) {
-		want, present := argAt(arguments, ph.path)
+		want, present := argAt(req.Arguments, ph.path)
 		got, sent := r.Header[http.CanonicalHeaderKey(HeaderParamStart+ph.header)]
 		switch {
 		case !present && !sent:
@@ -255,13 +288,13 @@ func sameValue(header string, arg json.RawMessage) bool {
 
 // listen serves subscriptions/listen: an event stream that stays open and carries the
 // notifications the client asked for, each tagged with the id of its listen request.
-func (h *HTTPHandler) listen(r *http.Request, st *stream, msg *rpc.Message) {
-	l, ack, err := h.srv.newListener(r.Context(), msg, st.send)
+func (h *Handler) listen(r *http.Request, st *stream, msg *rpc.Message, req *node.Request, v *front.Stateless) {
+	l, ack, err := h.srv.Listen(r.Context(), v, msg.ID, req, st.send)
 	if err != nil {
 		writeMessage(st.w, http.StatusOK, "", rpc.Failure(msg.ID, err))
 		return
 	}
-	defer l.close()
+	defer l.Close()
 	_ = st.send(r.Context(), ack)
 	t := time.NewTicker(h.opts.KeepAlive)
 	defer t.Stop()
@@ -271,7 +304,7 @@ func (h *HTTPHandler) listen(r *http.Request, st *stream, msg *rpc.Message) {
 			return
 		case <-h.stop:
 			// A graceful end: the listen request's own answer.
-			_ = st.finish(http.StatusOK, rpc.Result(msg.ID, l.endResult()))
+			_ = st.finish(http.StatusOK, rpc.Result(msg.ID, l.EndResult()))
 			return
 		case <-st.closed:
 			return

@@ -1,0 +1,394 @@
+package front_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolnode/toolnode/runtime/internal/access"
+	"github.com/toolnode/toolnode/runtime/internal/front"
+	"github.com/toolnode/toolnode/runtime/internal/front/httpfront"
+	"github.com/toolnode/toolnode/runtime/internal/front/stdiofront"
+	"github.com/toolnode/toolnode/runtime/internal/node"
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+)
+
+// Two clients of one access file: "a" may use bundle pub, "b" bundle sec, and both the
+// bundle iso.
+var guardedClients = []struct {
+	name, token string
+	allow       []string
+}{{"a", "token-a", []string{"pub.*", "iso.*"}}, {"b", "token-b", []string{"sec.*", "iso.*"}}}
+
+// writeAccess writes the access file of guardedClients into dir.
+func writeAccess(t *testing.T, dir string) string {
+	t.Helper()
+	var clients []map[string]any
+	for _, c := range guardedClients {
+		clients = append(clients, map[string]any{"name": c.name, "token_sha256": sha(c.token), "allow": c.allow})
+	}
+	b, _ := json.Marshal(map[string]any{"clients": clients})
+	path := filepath.Join(dir, "access.json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// guarded is a node serving the bundles pub and sec, with their prompts, resources and
+// completions, under the access file of guardedClients.
+type guarded struct {
+	srv    *front.Server
+	ts     *httptest.Server
+	access *access.Holder
+	dir    string
+}
+
+// startGuarded starts a guarded node; edit adjusts the front's options (Audit, say).
+func startGuarded(t *testing.T, edit func(*front.Options), fakes ...testkit.Fake) *guarded {
+	t.Helper()
+	return startGuardedHTTP(t, edit, httpfront.Options{}, fakes...)
+}
+
+// startGuardedHTTP is startGuarded with the HTTP front's options.
+func startGuardedHTTP(t *testing.T, edit func(*front.Options), ho httpfront.Options, fakes ...testkit.Fake) *guarded {
+	t.Helper()
+	dir := t.TempDir()
+	if fakes == nil {
+		fakes = []testkit.Fake{{Name: "pub", Surface: true}, {Name: "sec", Surface: true}}
+	}
+	var names []string
+	for _, f := range fakes {
+		testkit.Write(t, dir, f)
+		names = append(names, f.Name)
+	}
+	holder, err := access.Open(writeAccess(t, dir), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := node.New(node.Config{Manifests: testkit.Manifests(t, dir, names...), Supervision: node.Supervision{PingEvery: -1}})
+	n.Start()
+	<-n.Ready()
+	t.Cleanup(func() { n.Close(context.Background()) })
+	opts := front.Options{Access: holder}
+	if edit != nil {
+		edit(&opts)
+	}
+	srv := front.NewServer(n, opts)
+	h := httpfront.New(srv, ho)
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		h.Close()
+		closed := make(chan struct{})
+		go func() {
+			ts.Close() // waits for every handler to return
+			close(closed)
+		}()
+		select {
+		case <-closed:
+		case <-time.After(20 * time.Second):
+			t.Error("a request's handler never returned")
+		}
+	})
+	return &guarded{srv: srv, ts: ts, access: holder, dir: dir}
+}
+
+// client speaks to a front the way one client of one era does: a 2025-11-25 session over
+// HTTP, a 2026-07-28 client over HTTP, or the stdio front's one client.
+type client interface {
+	// request sends a request and returns its answer: the whole JSON-RPC message.
+	request(method, params string) string
+}
+
+// sessionClient is a 2025-11-25 client over HTTP with a bearer token.
+type sessionClient struct {
+	t     *testing.T
+	ts    *httptest.Server
+	token string
+	sid   string
+	ids   int
+}
+
+func newSessionClient(t *testing.T, ts *httptest.Server, token string) *sessionClient {
+	c := &sessionClient{t: t, ts: ts, token: token}
+	resp, body := c.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}`, nil)
+	if c.sid = resp.Header.Get(httpfront.HeaderSessionID); c.sid == "" {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
+	}
+	c.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil)
+	return c
+}
+
+func (c *sessionClient) post(body string, hdr map[string]string) (*http.Response, string) {
+	c.t.Helper()
+	if hdr == nil {
+		hdr = map[string]string{}
+	}
+	if c.token != "" {
+		hdr["Authorization"] = "Bearer " + c.token
+	}
+	if c.sid != "" {
+		hdr[httpfront.HeaderSessionID], hdr[httpfront.HeaderProtocolVersion] = c.sid, "2025-11-25"
+	}
+	resp, b := postTo(c.t, c.ts, body, hdr)
+	return resp, lastMessage(b)
+}
+
+func (c *sessionClient) request(method, params string) string {
+	c.ids++
+	_, b := c.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, c.ids, method, params), nil)
+	return b
+}
+
+// statelessClient is a 2026-07-28 client over HTTP with a bearer token.
+type statelessClient struct {
+	t     *testing.T
+	ts    *httptest.Server
+	token string
+	ids   int
+}
+
+// withMeta adds the _meta every 2026-07-28 request carries to params.
+func withMeta(params string) string {
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	if strings.TrimSpace(params) == "{}" {
+		return "{" + meta + "}"
+	}
+	return strings.TrimSuffix(strings.TrimSpace(params), "}") + "," + meta + "}"
+}
+
+// target is what a request's Mcp-Name header names: the exact member the body names.
+func target(method, params string) (string, bool) {
+	var p map[string]json.RawMessage
+	_ = json.Unmarshal([]byte(params), &p)
+	key := "name"
+	switch method {
+	case "resources/read":
+		key = "uri"
+	case "tools/call", "prompts/get":
+	default:
+		return "", false
+	}
+	var v string
+	_ = json.Unmarshal(p[key], &v)
+	return v, true
+}
+
+func (c *statelessClient) post(method, params string, extra map[string]string) (*http.Response, string) {
+	c.t.Helper()
+	c.ids++
+	hdr := map[string]string{httpfront.HeaderProtocolVersion: "2026-07-28", httpfront.HeaderMethod: method}
+	if name, ok := target(method, params); ok {
+		hdr[httpfront.HeaderName] = name
+	}
+	if c.token != "" {
+		hdr["Authorization"] = "Bearer " + c.token
+	}
+	for k, v := range extra {
+		hdr[k] = v
+	}
+	resp, b := postTo(c.t, c.ts, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, c.ids, method, withMeta(params)), hdr)
+	return resp, lastMessage(b)
+}
+
+// tryPost is post for another goroutine than the test's: it returns "" when the request
+// failed or went unanswered for 20 seconds.
+func (c *statelessClient) tryPost(method, params string) string {
+	hdr := map[string]string{httpfront.HeaderProtocolVersion: "2026-07-28", httpfront.HeaderMethod: method, "Authorization": "Bearer " + c.token}
+	if name, ok := target(method, params); ok {
+		hdr[httpfront.HeaderName] = name
+	}
+	req, _ := http.NewRequest(http.MethodPost, c.ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":99,"method":"`+method+`","params":`+withMeta(params)+`}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	client := c.ts.Client()
+	client.Timeout = 20 * time.Second
+	resp, err := client.Do(req)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return lastMessage(string(b))
+}
+
+func (c *statelessClient) request(method, params string) string {
+	_, b := c.post(method, params, nil)
+	return b
+}
+
+// stdioClient is the stdio front's one client.
+type stdioClient struct {
+	t       *testing.T
+	in      io.Writer
+	answers *bufio.Reader
+	ids     int
+}
+
+func newStdioClient(t *testing.T, srv *front.Server) *stdioClient {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- stdiofront.Serve(context.Background(), srv, inR, outW)
+		outW.Close()
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		io.Copy(io.Discard, outR)
+		<-done
+	})
+	c := &stdioClient{t: t, in: inW, answers: bufio.NewReader(outR)}
+	c.request("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+	io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	return c
+}
+
+func (c *stdioClient) request(method, params string) string {
+	c.t.Helper()
+	c.ids++
+	if _, err := fmt.Fprintf(c.in, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", c.ids, method, params); err != nil {
+		c.t.Fatal(err)
+	}
+	for {
+		line, err := c.answers.ReadString('\n')
+		if err != nil {
+			c.t.Fatalf("reading the answer to %s: %v", method, err)
+		}
+		var m struct{ ID json.RawMessage }
+		if json.Unmarshal([]byte(line), &m) == nil && string(m.ID) == fmt.Sprint(c.ids) {
+			return line
+		}
+	}
+}
+
+// lastMessage is the JSON-RPC message an answer carries, plain or as the last event of a
+// stream.
+func lastMessage(body string) string {
+	if !strings.Contains(body, "data: ") {
+		return body
+	}
+	var last string
+	for _, line := range strings.Split(body, "\n") {
+		if d, ok := strings.CutPrefix(line, "data: "); ok && strings.TrimSpace(d) != "" {
+			last = d
+		}
+	}
+	return last
+}
+
+// Everything a bundle serves is covered by the caller's patterns, whatever way it asks:
+// tools, prompts, resources and their templates, subscriptions and completions, in both
+// eras and over stdio, and members are read exactly as the node acts on them.
+func TestAccessCoversEverythingABundleServes(t *testing.T) {
+	g := startGuarded(t, func(o *front.Options) { o.Client = "a" })
+	clients := map[string]client{
+		"2025-11-25 session": newSessionClient(t, g.ts, "token-a"),
+		"2026-07-28":         &statelessClient{t: t, ts: g.ts, token: "token-a"},
+		"stdio --client a":   newStdioClient(t, g.srv),
+	}
+	tests := []struct {
+		name, method, params string
+		want, not            []string
+		onlyFor              string // "" for every client
+	}{
+		{"tools are listed by pattern", "tools/list", `{}`, []string{`"pub.echo"`}, []string{`"sec.`}, ""},
+		{"a denied tool is unknown", "tools/call", `{"name":"sec.echo","arguments":{"text":"x"}}`, []string{`unknown tool`}, []string{"sec:x"}, ""},
+		{"prompts are listed by pattern", "prompts/list", `{}`, []string{`"pub.greet"`}, []string{`"sec.greet"`}, ""},
+		{"a denied prompt is unknown", "prompts/get", `{"name":"sec.greet","arguments":{"who":"x"}}`, []string{`unknown prompt`}, []string{"of sec"}, ""},
+		{"a second spelling of name does not lend its access", "prompts/get", `{"name":"sec.greet","Name":"pub.greet"}`,
+			[]string{`"error"`}, []string{"of sec", "of pub"}, ""},
+		{"a name spelled twice is refused", "prompts/get", `{"Name":"sec.greet","name":"pub.greet"}`,
+			[]string{`"error"`, `member \"Name\"`}, []string{"of sec", "of pub"}, ""},
+		{"a tool named twice is refused", "tools/call", `{"name":"pub.echo","Name":"sec.echo","arguments":{"text":"x"}}`,
+			[]string{`"error"`, `member \"Name\"`}, []string{"sec:x", "pub:x"}, ""},
+		{"resources are listed by bundle", "resources/list", `{}`, []string{`fake://pub/readme`}, []string{`fake://sec/`}, ""},
+		{"templates are listed by bundle", "resources/templates/list", `{}`, []string{`fake://pub/items/{id}`}, []string{`fake://sec/`}, ""},
+		{"an allowed resource is read", "resources/read", `{"uri":"fake://pub/readme"}`, []string{"read by pub"}, nil, ""},
+		{"a denied resource is not found", "resources/read", `{"uri":"fake://sec/readme"}`, []string{`"error"`, "fake://sec/readme"}, []string{"read by sec"}, ""},
+		{"a denied template's resource is not found", "resources/read", `{"uri":"fake://sec/items/7"}`, []string{`"error"`}, []string{"read by sec"}, ""},
+		{"a second spelling of uri does not lend its access", "resources/read", `{"uri":"fake://sec/readme","URI":"fake://pub/readme"}`,
+			[]string{`"error"`}, []string{"read by"}, ""},
+		{"a denied resource cannot be watched", "resources/subscribe", `{"uri":"fake://sec/readme"}`, []string{`"error"`}, nil, "2025-11-25 session"},
+		{"an allowed resource can be watched", "resources/subscribe", `{"uri":"fake://pub/readme"}`, []string{`"result"`}, []string{`"error"`}, "2025-11-25 session"},
+		{"a denied prompt is not completed", "completion/complete", `{"ref":{"type":"ref/prompt","name":"sec.greet"},"argument":{"name":"who","value":"x"}}`,
+			[]string{`"error"`}, []string{"completed by sec"}, ""},
+		{"an allowed prompt is completed", "completion/complete", `{"ref":{"type":"ref/prompt","name":"pub.greet"},"argument":{"name":"who","value":"x"}}`,
+			[]string{"completed by pub"}, nil, ""},
+		{"a denied template is not completed", "completion/complete", `{"ref":{"type":"ref/resource","uri":"fake://sec/items/{id}"},"argument":{"name":"id","value":"x"}}`,
+			[]string{`"error"`}, []string{"completed by sec"}, ""},
+		{"execute reads the exact name", "tools/call", `{"name":"toolnode.execute","arguments":{"name":"pub.echo","NAME":"sec.echo","arguments":{"text":"x"}}}`,
+			[]string{`"isError":true`}, []string{"sec:x", "pub:x"}, ""},
+	}
+	for clientName, c := range clients {
+		for _, tt := range tests {
+			if tt.onlyFor != "" && tt.onlyFor != clientName {
+				continue
+			}
+			t.Run(clientName+"/"+tt.name, func(t *testing.T) {
+				got := c.request(tt.method, tt.params)
+				for _, w := range tt.want {
+					if !strings.Contains(got, w) {
+						t.Errorf("%s %s: the answer lacks %s:\n%s", tt.method, tt.params, w, got)
+					}
+				}
+				for _, n := range tt.not {
+					if strings.Contains(got, n) {
+						t.Errorf("%s %s: the answer holds %s:\n%s", tt.method, tt.params, n, got)
+					}
+				}
+			})
+		}
+	}
+}
+
+// A 2026-07-28 client's subscriptions/listen is agreed only for the resources its patterns
+// allow, and is held until the bundles have started instead of agreeing to nothing.
+func TestListenAgreesOnlyToAllowedResources(t *testing.T) {
+	g := startGuarded(t, nil)
+	req, _ := http.NewRequest(http.MethodPost, g.ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":`+
+		withMeta(`{"notifications":{"resourceSubscriptions":["fake://sec/readme","fake://pub/readme"]}}`)+`}`))
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"Authorization": "Bearer token-a", httpfront.HeaderProtocolVersion: "2026-07-28", httpfront.HeaderMethod: "subscriptions/listen"} {
+		req.Header.Set(k, v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp, err := g.ts.Client().Do(req.WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || !strings.Contains(data, "acknowledged") {
+			continue
+		}
+		if !strings.Contains(data, "fake://pub/readme") || strings.Contains(data, "fake://sec/readme") {
+			t.Errorf("the listen was agreed for %s; want fake://pub/readme alone", data)
+		}
+		return
+	}
+	t.Fatalf("no acknowledgment: %v", sc.Err())
+}
+
+// sha is the token_sha256 of token in an access file.
+func sha(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,162 @@
+package front
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolnode/toolnode/runtime/internal/node"
+	"github.com/toolnode/toolnode/runtime/internal/rpc"
+	"github.com/toolnode/toolnode/runtime/internal/telemetry"
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+)
+
+// Call is one client request being served. A transport begins it (Session.Begin or
+// Stateless.Begin), reads the message's params once into a node.Request and hands both to
+// Serve; the call ends once, with its answer given to the transport's reply.
+//
+// The way of a tools/call (docs/architecture.md draws it):
+//
+//	transport → Serve: the caller's filter and the catalog's name set on the request, the
+//	    request's span started → node.CallTool → the relay to a bundle process
+//	bundle's answer → the relay ends (bundle span, stats, failures settled) →
+//	    Call.toolDone: input asked for by a bundle served, the audit record written →
+//	    Call.end: request span ended, the call forgotten → the transport's reply
+//
+// A tools/call is answered from the goroutine that reads the bundle's answer, without a
+// hand-off: for a relay, hand-offs between goroutines are most of a call's cost.
+type Call struct {
+	peer      peer     // whom the request is served for
+	owner     *Session // whose requests in flight it counts among; nil for none
+	id        rpc.ID
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+	cancelled atomic.Bool // by the client, as opposed to the end of the call
+	longLived bool        // a subscription, which ends only when the client cancels it
+
+	req   *node.Request
+	reply func(json.RawMessage, *rpc.Error)
+	op    *telemetry.Op // the request's span; nil without tracing
+	start time.Time     // for the audit log; zero without one
+}
+
+// As serves the call as a stateless request of v, while the session it began in keeps it
+// among its requests in flight (so that a stdio cancellation finds it).
+func (c *Call) As(v *Stateless) *Call {
+	c.peer = v
+	return c
+}
+
+// LongLived marks the call as a subscription, which ends only when the client cancels it:
+// a session draining before it closes does not wait for it.
+func (c *Call) LongLived() { c.longLived = true }
+
+// Context is the call's context: it ends when the call does or the client cancels it.
+func (c *Call) Context() context.Context { return c.ctx }
+
+// Cancelled reports whether the client cancelled the call, in which case no answer is sent.
+func (c *Call) Cancelled() bool { return c.cancelled.Load() }
+
+func (c *Call) cancelByClient(reason error) {
+	c.cancelled.Store(true)
+	c.cancel(reason)
+}
+
+// Serve serves req, the request the call began for as the transport read it, and calls
+// reply with the answer, once. A tools/call is never held up here: its answer comes from
+// the goroutine that reads the bundle; other methods may block, and transports give them
+// a goroutine. reply must not block for long.
+func (c *Call) Serve(req *node.Request, reply func(json.RawMessage, *rpc.Error)) {
+	srv := c.peer.base().srv
+	c.req, c.reply = req, reply
+	select {
+	case <-srv.node.Ready():
+	default:
+		go func() { // waits for the bundles' first start
+			if err := srv.waitReady(c.ctx); err != nil {
+				c.end(nil, err)
+				return
+			}
+			c.serve()
+		}()
+		return
+	}
+	c.serve()
+}
+
+func (c *Call) serve() {
+	srv, req := c.peer.base().srv, c.req
+	req.Allow = srv.allow(c.peer.base().id)
+	if req.Method == mcp.MethodToolsCall && req.Canonical == "" {
+		req.Canonical = canonicalName(c.peer, req.Name)
+	}
+	c.trace()
+	switch p := c.peer.(type) {
+	case *Session:
+		p.serve(c)
+	case *Stateless:
+		p.serve(c)
+	}
+}
+
+// end ends the call with its outcome: the request's span ended, the call forgotten, the
+// answer encoded and given to the transport.
+func (c *Call) end(res any, err error) {
+	var raw json.RawMessage
+	var rpcErr *rpc.Error
+	if err != nil {
+		rpcErr = rpc.AsError(err)
+	} else if raw, err = rpc.Marshal(res); err != nil {
+		rpcErr = rpc.AsError(fmt.Errorf("encode result: %w", err))
+	}
+	if c.op != nil {
+		c.op.End(errorType(c.ctx, raw, rpcErr))
+	}
+	if c.owner != nil {
+		c.owner.mu.Lock()
+		delete(c.owner.inflight, c.id)
+		c.owner.mu.Unlock()
+	}
+	c.cancel(nil)
+	c.reply(raw, rpcErr)
+}
+
+// toolDone receives a tools/call's outcome from the node: input a 2026 bundle asks of a
+// session's client is served first, then the call is audited and ended.
+func (c *Call) toolDone(res json.RawMessage, err error) {
+	if sess, ok := c.peer.(*Session); ok && err == nil && isInputRequired(res) {
+		go func() {
+			res, err := sess.fulfil(c.ctx, c.req, res, func(req *node.Request) (json.RawMessage, error) {
+				return rpc.Await(func(done rpc.Done) { sess.srv.node.CallTool(c.ctx, sess, req, done) })
+			})
+			c.audited(res, err)
+		}()
+		return
+	}
+	c.audited(res, err)
+}
+
+// audited writes the call's audit record and ends it, in the revision's terms for a
+// stateless client.
+func (c *Call) audited(res json.RawMessage, err error) {
+	srv := c.peer.base().srv
+	srv.audit(c.req, c.peer.base().id, c.start, res, err, c.ctx.Err() != nil)
+	if v, ok := c.peer.(*Stateless); ok {
+		res, err = v.finish(c.req.Method, res, err)
+	}
+	c.end(res, err)
+}
+
+// Fail ends the call with err, unserved (its params could not be read, its _meta was
+// refused), and gives reply the answer; with err nil, it only ends the call (a
+// subscription its client cancelled, which takes no answer).
+func (c *Call) Fail(err *rpc.Error, reply func(json.RawMessage, *rpc.Error)) {
+	c.reply = reply
+	if err == nil {
+		c.end(nil, nil)
+		return
+	}
+	c.end(nil, err)
+}

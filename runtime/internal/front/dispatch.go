@@ -1,0 +1,174 @@
+package front
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/toolnode/toolnode/runtime/internal/catalog"
+	"github.com/toolnode/toolnode/runtime/internal/node"
+	"github.com/toolnode/toolnode/runtime/internal/rpc"
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
+)
+
+// The methods a client calls, and what serves each: the same for both eras but for the
+// lifecycle (initialize, ping, logging/setLevel, resources/subscribe: sessions only;
+// server/discover: stateless requests only), and for how a bundle's questions reach the
+// client (requests to a session, input_required answers to a stateless request).
+
+// serve serves a request of a session.
+func (sess *Session) serve(c *Call) {
+	if c.req.Method == mcp.MethodToolsCall {
+		sess.srv.node.CallTool(c.ctx, sess, c.req, c.toolDone)
+		return
+	}
+	c.end(sess.dispatch(c.ctx, c.req))
+}
+
+// dispatch serves a session's request that is not a tools/call.
+func (sess *Session) dispatch(ctx context.Context, req *node.Request) (any, error) {
+	n := sess.srv.node
+	switch req.Method {
+	case mcp.MethodPing:
+		return struct{}{}, nil
+	case mcp.MethodInitialize:
+		return sess.initialize(req.Params)
+	case mcp.MethodLoggingSetLevel:
+		return sess.setLevel(ctx, req.Params)
+	case mcp.MethodResourcesSub:
+		return n.Subscribe(ctx, sess, req)
+	case mcp.MethodResourcesUnsub:
+		return n.Unsubscribe(ctx, sess, req)
+	case mcp.MethodPromptsGet:
+		return sess.withInput(ctx, req, func(req *node.Request) (json.RawMessage, error) { return n.GetPrompt(ctx, sess, req) })
+	case mcp.MethodResourcesRead:
+		return sess.withInput(ctx, req, func(req *node.Request) (json.RawMessage, error) { return n.ReadResource(ctx, sess, req) })
+	}
+	return sess.srv.dispatch(ctx, sess, req)
+}
+
+// withInput makes a call for a session client, serving the input a 2026 bundle asks for.
+func (sess *Session) withInput(ctx context.Context, req *node.Request, call func(*node.Request) (json.RawMessage, error)) (json.RawMessage, error) {
+	res, err := call(req)
+	if err != nil || !isInputRequired(res) {
+		return res, err
+	}
+	return sess.fulfil(ctx, req, res, call)
+}
+
+// serve serves a stateless request. Calls that may need the client's input run as an
+// mrtrCall, which answers input_required for what a bundle asks.
+func (v *Stateless) serve(c *Call) {
+	req, n := c.req, v.srv.node
+	if _, ok := mrtrMethod(req.Method); !ok {
+		go func() {
+			res, err := v.dispatch(c.ctx, req)
+			raw, rerr := rpc.Marshal(res)
+			if err == nil && rerr != nil {
+				err = rerr
+			}
+			c.end(v.finish(req.Method, raw, err))
+		}()
+		return
+	}
+	if req.State != nil && v.resume(c) {
+		return
+	}
+	if req.Method == mcp.MethodToolsCall && !n.AsksClients(req.Target()) {
+		// Its bundle asks with input_required answers of its own, which go to the client as
+		// they are: nothing waits for the client's input here.
+		n.CallTool(c.ctx, v, req, c.toolDone)
+		return
+	}
+	v.callAsking(c)
+}
+
+// dispatch serves a stateless request whose bundle cannot ask for input.
+func (v *Stateless) dispatch(ctx context.Context, req *node.Request) (any, error) {
+	switch {
+	case req.Method == mcp.MethodDiscover:
+		return v.srv.discover()
+	case RemovedIn2026(req.Method):
+		return nil, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found: protocol version %s has no %s", req.Method, v.protocol(), req.Method)
+	}
+	return v.srv.dispatch(ctx, v, req)
+}
+
+// dispatch serves the methods both eras share: lists and completions.
+func (s *Server) dispatch(ctx context.Context, p peer, req *node.Request) (any, error) {
+	n, id := s.node, p.base().id
+	switch req.Method {
+	case mcp.MethodToolsList:
+		return listPage(req, func(cursor string) ([]json.RawMessage, string, error) {
+			cat := n.Catalog()
+			tools, next, err := cat.PageWhere(cursor, s.opts.PageSize, s.listFilter(id))
+			if err == nil && p.strictNames() {
+				tools = renderStrict(cat.Strict(), tools)
+			}
+			return tools, next, err
+		}, "tools")
+	case mcp.MethodPromptsList:
+		return listPage(req, func(cursor string) ([]json.RawMessage, string, error) {
+			var keep func(catalog.Entry) bool
+			if allow := req.Allow; allow != nil {
+				keep = func(e catalog.Entry) bool { return allow(e.Name) }
+			}
+			return n.Prompts().PageWhere(cursor, s.opts.PageSize, keep)
+		}, "prompts")
+	case mcp.MethodResourcesList:
+		return listPage(req, func(cursor string) ([]json.RawMessage, string, error) {
+			return n.Resources().Resources(cursor, s.opts.PageSize, req.Allow.Resource)
+		}, "resources")
+	case mcp.MethodResourceTemplates:
+		return listPage(req, func(cursor string) ([]json.RawMessage, string, error) {
+			return n.Resources().Templates(cursor, s.opts.PageSize, req.Allow.Resource)
+		}, "resourceTemplates")
+	case mcp.MethodComplete:
+		return n.Complete(ctx, p, req)
+	}
+	return nil, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found", req.Method)
+}
+
+// renderStrict rewrites the names of tools for a strict client.
+func renderStrict(m *catalog.NameMap, tools []json.RawMessage) []json.RawMessage {
+	out := make([]json.RawMessage, len(tools))
+	for i, t := range tools {
+		out[i] = t
+		var name string
+		if raw, ok := rawjson.Member(t, "name"); ok && json.Unmarshal(raw, &name) == nil {
+			quoted, _ := json.Marshal(m.Render(name))
+			if renamed, ok := rawjson.SetMember(t, "name", quoted); ok {
+				out[i] = renamed
+			}
+		}
+	}
+	return out
+}
+
+// listPage answers a */list request with one page of items under field.
+func listPage(req *node.Request, page func(cursor string) ([]json.RawMessage, string, error), field string) (any, error) {
+	items, next, err := page(req.Cursor)
+	if err != nil {
+		return nil, invalidParams("%v", err)
+	}
+	// Written out by hand: the items are JSON already (checked when they arrived), and a
+	// catalog of thousands of tools is megabytes that the encoder would check again.
+	size := len(field) + len(next) + 32
+	for _, it := range items {
+		size += len(it) + 1
+	}
+	b := make([]byte, 0, size)
+	b = append(append(append(b, `{"`...), field...), `":[`...)
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, it...)
+	}
+	b = append(b, ']')
+	if next != "" {
+		quoted, _ := json.Marshal(next)
+		b = append(append(b, `,"nextCursor":`...), quoted...)
+	}
+	return json.RawMessage(append(b, '}')), nil
+}

@@ -1,0 +1,159 @@
+package httpfront
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/toolnode/toolnode/runtime/internal/front"
+	"github.com/toolnode/toolnode/runtime/internal/node"
+	"github.com/toolnode/toolnode/runtime/internal/rpc"
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+)
+
+// Event streams: the answer to a POST, when messages come before it, and a session's GET
+// stream for the node's own messages. Only the handler's goroutine writes to a response:
+// what a call causes is queued on the stream's Outbox by whoever produces it (the goroutine
+// reading a bundle, among others), which never waits for the client.
+
+// streamCall serves a request whose answer, and what comes before it, go on st. status
+// gives the HTTP status of an answer written as plain JSON.
+func (h *Handler) streamCall(r *http.Request, st *stream, call *front.Call, msg *rpc.Message, req *node.Request, status func(*rpc.Error) int) {
+	type outcome struct {
+		res json.RawMessage
+		err *rpc.Error
+	}
+	answered := make(chan outcome, 1)
+	reply := func(res json.RawMessage, err *rpc.Error) { answered <- outcome{res, err} }
+	if msg.Method == mcp.MethodToolsCall {
+		call.Serve(req, reply)
+	} else {
+		go call.Serve(req, reply)
+	}
+	gone := r.Context().Done()
+	for {
+		select {
+		case o := <-answered:
+			if call.Cancelled() {
+				return
+			}
+			resp := rpc.Result(msg.ID, o.res)
+			if o.err != nil {
+				resp = rpc.Failure(msg.ID, o.err)
+			}
+			if st.finish(status(o.err), resp) != nil {
+				h.srv.Logger().Warn("client left before its answer was sent", "session", st.sessionID, "method", msg.Method)
+			}
+			return
+		case <-st.out.Wake():
+			if _, err := st.out.WriteQueued(); err != nil {
+				st.close() // later messages of the call go elsewhere, or nowhere
+			}
+		case <-gone:
+			st.close()
+			gone = nil // keep waiting for the answer, which ends the call cleanly
+		}
+	}
+}
+
+// stream is one event stream: a POST's, or a session's GET one. Messages are queued on its
+// Outbox and written by the handler's goroutine.
+type stream struct {
+	h         *Handler
+	sessionID string        // sent back in the headers; "" without a session
+	primer    func() string // the first event of a POST's stream; nil for none
+	w         http.ResponseWriter
+	rc        *http.ResponseController
+	out       *rpc.Outbox
+	started   bool // headers out; only the handler's goroutine touches it
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+func (h *Handler) newStream(w http.ResponseWriter, sessionID string, primer func() string) *stream {
+	st := &stream{h: h, sessionID: sessionID, primer: primer, w: w, rc: http.NewResponseController(w), closed: make(chan struct{})}
+	st.out = rpc.NewOutbox(streamWriter{st}, rpc.OutboxOptions{MaxQueue: h.srv.Options().MaxQueue, Flush: st.rc.Flush})
+	return st
+}
+
+// streamWriter starts the event stream on its first write, and bounds each write in time.
+type streamWriter struct{ st *stream }
+
+func (sw streamWriter) Write(b []byte) (int, error) {
+	st := sw.st
+	if !st.started {
+		st.start()
+	}
+	_ = st.rc.SetWriteDeadline(time.Now().Add(st.h.opts.StreamWriteTimeout))
+	return st.w.Write(b)
+}
+
+// start writes the event stream's headers, and the primer when there is one.
+func (st *stream) start() {
+	hd := st.w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("X-Accel-Buffering", "no")
+	if st.sessionID != "" {
+		hd.Set(HeaderSessionID, st.sessionID)
+	}
+	st.w.WriteHeader(http.StatusOK)
+	st.started = true
+	if st.primer != nil {
+		_, _ = io.WriteString(st.w, st.primer())
+	}
+	_ = st.rc.Flush()
+}
+
+// event queues one message as a server-sent event.
+func (st *stream) event(data []byte) error {
+	select {
+	case <-st.closed:
+		return errors.New("stream closed")
+	default:
+	}
+	data = bytes.TrimSuffix(data, []byte{'\n'})
+	b := make([]byte, 0, len(data)+32)
+	b = append(append(append(b, "event: message\ndata: "...), data...), "\n\n"...)
+	if err := st.out.Send(b); err != nil {
+		if errors.Is(err, rpc.ErrNotReading) {
+			st.h.srv.Logger().Warn("closing an event stream the client does not read", "session", st.sessionID, "error", err)
+			st.close()
+		}
+		return err
+	}
+	return nil
+}
+
+// send queues a message on the stream.
+func (st *stream) send(_ context.Context, m *rpc.Message) error { return st.event(m.Encode()) }
+
+// finish writes what is queued and then the answer that ends the response: an event when
+// the stream has started, else the whole response as JSON with status.
+func (st *stream) finish(status int, answer *rpc.Message) error {
+	if _, err := st.out.WriteQueued(); err != nil {
+		return err
+	}
+	if !st.started {
+		writeMessage(st.w, status, st.sessionID, answer)
+		return nil
+	}
+	data := answer.Append(make([]byte, 0, 64+len(answer.Result)))
+	_ = st.rc.SetWriteDeadline(time.Now().Add(st.h.opts.StreamWriteTimeout))
+	if _, err := st.w.Write(append(append([]byte("event: message\ndata: "), data...), "\n\n"...)); err != nil {
+		return err
+	}
+	return st.rc.Flush()
+}
+
+func (st *stream) close() {
+	st.closeOnce.Do(func() {
+		close(st.closed)
+		st.out.Close()
+	})
+}

@@ -1,0 +1,113 @@
+package front
+
+import (
+	"slices"
+
+	"github.com/toolnode/toolnode/runtime/internal/access"
+	"github.com/toolnode/toolnode/runtime/internal/catalog"
+	"github.com/toolnode/toolnode/runtime/internal/node"
+)
+
+// Identity is who a request comes from, as the node knows it: what a transport learned by
+// the request's credentials and where it came from. It decides what the caller may see and
+// call (Client), which process of an isolated bundle serves it, whose requestState it may
+// resume, and what it is counted against.
+type Identity struct {
+	// Client is the access file's client the request comes from; "" without an access
+	// file.
+	Client string
+	// Subject is the subject of the request's OAuth token; "" without one.
+	Subject string
+	// Source is where the request came from over the network (the peer's host); "" over
+	// stdio.
+	Source string
+}
+
+// key names the caller for isolation and ownership: its OAuth subject, else its access
+// client; "" for an anonymous caller, which only a session can tell apart from another.
+func (id Identity) key() string {
+	switch {
+	case id.Subject != "":
+		return "subject:" + id.Subject
+	case id.Client != "":
+		return "client:" + id.Client
+	}
+	return ""
+}
+
+// bound names what the caller is counted against for per-client bounds: its key, else
+// where it comes from.
+func (id Identity) bound() string {
+	if k := id.key(); k != "" {
+		return k
+	}
+	return "source:" + id.Source
+}
+
+// Bound is the name a per-client bound counts the identity under: its OAuth subject or
+// access client when it has one, else the address it came from.
+func (id Identity) Bound() string { return id.bound() }
+
+// client is the access file's entry of the caller; nil without an access file. A client
+// that a reload removed from the file may do nothing.
+func (s *Server) client(id Identity) *access.Client {
+	h := s.opts.Access
+	if h == nil {
+		return nil
+	}
+	if c, ok := h.Policy().Client(id.Client); ok {
+		return c
+	}
+	return &access.Client{Name: id.Client}
+}
+
+// allow is the caller's filter for the node, nil when it may reach everything.
+func (s *Server) allow(id Identity) node.Allow {
+	c := s.client(id)
+	if c == nil {
+		return nil
+	}
+	return c.Allowed
+}
+
+// listFilter is what tools/list shows the caller: its allowed tools, all of them in the
+// full view, the node's own and the pinned ones in the search view. nil shows everything.
+func (s *Server) listFilter(id Identity) func(catalog.Entry) bool {
+	c := s.client(id)
+	view := c.ViewOr(s.opts.View)
+	if c == nil && view != access.ViewSearch {
+		return nil
+	}
+	return func(e catalog.Entry) bool {
+		if !c.Allowed(e.Name) {
+			return false
+		}
+		if view != access.ViewSearch || node.IsOwnTool(e.Name) {
+			return true
+		}
+		for _, p := range s.opts.Pins {
+			if p.Match(e.Name) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// ClientByScopes finds the access file's client an OAuth token stands for: the first whose
+// scopes, all of them, the token was granted; nil for none.
+func ClientByScopes(p *access.Policy, granted []string) *access.Client {
+	for _, c := range p.Clients() {
+		if len(c.Scopes) == 0 {
+			continue
+		}
+		all := true
+		for _, s := range c.Scopes {
+			all = all && slices.Contains(granted, s)
+		}
+		if all {
+			return c
+		}
+	}
+	return nil
+}

@@ -1,0 +1,79 @@
+package front
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/toolnode/toolnode/runtime/internal/node"
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
+)
+
+// A request is served for its client, as the node sees it: a Session of a 2025 revision,
+// or the client of one stateless request of 2026-07-28 (a Stateless). Both are where the
+// node sends what concerns the client (node.Session), and say what the methods need to
+// know of it.
+type peer interface {
+	node.Session
+	base() *client
+	// protocol is the revision the client speaks: negotiated in initialize, or named by
+	// the request's _meta.
+	protocol() string
+	// strictNames reports whether tool names are rendered for a client that refuses dots.
+	strictNames() bool
+	// capable reports whether the client declared the capability need.
+	capable(need string) bool
+}
+
+// client is what every peer holds: the server, where its messages go, and who it is.
+type client struct {
+	srv       *Server
+	out       node.Session // the transport: where the client's messages go
+	id        Identity
+	sessionID string // for telemetry: the HTTP session id, or "stdio"; "" for none
+	transport string // for telemetry: "tcp" or "pipe"
+}
+
+func (c *client) base() *client { return c }
+
+// capabilityIn reports whether a capabilities object declares need.
+func capabilityIn(caps json.RawMessage, need string) bool {
+	_, has := rawjson.Member(caps, need)
+	return has
+}
+
+// canonicalName maps a tool name as a strict client sees it back to the catalog's; other
+// clients see the catalog's names.
+func canonicalName(p peer, name string) string {
+	if !p.strictNames() {
+		return name
+	}
+	if canonical, ok := p.base().srv.node.Catalog().Strict().Canonical(name); ok {
+		return canonical
+	}
+	return name
+}
+
+// capabilityFor names the client capability a server-to-client request needs.
+func capabilityFor(method string) string {
+	switch method {
+	case mcp.MethodSampling:
+		return "sampling"
+	case mcp.MethodElicitation:
+		return "elicitation"
+	case mcp.MethodRootsList:
+		return "roots"
+	}
+	return ""
+}
+
+// waitReady holds requests that need the merged catalog until the first start of the
+// bundles is over, so that a client never sees a list missing bundles still starting.
+func (s *Server) waitReady(ctx context.Context) error {
+	select {
+	case <-s.node.Ready():
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}

@@ -1,0 +1,374 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/toolnode/toolnode/runtime/internal/argcheck"
+	"github.com/toolnode/toolnode/runtime/internal/catalog"
+	"github.com/toolnode/toolnode/runtime/internal/rpc"
+	"github.com/toolnode/toolnode/runtime/internal/search"
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
+)
+
+// The node's own tools, all of them here: toolnode.status (the state of every bundle and
+// bound), toolnode.search (a ranked search over the catalog) and toolnode.execute (a call
+// by name whose arguments are checked before anything is sent). They sit in the catalog
+// under the name of no bundle (ownBundle) and take the caller's filter like any tool:
+// search and execute see and call only what the caller may.
+
+// Names of the node's own tools.
+const (
+	StatusToolName  = "toolnode.status"
+	SearchToolName  = "toolnode.search"
+	ExecuteToolName = "toolnode.execute"
+)
+
+// ownBundle names the node itself in the catalog. It cannot be a bundle's name, so a
+// bundle called "toolnode" cannot take over the node's tools: its "status" would lose the
+// name toolnode.status to the node's, which claims it. The names toolnode.* belong to the
+// node and to such a bundle alone.
+const ownBundle = "(toolnode)"
+
+// IsOwnTool reports whether name is one of the node's own tools.
+func IsOwnTool(name string) bool {
+	return name == StatusToolName || name == SearchToolName || name == ExecuteToolName
+}
+
+// ownTools is the node's own tool list, as the catalog takes it.
+func ownTools() catalog.Source {
+	return catalog.Source{Bundle: ownBundle, Namespace: "toolnode", NoPrefix: true,
+		Tools: []json.RawMessage{statusTool(), SearchTool(), ExecuteTool()}}
+}
+
+// statusTool returns the tools/list entry of toolnode.status.
+func statusTool() json.RawMessage {
+	return json.RawMessage(`{"name":"` + StatusToolName + `","title":"toolnode status",` +
+		`"description":"Reports every bundle of this toolnode (state, process ids, restarts, last error, tool count, calls served and failed, p50/p99 call latency) and every bound of the node with how close to it the node is.",` +
+		`"inputSchema":{"type":"object","properties":{}},` +
+		`"outputSchema":{"type":"object","properties":{"bundles":{"type":"array","items":{"type":"object"}},"node":{"type":"object"}},"required":["bundles"]},` +
+		`"annotations":{"readOnlyHint":true,"openWorldHint":false}}`)
+}
+
+// SearchTool returns the tools/list entry of toolnode.search.
+func SearchTool() json.RawMessage {
+	return json.RawMessage(`{"name":"toolnode.search","title":"Search the tools",` +
+		`"description":"Find the tools of this node that fit a task, best first. Describe the task in plain words (e.g. \"speed of a moving point\"); each result has the tool's name, description and inputSchema. Call a result by its name, or through toolnode.execute.",` +
+		`"inputSchema":{"type":"object","properties":{` +
+		`"query":{"type":"string","description":"The task, in plain words, or a tool name."},` +
+		`"limit":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Most results to return."},` +
+		`"bundle":{"type":"string","description":"Only tools served by this bundle."}},` +
+		`"required":["query"],"additionalProperties":false},` +
+		`"outputSchema":{"type":"object","properties":{` +
+		`"results":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},"inputSchema":{"type":"object"}},"required":["name","inputSchema"]}},` +
+		`"truncated":{"type":"boolean","description":"More tools matched than were returned."}},` +
+		`"required":["results","truncated"]},` +
+		`"annotations":{"readOnlyHint":true,"openWorldHint":false}}`)
+}
+
+// ExecuteTool returns the tools/list entry of toolnode.execute.
+func ExecuteTool() json.RawMessage {
+	return json.RawMessage(`{"name":"toolnode.execute","title":"Call a tool by name",` +
+		`"description":"Call one of this node's tools, found with toolnode.search, by its name with its arguments. The arguments are checked against the tool's inputSchema first. On failure the result's structuredContent is {\"error\": {\"kind\", \"dispatched\", \"message\", \"details\"}}: kind unknown_tool, invalid_arguments or forbidden means the call was not sent (dispatched false; fix and call again); dispatched true means the tool may have run (check before repeating).",` +
+		`"inputSchema":{"type":"object","properties":{` +
+		`"name":{"type":"string","description":"The tool's name, as toolnode.search gives it."},` +
+		`"arguments":{"type":"object","description":"The tool's arguments, as its inputSchema describes."}},` +
+		`"required":["name"],"additionalProperties":false}}`)
+}
+
+// callOwn serves a call of one of the node's own tools.
+func (n *Node) callOwn(ctx context.Context, sess Session, req *Request, tool string, done rpc.Done) {
+	switch tool {
+	case SearchToolName:
+		done(n.Search(req.Arguments, req.Allow))
+	case ExecuteToolName:
+		n.execute(ctx, sess, req, done)
+	case StatusToolName:
+		done(n.status(ctx))
+	default:
+		done(nil, invalidParams(fmt.Sprintf("unknown tool %q", tool)))
+	}
+}
+
+// status serves toolnode.status.
+func (n *Node) status(ctx context.Context) (json.RawMessage, error) {
+	st := n.Status()
+	bounds := n.Bounds()
+	report := map[string]any{"bundles": st,
+		"node": map[string]any{"heap_live_bytes": heapLive(), "procs": runtime.GOMAXPROCS(0), "bounds": bounds}}
+	cluster := n.reportCluster(ctx)
+	if cluster != nil {
+		report["cluster"] = cluster.Data
+	}
+	structured, err := json.Marshal(report)
+	if err != nil {
+		return nil, fmt.Errorf("encode status: %w", err)
+	}
+	var sb strings.Builder
+	for _, b := range st {
+		fmt.Fprintf(&sb, "%s: %s, %s, %d restarts, %d tools, %d calls (%d failed), p50 %.2f ms, p99 %.2f ms",
+			b.Name, b.State, b.Where(), b.Restarts, b.Tools, b.Calls, b.Failed, b.P50ms, b.P99ms)
+		if b.State == StateCrashLoop {
+			fmt.Fprintf(&sb, ", crash loop: %d failures in a row, next try at %s", b.FailuresInARow, b.RetryAt)
+		}
+		if b.LastError != "" {
+			fmt.Fprintf(&sb, ", last error: %s", b.LastError)
+		}
+		sb.WriteString("\n")
+	}
+	for _, b := range bounds {
+		if b.Limit >= 0 {
+			fmt.Fprintf(&sb, "bound %s: %d of %d\n", b.Name, b.Used, b.Limit)
+		} else {
+			fmt.Fprintf(&sb, "bound %s: %d\n", b.Name, b.Used)
+		}
+	}
+	if cluster != nil {
+		sb.WriteString(cluster.Text)
+	}
+	res := mcp.TextResult(sb.String())
+	res.StructuredContent = structured
+	return json.Marshal(res)
+}
+
+// metaIndex is what searching and checking need of one catalog, built when first needed.
+type metaIndex struct {
+	cat   *catalog.Catalog
+	index *search.Index
+	check *argcheck.Checker
+}
+
+// metaIndexes keeps the index of the current catalog; guarded by its mutex, so that a
+// catalog of thousands of tools is indexed once, not per concurrent search.
+type metaIndexes struct {
+	mu  sync.Mutex
+	cur *metaIndex
+}
+
+func (n *Node) metaIndex() *metaIndex {
+	cat := n.Catalog()
+	n.meta.mu.Lock()
+	defer n.meta.mu.Unlock()
+	if n.meta.cur == nil || n.meta.cur.cat != cat {
+		n.meta.cur = &metaIndex{cat: cat, index: search.FromCatalog(cat), check: argcheck.ForCatalog(cat)}
+	}
+	return n.meta.cur
+}
+
+// Search serves toolnode.search with its arguments args, for a caller allowed allow.
+func (n *Node) Search(args json.RawMessage, allow Allow) (json.RawMessage, error) {
+	q, err := ParseSearch(args)
+	if err != nil {
+		return json.Marshal(mcp.ErrorResult(err.Error()))
+	}
+	q.Allow = allow
+	res := n.metaIndex().index.Search(q)
+	structured, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	text, _ := json.Marshal(res.Results)
+	out := mcp.TextResult(string(text))
+	out.StructuredContent = structured
+	return json.Marshal(out)
+}
+
+// execute serves toolnode.execute: req is the tools/call of toolnode.execute. The named tool
+// is called as if called directly (its progress and input requests reach sess); what fails
+// before or after the call was sent is an ExecError result saying which. It notes on req the
+// tool it ran, through toolnode.execute.
+func (n *Node) execute(ctx context.Context, sess Session, req *Request, done rpc.Done) {
+	req.Via = ExecuteToolName
+	fail := func(e *ExecError) {
+		req.Refused = e.Kind
+		done(e.Result(), nil)
+	}
+	name, arguments, err := ParseExecute(req.Arguments)
+	if name != "" {
+		req.Ran = name
+	}
+	if err != nil {
+		fail(&ExecError{Kind: KindInvalidArguments, Message: err.Error()})
+		return
+	}
+	if name == ExecuteToolName {
+		fail(&ExecError{Kind: KindInvalidArguments, Message: "toolnode.execute does not call itself"})
+		return
+	}
+	mi := n.metaIndex()
+	e, ok := mi.cat.Lookup(name)
+	if !ok {
+		fail(&ExecError{Kind: KindUnknownTool, Message: "no tool is named " + name + "; find one with toolnode.search"})
+		return
+	}
+	if !req.Allow.allows(name) {
+		fail(&ExecError{Kind: KindForbidden, Message: "this client may not call " + name})
+		return
+	}
+	var invalid *argcheck.InvalidError
+	if err := mi.check.Check(name, arguments); errors.As(err, &invalid) {
+		fail(&ExecError{Kind: KindInvalidArguments, Message: invalid.Error(), Details: map[string]any{"problems": invalid.Problems}})
+		return
+	}
+	params := append(append(append(append([]byte(`{"name":`), rawjson.AppendString(nil, name)...), `,"arguments":`...), arguments...), '}')
+	if req.Meta != nil {
+		params, _ = rawjson.PutMember(params, "_meta", req.Meta)
+	}
+	inner := &Request{Method: mcp.MethodToolsCall, Params: params, Name: name, Arguments: arguments, Meta: req.Meta,
+		ProgressToken: req.ProgressToken, Allow: req.Allow}
+	if e.Bundle == ownBundle {
+		n.callOwn(ctx, sess, inner, e.Tool, done)
+		return
+	}
+	req.Bundle = e.Bundle
+	n.callTool(ctx, sess, inner, settleExecute, func(res json.RawMessage, err error) {
+		req.Refused = inner.Refused
+		done(res, err)
+	})
+}
+
+// ParseSearch reads toolnode.search's arguments into a Query (without Allow, which is the
+// caller's to set). Members are read exactly as named, and unknown ones refused.
+func ParseSearch(args json.RawMessage) (search.Query, error) {
+	var text, bundle string
+	var hasText bool
+	limit := search.DefaultLimit
+	err := decodeExact(args, map[string]func([]byte) error{
+		"query": func(v []byte) error {
+			hasText = true
+			return jsonString(v, &text)
+		},
+		"limit": func(v []byte) error {
+			if err := json.Unmarshal(v, &limit); err != nil {
+				return fmt.Errorf("limit: %w", err)
+			}
+			if limit < 1 || limit > search.MaxLimit {
+				return fmt.Errorf("limit is %d, must be from 1 to %d", limit, search.MaxLimit)
+			}
+			return nil
+		},
+		"bundle": func(v []byte) error { return jsonString(v, &bundle) },
+	})
+	if err != nil {
+		return search.Query{}, fmt.Errorf("%s arguments: %w", SearchToolName, err)
+	}
+	if !hasText {
+		return search.Query{}, fmt.Errorf("%s arguments: query is missing; describe the task in plain words", SearchToolName)
+	}
+	q := search.Query{Text: text, Limit: limit}
+	if bundle != "" {
+		q.Bundles = []string{bundle}
+	}
+	return q, nil
+}
+
+// ParseExecute reads toolnode.execute's arguments: the tool's name and its arguments ({}
+// when absent). Members are read exactly as named, and unknown ones refused: a bundle reads
+// only the call the node makes of them.
+func ParseExecute(args json.RawMessage) (name string, arguments json.RawMessage, err error) {
+	err = decodeExact(args, map[string]func([]byte) error{
+		"name": func(v []byte) error { return jsonString(v, &name) },
+		"arguments": func(v []byte) error {
+			switch {
+			case string(v) == "null":
+			case v[0] != '{':
+				return errors.New("arguments must be an object")
+			default:
+				arguments = v
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		return "", nil, fmt.Errorf("%s arguments: %w", ExecuteToolName, err)
+	}
+	if name == "" {
+		return "", nil, fmt.Errorf("%s arguments: name is missing; give the name of a tool found with %s", ExecuteToolName, SearchToolName)
+	}
+	if arguments == nil {
+		arguments = json.RawMessage("{}")
+	}
+	return name, arguments, nil
+}
+
+// decodeExact reads the members of the JSON object args (absent or null: none) by their
+// exact names; a member it has no reader for is an error naming it.
+func decodeExact(args json.RawMessage, read map[string]func([]byte) error) error {
+	trimmed := strings.TrimSpace(string(args))
+	if trimmed == "" || trimmed == "null" {
+		return nil
+	}
+	if trimmed[0] != '{' || !json.Valid(args) {
+		return errors.New("must be a JSON object")
+	}
+	var err error
+	rawjson.Members(args, func(name rawjson.Name, value []byte) {
+		if err != nil {
+			return
+		}
+		key := name.String()
+		if f, ok := read[key]; ok {
+			err = f(value)
+			return
+		}
+		err = fmt.Errorf("unknown field %q", key)
+	})
+	return err
+}
+
+// jsonString reads a JSON string into dst.
+func jsonString(v []byte, dst *string) error {
+	s, ok := rawjson.String(v)
+	if !ok {
+		return fmt.Errorf("want a string, got %s", clipRaw(v))
+	}
+	*dst = s
+	return nil
+}
+
+// Kinds of toolnode.execute's errors.
+const (
+	KindUnknownTool      = "unknown_tool"
+	KindInvalidArguments = "invalid_arguments"
+	KindForbidden        = "forbidden"
+	// KindFailed: the bundle failed or the call timed out after it was sent.
+	KindFailed = "failed"
+	// KindTimeout: the call ran past its time limit after it was sent.
+	KindTimeout = "timeout"
+)
+
+// ExecError is a failed toolnode.execute: the structured content of its isError result is
+// {"error": ExecError}. Dispatched says whether the call was sent to a bundle: when false,
+// nothing ran and the caller may fix and retry; when true, the tool may have acted, and the
+// caller should check before repeating.
+type ExecError struct {
+	Kind       string `json:"kind"`
+	Dispatched bool   `json:"dispatched"`
+	Message    string `json:"message"`
+	Details    any    `json:"details,omitempty"`
+}
+
+func (e *ExecError) Error() string { return e.Message }
+
+// Result returns the tools/call result for the error: the message as text, the error as
+// structured content, isError true.
+func (e *ExecError) Result() json.RawMessage {
+	content, _ := json.Marshal(struct {
+		Error *ExecError `json:"error"`
+	}{e})
+	text, _ := json.Marshal(e.Message)
+	return json.RawMessage(`{"content":[{"type":"text","text":` + string(text) + `}],"structuredContent":` +
+		string(content) + `,"isError":true}`)
+}
+
+// ErrTimeout is wrapped by the errors of calls that went past their time limit.
+var ErrTimeout = errors.New("call timed out")
+
+// ErrNotSent is wrapped by the errors of calls that failed before reaching a bundle.
+var ErrNotSent = errors.New("call not sent")

@@ -1,0 +1,295 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/toolnode/toolnode/runtime/internal/rpc"
+	"github.com/toolnode/toolnode/runtime/internal/telemetry"
+	"github.com/toolnode/toolnode/runtime/internal/upstream"
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
+)
+
+// A relay is one request on its way to a bundle process and back. send makes it, registers
+// it with the process (under its id and the progress token the bundle is given) and sends
+// the request in one edit of its params; finish ends it, once, whoever comes first: the
+// bundle's answer, the process's end, the call's time limit, or the client leaving. finish
+// then ends the bundle span, counts the call, settles the outcome (see settle) and calls
+// done.
+
+// relay is everything send keeps for one request, in one allocation, since it is made for
+// every call.
+type relay struct {
+	flight
+	n      *Node
+	b      *bundle
+	outer  context.Context // the client's call: its values, and its end
+	done   rpc.Done
+	settle settling
+	req    *Request // the request relayed; nil for one the node makes itself
+	ours   string   // the progress token the bundle sees
+	// clientToken is the progress token the client gave, nil when it asked for none.
+	clientToken json.RawMessage
+	start       time.Time
+	idle        time.Duration
+	hard        time.Duration
+	op          *telemetry.Op // the bundle span; nil without tracing
+
+	// The timer and the watch on the client's context may fire on other goroutines while
+	// send sets them up: mu orders it all, and whoever ends the call first wins.
+	mu        sync.Mutex
+	timer     *time.Timer
+	id        rpc.ID
+	stopOuter func() bool
+	ended     bool
+	// What the bundle asks the client during the call lives as long as the call: its
+	// context is made when the bundle first asks, which few calls see.
+	asked    context.Context
+	endAsked context.CancelCauseFunc
+}
+
+// settling says how a relay's failures reach its caller (see settle).
+type settling uint8
+
+const (
+	// settleAsIs passes every outcome as it is: prompts, resources, completions.
+	settleAsIs settling = iota
+	// settleTool turns a bundle's failure into a tool result with isError, naming the
+	// bundle, so that the model on the other side can act on it.
+	settleTool
+	// settleExecute turns it into toolnode.execute's ExecError result, which says whether
+	// the call was sent.
+	settleExecute
+)
+
+// errCallEnded ends what a bundle asked the client about a call that has ended.
+var errCallEnded = errors.New("the call the request was about has ended")
+
+// context returns a context that ends with the call (and carries the client call's values).
+func (r *relay) context() context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.asked == nil {
+		r.asked, r.endAsked = context.WithCancelCause(r.outer)
+		if r.ended {
+			r.endAsked(errCallEnded)
+		}
+	}
+	return r.asked
+}
+
+// send relays req (of sess) to process inst of bundle b; rename, unless "", is the name
+// the bundle knows the target by.
+func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instance, req *Request, rename string,
+	how settling, done rpc.Done) {
+	r := &relay{n: n, b: b, outer: outer, done: done, settle: how, req: req, ours: n.newToken(), start: time.Now(),
+		idle: b.m.Timeouts.Call, hard: max(b.m.Timeouts.CallMax, b.m.Timeouts.Call), clientToken: req.ProgressToken}
+	r.flight = flight{sess: sess, inst: inst, relay: r}
+	inst.busy.Add(1)
+	// The flight is known before the bundle can name it: registered under the id the call
+	// will go under, before it is sent.
+	id, err := inst.client.Expect(r.finish)
+	if err != nil {
+		r.finish(nil, notSent(err))
+		return
+	}
+	r.id = id
+	n.mu.Lock()
+	inst.flights[id] = &r.flight
+	inst.byToken[r.ours] = &r.flight
+	n.mu.Unlock()
+	// Every call gets a token of ours, so that its progress extends its timeout even when
+	// the client asked for none (then the progress goes no further).
+	edit := upstream.Edit{Name: rename, Token: r.ours, Caller: callerOf(sess)}
+	if _, nop := n.cfg.Telemetry.(telemetry.Nop); !nop {
+		target := rename
+		if target == "" {
+			target = req.Name
+		}
+		var ctx context.Context
+		ctx, r.op = n.cfg.Telemetry.StartBundleCall(outer, telemetry.BundleCall{Bundle: b.name, Method: req.Method, Target: target, ID: json.RawMessage(id.String())})
+		edit.Meta = n.cfg.Telemetry.TraceMeta(ctx)
+	}
+	r.mu.Lock()
+	if !r.ended { // not failed already
+		// One timer serves both limits: it is due when the call has gone idle without
+		// progress or reaches call_max, whichever comes first; progress pushes it back.
+		r.timer = time.AfterFunc(r.idle, r.expire)
+		r.stopOuter = context.AfterFunc(outer, r.abandon)
+	}
+	r.mu.Unlock()
+	if err := inst.client.Send(id, req.Method, req.Params, edit); err != nil {
+		r.finish(nil, notSent(err))
+	}
+}
+
+// newToken returns a progress token unique to this node's run. Progress is only taken
+// from the process a call went to (see forwardProgress), so a token needs no secrecy.
+func (n *Node) newToken() string {
+	return n.tokenTag + strconv.FormatUint(n.tokens.Add(1), 36)
+}
+
+// what names the request in errors: what it asked the bundle for.
+func (r *relay) what() string {
+	switch r.req.Method {
+	case mcp.MethodToolsCall:
+		return fmt.Sprintf("tool %q", r.req.Target())
+	case mcp.MethodPromptsGet:
+		return fmt.Sprintf("prompt %q", r.req.Target())
+	case mcp.MethodResourcesRead, mcp.MethodResourcesSub, mcp.MethodResourcesUnsub:
+		return fmt.Sprintf("resource %q", r.req.URI)
+	}
+	return r.req.Method
+}
+
+// due is how long the call may still go without progress.
+func (r *relay) due() time.Duration { return min(r.idle, r.hard-time.Since(r.start)) }
+
+// touch pushes the call's timer back: it showed progress.
+func (r *relay) touch() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.ended && r.timer != nil {
+		r.timer.Reset(r.due())
+	}
+}
+
+// expire gives up on a call past one of its limits. The causes are built only then: the
+// rest runs for every call.
+func (r *relay) expire() {
+	if time.Since(r.start) >= r.hard {
+		r.giveUp(timedOut(fmt.Sprintf("%s of bundle %q took longer than its call_max of %s; the bundle was told to cancel", r.what(), r.b.name, r.hard)))
+		return
+	}
+	r.giveUp(timedOut(fmt.Sprintf("%s of bundle %q showed no progress for %s; the bundle was told to cancel", r.what(), r.b.name, r.idle)))
+}
+
+// abandon gives up on a call its client no longer waits for.
+func (r *relay) abandon() { r.giveUp(context.Cause(r.outer)) }
+
+// giveUp ends the call with err unless its answer came first: whoever takes the call from
+// the connection first ends it.
+func (r *relay) giveUp(err error) {
+	if r.inst.client.Abandon(r.id, err.Error()) {
+		r.finish(nil, err)
+	}
+}
+
+// finish ends the call, once: the answer, or why there is none.
+func (r *relay) finish(res json.RawMessage, err error) {
+	r.mu.Lock()
+	if r.ended {
+		r.mu.Unlock()
+		return
+	}
+	r.ended = true
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	if r.stopOuter != nil {
+		r.stopOuter()
+	}
+	endAsked := r.endAsked
+	r.mu.Unlock()
+	if endAsked != nil {
+		endAsked(errCallEnded)
+	}
+	n, b, inst := r.n, r.b, r.inst
+	n.mu.Lock()
+	delete(inst.flights, r.id)
+	delete(inst.byToken, r.ours)
+	reason := b.stopReason
+	n.mu.Unlock()
+	inst.busy.Add(-1)
+	var rpcErr *rpc.Error
+	b.stats.record(time.Since(r.start), err != nil && !errors.As(err, &rpcErr) || isToolError(res))
+	if err != nil && errors.Is(err, upstream.ErrGone) && reason != "" {
+		err = fmt.Errorf("%w; the bundle was %s", err, reason)
+	}
+	if err != nil {
+		b.log.Debug("call to the bundle ended in an error", "id", r.id.String(), "error", err)
+	}
+	switch key, _ := clientKey(r.sess); {
+	case err == nil:
+		b.blame.forgive(key)
+	case errors.Is(err, upstream.ErrGone) && reason == "":
+		b.blame.crashed(key, inst) // the process died under this call, on its own
+	}
+	if r.op != nil {
+		r.op.End(spanOutcome(res, err))
+	}
+	settle(r.outer, r.req, r.settle, r.done, res, err)
+}
+
+// spanOutcome names how a bundle call ended, for its span.
+func spanOutcome(res json.RawMessage, err error) string {
+	var rpcErr *rpc.Error
+	switch {
+	case errors.As(err, &rpcErr):
+		return telemetry.ErrorCode(rpcErr.Code)
+	case errors.Is(err, ErrTimeout):
+		return telemetry.Timeout
+	case err != nil:
+		return telemetry.ErrorCode(mcp.CodeInternalError)
+	case isToolError(res):
+		return telemetry.ToolError
+	}
+	return ""
+}
+
+// settle passes a request's outcome to done, as how says: results and JSON-RPC errors as
+// they are, the caller's cancellation as its cause, and any other failure (the bundle's or
+// the node's on its way there) as how turns it into a result. It notes on req what became
+// of the call.
+func settle(ctx context.Context, req *Request, how settling, done rpc.Done, res json.RawMessage, err error) {
+	var rpcErr *rpc.Error
+	switch {
+	case err == nil:
+		done(res, nil)
+	case ctx.Err() != nil:
+		done(nil, context.Cause(ctx))
+	case errors.As(err, &rpcErr) || how == settleAsIs:
+		done(nil, err)
+	case how == settleTool:
+		done(json.Marshal(mcp.ErrorResult(err.Error())))
+	default:
+		kind := KindFailed
+		if errors.Is(err, ErrTimeout) {
+			kind = KindTimeout
+		}
+		e := &ExecError{Kind: kind, Dispatched: !errors.Is(err, ErrNotSent), Message: err.Error()}
+		if req != nil {
+			req.Refused = e.Kind
+		}
+		done(e.Result(), nil)
+	}
+}
+
+// timeoutError is the error of a call past its time limit.
+type timeoutError string
+
+func (e timeoutError) Error() string        { return string(e) }
+func (e timeoutError) Is(target error) bool { return target == ErrTimeout }
+
+func timedOut(msg string) error { return timeoutError(msg) }
+
+// notSentError is the error of a call that never reached its bundle.
+type notSentError struct{ err error }
+
+func (e notSentError) Error() string        { return e.err.Error() }
+func (e notSentError) Unwrap() error        { return e.err }
+func (e notSentError) Is(target error) bool { return target == ErrNotSent }
+
+func notSent(err error) error { return notSentError{err} }
+
+// isToolError reports whether a tools/call result says isError, cheaply.
+func isToolError(res json.RawMessage) bool {
+	v, ok := rawjson.Member(res, "isError")
+	return ok && string(v) == "true"
+}
