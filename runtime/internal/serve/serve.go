@@ -65,9 +65,14 @@ type Config struct {
 	// see and call. It is watched and reloaded; a bad file keeps the last good one.
 	AccessFile string
 	// AuditFile, when set, receives one JSON line per tools/call; AuditArgs adds the
-	// arguments and results.
-	AuditFile string
-	AuditArgs bool
+	// arguments and results, each left out when over AuditMaxValue bytes. The file is
+	// rotated at AuditMaxSize bytes, AuditKeep old files kept. Zero values take the audit
+	// package's defaults.
+	AuditFile     string
+	AuditArgs     bool
+	AuditMaxValue int
+	AuditMaxSize  int64
+	AuditKeep     int
 	// Metrics, when set, is the address of a listener serving Prometheus metrics at
 	// /metrics. Traces and metrics also go out by OTLP when the standard OTEL_EXPORTER_OTLP_*
 	// variables say where.
@@ -162,7 +167,8 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 	if cfg.AuditFile != "" {
-		a, err := audit.Open(cfg.AuditFile, audit.Config{Args: cfg.AuditArgs, Log: log.Named("audit")})
+		a, err := audit.Open(cfg.AuditFile, audit.Config{Args: cfg.AuditArgs, MaxValue: cfg.AuditMaxValue,
+			MaxSize: cfg.AuditMaxSize, Keep: cfg.AuditKeep, Log: log.Named("audit")})
 		if err != nil {
 			cancel(nil)
 			wg.Wait()
