@@ -1,7 +1,6 @@
 package front
 
 import (
-	"context"
 	"encoding/json"
 
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
@@ -32,7 +31,11 @@ func (c *Call) traced(method string, params json.RawMessage, reply func(json.Raw
 		var name string
 		if raw, ok := rawjson.Member(params, "name"); ok && json.Unmarshal(raw, &name) == nil {
 			// Only names the node serves label metrics: a client must not mint series.
-			if _, known := c.sess.srv.node.Catalog().Lookup(name); known || method == mcp.MethodPromptsGet {
+			cat := c.sess.srv.node.Catalog()
+			if method == mcp.MethodPromptsGet {
+				cat = c.sess.srv.node.Prompts()
+			}
+			if _, known := cat.Lookup(name); known {
 				req.Target = name
 			}
 		}
@@ -40,17 +43,24 @@ func (c *Call) traced(method string, params json.RawMessage, reply func(json.Raw
 	var op *telemetry.Op
 	c.ctx, op = rec.StartRequest(c.ctx, req)
 	return func(res json.RawMessage, err *rpc.Error) {
-		op.End(errorType(c.ctx, res, err))
+		op.End(errorType(c.cancelledByClient(), res, err))
 		reply(res, err)
 	}
 }
 
+// cancelledByClient reports whether the client cancelled the call: by a cancellation, or
+// for a stateless request by going away. Its context alone does not say: the end of every
+// call of a session cancels it, before the answer is sent.
+func (c *Call) cancelledByClient() bool {
+	return c.Cancelled() || c.sess.stateless && c.ctx.Err() != nil
+}
+
 // errorType names how a request failed, in the conventions' terms; "" when it did not.
-func errorType(ctx context.Context, res json.RawMessage, err *rpc.Error) string {
+func errorType(cancelled bool, res json.RawMessage, err *rpc.Error) string {
 	switch {
 	case err != nil:
 		return telemetry.ErrorCode(err.Code)
-	case ctx.Err() != nil:
+	case cancelled:
 		return telemetry.Cancelled
 	}
 	if v, ok := rawjson.Member(res, "isError"); ok && string(v) == "true" {

@@ -1,0 +1,102 @@
+package cli_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+)
+
+// Names and methods a client makes up do not become metric labels: 2,200 junk requests
+// leave the node's series few, and the calls of a real tool and a real prompt keep series
+// of their own rather than falling into the SDK's overflow series.
+func TestJunkRequestsMintNoSeries(t *testing.T) {
+	dir := t.TempDir()
+	testkit.Write(t, dir, testkit.Fake{Name: "m", Surface: true})
+	h := startHTTPNodeRun(t, "--bundles", dir, "--metrics", "127.0.0.1:0")
+	var metricsURL string
+	eventually(t, 10*time.Second, func() string {
+		if m := regexp.MustCompile(`metrics listening: url=(\S+)`).FindStringSubmatch(h.logs.String()); m != nil {
+			metricsURL = m[1]
+			return ""
+		}
+		return "no metrics address in the log"
+	})
+	c := &rawHTTP{t: t, url: h.url}
+	c.initialize("2025-11-25", `{}`)
+	send := func(id int, method, params string) {
+		t.Helper()
+		resp := c.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params), "application/json")
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	const junk = 1100
+	for i := range junk {
+		send(i, "prompts/get", fmt.Sprintf(`{"name":"junk-prompt-%d"}`, i))
+		send(junk+i, fmt.Sprintf("junk/method-%d", i), `{}`)
+	}
+	for i := range 3 {
+		if err := c.call(3*junk+i, "m.echo", `{"text":"hi"}`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(4*junk, "prompts/get", `{"name":"m.greet","arguments":{"who":"you"}}`)
+
+	resp, err := http.Get(metricsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	page := string(b)
+	series := map[string]int{}
+	for _, line := range strings.Split(page, "\n") {
+		if rest, ok := strings.CutPrefix(line, "mcp_server_operation_duration_seconds_count{"); ok {
+			labels, count, _ := strings.Cut(rest, "} ")
+			series[labels], _ = strconv.Atoi(count)
+		}
+	}
+	if len(series) == 0 || len(series) > 20 {
+		t.Fatalf("%d series of the operation duration after %d junk requests, want a few:\n%s", len(series), 2*junk, grepLines(page, "operation_duration_seconds_count"))
+	}
+	if strings.Contains(page, "junk") || strings.Contains(page, "overflow") {
+		t.Errorf("junk names became labels or overflowed:\n%s", grepLines(page, "operation_duration_seconds_count"))
+	}
+	// count sums the series that have every label given, and none given as !label.
+	count := func(labels ...string) int {
+		n := 0
+		for s, c := range series {
+			match := true
+			for _, l := range labels {
+				if absent, ok := strings.CutPrefix(l, "!"); ok {
+					match = match && !strings.Contains(s, absent)
+					continue
+				}
+				match = match && strings.Contains(s, l)
+			}
+			if match {
+				n += c
+			}
+		}
+		return n
+	}
+	for _, tt := range []struct {
+		labels []string
+		want   int
+	}{
+		{[]string{`gen_ai_tool_name="m.echo"`, "!error_type"}, 3},
+		{[]string{`gen_ai_prompt_name="m.greet"`, "!error_type"}, 1},
+		{[]string{`mcp_method_name="_OTHER"`}, junk},
+		{[]string{`mcp_method_name="prompts/get"`, `error_type=`}, junk},
+	} {
+		if got := count(tt.labels...); got != tt.want {
+			t.Errorf("series with %v count %d, want %d:\n%s", tt.labels, got, tt.want, grepLines(page, "operation_duration_seconds_count"))
+		}
+	}
+}
