@@ -141,9 +141,10 @@ type serveFlags struct {
 	auditMaxSize byteSize
 	auditKeep    int
 
-	metrics       string
-	oauthIssuer   string
-	oauthAudience string
+	metrics           string
+	oauthIssuer       string
+	oauthAudience     string
+	oauthRequireATJWT bool
 
 	cluster clusterFlags
 }
@@ -182,6 +183,7 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics, e.g. 127.0.0.1:9464 (traces and metrics also go out by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set)")
 	fs.StringVar(&f.oauthIssuer, "oauth-issuer", "", "accept OAuth 2.1 access tokens (JWT) of the issuer at `URL` on the HTTP front; their scopes select --access entries")
 	fs.StringVar(&f.oauthAudience, "oauth-audience", "", "the audience (`AUD`) tokens must carry: this front's URL, e.g. https://node.example.com/mcp (default http://<--http>/mcp)")
+	fs.BoolVar(&f.oauthRequireATJWT, "oauth-require-at-jwt", false, "with --oauth-issuer, accept only tokens whose header says typ at+jwt (RFC 9068); by default typ JWT, as Hydra, Keycloak and Entra ID issue them, and no typ pass too")
 	f.cluster.register(fs)
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: trace, debug, info, warn or error")
 	fs.BoolVar(&f.logJSON, "log-json", false, "write logs as JSON lines")
@@ -260,8 +262,8 @@ Flags:
 		return nil, errors.New("--audit-args-max goes with --audit-args")
 	case f.oauthIssuer != "" && f.http == "":
 		return nil, errors.New("--oauth-issuer guards the HTTP front: give --http too")
-	case f.oauthAudience != "" && f.oauthIssuer == "":
-		return nil, errors.New("--oauth-audience goes with --oauth-issuer URL")
+	case f.oauthAudience != "" && f.oauthIssuer == "", f.oauthRequireATJWT && f.oauthIssuer == "":
+		return nil, errors.New("--oauth-audience and --oauth-require-at-jwt go with --oauth-issuer URL")
 	}
 	if f.oauthIssuer != "" && f.oauthAudience == "" {
 		f.oauthAudience = "http://" + f.http + "/mcp"
@@ -352,20 +354,21 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Front: front.Options{PageSize: f.pageSize, Names: f.names, MaxMessage: int(f.maxBody),
 			MaxQueue: int(f.maxQueue), MaxInflight: f.maxInflight, Limits: limits,
 			View: access.View(f.view), Pins: pins(f.pins), Client: f.client},
-		Cluster:       f.cluster.cfg,
-		AccessFile:    f.access,
-		AuditFile:     f.audit,
-		AuditArgs:     f.auditArgs,
-		AuditMaxValue: int(f.auditArgsMax),
-		AuditMaxSize:  int64(f.auditMaxSize),
-		AuditKeep:     f.auditKeep,
-		Metrics:       f.metrics,
-		OAuthIssuer:   f.oauthIssuer,
-		OAuthAudience: f.oauthAudience,
-		Stdio:         f.stdio,
-		Stdin:         stdin,
-		Stdout:        stdout,
-		HTTP:          f.http,
+		Cluster:           f.cluster.cfg,
+		AccessFile:        f.access,
+		AuditFile:         f.audit,
+		AuditArgs:         f.auditArgs,
+		AuditMaxValue:     int(f.auditArgsMax),
+		AuditMaxSize:      int64(f.auditMaxSize),
+		AuditKeep:         f.auditKeep,
+		Metrics:           f.metrics,
+		OAuthIssuer:       f.oauthIssuer,
+		OAuthAudience:     f.oauthAudience,
+		OAuthRequireATJWT: f.oauthRequireATJWT,
+		Stdio:             f.stdio,
+		Stdin:             stdin,
+		Stdout:            stdout,
+		HTTP:              f.http,
 		HTTPOptions: front.HTTPOptions{AllowOrigins: f.allowOrigin, Token: token, MaxBody: int64(f.maxBody),
 			MaxSessions: f.maxSessions, IdleTimeout: f.sessionIdle},
 		MaxConns:    f.maxConns,

@@ -46,6 +46,16 @@ func TestAuditFlags(t *testing.T) {
 	}
 }
 
+func TestOAuthRequireATJWTFlag(t *testing.T) {
+	f, err := parseServe([]string{"--bundles", "b", "--http", "127.0.0.1:0", "--oauth-issuer", "https://id.example.com/", "--oauth-require-at-jwt"}, io.Discard)
+	if err != nil || !f.oauthRequireATJWT {
+		t.Errorf("with --oauth-issuer: %+v, %v", f, err)
+	}
+	if _, err := parseServe([]string{"--bundles", "b", "--oauth-require-at-jwt"}, io.Discard); err == nil || !strings.Contains(err.Error(), "go with --oauth-issuer") {
+		t.Errorf("without --oauth-issuer: %v", err)
+	}
+}
+
 func TestByteSizeString(t *testing.T) {
 	for _, tt := range []struct {
 		n    byteSize

@@ -79,7 +79,9 @@ type Config struct {
 	Metrics string
 	// OAuthIssuer, when set, makes the HTTP front an OAuth 2.1 resource server of that
 	// issuer; OAuthAudience is the audience tokens must carry, the front's own URL.
+	// OAuthRequireATJWT accepts only tokens typed at+jwt (RFC 9068).
 	OAuthIssuer, OAuthAudience string
+	OAuthRequireATJWT          bool
 	// Cluster, when set, joins the node to a NATS cluster: it fronts the bundles of every
 	// node, and serves its own to the others.
 	Cluster *cluster.Config
@@ -206,7 +208,8 @@ func Run(ctx context.Context, cfg Config) error {
 				scopes = append(scopes, c.Scopes...)
 			}
 		}
-		rs, err = oauth.New(ctx, oauth.Config{Issuer: cfg.OAuthIssuer, ResourceURL: cfg.OAuthAudience, ScopesSupported: scopes, Logger: log.Named("oauth")})
+		rs, err = oauth.New(ctx, oauth.Config{Issuer: cfg.OAuthIssuer, ResourceURL: cfg.OAuthAudience, ScopesSupported: scopes,
+			RequireATJWT: cfg.OAuthRequireATJWT, Logger: log.Named("oauth")})
 		if err != nil {
 			cancel(nil)
 			wg.Wait()
