@@ -13,6 +13,20 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
+// metricsAddress is the URL of the node's /metrics, as its log gives it.
+func metricsAddress(t *testing.T, h httpNode) string {
+	t.Helper()
+	var u string
+	eventually(t, 10*time.Second, func() string {
+		if m := regexp.MustCompile(`metrics listening: url=(\S+)`).FindStringSubmatch(h.logs.String()); m != nil {
+			u = m[1]
+			return ""
+		}
+		return "no metrics address in the log"
+	})
+	return u
+}
+
 // Names and methods a client makes up do not become metric labels: 2,200 junk requests
 // leave the node's series few, and the calls of a real tool and a real prompt keep series
 // of their own rather than falling into the SDK's overflow series.
@@ -20,14 +34,7 @@ func TestJunkRequestsMintNoSeries(t *testing.T) {
 	dir := t.TempDir()
 	testkit.Write(t, dir, testkit.Fake{Name: "m", Surface: true})
 	h := startHTTPNodeRun(t, "--bundles", dir, "--metrics", "127.0.0.1:0")
-	var metricsURL string
-	eventually(t, 10*time.Second, func() string {
-		if m := regexp.MustCompile(`metrics listening: url=(\S+)`).FindStringSubmatch(h.logs.String()); m != nil {
-			metricsURL = m[1]
-			return ""
-		}
-		return "no metrics address in the log"
-	})
+	metricsURL := metricsAddress(t, h)
 	c := &rawHTTP{t: t, url: h.url}
 	c.initialize("2025-11-25", `{}`)
 	send := func(id int, method, params string) {
@@ -97,6 +104,29 @@ func TestJunkRequestsMintNoSeries(t *testing.T) {
 	} {
 		if got := count(tt.labels...); got != tt.want {
 			t.Errorf("series with %v count %d, want %d:\n%s", tt.labels, got, tt.want, grepLines(page, "operation_duration_seconds_count"))
+		}
+	}
+}
+
+// The metrics listener refuses a Host that is not its own, as a DNS rebinding page sends.
+func TestMetricsRefuseOtherHosts(t *testing.T) {
+	dir := t.TempDir()
+	testkit.Write(t, dir, testkit.Fake{Name: "m"})
+	h := startHTTPNodeRun(t, "--bundles", dir, "--metrics", "127.0.0.1:0")
+	metricsURL := metricsAddress(t, h)
+	for host, want := range map[string]int{"": http.StatusOK, "localhost": http.StatusOK, "rebind.example": http.StatusForbidden} {
+		req, _ := http.NewRequest(http.MethodGet, metricsURL, nil)
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %q: %s, want %d", host, resp.Status, want)
 		}
 	}
 }

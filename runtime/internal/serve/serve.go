@@ -191,7 +191,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		log.Info("metrics listening", "url", "http://"+ln.Addr().String()+"/metrics")
 		mux := http.NewServeMux()
-		mux.Handle("/metrics", tel.MetricsHandler())
+		mux.Handle("/metrics", telemetry.CheckHost(cfg.Metrics, tel.MetricsHandler()))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
