@@ -307,8 +307,12 @@ func (l *Log) Dropped() uint64 { return l.dropped.Load() }
 // Written is the number of records written to the file so far.
 func (l *Log) Written() uint64 { return l.written.Load() }
 
-// Queued is the number of bytes of records waiting for the disk.
+// Queued is the number of bytes of records waiting for the disk; QueueBytes is its bound.
 func (l *Log) Queued() int64 { return l.queued.Load() }
+
+// QueueBytes is the most bytes of records that may wait for the disk (Config.QueueBytes,
+// with its default and floor applied).
+func (l *Log) QueueBytes() int64 { return l.cfg.QueueBytes }
 
 // Close writes what is queued, stops the writer and closes the file. Safe to call more
 // than once.

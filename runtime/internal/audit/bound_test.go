@@ -3,6 +3,7 @@ package audit
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -225,5 +226,25 @@ func TestALineLargerThanTheFile(t *testing.T) {
 		if records, _ := lines(t, string(b)); len(records) != 1 {
 			t.Errorf("%s holds %d lines, want 1", name, len(records))
 		}
+	}
+}
+
+func TestQueueBytesDefaults(t *testing.T) {
+	floor := func(value int64) int64 { return 4 * (2*value + recordOverhead + MaxToolBytes) }
+	for _, tt := range []struct {
+		name string
+		cfg  Config
+		want int64
+	}{
+		{"default", Config{}, DefaultQueueBytes},
+		{"set", Config{QueueBytes: 64 << 20}, 64 << 20},
+		{"below four records of the default values", Config{QueueBytes: 1}, floor(DefaultMaxValue)},
+		{"below four records of large values", Config{MaxValue: 8 << 20}, floor(8 << 20)},
+	} {
+		l := New(io.Discard, nil, tt.cfg)
+		if got := l.QueueBytes(); got != tt.want {
+			t.Errorf("%s: %d, want %d", tt.name, got, tt.want)
+		}
+		l.Close()
 	}
 }

@@ -62,7 +62,8 @@ func TestAnAuditFloodIsBounded(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					for i := range work {
-						errs <- c.call(i, "a.echo", `{"text":"`+blob+`"}`)
+						_, err := c.call(i, "a.echo", `{"text":"`+blob+`"}`)
+						errs <- err
 					}
 				}()
 			}
@@ -81,6 +82,31 @@ func TestAnAuditFloodIsBounded(t *testing.T) {
 			t.Logf("%d calls of 1 MiB arguments and results, %d at a time, with the audit file stalled: the node grew by %d MiB", calls, inFlight, grew>>10)
 			if grew > 160<<10 {
 				t.Errorf("the node grew by %d MiB", grew>>10)
+			}
+
+			// toolnode.status shows the audit queue among the node's bounds, taken when its
+			// records are large (small ones all fit in the pipe and the writer's buffer).
+			status, err := c.call(calls, "toolnode.status", `{}`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st struct {
+				StructuredContent struct {
+					Node struct {
+						Bounds []struct {
+							Name        string
+							Limit, Used int64
+						}
+					}
+				} `json:"structuredContent"`
+			}
+			json.Unmarshal(status, &st)
+			var shown bool
+			for _, b := range st.StructuredContent.Node.Bounds {
+				shown = shown || b.Name == "audit.queued_bytes" && b.Used > 0 && b.Used <= b.Limit
+			}
+			if !shown && !tt.truncated {
+				t.Errorf("toolnode.status does not show the audit queue taken: %.2000s", status)
 			}
 
 			// The disk comes back: the node writes what it kept, then stops.
@@ -115,6 +141,9 @@ func TestAnAuditFloodIsBounded(t *testing.T) {
 					continue
 				}
 				records++
+				if line.Tool == "toolnode.status" {
+					continue
+				}
 				if tt.truncated && (line.Arguments != nil || line.Truncated["arguments"] < argBytes) {
 					t.Fatalf("a line holds its 1 MiB arguments or does not say their size: truncated %v", line.Truncated)
 				}
@@ -122,8 +151,8 @@ func TestAnAuditFloodIsBounded(t *testing.T) {
 					t.Fatalf("a line within --audit-args-max left its arguments out: truncated %v", line.Truncated)
 				}
 			}
-			if records+dropped != calls {
-				t.Errorf("the audit file has %d records and says %d were dropped, of %d calls", records, dropped, calls)
+			if records+dropped != calls+1 {
+				t.Errorf("the audit file has %d records and says %d were dropped, of %d calls", records, dropped, calls+1)
 			}
 			if !tt.truncated && dropped == 0 {
 				t.Errorf("no record was dropped: the queue held %d calls of 2 MiB", records)
@@ -132,12 +161,12 @@ func TestAnAuditFloodIsBounded(t *testing.T) {
 	}
 }
 
-// call makes a tools/call and checks that it answered with a result.
-func (c *rawHTTP) call(id int, tool, args string) error {
+// call makes a tools/call and returns its result.
+func (c *rawHTTP) call(id int, tool, args string) (json.RawMessage, error) {
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, tool, args)
 	req, err := http.NewRequest(http.MethodPost, c.url, strings.NewReader(body))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
@@ -145,14 +174,14 @@ func (c *rawHTTP) call(id int, tool, args string) error {
 	req.Header.Set("Mcp-Protocol-Version", c.version)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	var out struct {
 		Result json.RawMessage `json:"result"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Result == nil {
-		return fmt.Errorf("call %d: %s, no result (%v)", id, resp.Status, err)
+		return nil, fmt.Errorf("call %d: %s, no result (%v)", id, resp.Status, err)
 	}
-	return nil
+	return out.Result, nil
 }

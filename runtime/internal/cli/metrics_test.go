@@ -49,7 +49,7 @@ func TestJunkRequestsMintNoSeries(t *testing.T) {
 		send(junk+i, fmt.Sprintf("junk/method-%d", i), `{}`)
 	}
 	for i := range 3 {
-		if err := c.call(3*junk+i, "m.echo", `{"text":"hi"}`); err != nil {
+		if _, err := c.call(3*junk+i, "m.echo", `{"text":"hi"}`); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -179,6 +179,9 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		defer a.Close()
 		fo.Audit = a
+		n.AddBounds(func() []node.Bound {
+			return []node.Bound{{Name: "audit.queued_bytes", Limit: a.QueueBytes(), Used: a.Queued()}}
+		})
 	}
 	srv := front.NewServer(n, fo)
 	if cfg.Metrics != "" {
