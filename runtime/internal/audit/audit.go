@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -254,7 +255,7 @@ func (l *Log) Record(r Record) {
 	}
 	if len(r.Tool) > MaxToolBytes {
 		r.truncated("tool", len(r.Tool))
-		r.Tool = cut(r.Tool, MaxToolBytes)
+		r.Tool = strings.Clone(cut(r.Tool, MaxToolBytes)) // not a slice of the whole name
 	}
 	size := r.size()
 	l.mu.RLock()

@@ -62,14 +62,19 @@ func (f *file) Write(p []byte) (int, error) {
 // take the file past its size. An empty file is never full: it takes one line of any size.
 func (f *file) full(buffered, n int) bool {
 	pending := f.size + int64(buffered)
-	return f.rotates && pending > 0 && pending+int64(n) > f.limit
+	return f.f != nil && f.rotates && pending > 0 && pending+int64(n) > f.limit
 }
 
 // rotate renames the file FILE.1, after FILE.1 to FILE.2 and so on up to FILE.keep (the
 // one there before is removed), and starts a new FILE. When renaming FILE fails, it is
 // appended to as it is, and the next try comes after another maxSize bytes, so that a
-// failing rename is logged once per maxSize, not once per line.
+// failing rename is logged once per maxSize, not once per line. When the new file cannot
+// be opened, Write tries again; until it succeeds nothing is rotated, so that the files
+// kept are not shifted out one by one.
 func (f *file) rotate() {
+	if f.f == nil {
+		return
+	}
 	if err := f.f.Close(); err != nil {
 		f.log.Warn("closing the audit file before rotating it", "error", err)
 	}
