@@ -24,7 +24,7 @@ func TestMetricsCountTheCalls(t *testing.T) {
 	dir := t.TempDir()
 	testkit.Write(t, dir, testkit.Fake{Name: "m"})
 	h := startHTTPNodeRun(t, "--bundles", dir, "--metrics", "127.0.0.1:0")
-	metricsURL := metricsAddress(t, h)
+	metricsURL := metricsAddress(t, h.logs)
 	s := connectHTTP(t, h.url, nil)
 	for i := range 5 {
 		callText(t, s, "m.echo", map[string]any{"text": fmt.Sprint(i)})

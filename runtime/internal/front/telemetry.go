@@ -49,19 +49,21 @@ func (c *Call) traced(method string, params json.RawMessage, reply func(json.Raw
 }
 
 // cancelledByClient reports whether the client cancelled the call: by a cancellation, or
-// for a stateless request by going away. Its context alone does not say: the end of every
-// call of a session cancels it, before the answer is sent.
+// for a request over stateless HTTP by going away. Its context alone does not say: the end
+// of every call begun in a session (stdio's, whatever the revision) cancels it, before the
+// answer is sent.
 func (c *Call) cancelledByClient() bool {
-	return c.Cancelled() || c.sess.stateless && c.ctx.Err() != nil
+	return c.Cancelled() || c.owner.stateless && c.ctx.Err() != nil
 }
 
 // errorType names how a request failed, in the conventions' terms; "" when it did not.
+// A cancelled request is cancelled whatever error its end made up: none is sent.
 func errorType(cancelled bool, res json.RawMessage, err *rpc.Error) string {
 	switch {
-	case err != nil:
-		return telemetry.ErrorCode(err.Code)
 	case cancelled:
 		return telemetry.Cancelled
+	case err != nil:
+		return telemetry.ErrorCode(err.Code)
 	}
 	if v, ok := rawjson.Member(res, "isError"); ok && string(v) == "true" {
 		return telemetry.ToolError
