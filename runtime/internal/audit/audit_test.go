@@ -37,18 +37,43 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func lines(t *testing.T, s string) []map[string]any {
+// lines parses the log's lines: the records of calls, and the sum of the drop lines'
+// counts by reason.
+func lines(t *testing.T, s string) (records []map[string]any, dropped map[string]uint64) {
 	t.Helper()
-	var out []map[string]any
+	dropped = map[string]uint64{}
 	sc := bufio.NewScanner(strings.NewReader(s))
+	sc.Buffer(nil, 16<<20)
 	for sc.Scan() {
 		var m map[string]any
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 			t.Fatalf("line %q is not JSON: %v", sc.Text(), err)
 		}
-		out = append(out, m)
+		d, isDrop := m["dropped"].(map[string]any)
+		switch {
+		case isDrop && m["tool"] == nil:
+			for reason, n := range d {
+				dropped[reason] += uint64(n.(float64))
+			}
+		case m["tool"] != nil:
+			records = append(records, m)
+		default:
+			t.Fatalf("line %s is neither a call nor a drop line", sc.Text())
+		}
 	}
-	return out
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return records, dropped
+}
+
+// total sums counts.
+func total(counts map[string]uint64) uint64 {
+	var n uint64
+	for _, c := range counts {
+		n += c
+	}
+	return n
 }
 
 var call = Record{
@@ -84,7 +109,7 @@ func TestLine(t *testing.T) {
 			if err := l.Close(); err != nil {
 				t.Fatal(err)
 			}
-			got := lines(t, buf.String())
+			got, _ := lines(t, buf.String())
 			if diff := cmp.Diff([]map[string]any{tt.want}, got); diff != "" {
 				t.Errorf("lines (-want +got):\n%s", diff)
 			}
@@ -99,7 +124,7 @@ func TestBadArgumentsKeepTheLine(t *testing.T) {
 	r.Arguments = json.RawMessage(`{not json`)
 	l.Record(r)
 	l.Close()
-	got := lines(t, buf.String())
+	got, _ := lines(t, buf.String())
 	if len(got) != 1 || got[0]["arguments"] != nil || got[0]["tool"] != "meos.speed" {
 		t.Errorf("lines: %v, want the call without its arguments", got)
 	}
@@ -126,10 +151,13 @@ func TestConcurrent(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	got := lines(t, buf.String())
+	got, dropped := lines(t, buf.String())
 	if uint64(len(got)) != l.Written() || l.Written()+l.Dropped() != writers*each {
 		t.Errorf("%d lines, written %d, dropped %d; want lines = written and written + dropped = %d",
 			len(got), l.Written(), l.Dropped(), writers*each)
+	}
+	if total(dropped) != l.Dropped() || dropped[DroppedQueueFull] != l.Dropped() {
+		t.Errorf("the drop lines say %v, want %d queue_full", dropped, l.Dropped())
 	}
 }
 
@@ -173,8 +201,12 @@ func TestFullBufferDropsWithoutBlocking(t *testing.T) {
 	if l.Written()+l.Dropped() != total {
 		t.Errorf("written %d + dropped %d != %d", l.Written(), l.Dropped(), total)
 	}
-	if got := uint64(len(lines(t, g.buf.String()))); got != l.Written() {
+	records, dropped := lines(t, g.buf.String())
+	if got := uint64(len(records)); got != l.Written() {
 		t.Errorf("%d lines, %d written", got, l.Written())
+	}
+	if want := map[string]uint64{DroppedQueueFull: l.Dropped()}; !cmp.Equal(dropped, want) {
+		t.Errorf("the drop lines say %v, want %v", dropped, want)
 	}
 	if !strings.Contains(logs.String(), "audit records dropped") {
 		t.Errorf("drops not logged:\n%s", logs.String())
@@ -231,8 +263,12 @@ func TestWriteErrorsRecover(t *testing.T) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if got := len(lines(t, f.buf.String())); got != 1 {
-		t.Errorf("%d lines after recovery, want 1", got)
+	records, dropped := lines(t, f.buf.String())
+	if len(records) != 1 {
+		t.Errorf("%d lines after recovery, want 1", len(records))
+	}
+	if want := map[string]uint64{DroppedWriteError: 3}; !cmp.Equal(dropped, want) {
+		t.Errorf("after recovery the log says %v were dropped, want %v", dropped, want)
 	}
 }
 
@@ -259,8 +295,8 @@ func TestOpenAndClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := len(lines(t, string(b))); got != 2 {
-		t.Errorf("%d lines, want 2 (the file is appended to)", got)
+	if got, _ := lines(t, string(b)); len(got) != 2 {
+		t.Errorf("%d lines, want 2 (the file is appended to)", len(got))
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
 		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
@@ -287,10 +323,9 @@ func BenchmarkRecord(b *testing.B) {
 func BenchmarkLine(b *testing.B) {
 	l := New(io.Discard, nil, Config{})
 	defer l.Close()
-	enc := json.NewEncoder(l.w)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		l.write(enc, call)
+		l.write(call)
 		if l.pending == 64 {
 			l.flush()
 		}

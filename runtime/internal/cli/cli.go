@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolnode/toolnode/runtime/internal/access"
+	"github.com/toolnode/toolnode/runtime/internal/audit"
 	"github.com/toolnode/toolnode/runtime/internal/front"
 	"github.com/toolnode/toolnode/runtime/internal/front/httpfront"
 	"github.com/toolnode/toolnode/runtime/internal/node"
@@ -132,22 +133,27 @@ type serveFlags struct {
 	readTimeout       time.Duration
 	connIdle          time.Duration
 
-	view      string
-	pins      listFlag
-	access    string
-	client    string
-	audit     string
-	auditArgs bool
+	view         string
+	pins         listFlag
+	access       string
+	client       string
+	audit        string
+	auditArgs    bool
+	auditArgsMax byteSize
+	auditMaxSize byteSize
+	auditKeep    int
 
-	metrics       string
-	oauthIssuer   string
-	oauthAudience string
+	metrics           string
+	oauthIssuer       string
+	oauthAudience     string
+	oauthRequireATJWT bool
 
 	cluster clusterFlags
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
-	f := &serveFlags{maxBody: 16 << 20, maxBundleMessage: rpc.DefaultMaxLine, maxQueue: rpc.DefaultMaxQueue, maxStderrLine: proc.DefaultStderrLineMax}
+	f := &serveFlags{maxBody: 16 << 20, maxBundleMessage: rpc.DefaultMaxLine, maxQueue: rpc.DefaultMaxQueue, maxStderrLine: proc.DefaultStderrLineMax,
+		auditArgsMax: audit.DefaultMaxValue, auditMaxSize: audit.DefaultMaxSize}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Var(&f.bundles, "bundles", "`DIR` whose subdirectories holding a bundle.json are bundles (may be repeated)")
@@ -174,9 +180,13 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.client, "client", "", "the access file's client `NAME` the stdio front serves (required with --access and stdio)")
 	fs.StringVar(&f.audit, "audit", "", "append one JSON line per tool call (time, client, tool, bundle, outcome, duration) to `FILE`")
 	fs.BoolVar(&f.auditArgs, "audit-args", false, "with --audit, also record each call's arguments and result")
+	fs.Var(&f.auditArgsMax, "audit-args-max", "with --audit-args, the most `BYTES` of a call's arguments, and of its result, an audit line holds; a larger one is left out and its size noted")
+	fs.Var(&f.auditMaxSize, "audit-max-size", "rotate the --audit file when it reaches `BYTES`: it becomes FILE.1, FILE.1 becomes FILE.2, and so on")
+	fs.IntVar(&f.auditKeep, "audit-keep", audit.DefaultKeep, "rotated --audit files to keep (`N`); the oldest beyond them is removed")
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics, e.g. 127.0.0.1:9464 (traces and metrics also go out by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set)")
 	fs.StringVar(&f.oauthIssuer, "oauth-issuer", "", "accept OAuth 2.1 access tokens (JWT) of the issuer at `URL` on the HTTP front; their scopes select --access entries")
 	fs.StringVar(&f.oauthAudience, "oauth-audience", "", "the audience (`AUD`) tokens must carry: this front's URL, e.g. https://node.example.com/mcp (default http://<--http>/mcp)")
+	fs.BoolVar(&f.oauthRequireATJWT, "oauth-require-at-jwt", false, "with --oauth-issuer, accept only tokens whose header says typ at+jwt (RFC 9068); by default typ JWT, as Hydra, Keycloak and Entra ID issue them, and no typ pass too")
 	f.cluster.register(fs)
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: trace, debug, info, warn or error")
 	fs.BoolVar(&f.logJSON, "log-json", false, "write logs as JSON lines")
@@ -204,6 +214,8 @@ Flags:
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (bundle folders go after --bundles)", fs.Arg(0))
 	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	if len(f.bundles) == 0 && f.config == "" && f.cluster.url == "" {
 		return nil, errors.New("nothing to serve: give --bundles DIR, --config FILE or --cluster URL")
 	}
@@ -222,7 +234,8 @@ Flags:
 	default:
 		return nil, fmt.Errorf("--names %q: use canonical, underscore or auto", f.names)
 	}
-	for name, v := range map[string]int{"--max-inflight": f.maxInflight, "--max-sessions": f.maxSessions, "--max-client-sessions": f.maxClientSessions, "--max-conns": f.maxConns, "--max-depth": f.maxDepth} {
+	for name, v := range map[string]int{"--max-inflight": f.maxInflight, "--max-sessions": f.maxSessions, "--max-client-sessions": f.maxClientSessions,
+		"--max-conns": f.maxConns, "--max-depth": f.maxDepth, "--audit-keep": f.auditKeep} {
 		if v <= 0 {
 			return nil, fmt.Errorf("%s %d: want a positive number", name, v)
 		}
@@ -246,10 +259,14 @@ Flags:
 		return nil, errors.New("--client names a client of the access file: give --access FILE too")
 	case f.auditArgs && f.audit == "":
 		return nil, errors.New("--audit-args goes with --audit FILE")
+	case set["audit-max-size"] && f.audit == "", set["audit-keep"] && f.audit == "":
+		return nil, errors.New("--audit-max-size and --audit-keep go with --audit FILE")
+	case set["audit-args-max"] && !f.auditArgs:
+		return nil, errors.New("--audit-args-max goes with --audit-args")
 	case f.oauthIssuer != "" && f.http == "":
 		return nil, errors.New("--oauth-issuer guards the HTTP front: give --http too")
-	case f.oauthAudience != "" && f.oauthIssuer == "":
-		return nil, errors.New("--oauth-audience goes with --oauth-issuer URL")
+	case f.oauthAudience != "" && f.oauthIssuer == "", f.oauthRequireATJWT && f.oauthIssuer == "":
+		return nil, errors.New("--oauth-audience and --oauth-require-at-jwt go with --oauth-issuer URL")
 	}
 	if f.oauthIssuer != "" && f.oauthAudience == "" {
 		f.oauthAudience = "http://" + f.http + "/mcp"
@@ -340,17 +357,21 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Front: front.Options{PageSize: f.pageSize, Names: f.names, MaxMessage: int(f.maxBody),
 			MaxQueue: int(f.maxQueue), MaxInflight: f.maxInflight, Limits: limits,
 			View: access.View(f.view), Pins: pins(f.pins), Client: f.client},
-		Cluster:       f.cluster.cfg,
-		AccessFile:    f.access,
-		AuditFile:     f.audit,
-		AuditArgs:     f.auditArgs,
-		Metrics:       f.metrics,
-		OAuthIssuer:   f.oauthIssuer,
-		OAuthAudience: f.oauthAudience,
-		Stdio:         f.stdio,
-		Stdin:         stdin,
-		Stdout:        stdout,
-		HTTP:          f.http,
+		Cluster:           f.cluster.cfg,
+		AccessFile:        f.access,
+		AuditFile:         f.audit,
+		AuditArgs:         f.auditArgs,
+		AuditMaxValue:     int(f.auditArgsMax),
+		AuditMaxSize:      int64(f.auditMaxSize),
+		AuditKeep:         f.auditKeep,
+		Metrics:           f.metrics,
+		OAuthIssuer:       f.oauthIssuer,
+		OAuthAudience:     f.oauthAudience,
+		OAuthRequireATJWT: f.oauthRequireATJWT,
+		Stdio:             f.stdio,
+		Stdin:             stdin,
+		Stdout:            stdout,
+		HTTP:              f.http,
 		HTTPOptions: httpfront.Options{AllowOrigins: f.allowOrigin, Token: token, MaxBody: int64(f.maxBody),
 			MaxSessions: f.maxSessions, MaxClientSessions: f.maxClientSessions, IdleTimeout: f.sessionIdle},
 		MaxConns:    f.maxConns,

@@ -9,11 +9,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -26,14 +24,7 @@ func TestMetricsCountTheCalls(t *testing.T) {
 	dir := t.TempDir()
 	testkit.Write(t, dir, testkit.Fake{Name: "m"})
 	h := startHTTPNodeRun(t, "--bundles", dir, "--metrics", "127.0.0.1:0")
-	var metricsURL string
-	eventually(t, 10*time.Second, func() string {
-		if m := regexp.MustCompile(`metrics listening: url=(\S+)`).FindStringSubmatch(h.logs.String()); m != nil {
-			metricsURL = m[1]
-			return ""
-		}
-		return "no metrics address in the log"
-	})
+	metricsURL := metricsAddress(t, h.logs)
 	s := connectHTTP(t, h.url, nil)
 	for i := range 5 {
 		callText(t, s, "m.echo", map[string]any{"text": fmt.Sprint(i)})

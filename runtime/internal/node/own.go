@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/toolnode/toolnode/runtime/internal/argcheck"
 	"github.com/toolnode/toolnode/runtime/internal/catalog"
@@ -29,6 +30,31 @@ const (
 	SearchToolName  = "toolnode.search"
 	ExecuteToolName = "toolnode.execute"
 )
+
+// Bounds of the node's own tools' string arguments, in characters, as their inputSchema
+// states them with maxLength. A search costs time in proportion to its query (a query of
+// 15 MB took 3 s of CPU), and an unknown name is repeated in the error: past these, the
+// call is refused with a tool error before any work.
+const (
+	// MaxQueryLen bounds a query: a task in plain words needs far fewer.
+	MaxQueryLen = search.MaxQueryLen
+	// MaxBundleLen bounds a bundle name, which is at most 64 characters.
+	MaxBundleLen = 64
+	// MaxNameLen bounds a tool name: the catalog's are at most 193 (a 64-character bundle
+	// name, a dot, and a tool name of up to 128).
+	MaxNameLen = 256
+)
+
+// checkLen returns an error for a string argument s of tool longer than limit characters.
+func checkLen(tool, member, s string, limit int) error {
+	if len(s) <= limit { // a character is at least a byte
+		return nil
+	}
+	if n := utf8.RuneCountInString(s); n > limit {
+		return fmt.Errorf("%s arguments: %s is %d characters long, more than the %d it may have", tool, member, n, limit)
+	}
+	return nil
+}
 
 // ownBundle names the node itself in the catalog. It cannot be a bundle's name, so a
 // bundle called "toolnode" cannot take over the node's tools: its "status" would lose the
@@ -61,9 +87,9 @@ func SearchTool() json.RawMessage {
 	return json.RawMessage(`{"name":"toolnode.search","title":"Search the tools",` +
 		`"description":"Find the tools of this node that fit a task, best first. Describe the task in plain words (e.g. \"speed of a moving point\"); each result has the tool's name, description and inputSchema. Call a result by its name, or through toolnode.execute.",` +
 		`"inputSchema":{"type":"object","properties":{` +
-		`"query":{"type":"string","description":"The task, in plain words, or a tool name."},` +
+		`"query":{"type":"string","maxLength":1000,"description":"The task, in plain words, or a tool name."},` +
 		`"limit":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Most results to return."},` +
-		`"bundle":{"type":"string","description":"Only tools served by this bundle."}},` +
+		`"bundle":{"type":"string","maxLength":64,"description":"Only tools served by this bundle."}},` +
 		`"required":["query"],"additionalProperties":false},` +
 		`"outputSchema":{"type":"object","properties":{` +
 		`"results":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},"inputSchema":{"type":"object"}},"required":["name","inputSchema"]}},` +
@@ -77,7 +103,7 @@ func ExecuteTool() json.RawMessage {
 	return json.RawMessage(`{"name":"toolnode.execute","title":"Call a tool by name",` +
 		`"description":"Call one of this node's tools, found with toolnode.search, by its name with its arguments. The arguments are checked against the tool's inputSchema first. On failure the result's structuredContent is {\"error\": {\"kind\", \"dispatched\", \"message\", \"details\"}}: kind unknown_tool, invalid_arguments or forbidden means the call was not sent (dispatched false; fix and call again); dispatched true means the tool may have run (check before repeating).",` +
 		`"inputSchema":{"type":"object","properties":{` +
-		`"name":{"type":"string","description":"The tool's name, as toolnode.search gives it."},` +
+		`"name":{"type":"string","maxLength":256,"description":"The tool's name, as toolnode.search gives it."},` +
 		`"arguments":{"type":"object","description":"The tool's arguments, as its inputSchema describes."}},` +
 		`"required":["name"],"additionalProperties":false}}`)
 }
@@ -261,6 +287,9 @@ func ParseSearch(args json.RawMessage) (search.Query, error) {
 	if !hasText {
 		return search.Query{}, fmt.Errorf("%s arguments: query is missing; describe the task in plain words", SearchToolName)
 	}
+	if err := errors.Join(checkLen(SearchToolName, "query", text, MaxQueryLen), checkLen(SearchToolName, "bundle", bundle, MaxBundleLen)); err != nil {
+		return search.Query{}, err
+	}
 	q := search.Query{Text: text, Limit: limit}
 	if bundle != "" {
 		q.Bundles = []string{bundle}
@@ -290,6 +319,9 @@ func ParseExecute(args json.RawMessage) (name string, arguments json.RawMessage,
 	}
 	if name == "" {
 		return "", nil, fmt.Errorf("%s arguments: name is missing; give the name of a tool found with %s", ExecuteToolName, SearchToolName)
+	}
+	if err := checkLen(ExecuteToolName, "name", name, MaxNameLen); err != nil {
+		return "", nil, err
 	}
 	if arguments == nil {
 		arguments = json.RawMessage("{}")

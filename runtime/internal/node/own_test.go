@@ -40,6 +40,12 @@ func TestMetaToolDefinitions(t *testing.T) {
 		{SearchToolName, `{"query": "x", "limit": 0}`, false},
 		{ExecuteToolName, `{"name": "meos.speed", "arguments": {"point": "x"}}`, true},
 		{ExecuteToolName, `{"name": "meos.speed", "arguments": [1]}`, false},
+		// The bounds the parsers hold, as the schemas state them.
+		{SearchToolName, `{"query": "` + strings.Repeat("q", MaxQueryLen) + `", "bundle": "` + strings.Repeat("b", MaxBundleLen) + `"}`, true},
+		{SearchToolName, `{"query": "` + strings.Repeat("q", MaxQueryLen+1) + `"}`, false},
+		{SearchToolName, `{"query": "q", "bundle": "` + strings.Repeat("b", MaxBundleLen+1) + `"}`, false},
+		{ExecuteToolName, `{"name": "` + strings.Repeat("n", MaxNameLen) + `"}`, true},
+		{ExecuteToolName, `{"name": "` + strings.Repeat("n", MaxNameLen+1) + `"}`, false},
 	} {
 		err := check.Check(tt.tool, json.RawMessage(tt.args))
 		if (err == nil) != tt.valid {
@@ -62,6 +68,11 @@ func TestParseSearch(t *testing.T) {
 		{`{"query": "x", "limit": 1000}`, search.Query{}, "limit is 1000, must be from 1 to 100"},
 		{`{"query": "x", "bundles": ["a"]}`, search.Query{}, `unknown field "bundles"`},
 		{`{"query": 3}`, search.Query{}, "want a string"},
+		{`{"query": "x", "Query": "y"}`, search.Query{}, `unknown field "Query"`},
+		{`{"query": "` + strings.Repeat("é", MaxQueryLen) + `"}`, search.Query{Text: strings.Repeat("é", MaxQueryLen), Limit: search.DefaultLimit}, ""},
+		{`{"query": "` + strings.Repeat("x", MaxQueryLen+1) + `"}`, search.Query{}, "query is 1001 characters long, more than the 1000"},
+		{`{"query": "` + strings.Repeat("x", 15<<20) + `"}`, search.Query{}, "query is 15728640 characters long"},
+		{`{"query": "x", "bundle": "` + strings.Repeat("b", MaxBundleLen+1) + `"}`, search.Query{}, "bundle is 65 characters long, more than the 64"},
 	}
 	for _, tt := range tests {
 		got, err := ParseSearch(json.RawMessage(tt.args))
@@ -91,6 +102,8 @@ func TestParseExecute(t *testing.T) {
 		{`{"arguments": {}}`, "", "", "name is missing"},
 		{`{"name": "a", "arguments": "x"}`, "", "", "arguments must be an object"},
 		{`{"name": "a", "args": {}}`, "", "", `unknown field "args"`},
+		{`{"name": "` + strings.Repeat("n", MaxNameLen) + `"}`, strings.Repeat("n", MaxNameLen), `{}`, ""},
+		{`{"name": "` + strings.Repeat("n", 1<<20) + `"}`, "", "", "name is 1048576 characters long, more than the 256"},
 	}
 	for _, tt := range tests {
 		name, arguments, err := ParseExecute(json.RawMessage(tt.args))

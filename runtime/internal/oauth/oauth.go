@@ -12,6 +12,7 @@ package oauth
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,6 +53,12 @@ type Config struct {
 	// KeyMaxAge is how long a fetched key set is used before it is fetched again.
 	// Default: 1h.
 	KeyMaxAge time.Duration
+	// RequireATJWT accepts only tokens whose JOSE header says typ at+jwt (or
+	// application/at+jwt), as RFC 9068 asks of resource servers, so that no other JWT of
+	// the issuer (an ID token naming the node as its client) passes for an access token.
+	// Default false: tokens typed JWT, or not typed, pass too, as Hydra, Keycloak and
+	// Entra ID issue them. Tokens of any other type are refused either way.
+	RequireATJWT bool
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
 	// Logger receives key refresh failures. Default: hclog.NewNullLogger().
@@ -175,6 +182,9 @@ func (rs *ResourceServer) Verify(ctx context.Context, raw string) (*Token, error
 	if err != nil {
 		return nil, &Error{Status: http.StatusUnauthorized, Code: "invalid_token", Description: "the access token is not valid here", Err: err}
 	}
+	if err := checkType(raw, rs.cfg.RequireATJWT); err != nil {
+		return nil, &Error{Status: http.StatusUnauthorized, Code: "invalid_token", Description: "the token is not an access token", Err: err}
+	}
 	var claims struct {
 		ClientID string          `json:"client_id"`
 		Scope    string          `json:"scope"`
@@ -194,6 +204,38 @@ func (rs *ResourceServer) Verify(ctx context.Context, raw string) (*Token, error
 		return tok, &Error{Status: http.StatusForbidden, Code: "insufficient_scope", Description: "the access token lacks scope " + strings.Join(missing, " ")}
 	}
 	return tok, nil
+}
+
+// checkType checks the typ of raw's JOSE header (RFC 8725 §3.11 explicit typing): at+jwt
+// always passes, JWT and no typ unless strict, anything else never. Media types compare
+// without case, and "application/" may be left out (RFC 7515 §4.1.9). raw's signature is
+// verified: its header is the issuer's.
+func checkType(raw string, strict bool) error {
+	const strictOnly = "only at+jwt (RFC 9068) is accepted (--oauth-require-at-jwt)"
+	head, _, _ := strings.Cut(raw, ".")
+	b, err := base64.RawURLEncoding.DecodeString(head)
+	var h struct {
+		Typ *string `json:"typ"`
+	}
+	if err != nil || json.Unmarshal(b, &h) != nil {
+		return errors.New("the token's header cannot be read")
+	}
+	if h.Typ == nil {
+		if strict {
+			return errors.New("the token's header has no typ, and " + strictOnly)
+		}
+		return nil
+	}
+	switch strings.TrimPrefix(strings.ToLower(*h.Typ), "application/") {
+	case "at+jwt":
+		return nil
+	case "jwt":
+		if strict {
+			return fmt.Errorf("the token's header has typ %q, and %s", *h.Typ, strictOnly)
+		}
+		return nil
+	}
+	return fmt.Errorf("the token's header has typ %q, neither at+jwt nor JWT: it is not an access token", *h.Typ)
 }
 
 // scopes reads the granted scopes from RFC 9068's space-separated `scope`, else from

@@ -208,6 +208,7 @@ func TestAgainstHydra(t *testing.T) {
 	t.Run("not before", func(t *testing.T) { testNotBefore(t, idp) })
 	t.Run("metadata", func(t *testing.T) { testMetadata(t, idp) })
 	t.Run("bad settings", func(t *testing.T) { testNewRefusesUnknownIssuer(t, idp) })
+	t.Run("require at+jwt", func(t *testing.T) { testRequireATJWT(t, idp) })
 }
 
 func testNotBefore(t *testing.T, idp *oauthtest.Hydra) {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/toolnode/toolnode/runtime/internal/redirect"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 
 	"github.com/toolnode/toolnode/sdk-go/mcp"
@@ -30,7 +31,8 @@ type Client struct {
 // Dial opens a session with the node at url (http://HOST:PORT/mcp), sending token as a
 // bearer token when not empty.
 func Dial(ctx context.Context, url, token string) (*Client, error) {
-	c := &Client{url: url, token: token, hc: &http.Client{}}
+	// The token goes to the node's origin only, not wherever a redirect points.
+	c := &Client{url: url, token: token, hc: &http.Client{CheckRedirect: redirect.SameOrigin}}
 	params := mcp.InitializeParams{ProtocolVersion: mcp.LatestVersion, Capabilities: json.RawMessage(`{}`),
 		ClientInfo: mcp.Implementation{Name: "toolnode-cli", Version: "1"}}
 	if _, err := c.Call(ctx, mcp.MethodInitialize, params); err != nil {

@@ -84,6 +84,22 @@ func BenchmarkSearchMEOS(b *testing.B) {
 	benchQueries(b, Build(tools), queries)
 }
 
+// BenchmarkSearchMEOSLongest queries the MEOS catalog with queries as long as a client may
+// send (MaxQueryLen), made of the tasks' words: what the bound leaves a search costing.
+func BenchmarkSearchMEOSLongest(b *testing.B) {
+	tools := loadCatalog(b, "meos")
+	var all []string
+	for _, tk := range loadTasks(b) {
+		all = append(all, tk.Task)
+	}
+	text := strings.Join(all, " ")
+	var queries []string
+	for i := 0; i+MaxQueryLen <= len(text) && len(queries) < 20; i += MaxQueryLen / 4 {
+		queries = append(queries, text[i:i+MaxQueryLen])
+	}
+	benchQueries(b, Build(tools), queries)
+}
+
 // BenchmarkSearchMEOSStandin queries one tool per libmeos function (2,376, named and with
 // parameters as the generated MEOS catalog has them, without its prose) with the MEOS tasks.
 func BenchmarkSearchMEOSStandin(b *testing.B) {

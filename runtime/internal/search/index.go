@@ -59,6 +59,9 @@ const (
 	DefaultLimit = 10
 	// MaxLimit bounds a result list, so a query cannot ask for the whole catalog at once.
 	MaxLimit = 100
+	// MaxQueryLen bounds a query's length in characters: a search costs time in
+	// proportion to its query, and a task in plain words needs far fewer.
+	MaxQueryLen = 1000
 )
 
 // Field weights and length normalisation. The name is short and chosen with care, so a word

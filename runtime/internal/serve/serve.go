@@ -68,16 +68,23 @@ type Config struct {
 	// see and call. It is watched and reloaded; a bad file keeps the last good one.
 	AccessFile string
 	// AuditFile, when set, receives one JSON line per tools/call; AuditArgs adds the
-	// arguments and results.
-	AuditFile string
-	AuditArgs bool
+	// arguments and results, each left out when over AuditMaxValue bytes. The file is
+	// rotated at AuditMaxSize bytes, AuditKeep old files kept. Zero values take the audit
+	// package's defaults.
+	AuditFile     string
+	AuditArgs     bool
+	AuditMaxValue int
+	AuditMaxSize  int64
+	AuditKeep     int
 	// Metrics, when set, is the address of a listener serving Prometheus metrics at
 	// /metrics. Traces and metrics also go out by OTLP when the standard OTEL_EXPORTER_OTLP_*
 	// variables say where.
 	Metrics string
 	// OAuthIssuer, when set, makes the HTTP front an OAuth 2.1 resource server of that
 	// issuer; OAuthAudience is the audience tokens must carry, the front's own URL.
+	// OAuthRequireATJWT accepts only tokens typed at+jwt (RFC 9068).
 	OAuthIssuer, OAuthAudience string
+	OAuthRequireATJWT          bool
 	// Cluster, when set, joins the node to a NATS cluster: it fronts the bundles of every
 	// node, and serves its own to the others.
 	Cluster *cluster.Config
@@ -198,10 +205,15 @@ func build(ctx context.Context, cfg Config) (r *running, err error) {
 		fo.Access = r.access
 	}
 	if cfg.AuditFile != "" {
-		if r.audit, err = audit.Open(cfg.AuditFile, audit.Config{Args: cfg.AuditArgs, Log: log.Named("audit")}); err != nil {
+		if r.audit, err = audit.Open(cfg.AuditFile, audit.Config{Args: cfg.AuditArgs, MaxValue: cfg.AuditMaxValue,
+			MaxSize: cfg.AuditMaxSize, Keep: cfg.AuditKeep, Log: log.Named("audit")}); err != nil {
 			return r, fmt.Errorf("--audit: %w", err)
 		}
 		fo.Audit = r.audit
+		a := r.audit
+		r.node.AddBounds(func() []node.Bound {
+			return []node.Bound{{Name: "audit.queued_bytes", Limit: a.QueueBytes(), Used: a.Queued()}}
+		})
 	}
 	r.srv = front.NewServer(r.node, fo)
 	if cfg.Metrics != "" {
@@ -216,7 +228,8 @@ func build(ctx context.Context, cfg Config) (r *running, err error) {
 				scopes = append(scopes, c.Scopes...)
 			}
 		}
-		if r.rs, err = oauth.New(ctx, oauth.Config{Issuer: cfg.OAuthIssuer, ResourceURL: cfg.OAuthAudience, ScopesSupported: scopes, Logger: log.Named("oauth")}); err != nil {
+		if r.rs, err = oauth.New(ctx, oauth.Config{Issuer: cfg.OAuthIssuer, ResourceURL: cfg.OAuthAudience, ScopesSupported: scopes,
+			RequireATJWT: cfg.OAuthRequireATJWT, Logger: log.Named("oauth")}); err != nil {
 			return r, err
 		}
 	}
@@ -270,7 +283,7 @@ func (r *running) start(ctx context.Context, cancel context.CancelCauseFunc) {
 	if r.metrics != nil {
 		log.Info("metrics listening", "url", "http://"+r.metrics.Addr().String()+"/metrics")
 		mux := http.NewServeMux()
-		mux.Handle("/metrics", r.tel.MetricsHandler())
+		mux.Handle("/metrics", telemetry.CheckHost(cfg.Metrics, r.tel.MetricsHandler()))
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()

@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.40.0/mcpconv"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolnode/toolnode/sdk-go/mcp"
 	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
@@ -159,8 +160,57 @@ func (o *Op) End(errorType string) {
 }
 
 // ErrorCode is the error type of a JSON-RPC error answer: its code, as the conventions
-// record it.
-func ErrorCode(code int64) string { return strconv.FormatInt(code, 10) }
+// record it, when it is one JSON-RPC or MCP names; else Other. A bundle, or the server
+// behind a url bundle, chooses the codes it answers with: each one would be a series.
+func ErrorCode(code int64) string {
+	switch code {
+	case mcp.CodeParseError, mcp.CodeInvalidRequest, mcp.CodeMethodNotFound, mcp.CodeInvalidParams,
+		mcp.CodeInternalError, mcp.CodeResourceNotFound, mcp.CodeHeaderMismatch,
+		mcp.CodeMissingClientCapability, mcp.CodeUnsupportedVersion,
+		codeServerError, codeURLElicitationRequired:
+		return strconv.FormatInt(code, 10)
+	}
+	return Other
+}
+
+// Codes the node passes on without naming them itself.
+const (
+	// codeServerError is the first of JSON-RPC's implementation-defined server errors,
+	// the one servers answer a failure with when they have no better code.
+	codeServerError = -32000
+	// codeURLElicitationRequired is MCP 2025-11-25's error for a call that needs the user
+	// to visit a URL first.
+	codeURLElicitationRequired = -32042
+)
+
+// Other stands for a value the node does not know, in a label whose values must be few:
+// a method MCP does not define, an error code no specification names, a protocol revision
+// the node does not speak. Clients and bundles choose those strings, and every distinct
+// value would be a series of its own, until the SDK's limit folded real ones into its
+// overflow series. The OpenTelemetry conventions use the same value for HTTP methods.
+const Other = "_OTHER"
+
+// method is m when it is a request or notification the node serves, else Other.
+func method(m string) string {
+	switch m {
+	case mcp.MethodInitialize, mcp.MethodPing, mcp.MethodToolsList, mcp.MethodToolsCall,
+		mcp.MethodLoggingSetLevel, mcp.MethodResourcesList, mcp.MethodResourceTemplates,
+		mcp.MethodResourcesRead, mcp.MethodResourcesSub, mcp.MethodResourcesUnsub,
+		mcp.MethodPromptsList, mcp.MethodPromptsGet, mcp.MethodComplete,
+		mcp.MethodDiscover, mcp.MethodSubscriptionsListen,
+		mcp.NotifyInitialized, mcp.NotifyCancelled, mcp.NotifyProgress, mcp.NotifyRootsListChanged:
+		return m
+	}
+	return Other
+}
+
+// version is v when it is a revision the node speaks, else Other.
+func version(v string) string {
+	if slices.Contains(mcp.AllVersions(), v) {
+		return v
+	}
+	return Other
+}
 
 // opSet returns the record option for the series of k.
 func (r *recorder) opSet(k opKey) metric.MeasurementOption {
@@ -195,13 +245,16 @@ func (r *recorder) bundleSet(bundle string) attribute.Set {
 }
 
 func (r *recorder) StartRequest(ctx context.Context, req Request) (context.Context, *Op) {
+	req.Method = method(req.Method)
 	op := &Op{r: r, kind: opRequest, start: time.Now(), key: opKey{method: req.Method}}
 	switch {
 	case req.Target == "":
-	case req.Method == "tools/call":
+	case req.Method == mcp.MethodToolsCall:
 		op.key.target = semconv.GenAIToolNameKey.String(req.Target)
-	case req.Method == "prompts/get":
+	case req.Method == mcp.MethodPromptsGet:
 		op.key.target = semconv.GenAIPromptNameKey.String(req.Target)
+	default:
+		req.Target = "" // only tools and prompts have one
 	}
 	if r.tracer == nil {
 		return ctx, op
@@ -221,7 +274,7 @@ func (r *recorder) StartRequest(ctx context.Context, req Request) (context.Conte
 		attrs = append(attrs, semconv.McpSessionIDKey.String(req.SessionID))
 	}
 	if req.ProtocolVersion != "" {
-		attrs = append(attrs, semconv.McpProtocolVersionKey.String(req.ProtocolVersion))
+		attrs = append(attrs, semconv.McpProtocolVersionKey.String(version(req.ProtocolVersion)))
 	}
 	if len(req.ID) > 0 {
 		attrs = append(attrs, semconv.JSONRPCRequestIDKey.String(idString(req.ID)))
@@ -351,7 +404,7 @@ func (r *recorder) SessionClosed(protocolVersion string, lifetime time.Duration)
 	r.sessions.Add(ctx, -1)
 	var opts []metric.RecordOption
 	if protocolVersion != "" {
-		opts = append(opts, metric.WithAttributes(semconv.McpProtocolVersionKey.String(protocolVersion)))
+		opts = append(opts, metric.WithAttributes(semconv.McpProtocolVersionKey.String(version(protocolVersion))))
 	}
 	r.sessionDuration.Record(ctx, lifetime.Seconds(), opts...)
 }

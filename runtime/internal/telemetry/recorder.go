@@ -41,11 +41,12 @@ type Recorder interface {
 
 // Request describes one MCP request or notification the node received.
 type Request struct {
-	// Method is the JSON-RPC method, e.g. "tools/call".
+	// Method is the JSON-RPC method, e.g. "tools/call". One the node does not serve is
+	// recorded as Other.
 	Method string
 	// Target is the tool or prompt name of tools/call and prompts/get; it completes the
 	// span name ("tools/call greet") and labels the duration metric. Leave it empty for
-	// names the node does not know, or a client could mint a series per name.
+	// names the node's catalogs do not hold, or a client could mint a series per name.
 	Target string
 	// ID is the JSON-RPC id as it came on the wire (a string or a number); empty for a
 	// notification.
@@ -53,7 +54,7 @@ type Request struct {
 	// SessionID is the Mcp-Session-Id, or the node's name for a stdio session.
 	SessionID string
 	// ProtocolVersion is the MCP revision the session (or, from 2026-07-28, the
-	// request's _meta) speaks.
+	// request's _meta) speaks; one the node does not speak is recorded as Other.
 	ProtocolVersion string
 	// Transport is "tcp" (Streamable HTTP) or "pipe" (stdio).
 	Transport string

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/toolnode/toolnode/runtime/internal/redirect"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 	"github.com/toolnode/toolnode/sdk-go/rawjson"
@@ -93,6 +94,8 @@ func newHTTP(cfg Config, h hooks) (*httpTransport, error) {
 	if client == nil {
 		client = newHTTPClient()
 	}
+	// The bundle's headers hold its secrets: they go to its server's origin only.
+	client = redirect.Client(client)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	t := &httpTransport{
 		name: cfg.Name, url: cfg.URL, headers: cfg.Headers.Clone(), client: client, log: cfg.Logger,
@@ -495,7 +498,7 @@ func (t *httpTransport) pid() int              { return 0 }
 func (t *httpTransport) gone() error {
 	select {
 	case <-t.done:
-		return fmt.Errorf("%w: remote bundle %q at %s: %v", ErrGone, t.name, t.url, t.endErr)
+		return fmt.Errorf("%w: remote bundle %q at %s: %w", ErrGone, t.name, t.url, t.endErr)
 	default:
 		return fmt.Errorf("%w: remote bundle %q at %s", ErrGone, t.name, t.url)
 	}
