@@ -243,6 +243,11 @@ func TestForgedNodeMessagesAreRefused(t *testing.T) {
 	if len(st.Nodes) != 2 || st.Nodes[1].ID != "b" || st.Nodes[1].Error != "" {
 		t.Errorf("node a knows %+v; want itself and b, answering pings", st.Nodes)
 	}
+	if i := slices.IndexFunc(a.Bounds(), func(b node.Bound) bool { return b.Name == "cluster.nodes" }); i < 0 {
+		t.Errorf("toolnode.status shows no cluster.nodes among %+v", a.Bounds())
+	} else if b := a.Bounds()[i]; b.Used != 1 || b.Limit != 128 {
+		t.Errorf("toolnode.status shows %+v; want 1 of 128 other nodes", b)
+	}
 	for _, want := range []string{"withdrawn", "message from the cluster refused"} {
 		has := strings.Contains(logs.String(), want)
 		if has != (want != "withdrawn") {
