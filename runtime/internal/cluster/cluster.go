@@ -6,6 +6,11 @@
 // call carries (progress, log messages, cancellation, the bundle's requests, results larger
 // than a NATS message) crosses with it. A node silent for Config.Silence, or saying
 // goodbye, is withdrawn: its bundles leave the lists and the calls it holds fail at once.
+//
+// Other nodes are not trusted with the node's memory: what they can make it hold is
+// bounded (Bounds), and checked before any of it is kept. With a cluster key
+// (Config.KeyFile) every message is signed, and one that is not is dropped first thing;
+// see docs/cluster.md for what a peer is trusted with.
 package cluster
 
 import (
