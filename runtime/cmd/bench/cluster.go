@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -60,28 +61,48 @@ func clusterHop(cfg config, w *strings.Builder) error {
 		return err
 	}
 	defer fronting.close()
+	// The same pair again in a cluster of its own whose messages are signed.
+	key := filepath.Join(empty, "cluster.key")
+	if err := os.WriteFile(key, []byte("bench key, 32 bytes or more, for the signed pair\n"), 0o600); err != nil {
+		return err
+	}
+	signed := []string{"--cluster", url, "--cluster-name", "bench-signed", "--cluster-key", key, "--log-level", "warn"}
+	signedServing, err := startStdio(tool, cfg.node, append([]string{"serve", "--bundles", dir, "--cluster-node", "bench-c"}, signed...)...)
+	if err != nil {
+		return err
+	}
+	defer signedServing.close()
+	signedFronting, err := startStdio(tool, cfg.node, append([]string{"serve", "--bundles", empty, "--cluster-node", "bench-d"}, signed...)...)
+	if err != nil {
+		return err
+	}
+	defer signedFronting.close()
 	args := `{"text":"bench"}`
-	// The fronting node lists the bundle once it has heard the serving node announce it.
-	for deadline := time.Now().Add(20 * time.Second); fronting.call(args) != nil; {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("node bench-a never routed %s to node bench-b", tool)
+	// A fronting node lists the bundle once it has heard the serving node announce it.
+	for _, c := range []*stdioClient{fronting, signedFronting} {
+		for deadline := time.Now().Add(20 * time.Second); c.call(args) != nil; {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("a fronting node never routed %s to its serving node", tool)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 	fmt.Fprintf(w, "Two nodes on one nats-server (%s), over stdio with a 2025-11-25 client each; the bundle runs\n"+
-		"on node B only.\n\n", strings.TrimSpace(natsVersion(bin)))
+		"on node B only; nodes C and D are the same pair with `--cluster-key`.\n\n", strings.TrimSpace(natsVersion(bin)))
 	fmt.Fprintf(w, "| bundle | path | in flight | calls/s | vs local | p50 | p99 |\n|---|---|---|---|---|---|---|\n")
 	routes := []route{
 		{name: "node B, its own bundle", c: serving},
 		{name: "node A → NATS → node B", c: fronting},
+		{name: "node D → NATS → node C, signed", c: signedFronting},
 	}
 	res, err := compareRoutes(cfg, w, "echo-go", args, []int{1, 8}, routes, -1)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\nThe hop adds %s at the median with one call in flight: the call and its answer each go\n"+
-		"through the nats-server and through both nodes' routing.\n\n",
-		us(res[0][1].p50-res[0][0].p50))
+		"through the nats-server and through both nodes' routing. Signing and checking each message\n"+
+		"with the cluster key adds %s more.\n\n",
+		us(res[0][1].p50-res[0][0].p50), us(res[0][2].p50-res[0][1].p50))
 	return nil
 }
 

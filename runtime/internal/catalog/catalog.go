@@ -3,8 +3,10 @@
 //
 // A tool named <seat>.<verb> by a bundle that declares the seat keeps its name, as do all the
 // tools of a bundle exposed without prefix; any other tool is exposed as <bundle>.<tool>.
-// Names beginning <bundle>. belong to that bundle: no other can take one, whether by a seat
-// or without prefix; such a claim falls back to the claimer's own prefix. When names
+// Names beginning <bundle>. belong to that bundle: no other can take one, whether by a seat,
+// without prefix, or by a bundle name with a dot in it; such a claim falls back to the
+// claimer's own prefix, and a source whose name is not a bundle name (1 to 64 of
+// A-Z a-z 0-9 _ -) is left out whole. When names
 // collide otherwise, the outcome depends only on the set of bundles, never on the order
 // they started in: a name a bundle claims as is beats a prefixed one, then the bundle whose
 // name sorts first wins. A claimed name that loses falls back to its prefixed form, so the
@@ -22,6 +24,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/toolnode/toolnode/runtime/internal/manifest"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
@@ -59,9 +62,14 @@ type Notice struct {
 	// Exposed is the name the tool got instead, or "" when it was left out.
 	Exposed string
 	Reason  string
+	// Whole is set when every tool of the bundle was left out, Tool then being "".
+	Whole bool
 }
 
 func (n Notice) String() string {
+	if n.Whole {
+		return fmt.Sprintf("bundle %q left out: %s", n.Bundle, n.Reason)
+	}
 	if n.Exposed == "" {
 		return fmt.Sprintf("tool %q of bundle %q left out: %s", n.Tool, n.Bundle, n.Reason)
 	}
@@ -87,6 +95,24 @@ type candidate struct {
 
 // Build merges sources and returns the catalog with what it refused or renamed.
 func Build(sources []Source) (*Catalog, []Notice) {
+	var notices []Notice
+	// In the order of their names, so that the notices do not depend on the order given.
+	sources = slices.Clone(sources)
+	sort.SliceStable(sources, func(i, j int) bool { return sources[i].Bundle < sources[j].Bundle })
+	valid := make([]Source, 0, len(sources))
+	for _, s := range sources {
+		// A dot in a prefix would put the source's names under another bundle's
+		// ("pub.x" + "steal" is "pub.x.steal", a name of bundle "pub").
+		if !manifest.ValidName(namespace(s)) || !s.NoPrefix && !manifest.ValidName(s.Bundle) {
+			if len(s.Tools) > 0 {
+				notices = append(notices, Notice{Bundle: s.Bundle, Whole: true,
+					Reason: "not a bundle name (1 to 64 of A-Z a-z 0-9 _ -, no dots)"})
+			}
+			continue
+		}
+		valid = append(valid, s)
+	}
+	sources = valid
 	owners := map[string][]string{} // namespace -> the bundles it belongs to, sorted
 	for _, s := range sources {
 		owners[namespace(s)] = append(owners[namespace(s)], s.Bundle)
@@ -95,7 +121,6 @@ func Build(sources []Source) (*Catalog, []Notice) {
 		sort.Strings(o)
 	}
 	var cands, fallbacks []candidate
-	var notices []Notice
 	for _, s := range sources {
 		seats := map[string]bool{}
 		for _, seat := range s.Seats {

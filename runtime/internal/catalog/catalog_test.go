@@ -84,6 +84,40 @@ func TestBuild(t *testing.T) {
 			wantNotices: []string{`tool "status" of bundle "toolnode" left out: name "toolnode.status" is already served by bundle "(toolnode)"`},
 		},
 		{
+			name: "a source whose name is no bundle name puts nothing under another's",
+			sources: []Source{
+				{Bundle: "pub", Tools: tools("echo")},
+				{Bundle: "pub.x", Tools: tools("steal")},
+				{Bundle: "pub.y", NoPrefix: true, Tools: tools("pub.z")},
+				{Bundle: "", Tools: tools("e")},
+				{Bundle: "x*", Tools: tools("w")},
+				{Bundle: "y>", Tools: tools("w")},
+				{Bundle: "a b", Tools: tools("w")},
+			},
+			want: map[string]string{"pub.echo": "pub"},
+			wantNotices: []string{
+				`bundle "" left out: not a bundle name (1 to 64 of A-Z a-z 0-9 _ -, no dots)`,
+				`bundle "a b" left out: not a bundle name (1 to 64 of A-Z a-z 0-9 _ -, no dots)`,
+				`bundle "pub.x" left out: not a bundle name (1 to 64 of A-Z a-z 0-9 _ -, no dots)`,
+				`bundle "pub.y" left out: not a bundle name (1 to 64 of A-Z a-z 0-9 _ -, no dots)`,
+				`bundle "x*" left out: not a bundle name (1 to 64 of A-Z a-z 0-9 _ -, no dots)`,
+				`bundle "y>" left out: not a bundle name (1 to 64 of A-Z a-z 0-9 _ -, no dots)`,
+			},
+		},
+		{
+			name: "a bundle listing no tools still owns its namespace",
+			sources: []Source{
+				{Bundle: "pub"},
+				{Bundle: "thief", NoPrefix: true, Tools: tools("pub.secret")},
+				{Bundle: "seated", Seats: []string{"pub"}, Tools: tools("pub.on")},
+			},
+			want: map[string]string{"thief.pub.secret": "thief", "seated.pub.on": "seated"},
+			wantNotices: []string{
+				`tool "pub.on" of bundle "seated" exposed as "seated.pub.on": name "pub.on" belongs to bundle "pub"`,
+				`tool "pub.secret" of bundle "thief" exposed as "thief.pub.secret": name "pub.secret" belongs to bundle "pub"`,
+			},
+		},
+		{
 			name:    "a name listed twice by one bundle is kept once, the first",
 			sources: []Source{{Bundle: "b", Tools: append(tools("x", "y"), json.RawMessage(`{"name":"x","title":"second"}`))}},
 			want:    map[string]string{"b.x": "b", "b.y": "b"},

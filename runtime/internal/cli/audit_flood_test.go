@@ -51,7 +51,7 @@ func TestAnAuditFloodIsBounded(t *testing.T) {
 			h := startHTTPNodeRun(t, append([]string{"--bundles", dir, "--audit", fifo, "--audit-args"}, tt.args...)...)
 			c := &rawHTTP{t: t, url: h.url}
 			c.initialize("2025-11-25", `{}`)
-			before := rssKiB(t, h.pid)
+			before := testkit.RSSKiB(t, h.pid)
 
 			blob := strings.Repeat("z", argBytes)
 			var wg sync.WaitGroup
@@ -78,7 +78,7 @@ func TestAnAuditFloodIsBounded(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			grew := rssKiB(t, h.pid) - before
+			grew := testkit.RSSKiB(t, h.pid) - before
 			t.Logf("%d calls of 1 MiB arguments and results, %d at a time, with the audit file stalled: the node grew by %d MiB", calls, inFlight, grew>>10)
 			if grew > 160<<10 {
 				t.Errorf("the node grew by %d MiB", grew>>10)

@@ -16,7 +16,7 @@ import (
 // clusterFlags are serve's flags for joining a NATS cluster.
 type clusterFlags struct {
 	url, name, node        string
-	creds                  string
+	creds, key             string
 	tlsCA, tlsCert, tlsKey string
 
 	cfg *cluster.Config // what check made of them: nil for no cluster
@@ -27,6 +27,7 @@ func (c *clusterFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.name, "cluster-name", cluster.DefaultName, "the cluster's `NAME`: nodes of one name on one NATS server see each other")
 	fs.StringVar(&c.node, "cluster-node", "", "this node's `ID` in the cluster, shown by status and in errors (default host name, process id and a random suffix)")
 	fs.StringVar(&c.creds, "cluster-creds", "", "NATS credentials `FILE` (user JWT and NKey seed) for --cluster")
+	fs.StringVar(&c.key, "cluster-key", "", "sign every message to the cluster with the key in `FILE`, shared by its nodes, and drop any not signed with it (make one: head -c 32 /dev/urandom | base64 > FILE)")
 	fs.StringVar(&c.tlsCA, "cluster-tls-ca", "", "PEM `FILE` of the CAs that sign the NATS server's certificate")
 	fs.StringVar(&c.tlsCert, "cluster-tls-cert", "", "PEM `FILE` of this node's client certificate for the NATS server (with --cluster-tls-key)")
 	fs.StringVar(&c.tlsKey, "cluster-tls-key", "", "PEM `FILE` of the key of --cluster-tls-cert")
@@ -35,7 +36,7 @@ func (c *clusterFlags) register(fs *flag.FlagSet) {
 // check checks the flags and sets cfg to the cluster to join.
 func (c *clusterFlags) check() error {
 	if c.url == "" {
-		if c.creds != "" || c.tlsCA != "" || c.tlsCert != "" || c.tlsKey != "" || c.node != "" {
+		if c.creds != "" || c.key != "" || c.tlsCA != "" || c.tlsCert != "" || c.tlsKey != "" || c.node != "" {
 			return errors.New("--cluster-* flags go with --cluster URL")
 		}
 		return nil
@@ -46,7 +47,12 @@ func (c *clusterFlags) check() error {
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return errors.New("--cluster-tls-cert and --cluster-tls-key go together")
 	}
-	c.cfg = &cluster.Config{URL: c.url, Name: c.name, NodeID: c.node, Creds: c.creds, TLSCA: c.tlsCA, TLSCert: c.tlsCert, TLSKey: c.tlsKey}
+	if c.key != "" {
+		if _, err := cluster.ReadKey(c.key, nil); err != nil {
+			return fmt.Errorf("--cluster-key: %w", err)
+		}
+	}
+	c.cfg = &cluster.Config{URL: c.url, Name: c.name, NodeID: c.node, Creds: c.creds, KeyFile: c.key, TLSCA: c.tlsCA, TLSCert: c.tlsCert, TLSKey: c.tlsKey}
 	return nil
 }
 

@@ -434,6 +434,10 @@ func TestClusterNodeKilledUnderLoad(t *testing.T) {
 
 // The cluster flags are checked before anything starts.
 func TestClusterFlagsChecked(t *testing.T) {
+	short := t.TempDir() + "/short.key"
+	if err := os.WriteFile(short, []byte("too short\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -441,6 +445,8 @@ func TestClusterFlagsChecked(t *testing.T) {
 		{[]string{"--bundles", ".", "--cluster-name", "x", "--cluster-creds", "f"}, "--cluster-* flags go with --cluster URL"},
 		{[]string{"--cluster", "127.0.0.1:4222"}, "want nats://HOST:PORT"},
 		{[]string{"--cluster", "nats://127.0.0.1:1", "--cluster-tls-cert", "c.pem"}, "go together"},
+		{[]string{"--bundles", ".", "--cluster-key", short}, "--cluster-* flags go with --cluster URL"},
+		{[]string{"--cluster", "nats://127.0.0.1:1", "--cluster-key", short}, "9 bytes, want at least 32"},
 	} {
 		cmd := exec.Command(os.Args[0], append([]string{"serve"}, tc.args...)...)
 		cmd.Env = append(os.Environ(), "TOOLNODE_TEST_MAIN=1")

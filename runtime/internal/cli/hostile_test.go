@@ -24,23 +24,6 @@ import (
 
 // Hostile clients and bundles: each test is one attack and the outcome it must have.
 
-// rssKiB reads a process's resident memory.
-func rssKiB(t *testing.T, pid int) int {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			n, _ := strconv.Atoi(strings.Fields(v)[0])
-			return n
-		}
-	}
-	t.Fatal("no VmRSS")
-	return 0
-}
-
 // Malformed client messages get the JSON-RPC error the spec names, with their id, and never
 // reach the bundle; the session goes on.
 func TestMalformedClientMessagesNeverReachTheBundle(t *testing.T) {
@@ -206,7 +189,7 @@ func TestSessionsAreBounded(t *testing.T) {
 	dir := t.TempDir()
 	testkit.Write(t, dir, testkit.Fake{Name: "s"})
 	h := startHTTPNodeRun(t, "--bundles", dir, "--max-sessions", "200", "--max-client-sessions", "2000")
-	before := rssKiB(t, h.pid)
+	before := testkit.RSSKiB(t, h.pid)
 	refused := 0
 	var last string
 	tr := &http.Transport{MaxIdleConnsPerHost: 8}
@@ -234,7 +217,7 @@ func TestSessionsAreBounded(t *testing.T) {
 	if !strings.Contains(last, "limit") {
 		t.Errorf("the refusal does not say why: %s", last)
 	}
-	if grew := rssKiB(t, h.pid) - before; grew > 64<<10 {
+	if grew := testkit.RSSKiB(t, h.pid) - before; grew > 64<<10 {
 		t.Errorf("2000 initialize requests grew the node by %d KiB", grew)
 	}
 }
@@ -246,7 +229,7 @@ func TestAHugeBatchIsRefused(t *testing.T) {
 	h := startHTTPNodeRun(t, "--bundles", dir)
 	c := &rawHTTP{t: t, url: h.url}
 	c.initialize("2025-03-26", `{}`)
-	before := rssKiB(t, h.pid)
+	before := testkit.RSSKiB(t, h.pid)
 	var sb strings.Builder
 	sb.WriteByte('[')
 	for i := range 150000 {
@@ -262,7 +245,7 @@ func TestAHugeBatchIsRefused(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "over the limit") {
 		t.Errorf("the batch got %d %s", resp.StatusCode, b)
 	}
-	if grew := rssKiB(t, h.pid) - before; grew > 200<<10 {
+	if grew := testkit.RSSKiB(t, h.pid) - before; grew > 200<<10 {
 		t.Errorf("a 150,000-call batch grew the node by %d KiB", grew)
 	}
 }

@@ -1,13 +1,12 @@
 package cli_test
 
 import (
-	"fmt"
-	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
 // TestStderrFloodDoesNotGrowTheNode: a bundle writes 256 MiB of "\r" to stderr without a
@@ -29,7 +28,7 @@ func TestStderrFloodDoesNotGrowTheNode(t *testing.T) {
 		}
 		return ""
 	})
-	peak := peakRSSOf(t, run.cmd.Process.Pid)
+	peak := testkit.PeakRSSKiB(t, run.cmd.Process.Pid) << 10
 	t.Logf("node peak resident size after 256 MiB of stderr without a newline: %d MiB", peak>>20)
 	if peak > bound {
 		t.Errorf("the node's peak resident size is %d MiB, over the bound of %d MiB", peak>>20, bound>>20)
@@ -41,21 +40,4 @@ func TestStderrFloodDoesNotGrowTheNode(t *testing.T) {
 	if !strings.Contains(logs, "stderr_line_cut_at=65536") || !strings.Contains(logs, "dropped the rest of a stderr line too long to log") {
 		t.Error("the cut line was not logged as cut")
 	}
-}
-
-func peakRSSOf(t *testing.T, pid int) int {
-	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			var kb int
-			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb)
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmHWM")
-	return 0
 }

@@ -6,6 +6,11 @@
 // call carries (progress, log messages, cancellation, the bundle's requests, results larger
 // than a NATS message) crosses with it. A node silent for Config.Silence, or saying
 // goodbye, is withdrawn: its bundles leave the lists and the calls it holds fail at once.
+//
+// Other nodes are not trusted with the node's memory: what they can make it hold is
+// bounded (Bounds), and checked before any of it is kept. With a cluster key
+// (Config.KeyFile) every message is signed, and one that is not is dropped first thing;
+// see docs/cluster.md for what a peer is trusted with.
 package cluster
 
 import (
@@ -65,6 +70,71 @@ type Config struct {
 	// DefaultAcceptTimeout; longer than Silence, so that a call lost with a node that died
 	// fails when the node is withdrawn, naming it.
 	AcceptTimeout time.Duration
+	// KeyFile holds the cluster key (see ReadKey). With one, every message a node sends is
+	// signed with it, and a message not signed with it is dropped before anything of it is
+	// held: only nodes holding the key are members. Without one, anything that can publish
+	// on the cluster's subjects is a member. Default: none.
+	KeyFile string
+	// Skew is how far the clocks of two nodes may disagree: a signed message older or
+	// further ahead than this is refused, so that it cannot be replayed later. Default
+	// DefaultSkew.
+	Skew time.Duration
+	// Bounds limit what the other nodes can make this node hold.
+	Bounds Bounds
+}
+
+// DefaultSkew is the default of Config.Skew.
+const DefaultSkew = 30 * time.Second
+
+// Bounds limit what the other nodes of a cluster can make this node hold. Zero fields take
+// the defaults.
+type Bounds struct {
+	// Nodes is the most other nodes listed at once; the heartbeats of more are ignored.
+	// Default 128.
+	Nodes int
+	// Announce is the largest heartbeat taken, in bytes. Default 256 KiB.
+	Announce int
+	// Bundles is the most bundles one heartbeat may announce; one with more is ignored.
+	// Default 256.
+	Bundles int
+	// RemoteBundles is the most bundles of other nodes listed at once; past it, bundles of
+	// the nodes whose ids sort last are left out. Default 512.
+	RemoteBundles int
+	// Tools is the most tools, prompts, resources and templates the bundles of other nodes
+	// may list together (and one bundle may announce). Default 50,000.
+	Tools int
+	// Lists is the most bytes the lists of the bundles of other nodes may take together.
+	// Default 64 MiB.
+	Lists int
+	// Message is the largest message about one call, once put together from its parts,
+	// and the most bytes of parts held for one call. Default the node's bound on a bundle's
+	// message (node.Limits.MaxLine).
+	Message int
+	// Parts is the most messages about one call put together from parts at once. Default 4.
+	Parts int
+	// PartGap is how long a message in parts may wait for its next part before it is
+	// dropped. Default 30 s.
+	PartGap time.Duration
+}
+
+func (b Bounds) withDefaults(message int) Bounds {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&b.Nodes, 128)
+	def(&b.Announce, 256<<10)
+	def(&b.Bundles, 256)
+	def(&b.RemoteBundles, 512)
+	def(&b.Tools, 50000)
+	def(&b.Lists, 64<<20)
+	def(&b.Message, message)
+	def(&b.Parts, 4)
+	if b.PartGap <= 0 {
+		b.PartGap = 30 * time.Second
+	}
+	return b
 }
 
 // Cluster is this node's membership of a cluster.
@@ -75,7 +145,14 @@ type Cluster struct {
 	n   *node.Node
 	nc  *nats.Conn // calls
 	ctl *nats.Conn // heartbeats and goodbyes
-	asm assembler
+	b   Bounds
+
+	keys            *keyring
+	out, ctlOut     *stream // what this node sends on nc and ctl
+	announces, byes guard
+	inboxGuard      guard
+	bundleGuards    map[string]*guard // by bundle served: they outlive subscriptions
+	refusals        refusals
 
 	applyMu sync.Mutex // one Apply at a time, in order
 
@@ -88,6 +165,9 @@ type Cluster struct {
 	serving  map[string]*nats.Subscription
 	served   map[string]*served
 	lastBeat []byte
+	lists    map[*link]map[string]listSize // what the lists of each link hold
+	listed   listSize                      // the sum of lists
+	left     []string                      // bundles left out, past Bounds.RemoteBundles
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -147,10 +227,27 @@ func Join(cfg Config, n *node.Node, local []*manifest.Manifest) (*Cluster, error
 	if cfg.AcceptTimeout <= 0 {
 		cfg.AcceptTimeout = DefaultAcceptTimeout
 	}
-	c := &Cluster{cfg: cfg, id: cfg.NodeID, log: cfg.Logger, n: n, local: local,
+	if cfg.Skew <= 0 {
+		cfg.Skew = DefaultSkew
+	}
+	keys := &keyring{node: cfg.NodeID, window: cfg.Skew}
+	if cfg.KeyFile != "" {
+		key, err := ReadKey(cfg.KeyFile, func(w string) { cfg.Logger.Warn(w) })
+		if err != nil {
+			return nil, err
+		}
+		keys.key = key
+	} else {
+		cfg.Logger.Warn("cluster messages are not signed (no cluster key): whatever can publish on the cluster's subjects can announce bundles, say goodbye for a node and call this node's bundles; see docs/cluster.md",
+			"subjects", "toolnode."+cfg.Name+".>")
+	}
+	c := &Cluster{cfg: cfg, id: cfg.NodeID, log: cfg.Logger, n: n, local: local, keys: keys,
+		b:       cfg.Bounds.withDefaults(n.MaxBundleMessage()),
 		members: map[string]*member{}, remote: map[string]*manifest.Manifest{}, digests: map[string]string{},
 		links: map[*link]struct{}{}, serving: map[string]*nats.Subscription{}, served: map[string]*served{},
+		bundleGuards: map[string]*guard{}, lists: map[*link]map[string]listSize{},
 		stop: make(chan struct{})}
+	c.refusals.log = c.log
 	// Heartbeats go on a connection of their own: a large answer on the calls' connection
 	// must not hold them up, or the nodes at both ends would think each other gone.
 	ctl, err := c.connect("control",
@@ -162,20 +259,24 @@ func Join(cfg Config, n *node.Node, local []*manifest.Manifest) (*Cluster, error
 	if err != nil {
 		return nil, err
 	}
-	nc, err := c.connect("calls", nats.DisconnectErrHandler(c.disconnected))
+	// Answers come on subjects under this node's name, so that NATS permissions can keep
+	// each node to its own (see docs/cluster.md).
+	nc, err := c.connect("calls", nats.DisconnectErrHandler(c.disconnected), nats.CustomInboxPrefix(c.subject("reply."+c.id)))
 	if err != nil {
 		ctl.Close()
 		return nil, err
 	}
 	c.ctl, c.nc = ctl, nc
+	c.ctlOut, c.out = newStream(keys, ctl), newStream(keys, nc)
 	subs := []struct {
-		nc      *nats.Conn
-		subject string
-		f       nats.MsgHandler
+		nc          *nats.Conn
+		subject     string
+		f           nats.MsgHandler
+		msgs, bytes int
 	}{
-		{ctl, c.subject("announce"), c.heard},
-		{ctl, c.subject("bye"), c.bye},
-		{nc, c.inboxSubject(c.id), c.inbox},
+		{ctl, c.subject("announce.*"), c.heard, 1024, 16 << 20},
+		{ctl, c.subject("bye.*"), c.bye, 1024, 1 << 20},
+		{nc, c.inboxSubject(c.id), c.inbox, 1 << 16, c.b.Message + 8<<20},
 	}
 	for _, s := range subs {
 		sub, err := s.nc.Subscribe(s.subject, s.f)
@@ -184,9 +285,10 @@ func Join(cfg Config, n *node.Node, local []*manifest.Manifest) (*Cluster, error
 			ctl.Close()
 			return nil, fmt.Errorf("cluster: subscribe to %s: %w", s.subject, err)
 		}
-		_ = sub.SetPendingLimits(-1, -1)
+		_ = sub.SetPendingLimits(s.msgs, s.bytes)
 	}
-	c.log.Info("cluster", "name", cfg.Name, "node", c.id, "server", cfg.URL)
+	n.AddBounds(c.bounds)
+	c.log.Info("cluster", "name", cfg.Name, "node", c.id, "server", cfg.URL, "signed", keys.key != nil)
 	c.wg.Add(1)
 	go c.loop()
 	return c, nil
@@ -233,7 +335,7 @@ func (c *Cluster) tell(node, key string, line []byte) {
 	hdr := nats.Header{}
 	hdr.Set(hKey, key)
 	hdr.Set(hFrom, c.id)
-	if err := publish(c.nc, c.inboxSubject(node), "", hdr, line); err != nil {
+	if err := publish(c.out, c.inboxSubject(node), "", hdr, line); err != nil {
 		c.log.Warn("message to a node of the cluster not sent", "node", node, "error", err)
 	}
 }
@@ -260,25 +362,35 @@ func (c *Cluster) apply(why string) {
 	}
 	want := map[string]Announcement{}
 	servers := map[string][]string{}
+	var left []string
 	for _, id := range sortedKeys(c.members) {
 		for _, a := range c.members[id].Bundles {
 			if own[a.Name] {
 				continue
 			}
 			if _, seen := want[a.Name]; !seen {
+				if len(want) >= c.b.RemoteBundles {
+					left = append(left, a.Name)
+					continue
+				}
 				want[a.Name] = a
 			}
 			servers[a.Name] = append(servers[a.Name], a.Digest)
 		}
 	}
-	var relist, left []*link
+	if len(left) > 0 && !slices.Equal(left, c.left) {
+		c.log.Warn("bundles of other nodes left out: this node lists at most Bounds.RemoteBundles of them",
+			"bound", c.b.RemoteBundles, "left_out", len(left), "first", left[0])
+	}
+	c.left = left
+	var relist, gone []*link
 	for name := range c.remote {
 		if _, ok := want[name]; !ok {
 			delete(c.remote, name)
 			delete(c.digests, name)
 			for l := range c.links {
 				if l.bundle == name {
-					left = append(left, l)
+					gone = append(gone, l)
 				}
 			}
 		}
@@ -306,7 +418,7 @@ func (c *Cluster) apply(why string) {
 		all = append(all, c.remote[name])
 	}
 	c.mu.Unlock()
-	for _, l := range left {
+	for _, l := range gone {
 		l.leave(fmt.Sprintf("bundle %q left cluster %q: %s", l.bundle, c.cfg.Name, why))
 	}
 	c.n.Apply(all)
@@ -383,8 +495,33 @@ func (c *Cluster) loop() {
 			for _, id := range silent {
 				c.withdraw(id, fmt.Sprintf("it was not heard from for %s", c.cfg.Silence))
 			}
+			c.sweep()
 		}
 	}
+}
+
+// sweep drops the messages in parts whose next part stopped coming, and reports the bytes
+// of parts held.
+func (c *Cluster) sweep() int {
+	now := time.Now()
+	c.mu.Lock()
+	links := make([]*link, 0, len(c.links))
+	for l := range c.links {
+		links = append(links, l)
+	}
+	served := make([]*served, 0, len(c.served))
+	for _, s := range c.served {
+		served = append(served, s)
+	}
+	c.mu.Unlock()
+	held := 0
+	for _, l := range links {
+		held += l.sweep(now)
+	}
+	for _, s := range served {
+		held += s.asm.sweep(now)
+	}
+	return held
 }
 
 // beat serves the node's own bundles on their subjects and announces them.
@@ -407,31 +544,82 @@ func (c *Cluster) beat() {
 		if c.serving[name] != nil {
 			continue
 		}
-		sub, err := c.nc.QueueSubscribe(c.bundleSubject(name), "bundle."+name, func(m *nats.Msg) { c.serveBundle(name, m) })
+		g := c.bundleGuards[name]
+		if g == nil {
+			g = &guard{}
+			c.bundleGuards[name] = g
+		}
+		sub, err := c.nc.QueueSubscribe(c.bundleSubject(name), "bundle."+name, func(m *nats.Msg) { c.serveBundle(name, g, m) })
 		if err != nil {
 			c.log.Warn("bundle not served to the cluster", "bundle", name, "error", err)
 			continue
 		}
-		_ = sub.SetPendingLimits(-1, -1)
+		// Each call is one message, at most the server's max payload.
+		_ = sub.SetPendingLimits(1<<16, 64<<20)
 		c.serving[name] = sub
 	}
 	body, _ := json.Marshal(out)
 	c.lastBeat = body
 	c.mu.Unlock()
-	if err := c.ctl.Publish(c.subject("announce"), body); err != nil {
+	if err := c.ctlOut.publish(&nats.Msg{Subject: c.subject("announce." + c.id), Data: body}); err != nil {
 		c.log.Debug("heartbeat not sent", "error", err)
 	}
 }
 
-// heard takes another node's heartbeat.
+// tail is the last token of a subject.
+func tail(subject string) string { return subject[strings.LastIndexByte(subject, '.')+1:] }
+
+// sender is the node a message on a subject ending in ".<node id>" comes from, once its
+// signature, when the cluster has a key, says so; "" when it is refused.
+func (c *Cluster) sender(msg *nats.Msg, g *guard, what string) string {
+	id := tail(msg.Subject)
+	signer, err := c.keys.check(msg, g)
+	if err == nil && signer != "" && signer != id {
+		err = errImposter
+	}
+	if err != nil {
+		c.refusals.add(what, id, err)
+		return ""
+	}
+	return id
+}
+
+// heard takes another node's heartbeat. Its size, its signature and the names in it are
+// checked before it is decoded or kept.
 func (c *Cluster) heard(msg *nats.Msg) {
-	var m member
-	if err := json.Unmarshal(msg.Data, &m); err != nil || m.ID == "" || m.ID == c.id {
+	if len(msg.Data) > c.b.Announce {
+		c.refusals.add("heartbeat", tail(msg.Subject), fmt.Errorf("%d bytes, over the bound of %d", len(msg.Data), c.b.Announce))
 		return
+	}
+	id := c.sender(msg, &c.announces, "heartbeat")
+	if id == "" || id == c.id {
+		return
+	}
+	var m member
+	var dropped error
+	err := json.Unmarshal(msg.Data, &m)
+	switch {
+	case err != nil:
+	case m.ID != id:
+		err = fmt.Errorf("it names node %q on the subject of node %q", m.ID, id)
+	default:
+		dropped, err = c.b.sift(&m)
+	}
+	if err != nil {
+		c.refusals.add("heartbeat", id, err)
+		return
+	}
+	if dropped != nil {
+		c.refusals.add("bundle of a heartbeat", id, dropped)
 	}
 	m.seen = time.Now()
 	c.mu.Lock()
 	old := c.members[m.ID]
+	if old == nil && len(c.members) >= c.b.Nodes {
+		c.mu.Unlock()
+		c.refusals.add("heartbeat", id, fmt.Errorf("this node lists %d other nodes, the bound", c.b.Nodes))
+		return
+	}
 	c.members[m.ID] = &m
 	changed := old == nil || !reflect.DeepEqual(old.Bundles, m.Bundles)
 	c.mu.Unlock()
@@ -443,9 +631,56 @@ func (c *Cluster) heard(msg *nats.Msg) {
 	}
 }
 
+// maxSeats bounds the seats of one bundle in a heartbeat.
+const maxSeats = 64
+
+// sift checks a heartbeat as a node's own bundles would be checked. A heartbeat over the
+// bounds is refused whole (err); a bundle whose name, seats or figures are not what a
+// node announces is left out, the first reason why in dropped.
+func (b Bounds) sift(m *member) (dropped, err error) {
+	if !manifest.ValidName(m.ID) {
+		return nil, fmt.Errorf("node id %q: use 1 to 64 of A-Z a-z 0-9 _ -", m.ID)
+	}
+	if len(m.Bundles) > b.Bundles {
+		return nil, fmt.Errorf("%d bundles, over the bound of %d", len(m.Bundles), b.Bundles)
+	}
+	names := make(map[string]bool, len(m.Bundles))
+	kept := m.Bundles[:0]
+	for _, a := range m.Bundles {
+		var why error
+		switch {
+		case !manifest.ValidName(a.Name):
+			why = fmt.Errorf("bundle name %q: use 1 to 64 of A-Z a-z 0-9 _ - (no dots: a dot separates a bundle from its tool)", a.Name)
+		case names[a.Name]:
+			why = fmt.Errorf("bundle %q announced twice", a.Name)
+		case len(a.Seats) > maxSeats:
+			why = fmt.Errorf("bundle %q: %d seats, over the bound of %d", a.Name, len(a.Seats), maxSeats)
+		case a.Tools < 0 || a.Tools > b.Tools:
+			why = fmt.Errorf("bundle %q: %d tools, over the bound of %d", a.Name, a.Tools, b.Tools)
+		case len(a.Digest) > 64 || len(a.Era) > 64:
+			why = fmt.Errorf("bundle %q: digest or era over 64 bytes", a.Name)
+		}
+		for _, seat := range a.Seats {
+			if why == nil && !manifest.ValidName(seat) {
+				why = fmt.Errorf("bundle %q: seat %q: use 1 to 64 of A-Z a-z 0-9 _ -", a.Name, seat)
+			}
+		}
+		if why != nil {
+			if dropped == nil {
+				dropped = why
+			}
+			continue
+		}
+		names[a.Name] = true
+		kept = append(kept, a)
+	}
+	m.Bundles = kept
+	return dropped, nil
+}
+
 // bye takes another node's goodbye.
 func (c *Cluster) bye(msg *nats.Msg) {
-	if id := string(msg.Data); id != c.id {
+	if id := c.sender(msg, &c.byes, "goodbye"); id != "" && id != c.id {
 		c.withdraw(id, "it left the cluster")
 	}
 }
@@ -527,7 +762,7 @@ func (c *Cluster) Leave() {
 	}
 	c.mu.Unlock()
 	if c.ctl.IsConnected() {
-		_ = c.ctl.Publish(c.subject("bye"), []byte(c.id))
+		_ = c.ctlOut.publish(&nats.Msg{Subject: c.subject("bye." + c.id)})
 		_ = c.ctl.FlushTimeout(time.Second)
 	}
 	if c.nc.IsConnected() {
@@ -589,9 +824,7 @@ func (c *Cluster) Status(ctx context.Context) Status {
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			msg := &nats.Msg{Subject: c.inboxSubject(out[i].ID), Header: nats.Header{}}
-			msg.Header.Set(hKind, "ping")
-			if _, err := c.nc.RequestMsgWithContext(ctx, msg); err != nil {
+			if err := c.ping(ctx, out[i].ID); err != nil {
 				out[i].Error = err.Error()
 				return
 			}
@@ -600,6 +833,33 @@ func (c *Cluster) Status(ctx context.Context) Status {
 	}
 	wg.Wait()
 	return Status{Name: c.cfg.Name, URL: c.cfg.URL, Node: c.id, Connection: strings.ToLower(c.nc.Status().String()), Nodes: out}
+}
+
+// ping asks node for an answer; with a cluster key, an answer it signed.
+func (c *Cluster) ping(ctx context.Context, node string) error {
+	inbox := c.nc.NewInbox()
+	sub, err := c.nc.SubscribeSync(inbox)
+	if err != nil {
+		return fmt.Errorf("ping: %w", err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	msg := &nats.Msg{Subject: c.inboxSubject(node), Reply: inbox, Header: nats.Header{}}
+	msg.Header.Set(hKind, "ping")
+	if err := c.out.publish(msg); err != nil {
+		return fmt.Errorf("ping: %w", err)
+	}
+	for {
+		m, err := sub.NextMsgWithContext(ctx)
+		if err != nil {
+			return fmt.Errorf("ping: %w", err)
+		}
+		if m.Header.Get("Status") == "503" {
+			return fmt.Errorf("ping: %w", nats.ErrNoResponders)
+		}
+		if signer, err := c.keys.check(m, nil); err == nil && (signer == "" || signer == node) {
+			return nil
+		}
+	}
 }
 
 // Text writes the status for people, a line per node.

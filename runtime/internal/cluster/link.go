@@ -29,7 +29,7 @@ type link struct {
 	bundle string
 	prefix string // reply subjects are prefix.<token>
 	sub    *nats.Subscription
-	asm    assembler
+	guard  guard
 
 	rmu    sync.Mutex
 	rcond  *sync.Cond
@@ -58,6 +58,7 @@ type call struct {
 	asked     map[string]string
 	timer     *time.Timer
 	sent      time.Time
+	asm       *assembler // its messages in parts, once one comes
 }
 
 // asked is a request of the bundle, during a call, that the session answers.
@@ -74,7 +75,8 @@ func (c *Cluster) openLink(bundle string) (*link, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bundle %q: subscribe to its answers: %w", bundle, err)
 	}
-	_ = sub.SetPendingLimits(-1, -1) // a large result arrives in many parts at once
+	// A large result arrives in many parts at once: room for one whole, and then some.
+	_ = sub.SetPendingLimits(1<<16, c.b.Message+8<<20)
 	l.sub = sub
 	c.mu.Lock()
 	c.links[l] = struct{}{}
@@ -161,6 +163,7 @@ func (l *link) Close() error {
 	_ = l.sub.Unsubscribe()
 	l.c.mu.Lock()
 	delete(l.c.links, l)
+	l.c.dropLists(l)
 	l.c.mu.Unlock()
 	l.mu.Lock()
 	for _, c := range l.calls {
@@ -219,7 +222,7 @@ func (l *link) request(m *rpc.Message, line []byte) {
 	}
 	hdr := nats.Header{}
 	hdr.Set(hFrom, l.c.id)
-	err := l.c.nc.PublishMsg(&nats.Msg{Subject: l.c.bundleSubject(l.bundle), Reply: l.prefix + "." + c.token, Header: hdr, Data: line})
+	err := l.c.out.publish(&nats.Msg{Subject: l.c.bundleSubject(l.bundle), Reply: l.prefix + "." + c.token, Header: hdr, Data: line})
 	if err != nil {
 		l.fail(c, fmt.Sprintf("send the call to bundle %q to cluster %q: %v", l.bundle, l.c.cfg.Name, err))
 	}
@@ -241,7 +244,8 @@ func (l *link) answer(m *rpc.Message, line []byte) {
 	out, _ := rawjson.SetMember(line, "id", a.remoteID)
 	hdr := nats.Header{}
 	hdr.Set(hKey, a.call.key)
-	if err := publish(l.c.nc, a.replyTo, "", hdr, out); err != nil {
+	hdr.Set(hFrom, l.c.id)
+	if err := publish(l.c.out, a.replyTo, "", hdr, out); err != nil {
 		l.c.log.Warn("answer to a bundle of the cluster not sent", "bundle", l.bundle, "node", a.call.node, "error", err)
 	}
 }
@@ -281,7 +285,32 @@ func (l *link) forget(c *call) {
 	if c.timer != nil {
 		c.timer.Stop()
 	}
+	if c.asm != nil {
+		c.asm.reset()
+	}
 }
+
+// sweep drops the messages in parts of the link's calls whose next part stopped coming,
+// and reports the bytes of parts still held.
+func (l *link) sweep(now time.Time) int {
+	l.mu.Lock()
+	var asms []*assembler
+	for _, c := range l.calls {
+		if c.asm != nil {
+			asms = append(asms, c.asm)
+		}
+	}
+	l.mu.Unlock()
+	held := 0
+	for _, a := range asms {
+		held += a.sweep(now)
+	}
+	return held
+}
+
+// maxAsked bounds the requests of the bundle during one call that wait for the session's
+// answer; more are refused at once.
+const maxAsked = 16
 
 // receive takes what the node serving a call says about it.
 func (l *link) receive(msg *nats.Msg) {
@@ -305,28 +334,43 @@ func (l *link) receive(msg *nats.Msg) {
 		l.fail(c, why)
 		return
 	}
-	if node := msg.Header.Get(hNode); node != "" {
-		l.mu.Lock()
-		first := c.node == ""
-		if first {
-			c.node, c.key = node, msg.Header.Get(hKey)
-		}
-		cancelled := c.cancelled
-		if first && cancelled != nil {
-			l.forget(c)
-		}
-		l.mu.Unlock()
-		if first && cancelled != nil {
-			l.c.tell(node, c.key, cancelled)
-			return
-		}
+	// What a call carries is checked before any of it is held: signed (with a key), and
+	// from the one node that took the call.
+	if _, err := l.c.keys.check(msg, &l.guard); err != nil {
+		l.c.refusals.add("message about a call", msg.Header.Get(hNode), err)
+		return
+	}
+	node := msg.Header.Get(hNode)
+	if node == "" {
+		l.c.refusals.add("message about a call", "", fmt.Errorf("it names no node"))
+		return
+	}
+	l.mu.Lock()
+	first := c.node == ""
+	if first {
+		c.node, c.key = node, msg.Header.Get(hKey)
+		c.asm = &assembler{max: l.c.b.Message, open: l.c.b.Parts, gap: l.c.b.PartGap}
+	}
+	taker, asm := c.node, c.asm
+	cancelled := c.cancelled
+	if first && cancelled != nil {
+		l.forget(c)
+	}
+	l.mu.Unlock()
+	if node != taker {
+		l.c.refusals.add("message about a call", node, fmt.Errorf("node %q took the call", taker))
+		return
+	}
+	if first && cancelled != nil {
+		l.c.tell(node, c.key, cancelled)
+		return
 	}
 	if msg.Header.Get(hKind) == "accept" {
 		return
 	}
-	data, whole, err := l.asm.add(msg)
+	data, whole, err := asm.add(msg)
 	if err != nil {
-		l.fail(c, fmt.Sprintf("the answer of node %q for bundle %q was cut: %v", c.node, l.bundle, err))
+		l.fail(c, fmt.Sprintf("a message of node %q about the call to bundle %q was refused: %v", c.node, l.bundle, err))
 		return
 	}
 	if !whole {
@@ -341,6 +385,18 @@ func (l *link) receive(msg *nats.Msg) {
 	case m.IsResponse():
 		l.mu.Lock()
 		_, live := l.calls[token]
+		l.mu.Unlock()
+		if !live {
+			return
+		}
+		if _, list := listMembers[c.method]; list && m.Error == nil {
+			if err := l.c.holdList(l, c.method, m.Result); err != nil {
+				l.fail(c, fmt.Sprintf("bundle %q of node %q: %v", l.bundle, c.node, err))
+				return
+			}
+		}
+		l.mu.Lock()
+		_, live = l.calls[token]
 		l.forget(c)
 		l.mu.Unlock()
 		if live {
@@ -349,6 +405,15 @@ func (l *link) receive(msg *nats.Msg) {
 	case m.IsRequest():
 		// The bundle's ids are its node's; the session needs ids unique on this link.
 		l.mu.Lock()
+		if len(c.asked) >= maxAsked {
+			l.mu.Unlock()
+			hdr := nats.Header{}
+			hdr.Set(hKey, c.key)
+			hdr.Set(hFrom, l.c.id)
+			err := rpc.Errorf(mcp.CodeInternalError, "more than %d requests of bundle %q wait for the client in one call", maxAsked, l.bundle)
+			_ = publish(l.c.out, msg.Reply, "", hdr, rpc.Failure(m.ID, err).Encode())
+			return
+		}
 		l.next++
 		local := `"cl-` + strconv.FormatUint(l.next, 36) + `"`
 		if c.asked == nil {

@@ -30,14 +30,25 @@ type served struct {
 	bundle  string
 	cancel  context.CancelCauseFunc
 
+	asm *assembler // the caller's messages in parts
+
 	mu     sync.Mutex
 	next   int
 	asking map[string]chan *rpc.Message // this node's requests to the caller, by id
 }
 
-// serveBundle takes a call to one of this node's bundles, from the bundle's queue group.
-func (c *Cluster) serveBundle(bundle string, msg *nats.Msg) {
+// serveBundle takes a call to one of this node's bundles, from the bundle's queue group;
+// g remembers the calls had on the bundle's subject.
+func (c *Cluster) serveBundle(bundle string, g *guard, msg *nats.Msg) {
 	if msg.Reply == "" {
+		return
+	}
+	from := msg.Header.Get(hFrom)
+	if _, err := c.keys.check(msg, g); err != nil || from == "" {
+		if err == nil {
+			err = fmt.Errorf("it names no node")
+		}
+		c.refusals.add("call", from, err)
 		return
 	}
 	m, perr := rpc.Parse(msg.Data, rpc.Limits{})
@@ -55,8 +66,9 @@ func (c *Cluster) serveBundle(bundle string, msg *nats.Msg) {
 		return
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	s := &served{key: nuid.Next(), from: msg.Header.Get(hFrom), replyTo: msg.Reply, id: json.RawMessage(m.ID.String()),
-		bundle: bundle, cancel: cancel, asking: map[string]chan *rpc.Message{}}
+	s := &served{key: nuid.Next(), from: from, replyTo: msg.Reply, id: json.RawMessage(m.ID.String()),
+		bundle: bundle, cancel: cancel, asking: map[string]chan *rpc.Message{},
+		asm: &assembler{max: c.b.Message, open: c.b.Parts, gap: c.b.PartGap}}
 	c.mu.Lock()
 	c.served[s.key] = s
 	c.mu.Unlock()
@@ -68,7 +80,7 @@ func (c *Cluster) serveBundle(bundle string, msg *nats.Msg) {
 		hdr.Set(hNode, c.id)
 		hdr.Set(hKey, s.key)
 		hdr.Set(hKind, "accept")
-		_ = c.nc.PublishMsg(&nats.Msg{Subject: msg.Reply, Header: hdr})
+		_ = c.out.publish(&nats.Msg{Subject: msg.Reply, Header: hdr})
 	})
 	method, id := m.Method, m.ID
 	c.n.ServeBundle(ctx, &remoteSession{c: c, s: s}, bundle, method, m.Params, func(res json.RawMessage, err error) {
@@ -110,7 +122,7 @@ func (c *Cluster) reply(to, key string, id rpc.ID, res json.RawMessage, err erro
 	if key != "" {
 		hdr.Set(hKey, key)
 	}
-	if err := publish(c.nc, to, "", hdr, out); err != nil {
+	if err := publish(c.out, to, "", hdr, out); err != nil {
 		c.log.Warn("answer of a call from the cluster not sent", "error", err)
 	}
 }
@@ -164,25 +176,39 @@ func (c *Cluster) surface(bundle, method string) (json.RawMessage, error) {
 }
 
 // inbox takes what other nodes say about the calls this node serves: their cancellation,
-// and the answers to the bundles' requests; and pings.
+// and the answers to the bundles' requests; and pings. A message is checked (signed, about
+// a call served here, from the node that made it) before any of it is held.
 func (c *Cluster) inbox(msg *nats.Msg) {
+	from := msg.Header.Get(hFrom)
+	if _, err := c.keys.check(msg, &c.inboxGuard); err != nil {
+		c.refusals.add("message to this node", from, err)
+		return
+	}
 	if msg.Header.Get(hKind) == "ping" {
-		_ = msg.Respond(nil)
-		return
-	}
-	data, whole, err := c.asm.add(msg)
-	if err != nil {
-		c.log.Warn("a message from the cluster was cut", "error", err)
-		return
-	}
-	if !whole {
+		if msg.Reply != "" {
+			hdr := nats.Header{}
+			hdr.Set(hNode, c.id)
+			_ = c.out.publish(&nats.Msg{Subject: msg.Reply, Header: hdr})
+		}
 		return
 	}
 	c.mu.Lock()
 	s := c.served[msg.Header.Get(hKey)]
 	c.mu.Unlock()
 	if s == nil {
-		c.log.Debug("message about a call no longer served here", "key", msg.Header.Get(hKey), "from", msg.Header.Get(hFrom))
+		c.log.Debug("message about a call no longer served here", "key", msg.Header.Get(hKey), "from", from)
+		return
+	}
+	if from != s.from {
+		c.refusals.add("message to this node", from, fmt.Errorf("the call it names came from node %q", s.from))
+		return
+	}
+	data, whole, err := s.asm.add(msg)
+	if err != nil {
+		c.refusals.add("message to this node", from, err)
+		return
+	}
+	if !whole {
 		return
 	}
 	m, perr := rpc.Parse(data, rpc.Limits{})
@@ -245,7 +271,7 @@ func (r *remoteSession) Notify(_ context.Context, method string, params any) err
 	hdr := nats.Header{}
 	hdr.Set(hNode, r.c.id)
 	hdr.Set(hKey, r.s.key)
-	return publish(r.c.nc, r.s.replyTo, "", hdr, rpc.Notification(method, raw).Encode())
+	return publish(r.c.out, r.s.replyTo, "", hdr, rpc.Notification(method, raw).Encode())
 }
 
 // Request asks the caller (sampling, elicitation, roots) and waits for its answer.
@@ -260,7 +286,7 @@ func (r *remoteSession) Request(ctx context.Context, method string, params json.
 	hdr := nats.Header{}
 	hdr.Set(hNode, r.c.id)
 	hdr.Set(hKey, s.key)
-	if err := publish(r.c.nc, s.replyTo, r.c.inboxSubject(r.c.id), hdr, rpc.Request(id, method, r.tag(params)).Encode()); err != nil {
+	if err := publish(r.c.out, s.replyTo, r.c.inboxSubject(r.c.id), hdr, rpc.Request(id, method, r.tag(params)).Encode()); err != nil {
 		return nil, fmt.Errorf("%s to node %q: %w", method, s.from, err)
 	}
 	select {
@@ -273,7 +299,7 @@ func (r *remoteSession) Request(ctx context.Context, method string, params json.
 		s.mu.Lock()
 		delete(s.asking, id.String())
 		s.mu.Unlock()
-		_ = publish(r.c.nc, s.replyTo, "", hdr, rpc.Notification(mcp.NotifyCancelled, mcp.CancelledNotice(id.String(), context.Cause(ctx).Error())).Encode())
+		_ = publish(r.c.out, s.replyTo, "", hdr, rpc.Notification(mcp.NotifyCancelled, mcp.CancelledNotice(id.String(), context.Cause(ctx).Error())).Encode())
 		return nil, context.Cause(ctx)
 	}
 }

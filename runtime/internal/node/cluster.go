@@ -90,6 +90,10 @@ func (n *Node) ServeBundle(ctx context.Context, sess Session, bundle, method str
 	n.forwardAsync(ctx, sess, bundle, "", req, settleAsIs, done)
 }
 
+// MaxBundleMessage is the largest message the node takes from a bundle (Limits.MaxLine):
+// the bound on a message from another node of a cluster too.
+func (n *Node) MaxBundleMessage() int { return n.limits.MaxLine }
+
 // ClusterReport is what toolnode.status says of the cluster a node belongs to.
 type ClusterReport struct {
 	// Text is the report for people, one line per node.

@@ -300,14 +300,18 @@ func fingerprint(m *manifest.Manifest) string {
 func (n *Node) rebuild() {
 	n.mu.Lock()
 	names := make([]string, 0, len(n.bundles))
+	tools := []catalog.Source{ownTools()}
+	var prompts []catalog.Source
 	for name, b := range n.bundles {
 		if listed(b) {
 			names = append(names, name)
+			continue
 		}
+		// A bundle not listed now (starting, failed) still owns the names under its own.
+		tools = append(tools, catalog.Source{Bundle: name})
+		prompts = append(prompts, catalog.Source{Bundle: name})
 	}
 	sort.Strings(names)
-	tools := []catalog.Source{ownTools()}
-	var prompts []catalog.Source
 	var resources []catalog.ResourceSource
 	for _, name := range names {
 		b := n.bundles[name]

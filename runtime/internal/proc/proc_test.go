@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 	"go.uber.org/goleak"
 )
 
@@ -113,7 +114,7 @@ func TestStderrFloodWithoutNewlinesStaysBounded(t *testing.T) {
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 		t.Skipf("cannot reset the peak resident size (%v): the bound could not be measured", err)
 	}
-	before := peakRSS(t)
+	before := testkit.PeakRSSKiB(t, os.Getpid()) << 10
 	p, out := startHelper(t, "flood", Config{}, fmt.Sprintf("PROC_TEST_BYTES=%d", flood))
 	select {
 	case <-p.Done():
@@ -121,7 +122,7 @@ func TestStderrFloodWithoutNewlinesStaysBounded(t *testing.T) {
 		t.Fatal("the flooding process did not finish")
 	}
 	p.Stop(context.Background())
-	grew := peakRSS(t) - before
+	grew := testkit.PeakRSSKiB(t, os.Getpid())<<10 - before
 	t.Logf("peak resident size grew by %d KiB while reading %d MiB of stderr without a newline", grew>>10, flood>>20)
 	if grew > bound {
 		t.Errorf("the node grew by %d MiB, more than the bound of %d MiB", grew>>20, bound>>20)
@@ -131,21 +132,4 @@ func TestStderrFloodWithoutNewlinesStaysBounded(t *testing.T) {
 		!strings.Contains(got, "dropped the rest of a stderr line too long to log") || !strings.Contains(got, "flood over") {
 		t.Errorf("the cut was not logged as such, or the line after it was lost:\n%.2000s", got)
 	}
-}
-
-func peakRSS(t *testing.T) int {
-	t.Helper()
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			var kb int
-			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmHWM in /proc/self/status")
-	return 0
 }

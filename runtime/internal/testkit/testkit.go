@@ -13,6 +13,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -156,4 +158,31 @@ func Eventually(t testing.TB, within time.Duration, check func() string) {
 		time.Sleep(wait)
 		wait = min(2*wait, 100*time.Millisecond)
 	}
+}
+
+// RSSKiB is the resident memory of process pid, in KiB, as Linux's /proc reports it.
+func RSSKiB(t testing.TB, pid int) int { return procStatusKiB(t, pid, "VmRSS:") }
+
+// PeakRSSKiB is the most resident memory process pid has had, in KiB.
+func PeakRSSKiB(t testing.TB, pid int) int { return procStatusKiB(t, pid, "VmHWM:") }
+
+// procStatusKiB reads one KiB figure of /proc/PID/status.
+func procStatusKiB(t testing.TB, pid int, field string) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field); ok {
+			if f := strings.Fields(v); len(f) > 0 {
+				n, err := strconv.Atoi(f[0])
+				if err == nil {
+					return n
+				}
+			}
+		}
+	}
+	t.Fatalf("no %s in /proc/%d/status", field, pid)
+	return 0
 }
