@@ -38,7 +38,7 @@ class Outcome:
     def text(self) -> str:
         """The result as one text: the error as JSON, else the text blocks joined."""
         if self.error is not None:
-            return json.dumps({"error": self.error})
+            return json.dumps({"error": self.error}, sort_keys=True)
         return "\n".join(self.texts)
 
 
@@ -154,7 +154,7 @@ def outcome_of(call: Call, result: dict[str, Any]) -> Outcome:
             except ValueError:
                 pass
         if not mirrored:
-            o.texts.append(json.dumps(structured))
+            o.texts.append(json.dumps(structured, sort_keys=True))
     return o
 
 

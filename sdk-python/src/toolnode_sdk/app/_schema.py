@@ -208,7 +208,7 @@ def openai_strict_parameters(inlined: Schema) -> Schema | None:
                 converted = walk(p, depth + 1)
                 new_props[name] = converted if name in required else _nullable(converted)
             out["properties"] = new_props
-            out["required"] = list(new_props)
+            out["required"] = sorted(new_props)
             out["additionalProperties"] = False
         else:
             out.pop("properties", None)
