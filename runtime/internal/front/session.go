@@ -135,6 +135,7 @@ type Session struct {
 
 	mu          sync.Mutex
 	strict      bool // tool names rendered for a strict client
+	whole       bool // tools/list answered in one page (see thin.go)
 	version     string
 	clientCaps  json.RawMessage // an object: the client's capabilities by name; looked up rarely
 	initialized bool
@@ -552,7 +553,11 @@ func (sess *Session) dispatch(ctx context.Context, method string, params json.Ra
 	case mcp.MethodToolsList:
 		return listPage(params, func(cursor string) ([]json.RawMessage, string, error) {
 			cat := n.Catalog()
-			tools, next, err := cat.PageWhere(cursor, sess.srv.opts.PageSize, sess.listFilter())
+			size := sess.srv.opts.PageSize
+			if sess.listsWhole() {
+				size = 0
+			}
+			tools, next, err := cat.PageWhere(cursor, size, sess.listFilter())
 			if err == nil && sess.isStrict() {
 				tools = renderStrict(cat.Strict(), tools)
 			}
@@ -616,6 +621,15 @@ func (sess *Session) isStrict() bool {
 	return sess.strict
 }
 
+func (sess *Session) listsWhole() bool {
+	if sess.stateless {
+		return sess.whole
+	}
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.whole
+}
+
 // renderStrict rewrites the names of tools for a strict client.
 func renderStrict(m *catalog.NameMap, tools []json.RawMessage) []json.RawMessage {
 	out := make([]json.RawMessage, len(tools))
@@ -632,10 +646,12 @@ func renderStrict(m *catalog.NameMap, tools []json.RawMessage) []json.RawMessage
 	return out
 }
 
-// canonicalName maps a tool name as a strict client sees it back to the catalog's; other
-// clients see the catalog's names.
+// canonicalName maps a tool name in its strict form back to the catalog's, for every
+// client: a client shown canonical names may still call by the strict form (it mapped the
+// names itself, or was shown them before), and one shown strict names by the canonical
+// form. No strict form is another tool's canonical name (the rule hashes both then).
 func (sess *Session) canonicalName(name string) string {
-	if !sess.isStrict() {
+	if strings.Contains(name, ".") { // no strict form has a dot: spare the map
 		return name
 	}
 	if canonical, ok := sess.srv.node.Catalog().Strict().Canonical(name); ok {
@@ -644,12 +660,9 @@ func (sess *Session) canonicalName(name string) string {
 	return name
 }
 
-// canonicalCall maps the tool name of a tools/call of a strict client back to the
-// catalog's; other clients' calls are returned as they are.
+// canonicalCall maps the tool name of a tools/call given in its strict form back to the
+// catalog's; other calls are returned as they are.
 func (sess *Session) canonicalCall(params json.RawMessage) json.RawMessage {
-	if !sess.isStrict() {
-		return params
-	}
 	var name string
 	raw, ok := rawjson.Member(params, "name")
 	if !ok || json.Unmarshal(raw, &name) != nil {
@@ -710,10 +723,9 @@ func (sess *Session) initialize(params json.RawMessage) (any, error) {
 	if !bytes.HasPrefix(bytes.TrimSpace(caps), []byte("{")) {
 		caps = nil
 	}
-	mode := sess.srv.opts.Names
-	strict := mode == NamesStrict || mode != NamesCanonical && strictClient(p.ClientInfo.Name)
+	strict, whole := namesFor(sess.srv.opts.Names, p.ClientInfo.Name)
 	sess.mu.Lock()
-	sess.version, sess.clientCaps, sess.strict = v, caps, strict
+	sess.version, sess.clientCaps, sess.strict, sess.whole = v, caps, strict, whole
 	sess.mu.Unlock()
 	sess.srv.opts.Logger.Debug("client initialized", "client", p.ClientInfo.Name, "client_version", p.ClientInfo.Version,
 		"requested", p.ProtocolVersion, "protocol", v)

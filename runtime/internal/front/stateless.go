@@ -236,8 +236,7 @@ func (s *Server) statelessSession(out Outbound, m requestMeta) *Session {
 	if rank, ok := mcp.LogLevelRank(m.logLevel); ok {
 		sess.minLevel = rank
 	}
-	mode := s.opts.Names
-	sess.strict = mode == NamesStrict || mode != NamesCanonical && strictClient(m.clientName)
+	sess.strict, sess.whole = namesFor(s.opts.Names, m.clientName)
 	return sess
 }
 
