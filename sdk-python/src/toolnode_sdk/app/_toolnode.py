@@ -13,6 +13,7 @@ from mcp.shared.exceptions import MCPError
 
 from ._connection import Endpoint, Unreachable, broken, connection, forget
 from ._formats import Definitions, check_format, definitions
+from ._names import map_names
 from ._patterns import Filter
 from ._results import Call, Outcome, calls_of, error_outcome, outcome_of, result_messages
 from ._schema import SchemaError, drop_strict_nulls
@@ -134,14 +135,10 @@ class Toolnode:
 
     async def _run(self, call: Call, defs: Definitions) -> Outcome:
         name = defs.names.tool_name(call.name)
+        if name is None and call.name in defs.schemas:  # the toolnode name itself: accepted too
+            name = call.name
         if name is None:
-            if call.name in defs.schemas:  # the toolnode name itself: accepted too
-                name = call.name
-            elif call.name and not self.filter(call.name):
-                return error_outcome(call, "forbidden", False, f"tool {call.name!r} is not allowed here")
-            else:
-                return error_outcome(call, "unknown_tool", False,
-                                     f"no tool is named {call.name!r}; call one of the tools given")
+            return await self._not_given(call)
         if call.bad_arguments is not None:
             return error_outcome(call, "invalid_arguments", False, f"{name}: {call.bad_arguments}")
         args = call.arguments
@@ -174,6 +171,19 @@ class Toolnode:
                                  f"the session to the node was lost during the call of {name} ({e}); "
                                  "it may have acted: check before calling it again")
         return outcome_of(call, res.model_dump(mode="json", by_alias=True, exclude_none=True))
+
+    async def _not_given(self, call: Call) -> Outcome:
+        """The outcome of a call of a tool the model was not given: a tool of the node the
+        patterns leave out, or none at all."""
+        listed = await connection(self.endpoint).tools()
+        every = map_names(t["name"] for t in listed.tools)
+        name = every.tool_name(call.name)
+        if name is None and any(t["name"] == call.name for t in listed.tools):
+            name = call.name
+        if name is not None:
+            return error_outcome(call, "forbidden", False, f"tool {name!r} is not allowed here")
+        return error_outcome(call, "unknown_tool", False,
+                             f"no tool is named {call.name!r}; call one of the tools given")
 
     async def run(self, fmt: str, calls: Sequence[Call], *, strict: bool = False) -> list[Outcome]:
         """Run calls (as the model named them) in parallel; one Outcome each, in order.
