@@ -169,11 +169,18 @@ func (n *Node) client(ctx context.Context) (*mcp.ClientSession, error) {
 		go n.connect(f)
 	}
 	n.mu.Unlock()
+	return f.wait(ctx)
+}
+
+// wait returns the flight's outcome, or ctx's error if ctx ends first (the flight goes on
+// for the others).
+func (f *flight[T]) wait(ctx context.Context) (T, error) {
 	select {
 	case <-f.done:
 		return f.val, f.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		var zero T
+		return zero, ctx.Err()
 	}
 }
 
@@ -285,12 +292,7 @@ func (n *Node) list(ctx context.Context) (*toolList, error) {
 		go n.fetch(f, n.epoch)
 	}
 	n.mu.Unlock()
-	select {
-	case <-f.done:
-		return f.val, f.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return f.wait(ctx)
 }
 
 func (n *Node) fetch(f *flight[*toolList], epoch int) {

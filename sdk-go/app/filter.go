@@ -2,7 +2,8 @@ package app
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/toolnode/toolnode/sdk-go/app/provider"
 )
 
 // Filter returns what allow and deny patterns let through, as the node's access files: *
@@ -39,37 +40,9 @@ func checkPattern(p string) error {
 
 func matchAny(patterns []string, name string) bool {
 	for _, p := range patterns {
-		if match(p, name) {
+		if provider.Match(p, name) {
 			return true
 		}
 	}
 	return false
-}
-
-// match backtracks only to the last *, as the node's access.Pattern does.
-func match(p, name string) bool {
-	if !strings.ContainsAny(p, "*?") {
-		return p == name
-	}
-	pi, ni, star, mark := 0, 0, -1, 0
-	for ni < len(name) {
-		switch {
-		case pi < len(p) && p[pi] == '*':
-			star, mark = pi, ni
-			pi++
-		case pi < len(p) && (p[pi] == '?' || p[pi] == name[ni]):
-			pi++
-			ni++
-		case star >= 0:
-			pi = star + 1
-			mark++
-			ni = mark
-		default:
-			return false
-		}
-	}
-	for pi < len(p) && p[pi] == '*' {
-		pi++
-	}
-	return pi == len(p)
 }
