@@ -9,6 +9,7 @@ opens the session again on the next call once it is lost.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import time
@@ -58,10 +59,15 @@ class Endpoint:
     def describe(self) -> str:
         return self.url if self.url else " ".join(self.command)
 
-    def client(self, on_message: Callable[[Any], Awaitable[None]]) -> Client:
+    def http(self) -> httpx2.AsyncClient | None:
+        """The HTTP client of a URL endpoint (the caller closes it), None for stdio."""
+        if not self.url:
+            return None
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None))
+
+    def client(self, on_message: Callable[[Any], Awaitable[None]], http: httpx2.AsyncClient | None) -> Client:
         if self.url:
-            headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
-            http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None))
             server: Any = streamable_http_client(self.url, http_client=http)
         else:
             server = StdioServerParameters(command=self.command[0], args=list(self.command[1:]))
@@ -132,7 +138,11 @@ class Connection:
 
     async def _own(self, ready: asyncio.Future[Client], stop: asyncio.Event) -> None:
         try:
-            async with self.endpoint.client(self._on_message) as c:
+            async with contextlib.AsyncExitStack() as stack:
+                http = self.endpoint.http()
+                if http is not None:
+                    await stack.enter_async_context(http)
+                c = await stack.enter_async_context(self.endpoint.client(self._on_message, http))
                 ready.set_result(c)
                 await stop.wait()
         except BaseException as e:  # the session ends however it ends; callers see it through ready
