@@ -14,12 +14,12 @@ import hashlib
 import logging
 import time
 import weakref
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
 from mcp import Client
+from mcp.client.session import IncomingMessage, MessageHandlerFnT
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -66,7 +66,7 @@ class Endpoint:
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
         return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None))
 
-    def client(self, on_message: Callable[[Any], Awaitable[None]], http: httpx2.AsyncClient | None) -> Client:
+    def client(self, on_message: MessageHandlerFnT, http: httpx2.AsyncClient | None) -> Client:
         if self.url:
             server: Any = streamable_http_client(self.url, http_client=http)
         else:
@@ -172,7 +172,7 @@ class Connection:
             except (asyncio.TimeoutError, Exception):
                 self._owner.cancel()
 
-    async def _on_message(self, message: Any) -> None:
+    async def _on_message(self, message: IncomingMessage) -> None:
         method = getattr(message, "method", None) or getattr(getattr(message, "root", None), "method", None)
         if method == "notifications/tools/list_changed":
             self._epoch += 1

@@ -105,7 +105,8 @@ def inline_refs(schema: Any) -> Schema:
                 out[k] = walk(v, stack, depth + 1)
         return out
 
-    return walk(schema, (), 0)
+    inlined: Schema = walk(schema, (), 0)
+    return inlined
 
 
 # Constraints across properties at the top, which no API here takes there; the node still
