@@ -12,7 +12,7 @@ DEB_PACKAGES := libjansson-dev valgrind tzdata unzip prometheus nats-server
 # The official MCP Python client and pytest, for the Python tests.
 PY_TEST_PACKAGES := pytest==9.2.0 mcp==2.3.0
 
-.PHONY: all deps toolnode examples bundles run test test-go test-c test-python test-meos fuzz bench bench-bundles bench-peers clean
+.PHONY: all deps toolnode examples bundles run test test-go test-c test-python test-app test-meos fuzz bench bench-bundles bench-peers clean
 
 all: deps toolnode examples bundles
 
@@ -67,7 +67,7 @@ run: all
 	@echo
 	bin/toolnode serve --bundles examples --bundles bundles --http $(HTTP)
 
-test: all test-go test-c test-python test-meos
+test: all test-go test-c test-python test-app test-meos
 
 # ORY Hydra, the OpenID provider the OAuth tests run (runtime/internal/oauth/oauthtest). Its go.mod
 # replaces its API client by a directory the module zip leaves out, so `go install` refuses
@@ -117,6 +117,29 @@ test-python:
 
 test-meos:
 	$(MAKE) -C bundles/meos test
+
+# The application library (sdk-python's toolnode_sdk.app) against the model APIs' official
+# SDKs, pinned here, in a venv of its own; and NVIDIA DataDesigner's MCP layer, a thin client
+# of the node, in another (it pins the MCP Python SDK 1.x).
+APP_VENV := build/app-venv
+PY_APP_PACKAGES := pytest==9.2.0 mcp==2.3.0 openai==3.51.0 anthropic==2.10.0 google-genai==3.3.0
+DD_VENV := build/dd-venv
+PY_DD_PACKAGES := data-designer==0.9.7
+
+$(APP_VENV)/.ok: Makefile
+	@echo "preparing $(APP_VENV) (the model APIs' official SDKs)"
+	@$(PYTHON3) -m venv $(APP_VENV)
+	@$(APP_VENV)/bin/pip install --disable-pip-version-check -q $(PY_APP_PACKAGES)
+	@touch $@
+
+$(DD_VENV)/.ok: Makefile
+	@echo "preparing $(DD_VENV) (NVIDIA DataDesigner, a thin MCP client)"
+	@$(PYTHON3) -m venv $(DD_VENV)
+	@$(DD_VENV)/bin/pip install --disable-pip-version-check -q $(PY_DD_PACKAGES)
+	@touch $@
+
+test-app: toolnode $(APP_VENV)/.ok $(DD_VENV)/.ok
+	PYTHONDONTWRITEBYTECODE=1 $(APP_VENV)/bin/python -m pytest -p no:cacheprovider -q -rs sdk-python/tests/app
 
 # Bundles the benchmarks run (testdata/bench/README.md says which does what).
 bench-bundles: deps

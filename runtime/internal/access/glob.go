@@ -2,7 +2,8 @@ package access
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/toolnode/toolnode/sdk-go/app/provider"
 )
 
 // A Pattern is a glob over exposed tool names:
@@ -40,32 +41,6 @@ func ParsePattern(s string) (Pattern, error) {
 	return Pattern(s), nil
 }
 
-// Match reports whether name matches the pattern. It backtracks only to the last *, so it
-// runs in time proportional to len(pattern) * len(name) at worst.
-func (p Pattern) Match(name string) bool {
-	if !strings.ContainsAny(string(p), "*?") {
-		return string(p) == name
-	}
-	pi, ni := 0, 0
-	star, mark := -1, 0
-	for ni < len(name) {
-		switch {
-		case pi < len(p) && p[pi] == '*': // a wildcard even where the name has a '*'
-			star, mark = pi, ni
-			pi++
-		case pi < len(p) && (p[pi] == '?' || p[pi] == name[ni]):
-			pi++
-			ni++
-		case star >= 0:
-			pi = star + 1
-			mark++
-			ni = mark
-		default:
-			return false
-		}
-	}
-	for pi < len(p) && p[pi] == '*' {
-		pi++
-	}
-	return pi == len(p)
-}
+// Match reports whether name matches the pattern (provider.Match, which the application
+// libraries share).
+func (p Pattern) Match(name string) bool { return provider.Match(string(p), name) }

@@ -1,25 +1,19 @@
 package catalog
 
-import (
-	"crypto/sha256"
-	"encoding/hex"
-	"sort"
-	"strings"
-)
+import "github.com/toolnode/toolnode/sdk-go/app/provider"
 
 // StrictNameMax is the longest name strict clients accept (GitHub Copilot CLI, Windsurf,
-// and many model APIs): ^[a-zA-Z0-9_-]{1,64}$.
-const StrictNameMax = 64
+// and the model APIs): ^[a-zA-Z0-9_-]{1,64}$.
+const StrictNameMax = provider.MaxName
 
 // NameMap renders canonical names for strict clients and maps them back.
 type NameMap struct {
-	rendered  map[string]string // canonical -> strict
-	canonical map[string]string // strict -> canonical
+	names *provider.Names
 }
 
 // Render returns the strict form of a canonical name.
 func (m *NameMap) Render(name string) string {
-	if r, ok := m.rendered[name]; ok {
+	if r := m.names.Render(name); r != "" {
 		return r
 	}
 	return name
@@ -27,13 +21,14 @@ func (m *NameMap) Render(name string) string {
 
 // Canonical returns the canonical name of a strict one, and whether it is known.
 func (m *NameMap) Canonical(strict string) (string, bool) {
-	c, ok := m.canonical[strict]
-	return c, ok
+	return m.names.Tool(strict)
 }
 
-// Strict returns the catalog's names rendered for strict clients: dots become
-// underscores, and a name that would then be too long or would collide with another is
-// shortened and given a stable hash of its canonical form. Computed once per catalog.
+// Strict returns the catalog's names rendered for strict clients by the rule the
+// application libraries give model APIs (sdk-go/app/provider): dots and other characters
+// become underscores, a leading digit or hyphen gets an underscore before it, and a name
+// that would then be too long or would collide with another is shortened and given a
+// stable hash of its canonical form. Computed once per catalog.
 func (c *Catalog) Strict() *NameMap {
 	c.strictOnce.Do(func() {
 		names := make([]string, 0, len(c.entries))
@@ -46,21 +41,5 @@ func (c *Catalog) Strict() *NameMap {
 }
 
 func strictNames(names []string) *NameMap {
-	m := &NameMap{rendered: map[string]string{}, canonical: map[string]string{}}
-	count := map[string]int{}
-	for _, n := range names {
-		count[strings.ReplaceAll(n, ".", "_")]++
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		r := strings.ReplaceAll(n, ".", "_")
-		if len(r) > StrictNameMax || count[r] > 1 {
-			sum := sha256.Sum256([]byte(n))
-			h := hex.EncodeToString(sum[:4])
-			r = r[:min(len(r), StrictNameMax-len(h)-1)] + "_" + h
-		}
-		m.rendered[n] = r
-		m.canonical[r] = n
-	}
-	return m
+	return &NameMap{names: provider.MapNames(names)}
 }

@@ -45,8 +45,8 @@ func BenchmarkStrictNames(b *testing.B) {
 	}
 	for b.Loop() {
 		m := strictNames(append([]string(nil), names...))
-		if len(m.canonical) != len(names) {
-			b.Fatalf("%d strict names for %d tools", len(m.canonical), len(names))
+		if m.names.Len() != len(names) {
+			b.Fatalf("%d strict names for %d tools", m.names.Len(), len(names))
 		}
 	}
 }

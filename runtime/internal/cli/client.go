@@ -14,11 +14,14 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/toolnode/toolnode/runtime/internal/access"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 
 	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/reload"
 	"github.com/toolnode/toolnode/runtime/internal/remote"
+	"github.com/toolnode/toolnode/sdk-go/app/provider"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
@@ -201,20 +204,41 @@ func toolsCommand(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	t.register(fs)
 	asJSON := fs.Bool("json", false, "print the tools as JSON, as tools/list gives them")
+	format := fs.String("format", "", "print the tools as the `API`'s request takes them: "+strings.Join(provider.Formats, ", "))
+	strict := fs.Bool("strict", false, "with --format openai or openai-responses: strict mode wherever a schema allows it")
+	var allow, deny listFlag
+	fs.Var(&allow, "allow", "with --format: only tools matching `PATTERN` (* any run, ? one character; may be repeated)")
+	fs.Var(&deny, "deny", "with --format: leave out tools matching `PATTERN` (may be repeated)")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: toolnode tools (--bundles DIR... | --config FILE | --url URL) [--json]\n\n"+
+		fmt.Fprint(stderr, "Usage: toolnode tools (--bundles DIR... | --config FILE | --url URL) [--json | --format API [--allow PATTERN]...]\n\n"+
 			"Lists the merged tools: name, the bundle that serves it, and the first line of the description.\n"+
-			"Over --url a seat verb or an unprefixed tool shows the bundle -: the node does not say which serves it.\n\nFlags:\n")
+			"Over --url a seat verb or an unprefixed tool shows the bundle -: the node does not say which serves it.\n"+
+			"--format prints the tools of a model API request, names and schemas made to its rules, as the\n"+
+			"application libraries make them (docs/applications.md).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if code, done := parse(fs, args, stderr); done {
 		return code
+	}
+	if *format != "" {
+		if err := provider.CheckFormat(*format); err != nil {
+			fmt.Fprintf(stderr, "toolnode tools: --format: %v\n", err)
+			return ExitUsage
+		}
+	}
+	keep, err := toolFilter(allow, deny)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolnode tools: %v\n", err)
+		return ExitUsage
 	}
 	return t.with("tools", 2*time.Minute, stderr, func(ctx context.Context, tgt target) int {
 		tools, err := tgt.listTools(ctx)
 		if err != nil {
 			fmt.Fprintf(stderr, "toolnode tools: %v\n", err)
 			return ExitError
+		}
+		if *format != "" {
+			return printFormat(stdout, stderr, tools, *format, *strict, keep)
 		}
 		if *asJSON {
 			b, _ := json.MarshalIndent(tools, "", "  ")
@@ -244,6 +268,73 @@ func toolsCommand(args []string, stdout, stderr io.Writer) int {
 		tw.Flush()
 		return ExitOK
 	})
+}
+
+// toolFilter checks --allow and --deny patterns as the access file's, and returns what they
+// let through: every tool when no --allow is given.
+func toolFilter(allow, deny []string) (func(string) bool, error) {
+	if len(allow) == 0 {
+		allow = []string{"*"}
+	}
+	parse := func(flag string, list []string) ([]access.Pattern, error) {
+		var out []access.Pattern
+		for _, s := range list {
+			p, err := access.ParsePattern(s)
+			if err != nil {
+				return nil, fmt.Errorf("--%s: %w", flag, err)
+			}
+			out = append(out, p)
+		}
+		return out, nil
+	}
+	allowed, err := parse("allow", allow)
+	if err != nil {
+		return nil, err
+	}
+	denied, err := parse("deny", deny)
+	if err != nil {
+		return nil, err
+	}
+	matches := func(ps []access.Pattern, name string) bool {
+		for _, p := range ps {
+			if p.Match(name) {
+				return true
+			}
+		}
+		return false
+	}
+	return func(name string) bool { return matches(allowed, name) && !matches(denied, name) }, nil
+}
+
+// printFormat prints the tools kept by keep as the format's request takes them.
+func printFormat(stdout, stderr io.Writer, raw []json.RawMessage, format string, strict bool, keep func(string) bool) int {
+	var tools []provider.Tool
+	for _, r := range raw {
+		tl, err := provider.DecodeTool(r)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolnode tools: %v\n", err)
+			return ExitError
+		}
+		if keep(tl.Name) {
+			tools = append(tools, tl)
+		}
+	}
+	tools, problems := provider.Usable(tools)
+	for _, p := range problems {
+		fmt.Fprintf(stderr, "toolnode tools: %v\n", p)
+	}
+	d, err := provider.Make(tools, format, strict)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolnode tools: %v\n", err)
+		return ExitError
+	}
+	b, err := json.MarshalIndent(d.Tools, "", "  ")
+	if err != nil {
+		fmt.Fprintf(stderr, "toolnode tools: %v\n", err)
+		return ExitError
+	}
+	fmt.Fprintln(stdout, string(b))
+	return ExitOK
 }
 
 func callCommand(args []string, stdout, stderr io.Writer) int {

@@ -101,7 +101,11 @@ func (s *Server) dispatch(ctx context.Context, p peer, req *node.Request) (any, 
 	case mcp.MethodToolsList:
 		return listPage(req, func(cursor string) ([]json.RawMessage, string, error) {
 			cat := n.Catalog()
-			tools, next, err := cat.PageWhere(cursor, s.opts.PageSize, s.listFilter(id))
+			size := s.opts.PageSize
+			if p.listsWhole() {
+				size = 0
+			}
+			tools, next, err := cat.PageWhere(cursor, size, s.listFilter(id))
 			if err == nil && p.strictNames() {
 				tools = renderStrict(cat.Strict(), tools)
 			}

@@ -1,6 +1,7 @@
 package front
 
 import (
+	"strings"
 	"context"
 	"encoding/json"
 
@@ -21,6 +22,8 @@ type peer interface {
 	protocol() string
 	// strictNames reports whether tool names are rendered for a client that refuses dots.
 	strictNames() bool
+	// listsWhole reports whether tools/list answers the client in one page (see thin.go).
+	listsWhole() bool
 	// capable reports whether the client declared the capability need.
 	capable(need string) bool
 }
@@ -42,10 +45,12 @@ func capabilityIn(caps json.RawMessage, need string) bool {
 	return has
 }
 
-// canonicalName maps a tool name as a strict client sees it back to the catalog's; other
-// clients see the catalog's names.
+// canonicalName maps a tool name in its strict form back to the catalog's, for every
+// client: a client shown canonical names may still call by the strict form (it mapped the
+// names itself, or was shown them before), and one shown strict names by the canonical
+// form. No strict form is another tool's canonical name (the rule hashes both then).
 func canonicalName(p peer, name string) string {
-	if !p.strictNames() {
+	if strings.IndexByte(name, '.') >= 0 { // no strict form has a dot: spare the map
 		return name
 	}
 	if canonical, ok := p.base().srv.node.Catalog().Strict().Canonical(name); ok {

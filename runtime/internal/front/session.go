@@ -28,6 +28,7 @@ type Session struct {
 
 	mu          sync.Mutex
 	strict      bool // tool names rendered for a strict client
+	whole       bool // tools/list answered in one page (see thin.go)
 	version     string
 	clientCaps  json.RawMessage // an object: the client's capabilities by name
 	initialized bool
@@ -136,6 +137,12 @@ func (sess *Session) strictNames() bool {
 	return sess.strict
 }
 
+func (sess *Session) listsWhole() bool {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.whole
+}
+
 func (sess *Session) capable(need string) bool {
 	sess.mu.Lock()
 	caps := sess.clientCaps
@@ -239,10 +246,9 @@ func (sess *Session) initialize(params json.RawMessage) (any, error) {
 	if !bytes.HasPrefix(bytes.TrimSpace(caps), []byte("{")) {
 		caps = nil
 	}
-	mode := sess.srv.opts.Names
-	strict := mode == NamesStrict || mode != NamesCanonical && strictClient(p.ClientInfo.Name)
+	strict, whole := namesFor(sess.srv.opts.Names, p.ClientInfo.Name)
 	sess.mu.Lock()
-	sess.version, sess.clientCaps, sess.strict = v, caps, strict
+	sess.version, sess.clientCaps, sess.strict, sess.whole = v, caps, strict, whole
 	sess.mu.Unlock()
 	sess.srv.opts.Logger.Debug("client initialized", "client", p.ClientInfo.Name, "client_version", p.ClientInfo.Version,
 		"requested", p.ProtocolVersion, "protocol", v)

@@ -32,6 +32,7 @@ type Stateless struct {
 	meta     *metaEntry
 	minLevel int
 	strict   bool
+	whole    bool
 }
 
 // Stateless returns the client of a stateless request whose _meta was read into meta (see
@@ -45,8 +46,7 @@ func (s *Server) Stateless(out node.Session, meta *MetaEntry, info SessionInfo) 
 	if rank, ok := mcp.LogLevelRank(meta.meta.logLevel); ok {
 		v.minLevel = rank
 	}
-	mode := s.opts.Names
-	v.strict = mode == NamesStrict || mode != NamesCanonical && strictClient(meta.meta.clientName)
+	v.strict, v.whole = namesFor(s.opts.Names, meta.meta.clientName)
 	s.views.Store(v)
 	return v
 }
@@ -107,6 +107,7 @@ func (v *Stateless) CanonicalName(name string) string { return canonicalName(v, 
 
 func (v *Stateless) protocol() string         { return v.meta.meta.version }
 func (v *Stateless) strictNames() bool        { return v.strict }
+func (v *Stateless) listsWhole() bool         { return v.whole }
 func (v *Stateless) capable(need string) bool { return capabilityIn(v.meta.meta.caps, need) }
 
 // errNoRequests answers a bundle's request to a client that has no session.
