@@ -1,9 +1,9 @@
 package front
 
 import (
-	"strings"
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
