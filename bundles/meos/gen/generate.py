@@ -110,11 +110,20 @@ TYPE_WORDS = {
 }
 
 
+# A base type named in a function's name beside a scalar of that C type says
+# what its sets, spans and span sets hold: contains_span_float takes a float span.
+BASE_WORDS = {
+    "int": (("int", "int32"), "INT"), "bigint": (("int64",), "BIGINT"),
+    "float": (("double",), "FLOAT"), "date": (("DateADT",), "DATE"),
+    "timestamptz": (("TimestampTz",), "TSTZ"),
+}
+
+
 def accepted_types(name: str, params: list) -> dict:
     """The meosType names each value parameter takes, from the function's name;
     a parameter the name says nothing definite about is absent (any type of its family)."""
     words = name.split("_to_")[0].split("_")
-    out = {}
+    out = base_types(words, params)
     for base, table in TYPE_WORDS.items():
         mine = [p.name for p in params if p.ct.depth == 1 and p.ct.base == base]
         said = [table[w] for w in words if w in table]
@@ -128,6 +137,19 @@ def accepted_types(name: str, params: list) -> dict:
             if types:
                 out[pname] = types
     return out
+
+
+def base_types(words: list[str], params: list) -> dict:
+    """Sets, spans and span sets beside a base value the name names: of that base type."""
+    bases = [w for w in words if w in BASE_WORDS]
+    if len(bases) != 1:
+        return {}
+    ctypes, code = BASE_WORDS[bases[0]]
+    if not any(p.ct.depth == 0 and p.ct.base in ctypes for p in params):
+        return {}
+    suffix = {"Set": "SET", "Span": "SPAN", "SpanSet": "SPAN"}
+    return {p.name: [f"T_{code}{suffix[p.ct.base]}"] for p in params
+            if p.ct.depth == 1 and p.ct.base in suffix}
 
 
 class Excluded(Exception):

@@ -51,6 +51,9 @@ typedef struct {
      * microseconds), and its step: 1 for integers, a day for dates, 0 for
      * continuous values. */
     double last, step;
+    /* A span empty once its integer or date bounds are normalized, e.g. (1, 2),
+     * though not as floats or timestamps: an error only if read as integers or dates. */
+    bool discrete_empty;
     bool failed;
     json_t **err;
 } lex_t;
@@ -319,8 +322,11 @@ static bool lex_set_element(lex_t *lx)
 /*
  * A span must not be empty: MEOS reports an empty or inverted span as an
  * error, then goes on with what it could not build and crashes. Integer and
- * date bounds are compared as MEOS normalizes them, to [lower, upper).
+ * date bounds are compared as MEOS normalizes them, to [lower, upper), once
+ * the type is known (read_type): (1, 2) is an empty integer span but a float
+ * span.
  */
+#define EMPTY_SPAN "an empty span: the lower bound must be below the upper one"
 static bool lex_span(lex_t *lx)
 {
     if (!expect(lx, "[("))
@@ -333,13 +339,12 @@ static bool lex_span(lex_t *lx)
         return false;
     double upper = lx->last;
     bool upper_inc = lx->out[lx->len - 1] == ']';
-    bool empty;
     /* Mixed dates and timestamps make a timestamp span: continuous. */
-    if (step > 0 && step == lx->step)
-        empty = lower + !lower_inc * step >= upper + upper_inc * step;
-    else
-        empty = lower > upper || (lower == upper && !(lower_inc && upper_inc));
-    return !empty || lx_fail(lx, "an empty span: the lower bound must be below the upper one");
+    if (step > 0 && step == lx->step &&
+        lower + !lower_inc * step >= upper + upper_inc * step)
+        lx->discrete_empty = true;
+    bool empty = lower > upper || (lower == upper && !(lower_inc && upper_inc));
+    return !empty || lx_fail(lx, EMPTY_SPAN);
 }
 
 /* Copies an optional `word=...;` prefix, e.g. SRID=4326;. */
@@ -547,7 +552,51 @@ static void *from_hexwkb(const char *s, gen_family_t family, const char *name, j
  * Decoders
  * ------------------------------------------------------------------------ */
 
-static void *parse_temporal(lex_t *lx, bool geodetic)
+/*
+ * Values are read as the function means them: where the function takes a
+ * type the text's own look does not give but can stand for, the text is read
+ * as that type, as MobilityDB casts a literal: integers where floats are
+ * taken (a tint's text read as a tfloat, an integer set as a float set), dates
+ * where timestamps are, points where geometries are. In order of preference;
+ * policy.toml ([decode]) states the rule.
+ */
+static const struct {
+    int from, to[2];
+} widenings[] = {
+    {T_TINT, {T_TFLOAT}},
+    {T_TGEOMPOINT, {T_TGEOMETRY}},
+    {T_TGEOGPOINT, {T_TGEOGRAPHY}},
+    {T_INTSET, {T_BIGINTSET, T_FLOATSET}},
+    {T_BIGINTSET, {T_FLOATSET}},
+    {T_DATESET, {T_TSTZSET}},
+    {T_INTSPAN, {T_BIGINTSPAN, T_FLOATSPAN}},
+    {T_BIGINTSPAN, {T_FLOATSPAN}},
+    {T_DATESPAN, {T_TSTZSPAN}},
+};
+
+static bool takes_type(const int *types, size_t n, int type)
+{
+    for (size_t i = 0; i < n; i++)
+        if (types[i] == type)
+            return true;
+    return false;
+}
+
+/* The type to read: the text's own, or one it widens to that the function
+ * takes. With no types (any of the family), the text's own. */
+static int read_type(int natural, const int *types, size_t n)
+{
+    if (!types || takes_type(types, n, natural))
+        return natural;
+    for (size_t i = 0; i < sizeof widenings / sizeof widenings[0]; i++)
+        if (widenings[i].from == natural)
+            for (size_t j = 0; j < 2 && widenings[i].to[j]; j++)
+                if (takes_type(types, n, widenings[i].to[j]))
+                    return widenings[i].to[j];
+    return natural;
+}
+
+static void *parse_temporal(lex_t *lx, bool geodetic, const int *types, size_t n)
 {
     bool srid = false;
     if (!lex_temporal(lx, &srid))
@@ -556,24 +605,64 @@ static void *parse_temporal(lex_t *lx, bool geodetic)
     bool spatial = k && !(k & ~(K_POINT | K_GEOM));
     if (srid && !spatial)
         return lx_fail(lx, "SRID= is for spatial values"), NULL;
-    if (k == K_BOOL)
+    int natural = k == K_BOOL                      ? T_TBOOL
+                  : k == K_INT                     ? T_TINT
+                  : k && !(k & ~(K_INT | K_FLOAT)) ? T_TFLOAT
+                  : k == K_TEXT                    ? T_TTEXT
+                  : k == K_POINT                   ? (geodetic ? T_TGEOGPOINT : T_TGEOMPOINT)
+                  : spatial                        ? (geodetic ? T_TGEOGRAPHY : T_TGEOMETRY)
+                                                   : -1;
+    switch (read_type(natural, types, n)) {
+    case T_TBOOL:
         return tbool_in(lx->out);
-    if (k == K_INT)
+    case T_TINT:
         return tint_in(lx->out);
-    if (k && !(k & ~(K_INT | K_FLOAT)))
+    case T_TFLOAT:
         return tfloat_in(lx->out);
-    if (k == K_TEXT)
+    case T_TTEXT:
         return ttext_in(lx->out);
-    if (k == K_POINT)
-        return geodetic ? tgeogpoint_in(lx->out) : tgeompoint_in(lx->out);
-    if (spatial)
-        return geodetic ? tgeography_in(lx->out) : tgeometry_in(lx->out);
-    return lx_fail(lx, "values of one kind are needed: booleans, integers, floats, quoted "
-                       "text or WKT geometries"),
-           NULL;
+    case T_TGEOMPOINT:
+        return tgeompoint_in(lx->out);
+    case T_TGEOGPOINT:
+        return tgeogpoint_in(lx->out);
+    case T_TGEOMETRY:
+        return tgeometry_in(lx->out);
+    case T_TGEOGRAPHY:
+        return tgeography_in(lx->out);
+    default:
+        return lx_fail(lx, "values of one kind are needed: booleans, integers, floats, quoted "
+                           "text or WKT geometries"),
+               NULL;
+    }
 }
 
-static void *parse_collection(lex_t *lx, gen_family_t family, bool geodetic)
+/* The set or span type the lexed elements make on their own (for span
+ * sets, the type of their spans), or -1. */
+static int collection_type(int k, gen_family_t family, bool geodetic)
+{
+    bool spatial = k && !(k & ~(K_POINT | K_GEOM));
+    if (k & K_TSTZ && !(k & ~(K_TSTZ | K_DATE)))
+        k = K_TSTZ;
+    bool set = family == GF_SET;
+    if (k == K_INT)
+        return set ? T_INTSET : T_INTSPAN;
+    if (k && !(k & ~(K_INT | K_BIGINT)))
+        return set ? T_BIGINTSET : T_BIGINTSPAN;
+    if (k && !(k & ~(K_INT | K_BIGINT | K_FLOAT)))
+        return set ? T_FLOATSET : T_FLOATSPAN;
+    if (k == K_DATE)
+        return set ? T_DATESET : T_DATESPAN;
+    if (k == K_TSTZ)
+        return set ? T_TSTZSET : T_TSTZSPAN;
+    if (k == K_TEXT && set)
+        return T_TEXTSET;
+    if (spatial && set)
+        return geodetic ? T_GEOGSET : T_GEOMSET;
+    return -1;
+}
+
+static void *parse_collection(lex_t *lx, gen_family_t family, bool geodetic, const int *types,
+                              size_t n)
 {
     bool srid = false;
     if (!lex_collection(lx, family, &srid))
@@ -582,43 +671,47 @@ static void *parse_collection(lex_t *lx, gen_family_t family, bool geodetic)
     bool spatial = k && !(k & ~(K_POINT | K_GEOM));
     if ((srid && !spatial) || (spatial && family != GF_SET))
         return lx_fail(lx, "geometries only make sets"), NULL;
-    if (k & K_TSTZ && !(k & ~(K_TSTZ | K_DATE)))
-        k = K_TSTZ;
+    int type = read_type(collection_type(k, family, geodetic), types, n);
+    bool discrete = type == T_INTSPAN || type == T_BIGINTSPAN || type == T_DATESPAN;
+    if (lx->discrete_empty && discrete)
+        return lx_fail(lx, EMPTY_SPAN), NULL;
     const char *s = lx->out;
-    if (family == GF_SET) {
-        if (k == K_INT)
-            return intset_in(s);
-        if (k && !(k & ~(K_INT | K_BIGINT)))
-            return bigintset_in(s);
-        if (k && !(k & ~(K_INT | K_BIGINT | K_FLOAT)))
-            return floatset_in(s);
-        if (k == K_DATE)
-            return dateset_in(s);
-        if (k == K_TSTZ)
-            return tstzset_in(s);
-        if (k == K_TEXT)
-            return textset_in(s);
-        if (spatial)
-            return geodetic ? geogset_in(s) : geomset_in(s);
-    } else {
-        bool span = family == GF_SPAN;
-        if (k == K_INT)
-            return span ? (void *)intspan_in(s) : (void *)intspanset_in(s);
-        if (k && !(k & ~(K_INT | K_BIGINT)))
-            return span ? (void *)bigintspan_in(s) : (void *)bigintspanset_in(s);
-        if (k && !(k & ~(K_INT | K_BIGINT | K_FLOAT)))
-            return span ? (void *)floatspan_in(s) : (void *)floatspanset_in(s);
-        if (k == K_DATE)
-            return span ? (void *)datespan_in(s) : (void *)datespanset_in(s);
-        if (k == K_TSTZ)
-            return span ? (void *)tstzspan_in(s) : (void *)tstzspanset_in(s);
+    bool span = family == GF_SPAN;
+    switch (type) {
+    case T_INTSET:
+        return intset_in(s);
+    case T_BIGINTSET:
+        return bigintset_in(s);
+    case T_FLOATSET:
+        return floatset_in(s);
+    case T_DATESET:
+        return dateset_in(s);
+    case T_TSTZSET:
+        return tstzset_in(s);
+    case T_TEXTSET:
+        return textset_in(s);
+    case T_GEOMSET:
+        return geomset_in(s);
+    case T_GEOGSET:
+        return geogset_in(s);
+    case T_INTSPAN:
+        return span ? (void *)intspan_in(s) : (void *)intspanset_in(s);
+    case T_BIGINTSPAN:
+        return span ? (void *)bigintspan_in(s) : (void *)bigintspanset_in(s);
+    case T_FLOATSPAN:
+        return span ? (void *)floatspan_in(s) : (void *)floatspanset_in(s);
+    case T_DATESPAN:
+        return span ? (void *)datespan_in(s) : (void *)datespanset_in(s);
+    case T_TSTZSPAN:
+        return span ? (void *)tstzspan_in(s) : (void *)tstzspanset_in(s);
+    default:
+        return lx_fail(lx, family == GF_SET
+                               ? "elements of one kind are needed: integers, floats, dates, "
+                                 "timestamps, quoted text or WKT geometries"
+                               : "bounds of one kind are needed: integers, floats, dates or "
+                                 "timestamps"),
+               NULL;
     }
-    return lx_fail(lx, family == GF_SET
-                           ? "elements of one kind are needed: integers, floats, dates, "
-                             "timestamps, quoted text or WKT geometries"
-                           : "bounds of one kind are needed: integers, floats, dates or "
-                             "timestamps"),
-           NULL;
 }
 
 static GSERIALIZED *parse_geo(const char *s, bool geodetic, const char *name, json_t **err)
@@ -701,12 +794,12 @@ void *ga_value(call_t *c, json_t *args, const char *name, gen_family_t family, b
         if (!v && *err)
             return NULL;
     } else if (family == GF_TEMPORAL) {
-        v = parse_temporal(&lx, geodetic);
+        v = parse_temporal(&lx, geodetic, types, n_types);
     } else if (family == GF_TBOX || family == GF_STBOX) {
         if (lex_box(&lx, family))
             v = family == GF_TBOX ? (void *)tbox_in(lx.out) : (void *)stbox_in(lx.out);
     } else {
-        v = parse_collection(&lx, family, geodetic);
+        v = parse_collection(&lx, family, geodetic, types, n_types);
     }
     free(lx.out);
     if (lx.failed || (*err && !v))
