@@ -207,6 +207,8 @@ class Tool:
     result_kind: str = ""
     mode: str = "plain"
     accepted: dict = field(default_factory=dict)
+    # A split's bin arrays: [param, answer key, kind, C element type].
+    outs: list = field(default_factory=list)
 
 
 def parse_header(path: str) -> tuple[list[tuple[str, str, c_ast.Decl]], dict[str, list[str]]]:
@@ -314,7 +316,7 @@ def encode(t: Tool, ct: CType, expr: str) -> tuple[str, dict, str]:
 
 
 def build(t: Tool, static_names: set[str], enums: dict[str, list[str]],
-          limits: dict[str, list[int]]) -> None:
+          limits: dict[str, list[int]], bound: int | None) -> None:
     body = t.body
     name = t.name
     params = list(t.params)
@@ -326,8 +328,12 @@ def build(t: Tool, static_names: set[str], enums: dict[str, list[str]],
     out_param: Param | None = None
     count_param: Param | None = None
     hidden: list[str] = []
+    bins: list[Param] = []
     if params and params[-1].name == "count" and params[-1].ct == CType("int", 1, False):
         count_param = params.pop()
+        # The bins a split's pieces fall in, one array per dimension, beside its result.
+        while params and params[-1].name.endswith("bins") and params[-1].ct.depth >= 2:
+            bins.insert(0, params.pop())
     if params and params[-1].name in ("size_out", "size") and params[-1].ct.depth == 1 and \
             params[-1].ct.base == "size_t" and ret.base == "char":
         hidden.append(params.pop().name)
@@ -412,6 +418,8 @@ def build(t: Tool, static_names: set[str], enums: dict[str, list[str]],
         args.append(var if not (ct.depth == 0 and ct.base in ENUMS) else f"({ct.base}){var}")
     q = '"' + name + '"'
     t.kinds = [[p.name, kind_of(name, p.ct)] for p in params]
+    if bound is not None:
+        body += bound_check(name, params, bound)
     if hidden:
         t.mode = "hidden_size"
         body.append("    size_t hidden_size;")
@@ -420,6 +428,9 @@ def build(t: Tool, static_names: set[str], enums: dict[str, list[str]],
         if ret.depth == 0:
             raise Excluded("an int *count without an array result")
         elem = CType(ret.base, ret.depth - 1, False)
+        if bins:
+            split_body(t, elem, bins, args)
+            return
         body.append("    int count = 0;")
         args.append("&count")
         body.append(f"    {ret.base} {'*' * ret.depth}r = {name}({', '.join(args)});")
@@ -493,6 +504,77 @@ def build(t: Tool, static_names: set[str], enums: dict[str, list[str]],
     raise Excluded(f"a result of type {ret} has no JSON form")
 
 
+def bound_check(name: str, params: list[Param], bound: int) -> list[str]:
+    """C lines counting the pieces a bin, tile, box, split or sample call asks
+    for, from the roles of its parameters, and refusing the call past bound."""
+    by_name = {p.name: p for p in params}
+    value = next((p for p in params if p.ct.depth == 1 and p.ct.base in PARAM_FAMILIES), None)
+    v = f"a_{value.name}, {family_of(name, value.ct.base)}" if value else "NULL, GF_SPAN"
+    numeric = ("int", "int32", "int64", "double")
+    origin = next((p.name for p in params if p.name in ("vorigin", "xorigin", "origin")
+                   and p.ct.depth == 0 and p.ct.base in numeric), None)
+    torigin = next((p for p in params if p.name in ("torigin", "origin")
+                    and p.ct.base in ("TimestampTz", "DateADT")), None)
+    terms = []
+    if "ysize" in by_name:
+        terms.append(f"gb_space({v}, a_xsize, a_ysize, a_zsize)")
+    else:
+        size = next((p for p in ("vsize", "xsize", "size") if p in by_name), None)
+        if size and origin:
+            terms.append(f"gb_values({v}, (double)a_{size}, (double)a_{origin})")
+    if "duration" in by_name and torigin:
+        dates = "true" if torigin.ct.base == "DateADT" else "false"
+        terms.append(f"gb_times({v}, a_duration, (double)a_{torigin.name}, {dates})")
+    counts = [p.name for p in params if p.name.endswith("_count") and p.ct.base in numeric]
+    terms += [f"gb_count(a_{c}, {v})" for c in counts]
+    if not terms:
+        raise ValueError(f"policy.toml [bounds] names {name}, whose parameters have no size, "
+                         "duration or count to bound it by")
+    return [f"    double pieces = {' * '.join(terms)};",
+            f"    if (gb_check(\"{name}\", pieces, {bound}, &err)) return err;"]
+
+
+def split_body(t: Tool, elem: CType, bins: list[Param], args: list[str]) -> None:
+    """A split: an array of pieces and, for each dimension, the array of the
+    bins they fall in. Answered as [{"<dimension>_bin": ..., "value": piece}]."""
+    name, body = t.name, t.body
+    q = '"' + name + '"'
+    outs = []
+    for b in bins:
+        bt = CType(b.ct.base, b.ct.depth - 1, False)
+        body.append(f"    {bt.base} {'*' * bt.depth}o_{b.name} = NULL;")
+        args.append(f"&o_{b.name}")
+        key = b.name[:-1]
+        enc, schema, kind = encode(t, CType(bt.base, bt.depth - 1, False), f"o_{b.name}[i]")
+        outs.append((b.name, key, enc, schema, kind, str(CType(bt.base, bt.depth - 1, False))))
+    body.append("    int count = 0;")
+    args.append("&count")
+    body.append(f"    {elem.base} {'*' * (elem.depth + 1)}r = {name}({', '.join(args)});")
+    for o in outs:
+        body.append(f"    mc_keep(c, o_{o[0]});")
+    body.append(f"    json_t *fail = gr_check({q});")
+    body.append("    if (fail) { free(r); return fail; }")
+    body.append(f"    if (!r) return gr_none({q});")
+    body.append("    mc_keep(c, r);")
+    enc, schema, kind = encode(t, elem, "r[i]")
+    body.append("    json_t *list = json_array();")
+    body.append("    for (int i = 0; i < count; i++) {")
+    body.append("        json_t *piece = json_object();")
+    for _, key, oenc, _, _, _ in outs:
+        body.append(f"        json_object_set_new(piece, \"{key}\", {oenc});")
+    body.append(f"        json_object_set_new(piece, \"value\", {enc});")
+    body.append("        json_array_append_new(list, piece);")
+    body.append("    }")
+    body.append(f"    return gr_result({q}, list);")
+    props = {key: oschema for _, key, _, oschema, _, _ in outs}
+    props["value"] = schema
+    t.result_schema = {"type": ["array", "null"], "items": {
+        "type": "object", "properties": props, "required": list(props)}}
+    t.result_kind = kind
+    t.mode = "split"
+    t.outs = [[o[0], o[1], o[4], o[5]] for o in outs]
+
+
 def kind_of(name: str, ct: CType) -> str:
     if ct.depth == 1 and ct.base in VALUE_FAMILIES:
         return "value:" + family_of(name, ct.base)
@@ -538,6 +620,7 @@ def main() -> int:
     policy = tomllib.load(open(policy_path, "rb"))
     excludes = [(re.compile(r["match"]), r["reason"]) for r in policy["exclude"]]
     static_names = set(policy["static"]["names"])
+    bounds_rx = re.compile(policy["bounds"]["match"])
     funcs, enums = parse_header(meos_h)
     docs = load_docstrings()
     os.makedirs(out_dir, exist_ok=True)
@@ -572,7 +655,9 @@ def main() -> int:
                     params.append(Param(p.name or "", ctype(p.type)))
                 t = Tool(name, section, prototype(decl), ret, params)
                 t.category = category(name, policy["categories"])
-                build(t, static_names, enums, policy.get("limits", {}))
+                bounded = bounds_rx.search(name) is not None
+                build(t, static_names, enums, policy.get("limits", {}),
+                      policy["bounds"]["max"] if bounded else None)
                 t.description = describe(t, docs)
                 tools.append(t)
                 table.append((name, section, "tool"))
@@ -585,7 +670,7 @@ def main() -> int:
     manifest = [{"name": t.name, "category": t.category, "description": t.description,
                  "inputSchema": input_schema(t), "outputSchema": output_schema(t),
                  "prototype": t.proto, "params": t.kinds, "accepted": t.accepted, "result": t.result_kind,
-                 "mode": t.mode} for t in tools]
+                 "mode": t.mode, "outs": t.outs} for t in tools]
     with open(os.path.join(out_dir, "manifest.json"), "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=1)
     write_docs(table, tools, docs_md)

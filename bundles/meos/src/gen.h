@@ -66,6 +66,23 @@ json_t *ge_int(int64_t i);
 json_t *ge_uint(uint64_t u);
 json_t *ge_bool(bool b);
 
+/* ---- Bounds (gen_bounds.c): how many pieces a bin, tile, box, split or
+ * sample call asks for, from its arguments. NAN when a size or duration is
+ * one MEOS cannot take without dividing by zero. v: borrowed, nullable
+ * (then the role counts 1 and only checks its sizes). ---- */
+
+/* Bins of size from origin along the value's numbers. */
+double gb_values(const void *v, gen_family_t family, double size, double origin);
+/* Bins of duration from origin (microseconds; days when dates) along its time. */
+double gb_times(const void *v, gen_family_t family, const Interval *duration, double origin,
+                bool dates);
+/* Tiles of its spatial extent (z only when it has z). */
+double gb_space(const void *v, gen_family_t family, double xsize, double ysize, double zsize);
+/* A count asked for: n, or the value's elements when fewer. */
+double gb_count(int64_t n, const void *v, gen_family_t family);
+/* 0, or -1 with *err set when pieces is NAN or over bound. */
+int gb_check(const char *fn, double pieces, double bound, json_t **err);
+
 /* ---- Results ---- */
 
 /* {"result": value} as structuredContent; an error result when MEOS

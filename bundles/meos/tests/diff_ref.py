@@ -126,6 +126,21 @@ def call(tool: dict, args: dict, parsers: dict) -> dict:
             elem = r + i if _ffi.typeof(r).item.kind == "struct" else r[i]
             out.append(encode(elem, kind))
         return {"result": out}
+    if mode == "split":
+        outs = [_ffi.new(ctype.strip() + " **") for _, _, _, ctype in tool["outs"]]
+        count = _ffi.new("int *")
+        r = fn(*c_args, *outs, count)
+        if errors:
+            return {"error": errors[0]}
+        if r == _ffi.NULL:
+            return {"result": None}
+        pieces = []
+        for i in range(count[0]):
+            piece = {key: encode(out[0][i], okind)
+                     for out, (_, key, okind, _) in zip(outs, tool["outs"])}
+            piece["value"] = encode(r[i], kind)
+            pieces.append(piece)
+        return {"result": pieces}
     if mode.startswith("out:"):
         out = _ffi.new(mode[4:].strip() + " *")
         found = fn(*c_args, out)
