@@ -209,6 +209,10 @@ class Tool:
     accepted: dict = field(default_factory=dict)
     # A split's bin arrays: [param, answer key, kind, C element type].
     outs: list = field(default_factory=list)
+    # The C function a tool calls (its name, but for aggregates), and an
+    # aggregate's final function.
+    function: str = ""
+    final: str = ""
 
 
 def parse_header(path: str) -> tuple[list[tuple[str, str, c_ast.Decl]], dict[str, list[str]]]:
@@ -575,6 +579,108 @@ def split_body(t: Tool, elem: CType, bins: list[Param], args: list[str]) -> None
     t.outs = [[o[0], o[1], o[4], o[5]] for o in outs]
 
 
+# How an aggregate's element is read from the JSON array, by its C type: the
+# type of the array holding them, the decoder's call and its failure test.
+AGG_ELEMENTS = {
+    "int": ("int64_t", "ga_int(item, label, INT32_MIN, INT32_MAX, &v[i], &err)", "int"),
+    "int32": ("int64_t", "ga_int(item, label, INT32_MIN, INT32_MAX, &v[i], &err)", "int"),
+    "int64": ("int64_t", "ga_int(item, label, INT64_MIN, INT64_MAX, &v[i], &err)", "int"),
+    "double": ("double", "ga_double(item, label, &v[i], &err)", "double"),
+    "DateADT": ("DateADT", "ga_date(item, label, &v[i], &err)", "date"),
+    "TimestampTz": ("TimestampTz", "ga_timestamptz(item, label, &v[i], &err)", "timestamptz"),
+}
+AGG_RESULTS = {"SkipList": "GF_TEMPORAL", "Set": "GF_SET", "SpanSet": "GF_SPANSET",
+               "Span": "GF_SPAN", "TBox": "GF_TBOX", "STBox": "GF_STBOX"}
+
+
+def build_aggregate(t: Tool, final: str | None, max_values: int) -> None:
+    """An aggregate tool: the transition function t.function folded over the
+    elements of the array argument values, then its final function."""
+    fn, body = t.function, t.body
+    params = t.params
+    state, elem = params[0], params[1]
+    window = params[2:]
+    if state.ct.base not in AGG_RESULTS or len(window) > 1 or \
+            (window and window[0].ct.base != "Interval"):
+        raise Excluded("a transition function of a shape the aggregate tools do not take")
+    q = '"' + t.name + '"'
+    skiplist = "true" if state.ct.base == "SkipList" else "false"
+    ect = elem.ct
+    body.append("    size_t n;")
+    body.append("    json_t *values = ga_array(args, \"values\", &n, &err);")
+    body.append("    if (!values) return err;")
+    if window:
+        body.append("    const Interval *a_interv = ga_interval(c, args, \"interv\", &err);")
+        body.append("    if (!a_interv || ga_window(a_interv, \"interv\", &err)) return err;")
+    family = None
+    if ect.depth == 1 and ect.base in PARAM_FAMILIES:
+        family = family_of(fn, ect.base)
+        types = accepted_types(fn, [Param(elem.name, CType(ect.base, 1, True))]).get(elem.name)
+        tlist = "NULL, 0"
+        if types:
+            body.append(f"    static const int t_values[] = {{{', '.join(types)}}};")
+            tlist = f"t_values, {len(types)}"
+            t.accepted = {"values": types}
+        array_type = f"const {ect.base} *"
+        decode = f"(v[i] = ga_value(c, item, label, {family}, {geodetic(fn)}, {tlist}, &err))"
+        failed = "!v[i]"
+        kind = "value:" + family
+        item_schema = {"type": "string", "description": FAMILY_TEXT[family]}
+        arg = f"({'const ' if ect.const else ''}{ect.base} *)v[i]"
+    elif ect.depth == 1 and ect.base == "text":
+        array_type, decode, failed = "const text *", "(v[i] = ga_text(c, item, label, &err))", "!v[i]"
+        kind, item_schema, arg = "text", {"type": "string"}, "v[i]"
+    elif ect.depth == 0 and ect.base in AGG_ELEMENTS:
+        array_type, call, kind = AGG_ELEMENTS[ect.base]
+        decode, failed, arg = call, "rc", "v[i]"
+        item_schema = {"integer": {"type": "integer"}, "double": {"type": "number"},
+                       "date": {"type": "string", "description": "A date, YYYY-MM-DD."},
+                       "timestamptz": {"type": "string", "description": "A timestamp, ISO 8601."},
+                       "int": {"type": "integer"}}[kind]
+    else:
+        raise Excluded(f"an aggregate over {ect}, which has no JSON form")
+    body.append(f"    {array_type}*v = mc_keep(c, calloc(n + 1, sizeof *v));")
+    body.append("    if (!v) return mc_fail(\"out of memory\");")
+    body.append("    for (size_t i = 0; i < n; i++) {")
+    body.append("        char label[48];")
+    body.append("        json_t *item = ga_item(values, i, \"values\", label, sizeof label);")
+    body.append(f"        int rc = {decode} ? 0 : -1;" if failed != "rc" else f"        int rc = {decode};")
+    body.append("        json_decref(item);")
+    body.append("        if (rc) return err;")
+    body.append("    }")
+    if family:
+        body.append(f"    if (ga_agg_check((const void *const *)v, n, {family}, {skiplist}, "
+                    "\"values\", &err)) return err;")
+    sb = state.ct.base
+    body.append(f"    {sb} *state = NULL;")
+    body.append("    for (size_t i = 0; i < n; i++) {")
+    body.append(f"        {sb} *next = {fn}(state, {arg}{', a_interv' if window else ''});")
+    body.append(f"        if (mc_failed()) return ga_agg_fail(\"{fn}\", i, state, {skiplist});")
+    body.append("        state = next;")
+    body.append("    }")
+    result_family = AGG_RESULTS[sb]
+    if final:
+        rtype = {"GF_TEMPORAL": "Temporal", "GF_SET": "Set", "GF_SPANSET": "SpanSet"}[result_family]
+        body.append(f"    {rtype} *r = state ? {final}(state) : NULL;")
+    else:
+        body.append(f"    {sb} *r = state;")
+    body.append(f"    json_t *fail = gr_check({q});")
+    body.append("    if (fail) { free(r); return fail; }")
+    body.append(f"    return r ? gr_result({q}, ge_value(c, r, {result_family})) : gr_none({q});")
+    t.props = {"values": {"type": "array", "items": item_schema, "maxItems": max_values,
+                          "description": "The values to aggregate, at most "
+                          f"{max_values:,} (and 64 MiB of text) in one call."}}
+    if window:
+        t.props["interv"] = {"type": "string", "description": "The window: each value also "
+                             "counts for this long after its time, as MEOS prints intervals, "
+                             "e.g. 00:10:00 or 1 day."}
+    t.result_schema = NULLABLE_STRING
+    t.result_kind = "value:" + result_family
+    t.kinds = [["values", "array:" + kind]] + [["interv", "interval"] for _ in window]
+    t.mode = "aggregate"
+    t.final = final or ""
+
+
 def kind_of(name: str, ct: CType) -> str:
     if ct.depth == 1 and ct.base in VALUE_FAMILIES:
         return "value:" + family_of(name, ct.base)
@@ -586,6 +692,44 @@ def kind_of(name: str, ct: CType) -> str:
         return "int"
     return {"_Bool": "bool"}.get(ct.base, ct.base.lower().replace("timestamptz", "timestamptz")
                                   .replace("dateadt", "date"))
+
+
+# What each aggregate computes, by the operation its transition function names.
+AGG_OPERATIONS = {
+    "extent": "the extent: the bounding {result} of all the values",
+    "union": "the union of all the values, as one {result}",
+    "tcount": "the temporal count: at each instant, how many of the values are defined "
+              "(e.g. how many vehicles were moving)",
+    "tmin": "the temporal minimum: at each instant, the least of the values defined then",
+    "tmax": "the temporal maximum: at each instant, the greatest of the values defined then",
+    "tsum": "the temporal sum: at each instant, the sum of the values defined then",
+    "tavg": "the temporal average: at each instant, the average of the values defined then "
+            "(e.g. the average speed of a fleet over time)",
+    "tand": "the temporal and: at each instant, true where every value defined then is true",
+    "tor": "the temporal or: at each instant, true where some value defined then is true",
+    "tcentroid": "the temporal centroid: at each instant, the centroid of the positions of the "
+                 "moving points defined then",
+    "wmin": "the window minimum: each value also counts for interv after its time; at each "
+            "instant, the least of the values counting then",
+    "wmax": "the window maximum: each value also counts for interv after its time; at each "
+            "instant, the greatest of the values counting then",
+    "wsum": "the window sum: each value also counts for interv after its time; at each "
+            "instant, the sum of the values counting then",
+    "wavg": "the window average: each value also counts for interv after its time; at each "
+            "instant, the average of the values counting then",
+}
+RESULT_WORDS = {"SkipList": "temporal value", "Set": "set", "SpanSet": "span set",
+                "Span": "span", "TBox": "temporal box", "STBox": "spatiotemporal box"}
+
+
+def describe_aggregate(t: Tool) -> str:
+    words = t.function[: -len("_transfn")].split("_")
+    op, of = words[-1], " ".join(words[:-1])
+    what = AGG_OPERATIONS[op].format(result=RESULT_WORDS[t.params[0].ct.base])
+    steps = f"{t.function} then {t.final}" if t.final else t.function
+    return (f"Aggregate of {of} values, all given at once in the array values: {what}. "
+            f"Generated from the MEOS 1.3 aggregate functions {steps} (aggregates); the "
+            "answer is structuredContent.result, null for no values.")
 
 
 def category(name: str, cats: dict[str, str]) -> str:
@@ -615,13 +759,77 @@ ANNOTATIONS = json.dumps({"readOnlyHint": True, "destructiveHint": False,
                           "idempotentHint": True, "openWorldHint": False})
 
 
+@dataclass
+class Rules:
+    """policy.toml, compiled, with the enums of the header."""
+
+    sections: dict[str, str]
+    excludes: list[tuple[re.Pattern, str]]
+    static_names: set[str]
+    limits: dict[str, list[int]]
+    bounds: re.Pattern
+    max_pieces: int
+    aggregates: re.Pattern
+    finals: dict[str, str]
+    max_values: int
+    categories: dict[str, str]
+    enums: dict[str, list[str]]
+
+    @classmethod
+    def load(cls, path: str, enums: dict[str, list[str]]) -> "Rules":
+        policy = tomllib.load(open(path, "rb"))
+        return cls(policy["sections"],
+                   [(re.compile(r["match"]), r["reason"]) for r in policy["exclude"]],
+                   set(policy["static"]["names"]), policy.get("limits", {}),
+                   re.compile(policy["bounds"]["match"]), policy["bounds"]["max"],
+                   re.compile(policy["aggregates"]["match"]), policy["aggregates"]["final"],
+                   policy["aggregates"]["max_values"], policy["categories"], enums)
+
+    def final_of(self, fn: str, state: str) -> str | None:
+        return self.finals.get(fn, self.finals.get(state))
+
+
+def signature(decl: c_ast.Decl) -> tuple[CType, list[Param]]:
+    fd = decl.type
+    ret = ctype(fd.type)
+    params = []
+    for p in (fd.args.params if fd.args else []):
+        if isinstance(p, c_ast.EllipsisParam):
+            raise Excluded("variadic")
+        params.append(Param(p.name or "", ctype(p.type)))
+    return ret, params
+
+
+def decide(name: str, section: str, decl: c_ast.Decl, rules: Rules, docs: dict) -> Tool:
+    """The tool a function becomes; Excluded says why it becomes none."""
+    reason = rules.sections.get(section)
+    if reason is None:
+        reason = next((r for rx, r in rules.excludes if rx.search(name)), None)
+    if reason is not None:
+        raise Excluded(reason)
+    ret, params = signature(decl)
+    if rules.aggregates.search(name):
+        t = Tool(name[: -len("_transfn")] + "_agg", section, prototype(decl), ret, params)
+        t.function = name
+        t.category = "aggregates"
+        build_aggregate(t, rules.final_of(name, params[0].ct.base if params else ""),
+                        rules.max_values)
+        t.description = describe_aggregate(t)
+        return t
+    t = Tool(name, section, prototype(decl), ret, params)
+    t.function = name
+    t.category = category(name, rules.categories)
+    bounded = rules.bounds.search(name) is not None
+    build(t, rules.static_names, rules.enums, rules.limits,
+          rules.max_pieces if bounded else None)
+    t.description = describe(t, docs)
+    return t
+
+
 def main() -> int:
     meos_h, policy_path, out_dir, docs_md = sys.argv[1:5]
-    policy = tomllib.load(open(policy_path, "rb"))
-    excludes = [(re.compile(r["match"]), r["reason"]) for r in policy["exclude"]]
-    static_names = set(policy["static"]["names"])
-    bounds_rx = re.compile(policy["bounds"]["match"])
     funcs, enums = parse_header(meos_h)
+    rules = Rules.load(policy_path, enums)
     docs = load_docstrings()
     os.makedirs(out_dir, exist_ok=True)
 
@@ -641,39 +849,31 @@ def main() -> int:
         if name in seen:
             continue
         seen.add(name)
-        reason = policy["sections"].get(section)
-        if reason is None:
-            reason = next((r for rx, r in excludes if rx.search(name)), None)
-        if reason is None:
-            try:
-                fd = decl.type
-                ret = ctype(fd.type)
-                params = []
-                for p in (fd.args.params if fd.args else []):
-                    if isinstance(p, c_ast.EllipsisParam):
-                        raise Excluded("variadic")
-                    params.append(Param(p.name or "", ctype(p.type)))
-                t = Tool(name, section, prototype(decl), ret, params)
-                t.category = category(name, policy["categories"])
-                bounded = bounds_rx.search(name) is not None
-                build(t, static_names, enums, policy.get("limits", {}),
-                      policy["bounds"]["max"] if bounded else None)
-                t.description = describe(t, docs)
-                tools.append(t)
-                table.append((name, section, "tool"))
-                continue
-            except Excluded as e:
-                reason = str(e)
-        table.append((name, section, "excluded: " + reason))
+        try:
+            t = decide(name, section, decl, rules, docs)
+        except Excluded as e:
+            table.append((name, section, "excluded: " + str(e)))
+            continue
+        tools.append(t)
+        where = f"`meos.{t.name}` " if t.name != name else ""
+        table.append((name, section, f"tool {where}({t.category})"))
+    # A final function is a step of the aggregate tools, not a tool of its own.
+    finals: dict[str, list[str]] = {}
+    for t in tools:
+        if t.final:
+            finals.setdefault(t.final, []).append(f"`meos.{t.name}`")
+    table = [(n, sec, f"the final step of {', '.join(finals[n])}" if n in finals else st)
+             for n, sec, st in table]
 
     write_c(tools, os.path.join(out_dir, "tools_gen.c"))
     manifest = [{"name": t.name, "category": t.category, "description": t.description,
                  "inputSchema": input_schema(t), "outputSchema": output_schema(t),
-                 "prototype": t.proto, "params": t.kinds, "accepted": t.accepted, "result": t.result_kind,
+                 "prototype": t.proto, "function": t.function, "final": t.final,
+                 "params": t.kinds, "accepted": t.accepted, "result": t.result_kind,
                  "mode": t.mode, "outs": t.outs} for t in tools]
     with open(os.path.join(out_dir, "manifest.json"), "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=1)
-    write_docs(table, tools, docs_md)
+    write_docs(table, docs_md)
     print(f"generate.py: {len(funcs)} declarations, {len(seen)} functions, "
           f"{len(tools)} tools", file=sys.stderr)
     return 0
@@ -704,7 +904,7 @@ def write_c(tools: list[Tool], path: str) -> None:
         out.append("")
     out.append("const gen_tool_t gen_tools[] = {")
     for t in tools:
-        out.append(f"    {{{c_string(t.name)}, {c_string(t.category)},")
+        out.append(f"    {{{c_string(t.name)}, {c_string(t.function)}, {c_string(t.category)},")
         out.append(f"     {c_string(t.description)},")
         out.append(f"     {c_string(json.dumps(input_schema(t), separators=(',', ':')))},")
         out.append(f"     {c_string(json.dumps(output_schema(t), separators=(',', ':')))},")
@@ -716,17 +916,18 @@ def write_c(tools: list[Tool], path: str) -> None:
         f.write("\n".join(out) + "\n")
 
 
-def write_docs(table: list[tuple[str, str, str]], tools: list[Tool], path: str) -> None:
-    by_name = {t.name: t for t in tools}
-    exposed = sum(1 for _, _, s in table if s == "tool")
+def write_docs(table: list[tuple[str, str, str]], path: str) -> None:
+    tools = sum(1 for _, _, s in table if s.startswith("tool"))
+    steps = sum(1 for _, _, s in table if s.startswith("the final step"))
     lines = ["# MEOS 1.3 functions as tools", "",
              "Generated by `gen/generate.py` from pymeos-cffi 1.3.0 `builder/meos.h` and "
-             "`policy.toml`; do not edit. Each tool is `meos.<function>` through the node.", "",
-             f"{len(table)} functions: {exposed} tools, {len(table) - exposed} excluded.", "",
+             "`policy.toml`; do not edit. Each tool is `meos.<function>` through the node; an "
+             "aggregate's transition function gives the tool named in its row, which takes "
+             "every value at once.", "",
+             f"{len(table)} functions: {tools} tools, {steps} final steps of aggregate tools, "
+             f"{len(table) - tools - steps} excluded.", "",
              "| function | header | status |", "|---|---|---|"]
     for name, section, status in sorted(table, key=lambda r: (r[1], r[0])):
-        if status == "tool":
-            status = f"tool ({by_name[name].category})"
         lines.append(f"| `{name}` | {section} | {status.replace('|', '/')} |")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:

@@ -79,6 +79,11 @@ int ts_write_meos(int64_t t, char *out);
  * malloc'd; NULL with *err set when it is not one. */
 char *mfjson_normalize(const char *in, const char *name, json_t **err);
 
+/* The tool's _meta as JSON text, malloc'd: its category under
+ * "io.toolnode/category", and under "io.toolnode/meos" whether it is
+ * generated and the C function it calls (NULL for a curated tool). */
+char *tool_meta(const char *category, const char *function);
+
 /* Adds the generated tools (build/gen/tools_gen.c) to the server. 0 or -1. */
 int gen_register(tn_server_t *server);
 

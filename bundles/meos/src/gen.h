@@ -66,6 +66,36 @@ json_t *ge_int(int64_t i);
 json_t *ge_uint(uint64_t u);
 json_t *ge_bool(bool b);
 
+/* The meosType of a decoded value (a span set's: its spans'). */
+int gv_type(const void *v, gen_family_t family);
+
+/* ---- Aggregates (gen_agg.c) ---- */
+
+/* The most values, and bytes of text in them, one aggregate call takes. */
+#define GA_MAX_VALUES 100000
+#define GA_MAX_BYTES (64 * 1024 * 1024)
+
+/* The array argument `name`, *n its length; NULL with *err set when it is
+ * not an array or is over the bounds. Borrowed from args. */
+json_t *ga_array(json_t *args, const char *name, size_t *n, json_t **err);
+/* A new object holding the i-th element under the label name[i], which the
+ * single-argument decoders read. label: size bytes, filled. */
+json_t *ga_item(json_t *array, size_t i, const char *name, char *label, size_t size);
+/* 0 when the decoded values (borrowed) can be aggregated together: one
+ * type; into a skip list, one kind of temporal subtype and interpolation;
+ * spatial values of one SRID and dimensionality. -1 with *err set. */
+int ga_agg_check(const void *const *v, size_t n, gen_family_t family, bool skiplist,
+                 const char *name, json_t **err);
+/* The error of a transition function that failed on element i; frees the
+ * state it left (state: taken). */
+json_t *ga_agg_fail(const char *fn, size_t i, void *state, bool skiplist);
+
+/* 0 when a window aggregate's interval is positive; -1 with *err set. */
+int ga_window(const Interval *interv, const char *name, json_t **err);
+
+/* Exported by libmeos 1.3 without a prototype in its public header. */
+void skiplist_free(SkipList *list);
+
 /* ---- Bounds (gen_bounds.c): how many pieces a bin, tile, box, split or
  * sample call asks for, from its arguments. NAN when a size or duration is
  * one MEOS cannot take without dividing by zero. v: borrowed, nullable
@@ -97,7 +127,8 @@ json_t *gr_check(const char *fn);
 /* ---- The generated table (build/gen/tools_gen.c) ---- */
 
 typedef struct {
-    const char *name, *category, *description, *input, *output;
+    /* function: the MEOS function called (an aggregate's transition function). */
+    const char *name, *function, *category, *description, *input, *output;
     tool_fn fn;
 } gen_tool_t;
 

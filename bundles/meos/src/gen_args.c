@@ -742,8 +742,7 @@ static const char *family_name(gen_family_t family)
     return names[family];
 }
 
-/* The meosType of a decoded value (a span set's: its spans'). */
-static int type_of(const void *v, gen_family_t family)
+int gv_type(const void *v, gen_family_t family)
 {
     switch (family) {
     case GF_TEMPORAL:
@@ -810,7 +809,7 @@ void *ga_value(call_t *c, json_t *args, const char *name, gen_family_t family, b
         return NULL;
     }
     if (types) {
-        int type = type_of(v, family);
+        int type = gv_type(v, family);
         size_t i = 0;
         while (i < n_types && types[i] != type)
             i++;
@@ -1164,11 +1163,7 @@ static json_t *dispatch(tn_call_t *call, json_t *args, void *user)
 int gen_register(tn_server_t *server)
 {
     for (size_t i = 0; i < gen_tools_count; i++) {
-        /* The category, and that the tool is generated, for clients that sort tools. */
-        json_t *m = json_pack("{s:{s:s,s:b}}", "io.toolnode/meos", "category",
-                              gen_tools[i].category, "generated", 1);
-        char *meta = m ? json_dumps(m, JSON_COMPACT) : NULL;
-        json_decref(m);
+        char *meta = tool_meta(gen_tools[i].category, gen_tools[i].function);
         tn_tool_t tool = {
             .name = gen_tools[i].name,
             .description = gen_tools[i].description,

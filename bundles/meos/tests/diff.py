@@ -161,6 +161,17 @@ def combos(tool: dict, k: int) -> list[tuple[dict, dict]]:
         args, parsers = {}, {}
         seen_family: dict[str, int] = {}
         for pname, kind in tool["params"]:
+            if kind.startswith("array:"):
+                # An aggregate's values: copies of one corpus value, so that they can be
+                # aggregated together, or none at all.
+                one, _ = combos({"name": tool["name"], "params": [["v", kind[6:]]]},
+                                i + 1)[i] if kind[6:] != "text" else ({"v": "a"}, {})
+                if "v" not in one:
+                    return []
+                args[pname] = [[one["v"]] * 2, [one["v"]], [one["v"]] * 3, []][i % 4]
+                if "v" in _ and args[pname]:
+                    parsers[pname] = _["v"]
+                continue
             if kind.startswith("value:"):
                 fam = kind[6:]
                 types = ranked_types(tool["name"], fam)
@@ -429,12 +440,14 @@ def main() -> int:
     for tool in picked:
         tool_ok = True
         cases = combos(tool, opts.combos)
-        for fam in {k[6:] for _, k in tool["params"] if k.startswith("value:")}:
-            if cases:
+        for pname, kind in tool["params"]:
+            fam = kind.split("value:")[-1]
+            if cases and "value:" in kind:
                 bad_args = dict(cases[0][0])
-                name = next(p for p, k in tool["params"] if k == "value:" + fam)
-                bad_args[name] = INVALID[fam][len(tool["name"]) % len(INVALID[fam])]
-                cases.append((bad_args, {"invalid": name}))
+                bad = INVALID[fam][len(tool["name"]) % len(INVALID[fam])]
+                bad_args[pname] = [cases[0][0][pname][0], bad] if \
+                    kind.startswith("array:") and cases[0][0][pname] else bad
+                cases.append((bad_args, {"invalid": pname}))
         for args, parsers in cases:
             invalid = parsers.get("invalid")
             got = node.call(tool["name"], args)

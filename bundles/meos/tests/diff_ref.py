@@ -105,12 +105,34 @@ def decode(value: Any, kind: str, parser: str | None) -> Any:
     return value
 
 
+def aggregate(tool: dict, args: dict, parsers: dict) -> dict:
+    """The transition function over every element, then the final function."""
+    kind = tool["params"][0][1][len("array:"):]
+    elements = [decode(v, kind, parsers.get("values")) for v in args["values"]]
+    window = [decode(args["interv"], "interval", None)] if "interv" in args else []
+    if errors:
+        return {"error": "reference could not read its input: " + errors[0]}
+    transfn = getattr(_lib, tool["function"])
+    state = _ffi.NULL
+    for e in elements:
+        state = transfn(state, e, *window)
+        if errors:
+            return {"error": errors[0]}
+    if tool["final"] and state != _ffi.NULL:
+        state = getattr(_lib, tool["final"])(state)
+    if errors:
+        return {"error": errors[0]}
+    return {"result": None if state == _ffi.NULL else encode(state, tool["result"])}
+
+
 def call(tool: dict, args: dict, parsers: dict) -> dict:
     errors.clear()
+    if tool["mode"] == "aggregate":
+        return aggregate(tool, args, parsers)
     c_args = [decode(args[name], kind, parsers.get(name)) for name, kind in tool["params"]]
     if errors:
         return {"error": "reference could not read its input: " + errors[0]}
-    fn = getattr(_lib, tool["name"])
+    fn = getattr(_lib, tool["function"])
     mode = tool["mode"]
     kind = tool["result"]
     if mode == "array":

@@ -40,13 +40,17 @@ def test_initialize_names_the_bundle(bundle):
 
 def test_every_tool_is_listed_tested_and_documented(bundle):
     tools = list_all(bundle)
-    curated = [t for t in tools if "Generated from the MEOS 1.3 C function" not in t["description"]]
+    curated = [t for t in tools if not t["_meta"]["io.toolnode/meos"]["generated"]]
     generated = [t for t in tools if t not in curated]
     with open(MANIFEST, encoding="utf-8") as f:
         manifest = json.load(f)
     assert len(curated) == 19
     assert [t["name"] for t in generated] == [m["name"] for m in manifest]
+    by_name = {m["name"]: m for m in manifest}
     for tool in generated:
+        # The category of docs/functions.md, for clients and the node's search to filter by.
+        assert tool["_meta"]["io.toolnode/category"] == by_name[tool["name"]]["category"]
+        assert tool["_meta"]["io.toolnode/meos"]["function"] == by_name[tool["name"]]["function"]
         schema = tool["inputSchema"]
         assert schema["additionalProperties"] is False
         assert sorted(schema["required"]) == sorted(schema["properties"])
@@ -55,7 +59,9 @@ def test_every_tool_is_listed_tested_and_documented(bundle):
     tools = curated
     with open(README, encoding="utf-8") as f:
         readme = f.read()
+    categories = {m["category"] for m in manifest}
     for tool in tools:
+        assert tool["_meta"]["io.toolnode/category"] in categories
         assert tool["description"] and tool["inputSchema"]["type"] == "object"
         assert tool["annotations"]["readOnlyHint"] is True
         assert any(c["tool"] == tool["name"] for c in CASES), f"no case calls {tool['name']}"
