@@ -35,9 +35,12 @@ VALUE_FAMILIES = {
     "TBox": "GF_TBOX",
     "STBox": "GF_STBOX",
     "GSERIALIZED": "GF_GEOMETRY",
+    "Npoint": "GF_NPOINT",
+    "Nsegment": "GF_NSEGMENT",
 }
 # Parameters take the family's general type; subtypes only come out.
-PARAM_FAMILIES = {"Temporal", "Set", "Span", "SpanSet", "TBox", "STBox", "GSERIALIZED"}
+PARAM_FAMILIES = {"Temporal", "Set", "Span", "SpanSet", "TBox", "STBox", "GSERIALIZED", "Npoint",
+                  "Nsegment"}
 
 FAMILY_TEXT = {
     "GF_TEMPORAL": "A temporal value (tbool, tint, tfloat, ttext, tgeompoint, tgeometry) in "
@@ -56,6 +59,9 @@ FAMILY_TEXT = {
     "[2025-01-01 00:00:00+00, 2025-01-02 00:00:00+00]), SRID=4326;STBOX ...; or HexWKB.",
     "GF_GEOMETRY": "A geometry as WKT, EWKT (SRID=4326;POINT(1 2)) or HexEWKB.",
     "GF_GEOGRAPHY": "A geography as WKT, EWKT (SRID=4326;POINT(1 2)) or HexEWKB.",
+    "GF_NPOINT": "A network point, NPoint(route, position): a route of the road network and "
+    "a fraction of its length from 0 to 1, e.g. NPoint(1, 0.5).",
+    "GF_NSEGMENT": "A network segment, NSegment(route, start, end), e.g. NSegment(1, 0.2, 0.6).",
 }
 
 INT_LIMITS = {
@@ -88,13 +94,14 @@ TYPE_WORDS = {
         "tnumber": ["T_TINT", "T_TFLOAT"], "tgeompoint": ["T_TGEOMPOINT"],
         "tgeogpoint": ["T_TGEOGPOINT"], "tpoint": ["T_TGEOMPOINT", "T_TGEOGPOINT"],
         "tgeometry": ["T_TGEOMETRY"], "tgeography": ["T_TGEOGRAPHY"], "tgeo": TSPATIAL,
-        "tspatial": TSPATIAL, "temporal": None,
+        "tspatial": TSPATIAL, "tnpoint": ["T_TNPOINT"], "temporal": None,
     },
     "Set": {
         "intset": ["T_INTSET"], "bigintset": ["T_BIGINTSET"], "floatset": ["T_FLOATSET"],
         "textset": ["T_TEXTSET"], "dateset": ["T_DATESET"], "tstzset": ["T_TSTZSET"],
         "geoset": ["T_GEOMSET", "T_GEOGSET"], "spatialset": ["T_GEOMSET", "T_GEOGSET"],
-        "numset": ["T_INTSET", "T_BIGINTSET", "T_FLOATSET"], "set": None,
+        "numset": ["T_INTSET", "T_BIGINTSET", "T_FLOATSET"], "npointset": ["T_NPOINTSET"],
+        "set": None,
     },
     "Span": {
         "intspan": ["T_INTSPAN"], "bigintspan": ["T_BIGINTSPAN"], "floatspan": ["T_FLOATSPAN"],
@@ -115,7 +122,7 @@ TYPE_WORDS = {
 BASE_WORDS = {
     "int": (("int", "int32"), "INT"), "bigint": (("int64",), "BIGINT"),
     "float": (("double",), "FLOAT"), "date": (("DateADT",), "DATE"),
-    "timestamptz": (("TimestampTz",), "TSTZ"),
+    "timestamptz": (("TimestampTz",), "TSTZ"), "npoint": (("Npoint",), "NPOINT"),
 }
 
 
@@ -145,7 +152,7 @@ def base_types(words: list[str], params: list) -> dict:
     if len(bases) != 1:
         return {}
     ctypes, code = BASE_WORDS[bases[0]]
-    if not any(p.ct.depth == 0 and p.ct.base in ctypes for p in params):
+    if not any(p.ct.depth == (p.ct.base == "Npoint") and p.ct.base in ctypes for p in params):
         return {}
     suffix = {"Set": "SET", "Span": "SPAN", "SpanSet": "SPAN"}
     return {p.name: [f"T_{code}{suffix[p.ct.base]}"] for p in params
@@ -213,6 +220,8 @@ class Tool:
     # aggregate's final function.
     function: str = ""
     final: str = ""
+    # Offered only when the bundle is given a road network.
+    network: bool = False
 
 
 def parse_header(path: str) -> tuple[list[tuple[str, str, c_ast.Decl]], dict[str, list[str]]]:
@@ -773,6 +782,7 @@ class Rules:
     finals: dict[str, str]
     max_values: int
     categories: dict[str, str]
+    network: str
     enums: dict[str, list[str]]
 
     @classmethod
@@ -783,7 +793,8 @@ class Rules:
                    set(policy["static"]["names"]), policy.get("limits", {}),
                    re.compile(policy["bounds"]["match"]), policy["bounds"]["max"],
                    re.compile(policy["aggregates"]["match"]), policy["aggregates"]["final"],
-                   policy["aggregates"]["max_values"], policy["categories"], enums)
+                   policy["aggregates"]["max_values"], policy["categories"],
+                   policy["network"]["section"], enums)
 
     def final_of(self, fn: str, state: str) -> str | None:
         return self.finals.get(fn, self.finals.get(state))
@@ -811,6 +822,7 @@ def decide(name: str, section: str, decl: c_ast.Decl, rules: Rules, docs: dict) 
     if rules.aggregates.search(name):
         t = Tool(name[: -len("_transfn")] + "_agg", section, prototype(decl), ret, params)
         t.function = name
+        t.network = section == rules.network
         t.category = "aggregates"
         build_aggregate(t, rules.final_of(name, params[0].ct.base if params else ""),
                         rules.max_values)
@@ -818,6 +830,7 @@ def decide(name: str, section: str, decl: c_ast.Decl, rules: Rules, docs: dict) 
         return t
     t = Tool(name, section, prototype(decl), ret, params)
     t.function = name
+    t.network = section == rules.network
     t.category = category(name, rules.categories)
     bounded = rules.bounds.search(name) is not None
     build(t, rules.static_names, rules.enums, rules.limits,
@@ -856,7 +869,8 @@ def main() -> int:
             continue
         tools.append(t)
         where = f"`meos.{t.name}` " if t.name != name else ""
-        table.append((name, section, f"tool {where}({t.category})"))
+        network = "; with a road network" if t.network else ""
+        table.append((name, section, f"tool {where}({t.category}{network})"))
     # A final function is a step of the aggregate tools, not a tool of its own.
     finals: dict[str, list[str]] = {}
     for t in tools:
@@ -870,7 +884,7 @@ def main() -> int:
                  "inputSchema": input_schema(t), "outputSchema": output_schema(t),
                  "prototype": t.proto, "function": t.function, "final": t.final,
                  "params": t.kinds, "accepted": t.accepted, "result": t.result_kind,
-                 "mode": t.mode, "outs": t.outs} for t in tools]
+                 "mode": t.mode, "outs": t.outs, "network": t.network} for t in tools]
     with open(os.path.join(out_dir, "manifest.json"), "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=1)
     write_docs(table, docs_md)
@@ -908,7 +922,7 @@ def write_c(tools: list[Tool], path: str) -> None:
         out.append(f"     {c_string(t.description)},")
         out.append(f"     {c_string(json.dumps(input_schema(t), separators=(',', ':')))},")
         out.append(f"     {c_string(json.dumps(output_schema(t), separators=(',', ':')))},")
-        out.append(f"     g_{t.name}}},")
+        out.append(f"     g_{t.name}, {'true' if t.network else 'false'}}},")
     out.append("};")
     out.append("const size_t gen_tools_count = sizeof gen_tools / sizeof gen_tools[0];")
     out.append(f"const char gen_annotations[] = {c_string(ANNOTATIONS)};")

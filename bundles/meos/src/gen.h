@@ -25,6 +25,8 @@ typedef enum {
     GF_STBOX,
     GF_GEOMETRY,
     GF_GEOGRAPHY,
+    GF_NPOINT,
+    GF_NSEGMENT,
 } gen_family_t;
 
 /* ---- Decoders. Each returns NULL / -1 with *err set on failure. ---- */
@@ -130,6 +132,8 @@ typedef struct {
     /* function: the MEOS function called (an aggregate's transition function). */
     const char *name, *function, *category, *description, *input, *output;
     tool_fn fn;
+    /* Offered only with a road network (a ways file, ways.c). */
+    bool network;
 } gen_tool_t;
 
 extern const gen_tool_t gen_tools[];

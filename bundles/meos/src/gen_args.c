@@ -40,6 +40,7 @@ enum {
     K_GEOM = 1 << 6,
     K_DATE = 1 << 7,
     K_TSTZ = 1 << 8,
+    K_NPOINT = 1 << 9,
 };
 
 typedef struct {
@@ -258,11 +259,50 @@ static bool lex_wkt(lex_t *lx)
     return ok;
 }
 
+/*
+ * A network point, NPoint(route, position), or with segment a network
+ * segment, NSegment(route, start, end): the route a whole number, the
+ * positions fractions of the route from 0 to 1. MEOS's parser ends the
+ * process on a malformed number.
+ */
+static bool lex_network(lex_t *lx, bool segment)
+{
+    const char *word = segment ? "NSegment" : "NPoint";
+    size_t n = strlen(word);
+    if (strncasecmp(lx->p, word, n) != 0)
+        return lx_fail(lx, segment ? "expected NSegment(route, start, end)"
+                                   : "expected NPoint(route, position)");
+    lx->p += n;
+    put(lx, word, n);
+    if (!expect(lx, "("))
+        return false;
+    skip_ws(lx);
+    int kinds = lx->kinds;
+    lx->kinds = 0;
+    if (!lex_number(lx) || lx->kinds & K_FLOAT || lx->last < 0)
+        return lx_fail(lx, "the route must be a whole number");
+    for (int i = 0; i < (segment ? 2 : 1); i++) {
+        if (!expect(lx, ","))
+            return false;
+        skip_ws(lx);
+        if (!lex_number(lx) || !(lx->last >= 0 && lx->last <= 1))
+            return lx_fail(lx, "a position on a route is a fraction from 0 to 1");
+    }
+    lx->kinds = kinds | K_NPOINT;
+    return expect(lx, ")");
+}
+
 /* One element of a set or span, or the value of an instant. */
 static bool lex_element(lex_t *lx, bool temporal)
 {
     skip_ws(lx);
     const char *p = lx->p;
+    /* MEOS writes the network points of a set quoted, and reads only those. */
+    if (*p == '"' && strncasecmp(p + 1, "NPoint", 6) == 0) {
+        lx->p++;
+        put(lx, "\"", 1);
+        return lex_network(lx, false) && expect(lx, "\"");
+    }
     if (*p == '"')
         return lex_quoted(lx);
     if (!temporal && isdigit((unsigned char)p[0]) && isdigit((unsigned char)p[1]) &&
@@ -286,6 +326,9 @@ static bool lex_element(lex_t *lx, bool temporal)
             lx->p = p + n;
             return put(lx, p, n);
         }
+        if (n == 6 && strncasecmp(p, "NPoint", 6) == 0 && *after == '(')
+            return temporal ? lex_network(lx, false)
+                            : put(lx, "\"", 1) && lex_network(lx, false) && put(lx, "\"", 1);
         return lex_wkt(lx);
     }
     return lx_fail(lx, "expected a value");
@@ -490,13 +533,14 @@ static bool all_hex(const char *s)
 /* The meosType codes of each family's HexWKB. */
 static bool family_has(gen_family_t family, int type)
 {
-    static const int sets[] = {T_DATESET, T_FLOATSET, T_INTSET, T_BIGINTSET, T_TEXTSET,
-                               T_TSTZSET, T_GEOMSET, T_GEOGSET};
+    static const int sets[] = {T_DATESET, T_FLOATSET, T_INTSET,   T_BIGINTSET, T_TEXTSET,
+                               T_TSTZSET, T_GEOMSET,  T_GEOGSET, T_NPOINTSET};
     static const int spans[] = {T_DATESPAN, T_FLOATSPAN, T_INTSPAN, T_BIGINTSPAN, T_TSTZSPAN};
     static const int spansets[] = {T_DATESPANSET, T_FLOATSPANSET, T_INTSPANSET,
                                    T_BIGINTSPANSET, T_TSTZSPANSET};
-    static const int temporals[] = {T_TBOOL, T_TINT, T_TFLOAT, T_TTEXT, T_TGEOMPOINT,
-                                    T_TGEOGPOINT, T_TGEOMETRY, T_TGEOGRAPHY};
+    static const int temporals[] = {T_TBOOL,      T_TINT,      T_TFLOAT,     T_TTEXT,
+                                    T_TGEOMPOINT, T_TGEOGPOINT, T_TGEOMETRY, T_TGEOGRAPHY,
+                                    T_TNPOINT};
     const int *list = family == GF_SET        ? sets
                       : family == GF_TEMPORAL ? temporals
                       : family == GF_SPANSET  ? spansets
@@ -610,6 +654,7 @@ static void *parse_temporal(lex_t *lx, bool geodetic, const int *types, size_t n
                   : k && !(k & ~(K_INT | K_FLOAT)) ? T_TFLOAT
                   : k == K_TEXT                    ? T_TTEXT
                   : k == K_POINT                   ? (geodetic ? T_TGEOGPOINT : T_TGEOMPOINT)
+                  : k == K_NPOINT                  ? T_TNPOINT
                   : spatial                        ? (geodetic ? T_TGEOGRAPHY : T_TGEOMETRY)
                                                    : -1;
     switch (read_type(natural, types, n)) {
@@ -629,6 +674,8 @@ static void *parse_temporal(lex_t *lx, bool geodetic, const int *types, size_t n
         return tgeometry_in(lx->out);
     case T_TGEOGRAPHY:
         return tgeography_in(lx->out);
+    case T_TNPOINT:
+        return tnpoint_in(lx->out);
     default:
         return lx_fail(lx, "values of one kind are needed: booleans, integers, floats, quoted "
                            "text or WKT geometries"),
@@ -658,6 +705,8 @@ static int collection_type(int k, gen_family_t family, bool geodetic)
         return T_TEXTSET;
     if (spatial && set)
         return geodetic ? T_GEOGSET : T_GEOMSET;
+    if (k == K_NPOINT && set)
+        return T_NPOINTSET;
     return -1;
 }
 
@@ -694,6 +743,8 @@ static void *parse_collection(lex_t *lx, gen_family_t family, bool geodetic, con
         return geomset_in(s);
     case T_GEOGSET:
         return geogset_in(s);
+    case T_NPOINTSET:
+        return npointset_in(s);
     case T_INTSPAN:
         return span ? (void *)intspan_in(s) : (void *)intspanset_in(s);
     case T_BIGINTSPAN:
@@ -736,9 +787,11 @@ static GSERIALIZED *parse_geo(const char *s, bool geodetic, const char *name, js
 
 static const char *family_name(gen_family_t family)
 {
-    static const char *const names[] = {"a temporal value", "a set",  "a span",
-                                        "a span set",       "a TBOX", "an STBOX",
-                                        "a geometry",       "a geography"};
+    static const char *const names[] = {"a temporal value", "a set",
+                                        "a span",           "a span set",
+                                        "a TBOX",           "an STBOX",
+                                        "a geometry",       "a geography",
+                                        "a network point",  "a network segment"};
     return names[family];
 }
 
@@ -782,6 +835,9 @@ void *ga_value(call_t *c, json_t *args, const char *name, gen_family_t family, b
     lex_t lx = {.s = s, .p = s, .name = name, .err = err};
     if (family == GF_GEOMETRY || family == GF_GEOGRAPHY) {
         v = parse_geo(s, family == GF_GEOGRAPHY, name, err);
+    } else if (family == GF_NPOINT || family == GF_NSEGMENT) {
+        if (lex_network(&lx, family == GF_NSEGMENT) && lex_end(&lx))
+            v = family == GF_NPOINT ? (void *)npoint_in(lx.out) : (void *)nsegment_in(lx.out);
     } else if (s[0] == '{' && family == GF_TEMPORAL && strchr(s, '"') &&
                strstr(s, "\"type\"")) {
         char *mfjson = mc_keep(c, mfjson_normalize(s, name, err));
@@ -1047,6 +1103,12 @@ json_t *ge_value_borrowed(const void *v, gen_family_t family)
     case GF_STBOX:
         s = stbox_out(v, DIGITS);
         break;
+    case GF_NPOINT:
+        s = npoint_out(v, DIGITS);
+        break;
+    case GF_NSEGMENT:
+        s = nsegment_out(v, DIGITS);
+        break;
     default:
         s = geo_as_ewkt(v, DIGITS);
         break;
@@ -1160,9 +1222,11 @@ static json_t *dispatch(tn_call_t *call, json_t *args, void *user)
     return mc_run(((const gen_tool_t *)user)->fn, args);
 }
 
-int gen_register(tn_server_t *server)
+int gen_register(tn_server_t *server, bool network)
 {
     for (size_t i = 0; i < gen_tools_count; i++) {
+        if (gen_tools[i].network && !network)
+            continue;
         char *meta = tool_meta(gen_tools[i].category, gen_tools[i].function);
         tn_tool_t tool = {
             .name = gen_tools[i].name,

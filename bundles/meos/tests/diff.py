@@ -57,39 +57,39 @@ CORPUS = {
                   [f"{{POLYGON((0 0,2 0,2 2,0 0))@{T0}, POINT(1 1)@{T1}}}",
                    f"Interp=Step;[LINESTRING(0 0,1 1)@{T0}, LINESTRING(1 1,2 2)@{T2}]"],
                   ["tgeometry", "tgeo", "tspatial", "temporal"]),
-    "intset": ("GF_SET", "intset_in", ["{1, 2, 3}", "{3, 5}"], ["intset", "numset", "set"]),
+    "intset": ("GF_SET", "intset_in", ["{1, 2, 3}", "{3, 5}"], ["intset", "int", "numset", "set"]),
     "bigintset": ("GF_SET", "bigintset_in", ["{1, 5000000000}", "{5000000000}"],
-                  ["bigintset", "numset", "set"]),
+                  ["bigintset", "bigint", "numset", "set"]),
     "floatset": ("GF_SET", "floatset_in", ["{1.5, 2.5}", "{2.5, 4}"],
-                 ["floatset", "numset", "set"]),
+                 ["floatset", "float", "numset", "set"]),
     "dateset": ("GF_SET", "dateset_in", ["{2025-01-01, 2025-01-03}", "{2025-01-03}"],
-                ["dateset", "set"]),
-    "tstzset": ("GF_SET", "tstzset_in", [f"{{{T0}, {T3}}}", f"{{{T3}}}"], ["tstzset", "set"]),
+                ["dateset", "date", "set"]),
+    "tstzset": ("GF_SET", "tstzset_in", [f"{{{T0}, {T3}}}", f"{{{T3}}}"], ["tstzset", "timestamptz", "set"]),
     "textset": ("GF_SET", "textset_in", ['{"a", "b"}', '{"b", "c"}'], ["textset", "set"]),
     "geomset": ("GF_SET", "geomset_in", ["{POINT(1 1), POINT(2 2)}", "{POINT(2 2)}"],
                 ["geomset", "geoset", "spatialset", "set"]),
-    "intspan": ("GF_SPAN", "intspan_in", ["[1, 5)", "[3, 8)"], ["intspan", "numspan", "span"]),
+    "intspan": ("GF_SPAN", "intspan_in", ["[1, 5)", "[3, 8)"], ["intspan", "int", "numspan", "span"]),
     "bigintspan": ("GF_SPAN", "bigintspan_in", ["[1, 5000000000)", "[4000000000, 6000000000)"],
-                   ["bigintspan", "numspan", "span"]),
+                   ["bigintspan", "bigint", "numspan", "span"]),
     "floatspan": ("GF_SPAN", "floatspan_in", ["[1.5, 2.5]", "[2, 3.5]"],
-                  ["floatspan", "numspan", "span"]),
+                  ["floatspan", "float", "numspan", "span"]),
     "datespan": ("GF_SPAN", "datespan_in", ["[2025-01-01, 2025-01-05)", "[2025-01-03, 2025-01-08)"],
-                 ["datespan", "span"]),
+                 ["datespan", "date", "span"]),
     "tstzspan": ("GF_SPAN", "tstzspan_in", [f"[{T0}, {T1}]", f"[{T1}, {T3}]"],
-                 ["tstzspan", "span"]),
+                 ["tstzspan", "timestamptz", "span"]),
     "intspanset": ("GF_SPANSET", "intspanset_in", ["{[1, 3), [5, 7)}", "{[2, 6)}"],
-                   ["intspanset", "numspanset", "spanset"]),
+                   ["intspanset", "int", "numspanset", "spanset"]),
     "bigintspanset": ("GF_SPANSET", "bigintspanset_in", ["{[1, 3), [5000000000, 5000000007)}",
                                                           "{[2, 5000000006)}"],
-                      ["bigintspanset", "numspanset", "spanset"]),
+                      ["bigintspanset", "bigint", "numspanset", "spanset"]),
     "floatspanset": ("GF_SPANSET", "floatspanset_in", ["{[1.5, 2.5], [3, 4.5]}", "{[2, 3.5]}"],
-                     ["floatspanset", "numspanset", "spanset"]),
+                     ["floatspanset", "float", "numspanset", "spanset"]),
     "datespanset": ("GF_SPANSET", "datespanset_in",
                     ["{[2025-01-01, 2025-01-03), [2025-01-05, 2025-01-07)}",
-                     "{[2025-01-02, 2025-01-06)}"], ["datespanset", "spanset"]),
+                     "{[2025-01-02, 2025-01-06)}"], ["datespanset", "date", "spanset"]),
     "tstzspanset": ("GF_SPANSET", "tstzspanset_in", [f"{{[{T0}, {T1}], [{T2}, {T3}]}}",
                                                       f"{{[{T1}, {T2}]}}"],
-                    ["tstzspanset", "spanset"]),
+                    ["tstzspanset", "timestamptz", "spanset"]),
     "tboxfloat": ("GF_TBOX", "tbox_in", [f"TBOXFLOAT XT([1, 2],[{T0}, {T3}])",
                                          f"TBOXFLOAT XT([1.5, 4],[{T1}, {T3}])"],
                   ["tbox", "tnumber", "float"]),
@@ -111,7 +111,20 @@ CORPUS = {
                    ["tgeography", "tgeo", "tspatial", "temporal"]),
     "geogset": ("GF_SET", "geogset_in", ["{POINT(1 1), POINT(2 2)}", "{POINT(2 2)}"],
                 ["geogset", "geoset", "spatialset", "set"]),
+    # Network points, on the routes of tests/data/ways.csv.
+    "tnpoint": ("GF_TEMPORAL", "tnpoint_in",
+                [f"[NPoint(1,0.2)@{T0}, NPoint(1,0.8)@{T1}]",
+                 f"{{NPoint(3,0.25)@{T0}, NPoint(3,0.5)@{T2}}}"], ["tnpoint", "temporal"]),
+    "npointset": ("GF_SET", "npointset_in", ['{"NPoint(1,0.2)", "NPoint(3,0.5)"}',
+                                             '{"NPoint(2,0.5)"}'], ["npointset", "npoint", "set"]),
+    "npoint": ("GF_NPOINT", "npoint_in", ["NPoint(1,0.5)", "NPoint(3,0.25)"], ["npoint"]),
+    "nsegment": ("GF_NSEGMENT", "nsegment_in", ["NSegment(1,0.2,0.6)", "NSegment(3,0.25,0.75)"],
+                 ["nsegment"]),
 }
+# The road network of the network-point tools, named to the bundle (through the node) and
+# to the reference (through build/ways_preload.so) in MEOS_WAYS.
+WAYS = os.path.join(HERE, "data", "ways.csv")
+WAYS_PRELOAD = os.path.join(BUNDLE_DIR, "build", "ways_preload.so")
 GEODETIC = {"tgeogpoint", "tgeography", "geogset", "geography"}
 
 
@@ -128,6 +141,8 @@ INVALID = {
     "GF_STBOX": ["STBOX X((1,1),(5))"],
     "GF_GEOMETRY": ["1234", "POINT(1"],
     "GF_GEOGRAPHY": ["POINT(1"],
+    "GF_NPOINT": ["NPoint(1, 2)", "NPoint(x"],
+    "GF_NSEGMENT": ["NSegment(1, 0.5)"],
 }
 SCALARS = {
     "int": [1, 2],
@@ -135,7 +150,7 @@ SCALARS = {
     "bool": [True, False],
     "timestamptz": [T1, "2025-01-01 08:05:00+00"],
     "date": ["2025-01-02", "2025-01-04"],
-    "interval": ["00:10:00", "1 day"],
+    "interval": ["1 day", "00:10:00"],
     "text": ["a", "b"],
     "cstring": ["linear", "NDR"],
 }
@@ -145,13 +160,17 @@ CSTRINGS = {"interp_str": ["linear", "step"], "endian": ["NDR", "XDR"], "srs": [
 def ranked_types(tool_name: str, family: str) -> list[str]:
     """Types of the family, those whose words the function's name uses first."""
     name = tool_name.lower()
+    tokens = set(name.split("_"))
     scored = []
     for tname, (fam, _, _, words) in CORPUS.items():
         if fam != family or (tname in GEODETIC) != geodetic(tool_name):
             continue
-        score = max((len(words) - i for i, w in enumerate(words) if w in name), default=0)
-        scored.append((-score, tname))
-    return [t for _, t in sorted(scored)]
+        # A word that is a whole part of the name ranks above one found inside a part
+        # (intset inside npointset).
+        whole = max((len(words) - i for i, w in enumerate(words) if w in tokens), default=0)
+        inside = max((len(words) - i for i, w in enumerate(words) if w in name), default=0)
+        scored.append((-whole, -inside, tname))
+    return [t for *_, t in sorted(scored)]
 
 
 def combos(tool: dict, k: int) -> list[tuple[dict, dict]]:
@@ -260,7 +279,7 @@ class Node:
             [node, "serve", "--bundles", self.dir, "--names", "canonical", "--stdio",
              "--page-size", "0"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
-            encoding="utf-8")
+            encoding="utf-8", env=dict(os.environ, MEOS_WAYS=WAYS))
         self.next_id = 0
         self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
                                     "clientInfo": {"name": "meos-diff", "version": "1"}})
@@ -310,7 +329,8 @@ class Reference:
         if self.proc is None:
             self.proc = subprocess.Popen(
                 [sys.executable, os.path.join(HERE, "diff_ref.py")], stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                env=dict(os.environ, MEOS_WAYS=WAYS, LD_PRELOAD=WAYS_PRELOAD))
         self.proc.stdin.write(json.dumps({"tool": tool, "args": args, "parsers": parsers}) + "\n")
         self.proc.stdin.flush()
         ready, _, _ = select.select([self.proc.stdout], [], [], REFERENCE_TIMEOUT)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from typing import Any
 
@@ -56,6 +57,10 @@ def encode_value(v: Any, family: str) -> str | None:
         s = _lib.tbox_out(v, DIGITS)
     elif family == "GF_STBOX":
         s = _lib.stbox_out(v, DIGITS)
+    elif family == "GF_NPOINT":
+        s = _lib.npoint_out(v, DIGITS)
+    elif family == "GF_NSEGMENT":
+        s = _lib.nsegment_out(v, DIGITS)
     else:
         s = _lib.geo_as_ewkt(v, DIGITS)
     return c_string(s)
@@ -183,6 +188,12 @@ def call(tool: dict, args: dict, parsers: dict) -> dict:
 def main() -> None:
     pymeos_cffi.meos_initialize("UTC")
     _lib.meos_initialize_error_handler(on_error)
+    ways = os.environ.get("MEOS_WAYS")
+    if ways:
+        # As the bundle does (src/ways.c): one route in MEOS's cache, so that
+        # get_srid_ways answers the network's SRID from the first call.
+        with open(ways, encoding="ascii") as f:
+            _lib.route_exists(int(f.readline().split(",")[0]))
     for line in sys.stdin:
         req = json.loads(line)
         try:
