@@ -129,7 +129,8 @@ BASE_WORDS = {
 def accepted_types(name: str, params: list) -> dict:
     """The meosType names each value parameter takes, from the function's name;
     a parameter the name says nothing definite about is absent (any type of its family)."""
-    words = name.split("_to_")[0].split("_")
+    # A conversion's source comes before _to_; a constructor's after _from_.
+    words = name.split("_to_")[0].split("_from_")[-1].split("_")
     out = base_types(words, params)
     for base, table in TYPE_WORDS.items():
         mine = [p.name for p in params if p.ct.depth == 1 and p.ct.base == base]

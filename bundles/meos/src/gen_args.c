@@ -55,6 +55,10 @@ typedef struct {
     /* A span empty once its integer or date bounds are normalized, e.g. (1, 2),
      * though not as floats or timestamps: an error only if read as integers or dates. */
     bool discrete_empty;
+    /* The time of the previous instant of a temporal value, and whether the
+     * next one starts a sequence (which may share its predecessor's time). */
+    double prev_time;
+    bool sequence_start;
     bool failed;
     json_t **err;
 } lex_t;
@@ -334,12 +338,19 @@ static bool lex_element(lex_t *lx, bool temporal)
     return lx_fail(lx, "expected a value");
 }
 
+/* MEOS reports timestamps out of order, and leaks the text of its message
+ * doing so: they are refused here. */
 static bool lex_instant(lex_t *lx)
 {
     if (!lex_element(lx, true) || !expect(lx, "@"))
         return false;
     skip_ws(lx);
-    return lex_time(lx, false);
+    if (!lex_time(lx, false))
+        return false;
+    bool in_order = lx->sequence_start ? lx->last >= lx->prev_time : lx->last > lx->prev_time;
+    lx->prev_time = lx->last;
+    lx->sequence_start = false;
+    return in_order || lx_fail(lx, "timestamps must increase");
 }
 
 /* Elements (or instants) separated by commas, up to a closing character. */
@@ -354,6 +365,7 @@ static bool lex_list(lex_t *lx, bool (*item)(lex_t *), const char *close)
 
 static bool lex_sequence(lex_t *lx)
 {
+    lx->sequence_start = true;
     return expect(lx, "[(") && lex_list(lx, lex_instant, "])");
 }
 
@@ -420,6 +432,7 @@ static bool lex_temporal(lex_t *lx, bool *srid)
     /* MEOS reads one interpolation prefix, Interp=Step; (linear is the
      * default of a sequence, discrete is written {...}); its number parsers
      * end the process on any other. */
+    lx->prev_time = -INFINITY;
     if (!lex_prefix(lx, "SRID=", srid))
         return false;
     skip_ws(lx);
@@ -501,18 +514,32 @@ static bool lex_box(lex_t *lx, gen_family_t family)
     put(lx, " ", 1);
     put(lx, dims, d);
     lx->p = q + d;
+    /* The spans of a box are checked as lex_span checks spans: MEOS 1.3
+     * reads uninitialised memory after it reports an empty one. */
+    double lower = 0, upper = 0;
+    bool lower_inc = false;
+    int bounds = 0;
     for (const char *s = shape; *s; s++) {
         skip_ws(lx);
-        if (*s == 'n') {
+        if (*s == 'n' || *s == 't') {
             int before = lx->kinds;
-            if (!lex_number(lx))
+            if (*s == 'n' ? !lex_number(lx) : !lex_time(lx, false))
                 return false;
             lx->kinds = before;
-        } else if (*s == 't') {
-            if (!lex_time(lx, false))
-                return false;
+            *(bounds++ == 0 ? &lower : &upper) = lx->last;
         } else if (!expect(lx, *s == 'S' ? "[(" : *s == 'E' ? "])" : (char[]){*s, '\0'})) {
             return false;
+        } else if (*s == 'S') {
+            lower_inc = lx->out[lx->len - 1] == '[';
+            bounds = 0;
+        } else if (*s == 'E') {
+            bool upper_inc = lx->out[lx->len - 1] == ']';
+            /* TBOXINT's integers normalize to [lower, upper) as spans do. */
+            bool integers = !strcmp(keyword, "TBOXINT") && s[-1] == 'n';
+            if (lower > upper || (lower == upper && !(lower_inc && upper_inc)) ||
+                (integers && lower + !lower_inc >= upper + upper_inc))
+                return lx_fail(lx, "an empty span in a box: the lower bound must be below the "
+                                   "upper one");
         }
     }
     return lex_end(lx);
