@@ -140,20 +140,8 @@ def call(tool: dict, args: dict, parsers: dict) -> dict:
     fn = getattr(_lib, tool["function"])
     mode = tool["mode"]
     kind = tool["result"]
-    if mode == "array":
-        count = _ffi.new("int *")
-        r = fn(*c_args, count)
-        if errors:
-            return {"error": errors[0]}
-        if r == _ffi.NULL:
-            return {"result": None}
-        out = []
-        for i in range(count[0]):
-            # Contiguous arrays of boxes and spans hold values, not pointers.
-            elem = r + i if _ffi.typeof(r).item.kind == "struct" else r[i]
-            out.append(encode(elem, kind))
-        return {"result": out}
-    if mode == "split":
+    if mode in ("array", "split"):
+        # A counted array; a split's bins come in arrays of their own before the count.
         outs = [_ffi.new(ctype.strip() + " **") for _, _, _, ctype in tool["outs"]]
         count = _ffi.new("int *")
         r = fn(*c_args, *outs, count)
@@ -161,13 +149,15 @@ def call(tool: dict, args: dict, parsers: dict) -> dict:
             return {"error": errors[0]}
         if r == _ffi.NULL:
             return {"result": None}
-        pieces = []
+        items = []
         for i in range(count[0]):
-            piece = {key: encode(out[0][i], okind)
-                     for out, (_, key, okind, _) in zip(outs, tool["outs"])}
-            piece["value"] = encode(r[i], kind)
-            pieces.append(piece)
-        return {"result": pieces}
+            # Contiguous arrays of boxes and spans hold values, not pointers.
+            elem = encode(r + i if _ffi.typeof(r).item.kind == "struct" else r[i], kind)
+            if mode == "split":
+                elem = {key: encode(out[0][i], okind)
+                        for out, (_, key, okind, _) in zip(outs, tool["outs"])} | {"value": elem}
+            items.append(elem)
+        return {"result": items}
     if mode.startswith("out:"):
         out = _ffi.new(mode[4:].strip() + " *")
         found = fn(*c_args, out)

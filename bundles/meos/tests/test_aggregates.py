@@ -4,10 +4,6 @@ answered as worked out here, and an array over the bound refused whole."""
 import re
 from datetime import datetime, timedelta, timezone
 
-import pytest
-
-from bundle_client import Bundle
-
 FLEET = 10_000
 START = datetime(2025, 1, 1, 8, 0, tzinfo=timezone.utc)
 TRIP = timedelta(minutes=30)
@@ -44,13 +40,6 @@ def step_value(answer: str, t: datetime) -> int | None:
         if instants[0][1] <= t <= instants[-1][1]:
             return [v for v, ts in instants if ts <= t][-1]
     return None
-
-
-@pytest.fixture(scope="module")
-def bundle():
-    b = Bundle()
-    yield b
-    assert b.close() == 0
 
 
 def test_fleet_of_ten_thousand_counted_in_one_call(bundle):

@@ -26,13 +26,6 @@ def list_all(bundle):
         params = {"cursor": page["nextCursor"]}
 
 
-@pytest.fixture(scope="module")
-def bundle():
-    b = Bundle()
-    yield b
-    assert b.close() == 0
-
-
 def test_initialize_names_the_bundle(bundle):
     assert bundle.info["serverInfo"]["name"] == "toolnode-meos"
     assert bundle.info["protocolVersion"] == "2025-11-25"
