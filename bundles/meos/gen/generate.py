@@ -589,8 +589,9 @@ def split_body(t: Tool, elem: CType, bins: list[Param], args: list[str]) -> None
     t.outs = [[o[0], o[1], o[4], o[5]] for o in outs]
 
 
-# How an aggregate's element is read from the JSON array, by its C type: the
-# type of the array holding them, the decoder's call and its failure test.
+# How an aggregate's scalar element is read from the JSON array, by its C
+# type: the type of the array holding them, the decoder's call (0 when read)
+# and the element's kind in the manifest.
 AGG_ELEMENTS = {
     "int": ("int64_t", "ga_int(item, label, INT32_MIN, INT32_MAX, &v[i], &err)", "int"),
     "int32": ("int64_t", "ga_int(item, label, INT32_MIN, INT32_MAX, &v[i], &err)", "int"),
@@ -617,7 +618,7 @@ def build_aggregate(t: Tool, final: str | None, max_values: int) -> None:
     skiplist = "true" if state.ct.base == "SkipList" else "false"
     ect = elem.ct
     body.append("    size_t n;")
-    body.append("    json_t *values = ga_array(args, \"values\", &n, &err);")
+    body.append(f"    json_t *values = ga_array(args, \"values\", {max_values}, &n, &err);")
     body.append("    if (!values) return err;")
     if window:
         body.append("    const Interval *a_interv = ga_interval(c, args, \"interv\", &err);")
@@ -641,12 +642,12 @@ def build_aggregate(t: Tool, final: str | None, max_values: int) -> None:
         array_type, decode, failed = "const text *", "(v[i] = ga_text(c, item, label, &err))", "!v[i]"
         kind, item_schema, arg = "text", {"type": "string"}, "v[i]"
     elif ect.depth == 0 and ect.base in AGG_ELEMENTS:
-        array_type, call, kind = AGG_ELEMENTS[ect.base]
-        decode, failed, arg = call, "rc", "v[i]"
-        item_schema = {"integer": {"type": "integer"}, "double": {"type": "number"},
+        array_type, decode, kind = AGG_ELEMENTS[ect.base]
+        failed, arg = "rc", "v[i]"
+        item_schema = {"int": {"type": "integer"}, "double": {"type": "number"},
                        "date": {"type": "string", "description": "A date, YYYY-MM-DD."},
                        "timestamptz": {"type": "string", "description": "A timestamp, ISO 8601."},
-                       "int": {"type": "integer"}}[kind]
+                       }[kind]
     else:
         raise Excluded(f"an aggregate over {ect}, which has no JSON form")
     body.append(f"    {array_type}*v = mc_keep(c, calloc(n + 1, sizeof *v));")

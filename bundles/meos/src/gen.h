@@ -73,13 +73,14 @@ int gv_type(const void *v, gen_family_t family);
 
 /* ---- Aggregates (gen_agg.c) ---- */
 
-/* The most values, and bytes of text in them, one aggregate call takes. */
-#define GA_MAX_VALUES 100000
+/* The most bytes of text the values of one aggregate call hold (the most
+ * values is policy.toml's [aggregates] max_values). */
 #define GA_MAX_BYTES (64 * 1024 * 1024)
 
 /* The array argument `name`, *n its length; NULL with *err set when it is
- * not an array or is over the bounds. Borrowed from args. */
-json_t *ga_array(json_t *args, const char *name, size_t *n, json_t **err);
+ * not an array, holds more than max values or more than GA_MAX_BYTES of
+ * text. Borrowed from args. */
+json_t *ga_array(json_t *args, const char *name, size_t max, size_t *n, json_t **err);
 /* A new object holding the i-th element under the label name[i], which the
  * single-argument decoders read. label: size bytes, filled. */
 json_t *ga_item(json_t *array, size_t i, const char *name, char *label, size_t size);

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-json_t *ga_array(json_t *args, const char *name, size_t *n, json_t **err)
+json_t *ga_array(json_t *args, const char *name, size_t max, size_t *n, json_t **err)
 {
     json_t *array = json_object_get(args, name);
     if (!json_is_array(array)) {
@@ -27,10 +27,10 @@ json_t *ga_array(json_t *args, const char *name, size_t *n, json_t **err)
         return NULL;
     }
     *n = json_array_size(array);
-    if (*n > GA_MAX_VALUES) {
-        *err = mc_fail("argument \"%s\" holds %zu values; an aggregate takes at most %d in one "
+    if (*n > max) {
+        *err = mc_fail("argument \"%s\" holds %zu values; an aggregate takes at most %zu in one "
                        "call",
-                       name, *n, GA_MAX_VALUES);
+                       name, *n, max);
         return NULL;
     }
     size_t bytes = 0;

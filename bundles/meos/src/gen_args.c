@@ -296,17 +296,27 @@ static bool lex_network(lex_t *lx, bool segment)
     return expect(lx, ")");
 }
 
+/* A network point in a set or an instant, quoted or not: MEOS reads the
+ * network points of a set only quoted, those of an instant only bare. */
+static bool lex_npoint_element(lex_t *lx, bool temporal)
+{
+    bool quoted = *lx->p == '"';
+    lx->p += quoted;
+    if ((!temporal && !put(lx, "\"", 1)) || !lex_network(lx, false))
+        return false;
+    if (quoted && *lx->p++ != '"')
+        return lx_fail(lx, "expected \" after the network point");
+    return temporal || put(lx, "\"", 1);
+}
+
 /* One element of a set or span, or the value of an instant. */
 static bool lex_element(lex_t *lx, bool temporal)
 {
     skip_ws(lx);
     const char *p = lx->p;
-    /* MEOS writes the network points of a set quoted, and reads only those. */
-    if (*p == '"' && strncasecmp(p + 1, "NPoint", 6) == 0) {
-        lx->p++;
-        put(lx, "\"", 1);
-        return lex_network(lx, false) && expect(lx, "\"");
-    }
+    const char *word = p + (*p == '"');
+    if (strncasecmp(word, "NPoint", 6) == 0 && word[6 + strspn(word + 6, " ")] == '(')
+        return lex_npoint_element(lx, temporal);
     if (*p == '"')
         return lex_quoted(lx);
     if (!temporal && isdigit((unsigned char)p[0]) && isdigit((unsigned char)p[1]) &&
@@ -330,9 +340,6 @@ static bool lex_element(lex_t *lx, bool temporal)
             lx->p = p + n;
             return put(lx, p, n);
         }
-        if (n == 6 && strncasecmp(p, "NPoint", 6) == 0 && *after == '(')
-            return temporal ? lex_network(lx, false)
-                            : put(lx, "\"", 1) && lex_network(lx, false) && put(lx, "\"", 1);
         return lex_wkt(lx);
     }
     return lx_fail(lx, "expected a value");
@@ -526,7 +533,10 @@ static bool lex_box(lex_t *lx, gen_family_t family)
             if (*s == 'n' ? !lex_number(lx) : !lex_time(lx, false))
                 return false;
             lx->kinds = before;
-            *(bounds++ == 0 ? &lower : &upper) = lx->last;
+            if (bounds++ == 0)
+                lower = lx->last;
+            else
+                upper = lx->last;
         } else if (!expect(lx, *s == 'S' ? "[(" : *s == 'E' ? "])" : (char[]){*s, '\0'})) {
             return false;
         } else if (*s == 'S') {
