@@ -196,6 +196,10 @@ def combos(tool: dict, k: int) -> list[tuple[dict, dict]]:
                 types = ranked_types(tool["name"], fam)
                 if not types:
                     return []
+                # The types this parameter takes first, so that two parameters of one
+                # family (a number span and a time span) each get one of theirs.
+                taken = tool.get("accepted", {}).get(pname, [])
+                types.sort(key=lambda t: meos_type(CORPUS[t][1]) not in taken)
                 tname = types[i % len(types)]
                 nth = seen_family.get(fam, 0)
                 seen_family[fam] = nth + 1
