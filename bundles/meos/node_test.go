@@ -174,6 +174,9 @@ func startNode(t *testing.T) *mcp.ClientSession {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(node, "serve", "--bundles", dir)
+	// bundle.json lets the bundle inherit MEOS_WAYS: the road network of the network-point
+	// tools, here the small one made for the tests.
+	cmd.Env = append(os.Environ(), "MEOS_WAYS="+filepath.Join(here, "tests", "data", "ways.csv"))
 	logs := &syncBuffer{}
 	cmd.Stderr = logs
 	client := mcp.NewClient(&mcp.Implementation{Name: "meos-node-test", Version: "1"}, nil)
@@ -360,7 +363,7 @@ func TestListedToolsAreTheDocumentedOnes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var manifest []struct{ Name string }
+	var manifest []struct{ Name, Function string }
 	if err := json.Unmarshal(b, &manifest); err != nil {
 		t.Fatalf("build/gen/manifest.json: %v", err)
 	}
@@ -369,8 +372,13 @@ func TestListedToolsAreTheDocumentedOnes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range manifest {
-		if !strings.Contains(string(table), "| `"+m.Name+"` | ") {
-			t.Errorf("docs/functions.md has no row for %s", m.Name)
+		// The row of the function it calls; an aggregate's row names the tool.
+		row := regexp.MustCompile("(?m)^\\| `" + regexp.QuoteMeta(m.Function) + "` \\|.*$").Find(table)
+		switch {
+		case row == nil:
+			t.Errorf("docs/functions.md has no row for %s", m.Function)
+		case m.Name != m.Function && !strings.Contains(string(row), "`meos."+m.Name+"`"):
+			t.Errorf("the row of %s does not name its tool meos.%s: %s", m.Function, m.Name, row)
 		}
 		documented = append(documented, "meos."+m.Name)
 	}
@@ -393,5 +401,65 @@ func TestListedToolsAreTheDocumentedOnes(t *testing.T) {
 	slices.Sort(listed)
 	if d := cmp.Diff(documented, listed); d != "" {
 		t.Errorf("listed tools (-documented +listed):\n%s", d)
+	}
+}
+
+// The node's search filters by the category each tool carries in its _meta: a client is
+// given the MEOS aggregates, or the MEOS tools of any other category, without the list of
+// every tool.
+func TestSearchByCategory(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("build", "gen", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var manifest []struct{ Name, Category string }
+	if err := json.Unmarshal(b, &manifest); err != nil {
+		t.Fatal(err)
+	}
+	var aggregates []string
+	for _, m := range manifest {
+		if m.Category == "aggregates" {
+			aggregates = append(aggregates, "meos."+m.Name)
+		}
+	}
+	if len(aggregates) < 10 || len(aggregates) > 100 {
+		t.Fatalf("%d aggregates in the manifest; the test lists them in one page of at most 100", len(aggregates))
+	}
+	s := startNode(t)
+	search := func(args map[string]any) (results []struct{ Name, Category string }, categories []string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "toolnode.search", Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("toolnode.search %v: %v %v", args, err, res)
+		}
+		raw, _ := json.Marshal(res.StructuredContent)
+		var out struct {
+			Results    []struct{ Name, Category string }
+			Categories []string
+		}
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out.Results, out.Categories
+	}
+
+	listed, _ := search(map[string]any{"query": "", "category": "aggregates", "limit": 100})
+	var names []string
+	for _, r := range listed {
+		names = append(names, r.Name)
+	}
+	slices.Sort(aggregates)
+	if d := cmp.Diff(aggregates, names); d != "" {
+		t.Errorf("the aggregates listed (-manifest +search):\n%s", d)
+	}
+	found, _ := search(map[string]any{"query": "temporal average", "category": "aggregates", "limit": 3})
+	if len(found) == 0 || found[0].Name != "meos.tnumber_tavg_agg" || found[0].Category != "aggregates" {
+		t.Errorf("temporal average among the aggregates: %v, want meos.tnumber_tavg_agg first", found)
+	}
+	none, categories := search(map[string]any{"query": "", "category": "aggregate"})
+	if len(none) != 0 || !slices.Contains(categories, "aggregates") || !slices.Contains(categories, "spatial relationships") {
+		t.Errorf("an unknown category: results %v, categories %v; want none, and the categories there are", none, categories)
 	}
 }

@@ -35,9 +35,12 @@ VALUE_FAMILIES = {
     "TBox": "GF_TBOX",
     "STBox": "GF_STBOX",
     "GSERIALIZED": "GF_GEOMETRY",
+    "Npoint": "GF_NPOINT",
+    "Nsegment": "GF_NSEGMENT",
 }
 # Parameters take the family's general type; subtypes only come out.
-PARAM_FAMILIES = {"Temporal", "Set", "Span", "SpanSet", "TBox", "STBox", "GSERIALIZED"}
+PARAM_FAMILIES = {"Temporal", "Set", "Span", "SpanSet", "TBox", "STBox", "GSERIALIZED", "Npoint",
+                  "Nsegment"}
 
 FAMILY_TEXT = {
     "GF_TEMPORAL": "A temporal value (tbool, tint, tfloat, ttext, tgeompoint, tgeometry) in "
@@ -56,6 +59,9 @@ FAMILY_TEXT = {
     "[2025-01-01 00:00:00+00, 2025-01-02 00:00:00+00]), SRID=4326;STBOX ...; or HexWKB.",
     "GF_GEOMETRY": "A geometry as WKT, EWKT (SRID=4326;POINT(1 2)) or HexEWKB.",
     "GF_GEOGRAPHY": "A geography as WKT, EWKT (SRID=4326;POINT(1 2)) or HexEWKB.",
+    "GF_NPOINT": "A network point, NPoint(route, position): a route of the road network and "
+    "a fraction of its length from 0 to 1, e.g. NPoint(1, 0.5).",
+    "GF_NSEGMENT": "A network segment, NSegment(route, start, end), e.g. NSegment(1, 0.2, 0.6).",
 }
 
 INT_LIMITS = {
@@ -88,13 +94,14 @@ TYPE_WORDS = {
         "tnumber": ["T_TINT", "T_TFLOAT"], "tgeompoint": ["T_TGEOMPOINT"],
         "tgeogpoint": ["T_TGEOGPOINT"], "tpoint": ["T_TGEOMPOINT", "T_TGEOGPOINT"],
         "tgeometry": ["T_TGEOMETRY"], "tgeography": ["T_TGEOGRAPHY"], "tgeo": TSPATIAL,
-        "tspatial": TSPATIAL, "temporal": None,
+        "tspatial": TSPATIAL, "tnpoint": ["T_TNPOINT"], "temporal": None,
     },
     "Set": {
         "intset": ["T_INTSET"], "bigintset": ["T_BIGINTSET"], "floatset": ["T_FLOATSET"],
         "textset": ["T_TEXTSET"], "dateset": ["T_DATESET"], "tstzset": ["T_TSTZSET"],
         "geoset": ["T_GEOMSET", "T_GEOGSET"], "spatialset": ["T_GEOMSET", "T_GEOGSET"],
-        "numset": ["T_INTSET", "T_BIGINTSET", "T_FLOATSET"], "set": None,
+        "numset": ["T_INTSET", "T_BIGINTSET", "T_FLOATSET"], "npointset": ["T_NPOINTSET"],
+        "set": None,
     },
     "Span": {
         "intspan": ["T_INTSPAN"], "bigintspan": ["T_BIGINTSPAN"], "floatspan": ["T_FLOATSPAN"],
@@ -110,11 +117,21 @@ TYPE_WORDS = {
 }
 
 
+# A base type named in a function's name beside a scalar of that C type says
+# what its sets, spans and span sets hold: contains_span_float takes a float span.
+BASE_WORDS = {
+    "int": (("int", "int32"), "INT"), "bigint": (("int64",), "BIGINT"),
+    "float": (("double",), "FLOAT"), "date": (("DateADT",), "DATE"),
+    "timestamptz": (("TimestampTz",), "TSTZ"), "npoint": (("Npoint",), "NPOINT"),
+}
+
+
 def accepted_types(name: str, params: list) -> dict:
     """The meosType names each value parameter takes, from the function's name;
     a parameter the name says nothing definite about is absent (any type of its family)."""
-    words = name.split("_to_")[0].split("_")
-    out = {}
+    # A conversion's source comes before _to_; a constructor's after _from_.
+    words = name.split("_to_")[0].split("_from_")[-1].split("_")
+    out = base_types(words, params)
     for base, table in TYPE_WORDS.items():
         mine = [p.name for p in params if p.ct.depth == 1 and p.ct.base == base]
         said = [table[w] for w in words if w in table]
@@ -128,6 +145,19 @@ def accepted_types(name: str, params: list) -> dict:
             if types:
                 out[pname] = types
     return out
+
+
+def base_types(words: list[str], params: list) -> dict:
+    """Sets, spans and span sets beside a base value the name names: of that base type."""
+    bases = [w for w in words if w in BASE_WORDS]
+    if len(bases) != 1:
+        return {}
+    ctypes, code = BASE_WORDS[bases[0]]
+    if not any(p.ct.depth == (p.ct.base == "Npoint") and p.ct.base in ctypes for p in params):
+        return {}
+    suffix = {"Set": "SET", "Span": "SPAN", "SpanSet": "SPAN"}
+    return {p.name: [f"T_{code}{suffix[p.ct.base]}"] for p in params
+            if p.ct.depth == 1 and p.ct.base in suffix}
 
 
 class Excluded(Exception):
@@ -185,6 +215,14 @@ class Tool:
     result_kind: str = ""
     mode: str = "plain"
     accepted: dict = field(default_factory=dict)
+    # A split's bin arrays: [param, answer key, kind, C element type].
+    outs: list = field(default_factory=list)
+    # The C function a tool calls (its name, but for aggregates), and an
+    # aggregate's final function.
+    function: str = ""
+    final: str = ""
+    # Offered only when the bundle is given a road network.
+    network: bool = False
 
 
 def parse_header(path: str) -> tuple[list[tuple[str, str, c_ast.Decl]], dict[str, list[str]]]:
@@ -292,7 +330,7 @@ def encode(t: Tool, ct: CType, expr: str) -> tuple[str, dict, str]:
 
 
 def build(t: Tool, static_names: set[str], enums: dict[str, list[str]],
-          limits: dict[str, list[int]]) -> None:
+          limits: dict[str, list[int]], bound: int | None) -> None:
     body = t.body
     name = t.name
     params = list(t.params)
@@ -304,8 +342,12 @@ def build(t: Tool, static_names: set[str], enums: dict[str, list[str]],
     out_param: Param | None = None
     count_param: Param | None = None
     hidden: list[str] = []
+    bins: list[Param] = []
     if params and params[-1].name == "count" and params[-1].ct == CType("int", 1, False):
         count_param = params.pop()
+        # The bins a split's pieces fall in, one array per dimension, beside its result.
+        while params and params[-1].name.endswith("bins") and params[-1].ct.depth >= 2:
+            bins.insert(0, params.pop())
     if params and params[-1].name in ("size_out", "size") and params[-1].ct.depth == 1 and \
             params[-1].ct.base == "size_t" and ret.base == "char":
         hidden.append(params.pop().name)
@@ -390,6 +432,8 @@ def build(t: Tool, static_names: set[str], enums: dict[str, list[str]],
         args.append(var if not (ct.depth == 0 and ct.base in ENUMS) else f"({ct.base}){var}")
     q = '"' + name + '"'
     t.kinds = [[p.name, kind_of(name, p.ct)] for p in params]
+    if bound is not None:
+        body += bound_check(name, params, bound)
     if hidden:
         t.mode = "hidden_size"
         body.append("    size_t hidden_size;")
@@ -398,6 +442,9 @@ def build(t: Tool, static_names: set[str], enums: dict[str, list[str]],
         if ret.depth == 0:
             raise Excluded("an int *count without an array result")
         elem = CType(ret.base, ret.depth - 1, False)
+        if bins:
+            split_body(t, elem, bins, args)
+            return
         body.append("    int count = 0;")
         args.append("&count")
         body.append(f"    {ret.base} {'*' * ret.depth}r = {name}({', '.join(args)});")
@@ -471,6 +518,180 @@ def build(t: Tool, static_names: set[str], enums: dict[str, list[str]],
     raise Excluded(f"a result of type {ret} has no JSON form")
 
 
+def bound_check(name: str, params: list[Param], bound: int) -> list[str]:
+    """C lines counting the pieces a bin, tile, box, split or sample call asks
+    for, from the roles of its parameters, and refusing the call past bound."""
+    by_name = {p.name: p for p in params}
+    value = next((p for p in params if p.ct.depth == 1 and p.ct.base in PARAM_FAMILIES), None)
+    v = f"a_{value.name}, {family_of(name, value.ct.base)}" if value else "NULL, GF_SPAN"
+    numeric = ("int", "int32", "int64", "double")
+    origin = next((p.name for p in params if p.name in ("vorigin", "xorigin", "origin")
+                   and p.ct.depth == 0 and p.ct.base in numeric), None)
+    torigin = next((p for p in params if p.name in ("torigin", "origin")
+                    and p.ct.base in ("TimestampTz", "DateADT")), None)
+    terms = []
+    if "ysize" in by_name:
+        terms.append(f"gb_space({v}, a_xsize, a_ysize, a_zsize)")
+    else:
+        size = next((p for p in ("vsize", "xsize", "size") if p in by_name), None)
+        if size and origin:
+            terms.append(f"gb_values({v}, (double)a_{size}, (double)a_{origin})")
+    if "duration" in by_name and torigin:
+        dates = "true" if torigin.ct.base == "DateADT" else "false"
+        terms.append(f"gb_times({v}, a_duration, (double)a_{torigin.name}, {dates})")
+    counts = [p.name for p in params if p.name.endswith("_count") and p.ct.base in numeric]
+    terms += [f"gb_count(a_{c}, {v})" for c in counts]
+    if not terms:
+        raise ValueError(f"policy.toml [bounds] names {name}, whose parameters have no size, "
+                         "duration or count to bound it by")
+    return [f"    double pieces = {' * '.join(terms)};",
+            f"    if (gb_check(\"{name}\", pieces, {bound}, &err)) return err;"]
+
+
+def split_body(t: Tool, elem: CType, bins: list[Param], args: list[str]) -> None:
+    """A split: an array of pieces and, for each dimension, the array of the
+    bins they fall in. Answered as [{"<dimension>_bin": ..., "value": piece}]."""
+    name, body = t.name, t.body
+    q = '"' + name + '"'
+    outs = []
+    for b in bins:
+        bt = CType(b.ct.base, b.ct.depth - 1, False)
+        body.append(f"    {bt.base} {'*' * bt.depth}o_{b.name} = NULL;")
+        args.append(f"&o_{b.name}")
+        key = b.name[:-1]
+        enc, schema, kind = encode(t, CType(bt.base, bt.depth - 1, False), f"o_{b.name}[i]")
+        outs.append((b.name, key, enc, schema, kind, str(CType(bt.base, bt.depth - 1, False))))
+    body.append("    int count = 0;")
+    args.append("&count")
+    body.append(f"    {elem.base} {'*' * (elem.depth + 1)}r = {name}({', '.join(args)});")
+    for o in outs:
+        body.append(f"    mc_keep(c, o_{o[0]});")
+    body.append(f"    json_t *fail = gr_check({q});")
+    body.append("    if (fail) { free(r); return fail; }")
+    body.append(f"    if (!r) return gr_none({q});")
+    body.append("    mc_keep(c, r);")
+    enc, schema, kind = encode(t, elem, "r[i]")
+    body.append("    json_t *list = json_array();")
+    body.append("    for (int i = 0; i < count; i++) {")
+    body.append("        json_t *piece = json_object();")
+    for _, key, oenc, _, _, _ in outs:
+        body.append(f"        json_object_set_new(piece, \"{key}\", {oenc});")
+    body.append(f"        json_object_set_new(piece, \"value\", {enc});")
+    body.append("        json_array_append_new(list, piece);")
+    body.append("    }")
+    body.append(f"    return gr_result({q}, list);")
+    props = {key: oschema for _, key, _, oschema, _, _ in outs}
+    props["value"] = schema
+    t.result_schema = {"type": ["array", "null"], "items": {
+        "type": "object", "properties": props, "required": list(props)}}
+    t.result_kind = kind
+    t.mode = "split"
+    t.outs = [[o[0], o[1], o[4], o[5]] for o in outs]
+
+
+# How an aggregate's scalar element is read from the JSON array, by its C
+# type: the type of the array holding them, the decoder's call (0 when read)
+# and the element's kind in the manifest.
+AGG_ELEMENTS = {
+    "int": ("int64_t", "ga_int(item, label, INT32_MIN, INT32_MAX, &v[i], &err)", "int"),
+    "int32": ("int64_t", "ga_int(item, label, INT32_MIN, INT32_MAX, &v[i], &err)", "int"),
+    "int64": ("int64_t", "ga_int(item, label, INT64_MIN, INT64_MAX, &v[i], &err)", "int"),
+    "double": ("double", "ga_double(item, label, &v[i], &err)", "double"),
+    "DateADT": ("DateADT", "ga_date(item, label, &v[i], &err)", "date"),
+    "TimestampTz": ("TimestampTz", "ga_timestamptz(item, label, &v[i], &err)", "timestamptz"),
+}
+AGG_RESULTS = {"SkipList": "GF_TEMPORAL", "Set": "GF_SET", "SpanSet": "GF_SPANSET",
+               "Span": "GF_SPAN", "TBox": "GF_TBOX", "STBox": "GF_STBOX"}
+
+
+def build_aggregate(t: Tool, final: str | None, max_values: int) -> None:
+    """An aggregate tool: the transition function t.function folded over the
+    elements of the array argument values, then its final function."""
+    fn, body = t.function, t.body
+    params = t.params
+    state, elem = params[0], params[1]
+    window = params[2:]
+    if state.ct.base not in AGG_RESULTS or len(window) > 1 or \
+            (window and window[0].ct.base != "Interval"):
+        raise Excluded("a transition function of a shape the aggregate tools do not take")
+    q = '"' + t.name + '"'
+    skiplist = "true" if state.ct.base == "SkipList" else "false"
+    ect = elem.ct
+    body.append("    size_t n;")
+    body.append(f"    json_t *values = ga_array(args, \"values\", {max_values}, &n, &err);")
+    body.append("    if (!values) return err;")
+    if window:
+        body.append("    const Interval *a_interv = ga_interval(c, args, \"interv\", &err);")
+        body.append("    if (!a_interv || ga_window(a_interv, \"interv\", &err)) return err;")
+    family = None
+    if ect.depth == 1 and ect.base in PARAM_FAMILIES:
+        family = family_of(fn, ect.base)
+        types = accepted_types(fn, [Param(elem.name, CType(ect.base, 1, True))]).get(elem.name)
+        tlist = "NULL, 0"
+        if types:
+            body.append(f"    static const int t_values[] = {{{', '.join(types)}}};")
+            tlist = f"t_values, {len(types)}"
+            t.accepted = {"values": types}
+        array_type = f"const {ect.base} *"
+        decode = f"(v[i] = ga_value(c, item, label, {family}, {geodetic(fn)}, {tlist}, &err))"
+        failed = "!v[i]"
+        kind = "value:" + family
+        item_schema = {"type": "string", "description": FAMILY_TEXT[family]}
+        arg = f"({'const ' if ect.const else ''}{ect.base} *)v[i]"
+    elif ect.depth == 1 and ect.base == "text":
+        array_type, decode, failed = "const text *", "(v[i] = ga_text(c, item, label, &err))", "!v[i]"
+        kind, item_schema, arg = "text", {"type": "string"}, "v[i]"
+    elif ect.depth == 0 and ect.base in AGG_ELEMENTS:
+        array_type, decode, kind = AGG_ELEMENTS[ect.base]
+        failed, arg = "rc", "v[i]"
+        item_schema = {"int": {"type": "integer"}, "double": {"type": "number"},
+                       "date": {"type": "string", "description": "A date, YYYY-MM-DD."},
+                       "timestamptz": {"type": "string", "description": "A timestamp, ISO 8601."},
+                       }[kind]
+    else:
+        raise Excluded(f"an aggregate over {ect}, which has no JSON form")
+    body.append(f"    {array_type}*v = mc_keep(c, calloc(n + 1, sizeof *v));")
+    body.append("    if (!v) return mc_fail(\"out of memory\");")
+    body.append("    for (size_t i = 0; i < n; i++) {")
+    body.append("        char label[48];")
+    body.append("        json_t *item = ga_item(values, i, \"values\", label, sizeof label);")
+    body.append(f"        int rc = {decode} ? 0 : -1;" if failed != "rc" else f"        int rc = {decode};")
+    body.append("        json_decref(item);")
+    body.append("        if (rc) return err;")
+    body.append("    }")
+    if family:
+        body.append(f"    if (ga_agg_check((const void *const *)v, n, {family}, {skiplist}, "
+                    "\"values\", &err)) return err;")
+    sb = state.ct.base
+    body.append(f"    {sb} *state = NULL;")
+    body.append("    for (size_t i = 0; i < n; i++) {")
+    body.append(f"        {sb} *next = {fn}(state, {arg}{', a_interv' if window else ''});")
+    body.append(f"        if (mc_failed()) return ga_agg_fail(\"{fn}\", i, state, {skiplist});")
+    body.append("        state = next;")
+    body.append("    }")
+    result_family = AGG_RESULTS[sb]
+    if final:
+        rtype = {"GF_TEMPORAL": "Temporal", "GF_SET": "Set", "GF_SPANSET": "SpanSet"}[result_family]
+        body.append(f"    {rtype} *r = state ? {final}(state) : NULL;")
+    else:
+        body.append(f"    {sb} *r = state;")
+    body.append(f"    json_t *fail = gr_check({q});")
+    body.append("    if (fail) { free(r); return fail; }")
+    body.append(f"    return r ? gr_result({q}, ge_value(c, r, {result_family})) : gr_none({q});")
+    t.props = {"values": {"type": "array", "items": item_schema, "maxItems": max_values,
+                          "description": "The values to aggregate, at most "
+                          f"{max_values:,} (and 64 MiB of text) in one call."}}
+    if window:
+        t.props["interv"] = {"type": "string", "description": "The window: each value also "
+                             "counts for this long after its time, as MEOS prints intervals, "
+                             "e.g. 00:10:00 or 1 day."}
+    t.result_schema = NULLABLE_STRING
+    t.result_kind = "value:" + result_family
+    t.kinds = [["values", "array:" + kind]] + [["interv", "interval"] for _ in window]
+    t.mode = "aggregate"
+    t.final = final or ""
+
+
 def kind_of(name: str, ct: CType) -> str:
     if ct.depth == 1 and ct.base in VALUE_FAMILIES:
         return "value:" + family_of(name, ct.base)
@@ -482,6 +703,44 @@ def kind_of(name: str, ct: CType) -> str:
         return "int"
     return {"_Bool": "bool"}.get(ct.base, ct.base.lower().replace("timestamptz", "timestamptz")
                                   .replace("dateadt", "date"))
+
+
+# What each aggregate computes, by the operation its transition function names.
+AGG_OPERATIONS = {
+    "extent": "the extent: the bounding {result} of all the values",
+    "union": "the union of all the values, as one {result}",
+    "tcount": "the temporal count: at each instant, how many of the values are defined "
+              "(e.g. how many vehicles were moving)",
+    "tmin": "the temporal minimum: at each instant, the least of the values defined then",
+    "tmax": "the temporal maximum: at each instant, the greatest of the values defined then",
+    "tsum": "the temporal sum: at each instant, the sum of the values defined then",
+    "tavg": "the temporal average: at each instant, the average of the values defined then "
+            "(e.g. the average speed of a fleet over time)",
+    "tand": "the temporal and: at each instant, true where every value defined then is true",
+    "tor": "the temporal or: at each instant, true where some value defined then is true",
+    "tcentroid": "the temporal centroid: at each instant, the centroid of the positions of the "
+                 "moving points defined then",
+    "wmin": "the window minimum: each value also counts for interv after its time; at each "
+            "instant, the least of the values counting then",
+    "wmax": "the window maximum: each value also counts for interv after its time; at each "
+            "instant, the greatest of the values counting then",
+    "wsum": "the window sum: each value also counts for interv after its time; at each "
+            "instant, the sum of the values counting then",
+    "wavg": "the window average: each value also counts for interv after its time; at each "
+            "instant, the average of the values counting then",
+}
+RESULT_WORDS = {"SkipList": "temporal value", "Set": "set", "SpanSet": "span set",
+                "Span": "span", "TBox": "temporal box", "STBox": "spatiotemporal box"}
+
+
+def describe_aggregate(t: Tool) -> str:
+    words = t.function[: -len("_transfn")].split("_")
+    op, of = words[-1], " ".join(words[:-1])
+    what = AGG_OPERATIONS[op].format(result=RESULT_WORDS[t.params[0].ct.base])
+    steps = f"{t.function} then {t.final}" if t.final else t.function
+    return (f"Aggregate of {of} values, all given at once in the array values: {what}. "
+            f"Generated from the MEOS 1.3 aggregate functions {steps} (aggregates); the "
+            "answer is structuredContent.result, null for no values.")
 
 
 def category(name: str, cats: dict[str, str]) -> str:
@@ -511,12 +770,81 @@ ANNOTATIONS = json.dumps({"readOnlyHint": True, "destructiveHint": False,
                           "idempotentHint": True, "openWorldHint": False})
 
 
+@dataclass
+class Rules:
+    """policy.toml, compiled, with the enums of the header."""
+
+    sections: dict[str, str]
+    excludes: list[tuple[re.Pattern, str]]
+    static_names: set[str]
+    limits: dict[str, list[int]]
+    bounds: re.Pattern
+    max_pieces: int
+    aggregates: re.Pattern
+    finals: dict[str, str]
+    max_values: int
+    categories: dict[str, str]
+    network: str
+    enums: dict[str, list[str]]
+
+    @classmethod
+    def load(cls, path: str, enums: dict[str, list[str]]) -> "Rules":
+        policy = tomllib.load(open(path, "rb"))
+        return cls(policy["sections"],
+                   [(re.compile(r["match"]), r["reason"]) for r in policy["exclude"]],
+                   set(policy["static"]["names"]), policy.get("limits", {}),
+                   re.compile(policy["bounds"]["match"]), policy["bounds"]["max"],
+                   re.compile(policy["aggregates"]["match"]), policy["aggregates"]["final"],
+                   policy["aggregates"]["max_values"], policy["categories"],
+                   policy["network"]["section"], enums)
+
+    def final_of(self, fn: str, state: str) -> str | None:
+        return self.finals.get(fn, self.finals.get(state))
+
+
+def signature(decl: c_ast.Decl) -> tuple[CType, list[Param]]:
+    fd = decl.type
+    ret = ctype(fd.type)
+    params = []
+    for p in (fd.args.params if fd.args else []):
+        if isinstance(p, c_ast.EllipsisParam):
+            raise Excluded("variadic")
+        params.append(Param(p.name or "", ctype(p.type)))
+    return ret, params
+
+
+def decide(name: str, section: str, decl: c_ast.Decl, rules: Rules, docs: dict) -> Tool:
+    """The tool a function becomes; Excluded says why it becomes none."""
+    reason = rules.sections.get(section)
+    if reason is None:
+        reason = next((r for rx, r in rules.excludes if rx.search(name)), None)
+    if reason is not None:
+        raise Excluded(reason)
+    ret, params = signature(decl)
+    if rules.aggregates.search(name):
+        t = Tool(name[: -len("_transfn")] + "_agg", section, prototype(decl), ret, params)
+        t.function = name
+        t.network = section == rules.network
+        t.category = "aggregates"
+        build_aggregate(t, rules.final_of(name, params[0].ct.base if params else ""),
+                        rules.max_values)
+        t.description = describe_aggregate(t)
+        return t
+    t = Tool(name, section, prototype(decl), ret, params)
+    t.function = name
+    t.network = section == rules.network
+    t.category = category(name, rules.categories)
+    bounded = rules.bounds.search(name) is not None
+    build(t, rules.static_names, rules.enums, rules.limits,
+          rules.max_pieces if bounded else None)
+    t.description = describe(t, docs)
+    return t
+
+
 def main() -> int:
     meos_h, policy_path, out_dir, docs_md = sys.argv[1:5]
-    policy = tomllib.load(open(policy_path, "rb"))
-    excludes = [(re.compile(r["match"]), r["reason"]) for r in policy["exclude"]]
-    static_names = set(policy["static"]["names"])
     funcs, enums = parse_header(meos_h)
+    rules = Rules.load(policy_path, enums)
     docs = load_docstrings()
     os.makedirs(out_dir, exist_ok=True)
 
@@ -536,37 +864,32 @@ def main() -> int:
         if name in seen:
             continue
         seen.add(name)
-        reason = policy["sections"].get(section)
-        if reason is None:
-            reason = next((r for rx, r in excludes if rx.search(name)), None)
-        if reason is None:
-            try:
-                fd = decl.type
-                ret = ctype(fd.type)
-                params = []
-                for p in (fd.args.params if fd.args else []):
-                    if isinstance(p, c_ast.EllipsisParam):
-                        raise Excluded("variadic")
-                    params.append(Param(p.name or "", ctype(p.type)))
-                t = Tool(name, section, prototype(decl), ret, params)
-                t.category = category(name, policy["categories"])
-                build(t, static_names, enums, policy.get("limits", {}))
-                t.description = describe(t, docs)
-                tools.append(t)
-                table.append((name, section, "tool"))
-                continue
-            except Excluded as e:
-                reason = str(e)
-        table.append((name, section, "excluded: " + reason))
+        try:
+            t = decide(name, section, decl, rules, docs)
+        except Excluded as e:
+            table.append((name, section, "excluded: " + str(e)))
+            continue
+        tools.append(t)
+        where = f"`meos.{t.name}` " if t.name != name else ""
+        network = "; with a road network" if t.network else ""
+        table.append((name, section, f"tool {where}({t.category}{network})"))
+    # A final function is a step of the aggregate tools, not a tool of its own.
+    finals: dict[str, list[str]] = {}
+    for t in tools:
+        if t.final:
+            finals.setdefault(t.final, []).append(f"`meos.{t.name}`")
+    table = [(n, sec, f"the final step of {', '.join(finals[n])}" if n in finals else st)
+             for n, sec, st in table]
 
     write_c(tools, os.path.join(out_dir, "tools_gen.c"))
     manifest = [{"name": t.name, "category": t.category, "description": t.description,
                  "inputSchema": input_schema(t), "outputSchema": output_schema(t),
-                 "prototype": t.proto, "params": t.kinds, "accepted": t.accepted, "result": t.result_kind,
-                 "mode": t.mode} for t in tools]
+                 "prototype": t.proto, "function": t.function, "final": t.final,
+                 "params": t.kinds, "accepted": t.accepted, "result": t.result_kind,
+                 "mode": t.mode, "outs": t.outs, "network": t.network} for t in tools]
     with open(os.path.join(out_dir, "manifest.json"), "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=1)
-    write_docs(table, tools, docs_md)
+    write_docs(table, docs_md)
     print(f"generate.py: {len(funcs)} declarations, {len(seen)} functions, "
           f"{len(tools)} tools", file=sys.stderr)
     return 0
@@ -597,11 +920,11 @@ def write_c(tools: list[Tool], path: str) -> None:
         out.append("")
     out.append("const gen_tool_t gen_tools[] = {")
     for t in tools:
-        out.append(f"    {{{c_string(t.name)}, {c_string(t.category)},")
+        out.append(f"    {{{c_string(t.name)}, {c_string(t.function)}, {c_string(t.category)},")
         out.append(f"     {c_string(t.description)},")
         out.append(f"     {c_string(json.dumps(input_schema(t), separators=(',', ':')))},")
         out.append(f"     {c_string(json.dumps(output_schema(t), separators=(',', ':')))},")
-        out.append(f"     g_{t.name}}},")
+        out.append(f"     g_{t.name}, {'true' if t.network else 'false'}}},")
     out.append("};")
     out.append("const size_t gen_tools_count = sizeof gen_tools / sizeof gen_tools[0];")
     out.append(f"const char gen_annotations[] = {c_string(ANNOTATIONS)};")
@@ -609,17 +932,18 @@ def write_c(tools: list[Tool], path: str) -> None:
         f.write("\n".join(out) + "\n")
 
 
-def write_docs(table: list[tuple[str, str, str]], tools: list[Tool], path: str) -> None:
-    by_name = {t.name: t for t in tools}
-    exposed = sum(1 for _, _, s in table if s == "tool")
+def write_docs(table: list[tuple[str, str, str]], path: str) -> None:
+    tools = sum(1 for _, _, s in table if s.startswith("tool"))
+    steps = sum(1 for _, _, s in table if s.startswith("the final step"))
     lines = ["# MEOS 1.3 functions as tools", "",
              "Generated by `gen/generate.py` from pymeos-cffi 1.3.0 `builder/meos.h` and "
-             "`policy.toml`; do not edit. Each tool is `meos.<function>` through the node.", "",
-             f"{len(table)} functions: {exposed} tools, {len(table) - exposed} excluded.", "",
+             "`policy.toml`; do not edit. Each tool is `meos.<function>` through the node; an "
+             "aggregate's transition function gives the tool named in its row, which takes "
+             "every value at once.", "",
+             f"{len(table)} functions: {tools} tools, {steps} final steps of aggregate tools, "
+             f"{len(table) - tools - steps} excluded.", "",
              "| function | header | status |", "|---|---|---|"]
     for name, section, status in sorted(table, key=lambda r: (r[1], r[0])):
-        if status == "tool":
-            status = f"tool ({by_name[name].category})"
         lines.append(f"| `{name}` | {section} | {status.replace('|', '/')} |")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:

@@ -79,8 +79,19 @@ int ts_write_meos(int64_t t, char *out);
  * malloc'd; NULL with *err set when it is not one. */
 char *mfjson_normalize(const char *in, const char *name, json_t **err);
 
-/* Adds the generated tools (build/gen/tools_gen.c) to the server. 0 or -1. */
-int gen_register(tn_server_t *server);
+/* The tool's _meta as JSON text, malloc'd: its category under
+ * "io.toolnode/category", and under "io.toolnode/meos" whether it is
+ * generated and the C function it calls (NULL for a curated tool). */
+char *tool_meta(const char *category, const char *function);
+
+/* Adds the generated tools (build/gen/tools_gen.c) to the server; the
+ * network-point ones only when network is true. 0 or -1. */
+int gen_register(tn_server_t *server, bool network);
+
+/* ways.c: a tool body, run once at start under mc_run(), that checks the
+ * ways file of argument "file" (the road network of network points) and
+ * makes MEOS read a private copy of it; {"routes": n} or an error. */
+json_t *ways_load(call_t *c, json_t *args);
 
 /* Forgets the error MEOS reported, so that a later step of the same call
  * can be judged on its own. */

@@ -25,6 +25,8 @@ typedef enum {
     GF_STBOX,
     GF_GEOMETRY,
     GF_GEOGRAPHY,
+    GF_NPOINT,
+    GF_NSEGMENT,
 } gen_family_t;
 
 /* ---- Decoders. Each returns NULL / -1 with *err set on failure. ---- */
@@ -66,6 +68,54 @@ json_t *ge_int(int64_t i);
 json_t *ge_uint(uint64_t u);
 json_t *ge_bool(bool b);
 
+/* The meosType of a decoded value (a span set's: its spans'). */
+int gv_type(const void *v, gen_family_t family);
+
+/* ---- Aggregates (gen_agg.c) ---- */
+
+/* The most bytes of text the values of one aggregate call hold (the most
+ * values is policy.toml's [aggregates] max_values). */
+#define GA_MAX_BYTES (64 * 1024 * 1024)
+
+/* The array argument `name`, *n its length; NULL with *err set when it is
+ * not an array, holds more than max values or more than GA_MAX_BYTES of
+ * text. Borrowed from args. */
+json_t *ga_array(json_t *args, const char *name, size_t max, size_t *n, json_t **err);
+/* A new object holding the i-th element under the label name[i], which the
+ * single-argument decoders read. label: size bytes, filled. */
+json_t *ga_item(json_t *array, size_t i, const char *name, char *label, size_t size);
+/* 0 when the decoded values (borrowed) can be aggregated together: one
+ * type; into a skip list, one kind of temporal subtype and interpolation;
+ * spatial values of one SRID and dimensionality. -1 with *err set. */
+int ga_agg_check(const void *const *v, size_t n, gen_family_t family, bool skiplist,
+                 const char *name, json_t **err);
+/* The error of a transition function that failed on element i; frees the
+ * state it left (state: taken). */
+json_t *ga_agg_fail(const char *fn, size_t i, void *state, bool skiplist);
+
+/* 0 when a window aggregate's interval is positive; -1 with *err set. */
+int ga_window(const Interval *interv, const char *name, json_t **err);
+
+/* Exported by libmeos 1.3 without a prototype in its public header. */
+void skiplist_free(SkipList *list);
+
+/* ---- Bounds (gen_bounds.c): how many pieces a bin, tile, box, split or
+ * sample call asks for, from its arguments. NAN when a size or duration is
+ * one MEOS cannot take without dividing by zero. v: borrowed, nullable
+ * (then the role counts 1 and only checks its sizes). ---- */
+
+/* Bins of size from origin along the value's numbers. */
+double gb_values(const void *v, gen_family_t family, double size, double origin);
+/* Bins of duration from origin (microseconds; days when dates) along its time. */
+double gb_times(const void *v, gen_family_t family, const Interval *duration, double origin,
+                bool dates);
+/* Tiles of its spatial extent (z only when it has z). */
+double gb_space(const void *v, gen_family_t family, double xsize, double ysize, double zsize);
+/* A count asked for: n, or the value's elements when fewer. */
+double gb_count(int64_t n, const void *v, gen_family_t family);
+/* 0, or -1 with *err set when pieces is NAN or over bound. */
+int gb_check(const char *fn, double pieces, double bound, json_t **err);
+
 /* ---- Results ---- */
 
 /* {"result": value} as structuredContent; an error result when MEOS
@@ -80,8 +130,11 @@ json_t *gr_check(const char *fn);
 /* ---- The generated table (build/gen/tools_gen.c) ---- */
 
 typedef struct {
-    const char *name, *category, *description, *input, *output;
+    /* function: the MEOS function called (an aggregate's transition function). */
+    const char *name, *function, *category, *description, *input, *output;
     tool_fn fn;
+    /* Offered only with a road network (a ways file, ways.c). */
+    bool network;
 } gen_tool_t;
 
 extern const gen_tool_t gen_tools[];

@@ -40,6 +40,7 @@ enum {
     K_GEOM = 1 << 6,
     K_DATE = 1 << 7,
     K_TSTZ = 1 << 8,
+    K_NPOINT = 1 << 9,
 };
 
 typedef struct {
@@ -51,6 +52,13 @@ typedef struct {
      * microseconds), and its step: 1 for integers, a day for dates, 0 for
      * continuous values. */
     double last, step;
+    /* A span empty once its integer or date bounds are normalized, e.g. (1, 2),
+     * though not as floats or timestamps: an error only if read as integers or dates. */
+    bool discrete_empty;
+    /* The time of the previous instant of a temporal value, and whether the
+     * next one starts a sequence (which may share its predecessor's time). */
+    double prev_time;
+    bool sequence_start;
     bool failed;
     json_t **err;
 } lex_t;
@@ -255,11 +263,60 @@ static bool lex_wkt(lex_t *lx)
     return ok;
 }
 
+/*
+ * A network point, NPoint(route, position), or with segment a network
+ * segment, NSegment(route, start, end): the route a whole number, the
+ * positions fractions of the route from 0 to 1. MEOS's parser ends the
+ * process on a malformed number.
+ */
+static bool lex_network(lex_t *lx, bool segment)
+{
+    const char *word = segment ? "NSegment" : "NPoint";
+    size_t n = strlen(word);
+    if (strncasecmp(lx->p, word, n) != 0)
+        return lx_fail(lx, segment ? "expected NSegment(route, start, end)"
+                                   : "expected NPoint(route, position)");
+    lx->p += n;
+    put(lx, word, n);
+    if (!expect(lx, "("))
+        return false;
+    skip_ws(lx);
+    int kinds = lx->kinds;
+    lx->kinds = 0;
+    if (!lex_number(lx) || lx->kinds & K_FLOAT || lx->last < 0)
+        return lx_fail(lx, "the route must be a whole number");
+    for (int i = 0; i < (segment ? 2 : 1); i++) {
+        if (!expect(lx, ","))
+            return false;
+        skip_ws(lx);
+        if (!lex_number(lx) || !(lx->last >= 0 && lx->last <= 1))
+            return lx_fail(lx, "a position on a route is a fraction from 0 to 1");
+    }
+    lx->kinds = kinds | K_NPOINT;
+    return expect(lx, ")");
+}
+
+/* A network point in a set or an instant, quoted or not: MEOS reads the
+ * network points of a set only quoted, those of an instant only bare. */
+static bool lex_npoint_element(lex_t *lx, bool temporal)
+{
+    bool quoted = *lx->p == '"';
+    lx->p += quoted;
+    if ((!temporal && !put(lx, "\"", 1)) || !lex_network(lx, false))
+        return false;
+    if (quoted && *lx->p++ != '"')
+        return lx_fail(lx, "expected \" after the network point");
+    return temporal || put(lx, "\"", 1);
+}
+
 /* One element of a set or span, or the value of an instant. */
 static bool lex_element(lex_t *lx, bool temporal)
 {
     skip_ws(lx);
     const char *p = lx->p;
+    const char *word = p + (*p == '"');
+    if (strncasecmp(word, "NPoint", 6) == 0 && word[6 + strspn(word + 6, " ")] == '(')
+        return lex_npoint_element(lx, temporal);
     if (*p == '"')
         return lex_quoted(lx);
     if (!temporal && isdigit((unsigned char)p[0]) && isdigit((unsigned char)p[1]) &&
@@ -288,12 +345,19 @@ static bool lex_element(lex_t *lx, bool temporal)
     return lx_fail(lx, "expected a value");
 }
 
+/* MEOS reports timestamps out of order, and leaks the text of its message
+ * doing so: they are refused here. */
 static bool lex_instant(lex_t *lx)
 {
     if (!lex_element(lx, true) || !expect(lx, "@"))
         return false;
     skip_ws(lx);
-    return lex_time(lx, false);
+    if (!lex_time(lx, false))
+        return false;
+    bool in_order = lx->sequence_start ? lx->last >= lx->prev_time : lx->last > lx->prev_time;
+    lx->prev_time = lx->last;
+    lx->sequence_start = false;
+    return in_order || lx_fail(lx, "timestamps must increase");
 }
 
 /* Elements (or instants) separated by commas, up to a closing character. */
@@ -308,6 +372,7 @@ static bool lex_list(lex_t *lx, bool (*item)(lex_t *), const char *close)
 
 static bool lex_sequence(lex_t *lx)
 {
+    lx->sequence_start = true;
     return expect(lx, "[(") && lex_list(lx, lex_instant, "])");
 }
 
@@ -319,8 +384,11 @@ static bool lex_set_element(lex_t *lx)
 /*
  * A span must not be empty: MEOS reports an empty or inverted span as an
  * error, then goes on with what it could not build and crashes. Integer and
- * date bounds are compared as MEOS normalizes them, to [lower, upper).
+ * date bounds are compared as MEOS normalizes them, to [lower, upper), once
+ * the type is known (read_type): (1, 2) is an empty integer span but a float
+ * span.
  */
+#define EMPTY_SPAN "an empty span: the lower bound must be below the upper one"
 static bool lex_span(lex_t *lx)
 {
     if (!expect(lx, "[("))
@@ -333,13 +401,12 @@ static bool lex_span(lex_t *lx)
         return false;
     double upper = lx->last;
     bool upper_inc = lx->out[lx->len - 1] == ']';
-    bool empty;
     /* Mixed dates and timestamps make a timestamp span: continuous. */
-    if (step > 0 && step == lx->step)
-        empty = lower + !lower_inc * step >= upper + upper_inc * step;
-    else
-        empty = lower > upper || (lower == upper && !(lower_inc && upper_inc));
-    return !empty || lx_fail(lx, "an empty span: the lower bound must be below the upper one");
+    if (step > 0 && step == lx->step &&
+        lower + !lower_inc * step >= upper + upper_inc * step)
+        lx->discrete_empty = true;
+    bool empty = lower > upper || (lower == upper && !(lower_inc && upper_inc));
+    return !empty || lx_fail(lx, EMPTY_SPAN);
 }
 
 /* Copies an optional `word=...;` prefix, e.g. SRID=4326;. */
@@ -372,6 +439,7 @@ static bool lex_temporal(lex_t *lx, bool *srid)
     /* MEOS reads one interpolation prefix, Interp=Step; (linear is the
      * default of a sequence, discrete is written {...}); its number parsers
      * end the process on any other. */
+    lx->prev_time = -INFINITY;
     if (!lex_prefix(lx, "SRID=", srid))
         return false;
     skip_ws(lx);
@@ -453,18 +521,35 @@ static bool lex_box(lex_t *lx, gen_family_t family)
     put(lx, " ", 1);
     put(lx, dims, d);
     lx->p = q + d;
+    /* The spans of a box are checked as lex_span checks spans: MEOS 1.3
+     * reads uninitialised memory after it reports an empty one. */
+    double lower = 0, upper = 0;
+    bool lower_inc = false;
+    int bounds = 0;
     for (const char *s = shape; *s; s++) {
         skip_ws(lx);
-        if (*s == 'n') {
+        if (*s == 'n' || *s == 't') {
             int before = lx->kinds;
-            if (!lex_number(lx))
+            if (*s == 'n' ? !lex_number(lx) : !lex_time(lx, false))
                 return false;
             lx->kinds = before;
-        } else if (*s == 't') {
-            if (!lex_time(lx, false))
-                return false;
+            if (bounds++ == 0)
+                lower = lx->last;
+            else
+                upper = lx->last;
         } else if (!expect(lx, *s == 'S' ? "[(" : *s == 'E' ? "])" : (char[]){*s, '\0'})) {
             return false;
+        } else if (*s == 'S') {
+            lower_inc = lx->out[lx->len - 1] == '[';
+            bounds = 0;
+        } else if (*s == 'E') {
+            bool upper_inc = lx->out[lx->len - 1] == ']';
+            /* TBOXINT's integers normalize to [lower, upper) as spans do. */
+            bool integers = !strcmp(keyword, "TBOXINT") && s[-1] == 'n';
+            if (lower > upper || (lower == upper && !(lower_inc && upper_inc)) ||
+                (integers && lower + !lower_inc >= upper + upper_inc))
+                return lx_fail(lx, "an empty span in a box: the lower bound must be below the "
+                                   "upper one");
         }
     }
     return lex_end(lx);
@@ -485,13 +570,14 @@ static bool all_hex(const char *s)
 /* The meosType codes of each family's HexWKB. */
 static bool family_has(gen_family_t family, int type)
 {
-    static const int sets[] = {T_DATESET, T_FLOATSET, T_INTSET, T_BIGINTSET, T_TEXTSET,
-                               T_TSTZSET, T_GEOMSET, T_GEOGSET};
+    static const int sets[] = {T_DATESET, T_FLOATSET, T_INTSET,   T_BIGINTSET, T_TEXTSET,
+                               T_TSTZSET, T_GEOMSET,  T_GEOGSET, T_NPOINTSET};
     static const int spans[] = {T_DATESPAN, T_FLOATSPAN, T_INTSPAN, T_BIGINTSPAN, T_TSTZSPAN};
     static const int spansets[] = {T_DATESPANSET, T_FLOATSPANSET, T_INTSPANSET,
                                    T_BIGINTSPANSET, T_TSTZSPANSET};
-    static const int temporals[] = {T_TBOOL, T_TINT, T_TFLOAT, T_TTEXT, T_TGEOMPOINT,
-                                    T_TGEOGPOINT, T_TGEOMETRY, T_TGEOGRAPHY};
+    static const int temporals[] = {T_TBOOL,      T_TINT,      T_TFLOAT,     T_TTEXT,
+                                    T_TGEOMPOINT, T_TGEOGPOINT, T_TGEOMETRY, T_TGEOGRAPHY,
+                                    T_TNPOINT};
     const int *list = family == GF_SET        ? sets
                       : family == GF_TEMPORAL ? temporals
                       : family == GF_SPANSET  ? spansets
@@ -547,7 +633,51 @@ static void *from_hexwkb(const char *s, gen_family_t family, const char *name, j
  * Decoders
  * ------------------------------------------------------------------------ */
 
-static void *parse_temporal(lex_t *lx, bool geodetic)
+/*
+ * Values are read as the function means them: where the function takes a
+ * type the text's own look does not give but can stand for, the text is read
+ * as that type, as MobilityDB casts a literal: integers where floats are
+ * taken (a tint's text read as a tfloat, an integer set as a float set), dates
+ * where timestamps are, points where geometries are. In order of preference;
+ * policy.toml ([decode]) states the rule.
+ */
+static const struct {
+    int from, to[2];
+} widenings[] = {
+    {T_TINT, {T_TFLOAT}},
+    {T_TGEOMPOINT, {T_TGEOMETRY}},
+    {T_TGEOGPOINT, {T_TGEOGRAPHY}},
+    {T_INTSET, {T_BIGINTSET, T_FLOATSET}},
+    {T_BIGINTSET, {T_FLOATSET}},
+    {T_DATESET, {T_TSTZSET}},
+    {T_INTSPAN, {T_BIGINTSPAN, T_FLOATSPAN}},
+    {T_BIGINTSPAN, {T_FLOATSPAN}},
+    {T_DATESPAN, {T_TSTZSPAN}},
+};
+
+static bool takes_type(const int *types, size_t n, int type)
+{
+    for (size_t i = 0; i < n; i++)
+        if (types[i] == type)
+            return true;
+    return false;
+}
+
+/* The type to read: the text's own, or one it widens to that the function
+ * takes. With no types (any of the family), the text's own. */
+static int read_type(int natural, const int *types, size_t n)
+{
+    if (!types || takes_type(types, n, natural))
+        return natural;
+    for (size_t i = 0; i < sizeof widenings / sizeof widenings[0]; i++)
+        if (widenings[i].from == natural)
+            for (size_t j = 0; j < 2 && widenings[i].to[j]; j++)
+                if (takes_type(types, n, widenings[i].to[j]))
+                    return widenings[i].to[j];
+    return natural;
+}
+
+static void *parse_temporal(lex_t *lx, bool geodetic, const int *types, size_t n)
 {
     bool srid = false;
     if (!lex_temporal(lx, &srid))
@@ -556,24 +686,69 @@ static void *parse_temporal(lex_t *lx, bool geodetic)
     bool spatial = k && !(k & ~(K_POINT | K_GEOM));
     if (srid && !spatial)
         return lx_fail(lx, "SRID= is for spatial values"), NULL;
-    if (k == K_BOOL)
+    int natural = k == K_BOOL                      ? T_TBOOL
+                  : k == K_INT                     ? T_TINT
+                  : k && !(k & ~(K_INT | K_FLOAT)) ? T_TFLOAT
+                  : k == K_TEXT                    ? T_TTEXT
+                  : k == K_POINT                   ? (geodetic ? T_TGEOGPOINT : T_TGEOMPOINT)
+                  : k == K_NPOINT                  ? T_TNPOINT
+                  : spatial                        ? (geodetic ? T_TGEOGRAPHY : T_TGEOMETRY)
+                                                   : -1;
+    switch (read_type(natural, types, n)) {
+    case T_TBOOL:
         return tbool_in(lx->out);
-    if (k == K_INT)
+    case T_TINT:
         return tint_in(lx->out);
-    if (k && !(k & ~(K_INT | K_FLOAT)))
+    case T_TFLOAT:
         return tfloat_in(lx->out);
-    if (k == K_TEXT)
+    case T_TTEXT:
         return ttext_in(lx->out);
-    if (k == K_POINT)
-        return geodetic ? tgeogpoint_in(lx->out) : tgeompoint_in(lx->out);
-    if (spatial)
-        return geodetic ? tgeography_in(lx->out) : tgeometry_in(lx->out);
-    return lx_fail(lx, "values of one kind are needed: booleans, integers, floats, quoted "
-                       "text or WKT geometries"),
-           NULL;
+    case T_TGEOMPOINT:
+        return tgeompoint_in(lx->out);
+    case T_TGEOGPOINT:
+        return tgeogpoint_in(lx->out);
+    case T_TGEOMETRY:
+        return tgeometry_in(lx->out);
+    case T_TGEOGRAPHY:
+        return tgeography_in(lx->out);
+    case T_TNPOINT:
+        return tnpoint_in(lx->out);
+    default:
+        return lx_fail(lx, "values of one kind are needed: booleans, integers, floats, quoted "
+                           "text or WKT geometries"),
+               NULL;
+    }
 }
 
-static void *parse_collection(lex_t *lx, gen_family_t family, bool geodetic)
+/* The set or span type the lexed elements make on their own (for span
+ * sets, the type of their spans), or -1. */
+static int collection_type(int k, gen_family_t family, bool geodetic)
+{
+    bool spatial = k && !(k & ~(K_POINT | K_GEOM));
+    if (k & K_TSTZ && !(k & ~(K_TSTZ | K_DATE)))
+        k = K_TSTZ;
+    bool set = family == GF_SET;
+    if (k == K_INT)
+        return set ? T_INTSET : T_INTSPAN;
+    if (k && !(k & ~(K_INT | K_BIGINT)))
+        return set ? T_BIGINTSET : T_BIGINTSPAN;
+    if (k && !(k & ~(K_INT | K_BIGINT | K_FLOAT)))
+        return set ? T_FLOATSET : T_FLOATSPAN;
+    if (k == K_DATE)
+        return set ? T_DATESET : T_DATESPAN;
+    if (k == K_TSTZ)
+        return set ? T_TSTZSET : T_TSTZSPAN;
+    if (k == K_TEXT && set)
+        return T_TEXTSET;
+    if (spatial && set)
+        return geodetic ? T_GEOGSET : T_GEOMSET;
+    if (k == K_NPOINT && set)
+        return T_NPOINTSET;
+    return -1;
+}
+
+static void *parse_collection(lex_t *lx, gen_family_t family, bool geodetic, const int *types,
+                              size_t n)
 {
     bool srid = false;
     if (!lex_collection(lx, family, &srid))
@@ -582,43 +757,49 @@ static void *parse_collection(lex_t *lx, gen_family_t family, bool geodetic)
     bool spatial = k && !(k & ~(K_POINT | K_GEOM));
     if ((srid && !spatial) || (spatial && family != GF_SET))
         return lx_fail(lx, "geometries only make sets"), NULL;
-    if (k & K_TSTZ && !(k & ~(K_TSTZ | K_DATE)))
-        k = K_TSTZ;
+    int type = read_type(collection_type(k, family, geodetic), types, n);
+    bool discrete = type == T_INTSPAN || type == T_BIGINTSPAN || type == T_DATESPAN;
+    if (lx->discrete_empty && discrete)
+        return lx_fail(lx, EMPTY_SPAN), NULL;
     const char *s = lx->out;
-    if (family == GF_SET) {
-        if (k == K_INT)
-            return intset_in(s);
-        if (k && !(k & ~(K_INT | K_BIGINT)))
-            return bigintset_in(s);
-        if (k && !(k & ~(K_INT | K_BIGINT | K_FLOAT)))
-            return floatset_in(s);
-        if (k == K_DATE)
-            return dateset_in(s);
-        if (k == K_TSTZ)
-            return tstzset_in(s);
-        if (k == K_TEXT)
-            return textset_in(s);
-        if (spatial)
-            return geodetic ? geogset_in(s) : geomset_in(s);
-    } else {
-        bool span = family == GF_SPAN;
-        if (k == K_INT)
-            return span ? (void *)intspan_in(s) : (void *)intspanset_in(s);
-        if (k && !(k & ~(K_INT | K_BIGINT)))
-            return span ? (void *)bigintspan_in(s) : (void *)bigintspanset_in(s);
-        if (k && !(k & ~(K_INT | K_BIGINT | K_FLOAT)))
-            return span ? (void *)floatspan_in(s) : (void *)floatspanset_in(s);
-        if (k == K_DATE)
-            return span ? (void *)datespan_in(s) : (void *)datespanset_in(s);
-        if (k == K_TSTZ)
-            return span ? (void *)tstzspan_in(s) : (void *)tstzspanset_in(s);
+    bool span = family == GF_SPAN;
+    switch (type) {
+    case T_INTSET:
+        return intset_in(s);
+    case T_BIGINTSET:
+        return bigintset_in(s);
+    case T_FLOATSET:
+        return floatset_in(s);
+    case T_DATESET:
+        return dateset_in(s);
+    case T_TSTZSET:
+        return tstzset_in(s);
+    case T_TEXTSET:
+        return textset_in(s);
+    case T_GEOMSET:
+        return geomset_in(s);
+    case T_GEOGSET:
+        return geogset_in(s);
+    case T_NPOINTSET:
+        return npointset_in(s);
+    case T_INTSPAN:
+        return span ? (void *)intspan_in(s) : (void *)intspanset_in(s);
+    case T_BIGINTSPAN:
+        return span ? (void *)bigintspan_in(s) : (void *)bigintspanset_in(s);
+    case T_FLOATSPAN:
+        return span ? (void *)floatspan_in(s) : (void *)floatspanset_in(s);
+    case T_DATESPAN:
+        return span ? (void *)datespan_in(s) : (void *)datespanset_in(s);
+    case T_TSTZSPAN:
+        return span ? (void *)tstzspan_in(s) : (void *)tstzspanset_in(s);
+    default:
+        return lx_fail(lx, family == GF_SET
+                               ? "elements of one kind are needed: integers, floats, dates, "
+                                 "timestamps, quoted text or WKT geometries"
+                               : "bounds of one kind are needed: integers, floats, dates or "
+                                 "timestamps"),
+               NULL;
     }
-    return lx_fail(lx, family == GF_SET
-                           ? "elements of one kind are needed: integers, floats, dates, "
-                             "timestamps, quoted text or WKT geometries"
-                           : "bounds of one kind are needed: integers, floats, dates or "
-                             "timestamps"),
-           NULL;
 }
 
 static GSERIALIZED *parse_geo(const char *s, bool geodetic, const char *name, json_t **err)
@@ -643,14 +824,15 @@ static GSERIALIZED *parse_geo(const char *s, bool geodetic, const char *name, js
 
 static const char *family_name(gen_family_t family)
 {
-    static const char *const names[] = {"a temporal value", "a set",  "a span",
-                                        "a span set",       "a TBOX", "an STBOX",
-                                        "a geometry",       "a geography"};
+    static const char *const names[] = {"a temporal value", "a set",
+                                        "a span",           "a span set",
+                                        "a TBOX",           "an STBOX",
+                                        "a geometry",       "a geography",
+                                        "a network point",  "a network segment"};
     return names[family];
 }
 
-/* The meosType of a decoded value (a span set's: its spans'). */
-static int type_of(const void *v, gen_family_t family)
+int gv_type(const void *v, gen_family_t family)
 {
     switch (family) {
     case GF_TEMPORAL:
@@ -690,6 +872,9 @@ void *ga_value(call_t *c, json_t *args, const char *name, gen_family_t family, b
     lex_t lx = {.s = s, .p = s, .name = name, .err = err};
     if (family == GF_GEOMETRY || family == GF_GEOGRAPHY) {
         v = parse_geo(s, family == GF_GEOGRAPHY, name, err);
+    } else if (family == GF_NPOINT || family == GF_NSEGMENT) {
+        if (lex_network(&lx, family == GF_NSEGMENT) && lex_end(&lx))
+            v = family == GF_NPOINT ? (void *)npoint_in(lx.out) : (void *)nsegment_in(lx.out);
     } else if (s[0] == '{' && family == GF_TEMPORAL && strchr(s, '"') &&
                strstr(s, "\"type\"")) {
         char *mfjson = mc_keep(c, mfjson_normalize(s, name, err));
@@ -701,12 +886,12 @@ void *ga_value(call_t *c, json_t *args, const char *name, gen_family_t family, b
         if (!v && *err)
             return NULL;
     } else if (family == GF_TEMPORAL) {
-        v = parse_temporal(&lx, geodetic);
+        v = parse_temporal(&lx, geodetic, types, n_types);
     } else if (family == GF_TBOX || family == GF_STBOX) {
         if (lex_box(&lx, family))
             v = family == GF_TBOX ? (void *)tbox_in(lx.out) : (void *)stbox_in(lx.out);
     } else {
-        v = parse_collection(&lx, family, geodetic);
+        v = parse_collection(&lx, family, geodetic, types, n_types);
     }
     free(lx.out);
     if (lx.failed || (*err && !v))
@@ -717,7 +902,7 @@ void *ga_value(call_t *c, json_t *args, const char *name, gen_family_t family, b
         return NULL;
     }
     if (types) {
-        int type = type_of(v, family);
+        int type = gv_type(v, family);
         size_t i = 0;
         while (i < n_types && types[i] != type)
             i++;
@@ -955,6 +1140,12 @@ json_t *ge_value_borrowed(const void *v, gen_family_t family)
     case GF_STBOX:
         s = stbox_out(v, DIGITS);
         break;
+    case GF_NPOINT:
+        s = npoint_out(v, DIGITS);
+        break;
+    case GF_NSEGMENT:
+        s = nsegment_out(v, DIGITS);
+        break;
     default:
         s = geo_as_ewkt(v, DIGITS);
         break;
@@ -1068,14 +1259,12 @@ static json_t *dispatch(tn_call_t *call, json_t *args, void *user)
     return mc_run(((const gen_tool_t *)user)->fn, args);
 }
 
-int gen_register(tn_server_t *server)
+int gen_register(tn_server_t *server, bool network)
 {
     for (size_t i = 0; i < gen_tools_count; i++) {
-        /* The category, and that the tool is generated, for clients that sort tools. */
-        json_t *m = json_pack("{s:{s:s,s:b}}", "io.toolnode/meos", "category",
-                              gen_tools[i].category, "generated", 1);
-        char *meta = m ? json_dumps(m, JSON_COMPACT) : NULL;
-        json_decref(m);
+        if (gen_tools[i].network && !network)
+            continue;
+        char *meta = tool_meta(gen_tools[i].category, gen_tools[i].function);
         tn_tool_t tool = {
             .name = gen_tools[i].name,
             .description = gen_tools[i].description,

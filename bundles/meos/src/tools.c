@@ -554,12 +554,13 @@ static json_t *stops(call_t *c, json_t *args)
  * ------------------------------------------------------------------------ */
 
 struct tool {
-    const char *name, *title, *description, *input, *output;
+    /* category: in the words of the generated tools' (docs/functions.md). */
+    const char *name, *category, *title, *description, *input, *output;
     tool_fn fn;
 };
 
 static const struct tool tools[] = {
-    {"describe", "Describe a moving point",
+    {"describe", "accessors", "Describe a moving point",
      "Summarize a moving point (a summary of the value): subtype (Instant, Sequence or SequenceSet), interpolation "
      "(None, Discrete, Step or Linear), number of instants, start and end times, duration, "
      "SRID, travelled length, first and last positions, and bounding box. A good first call "
@@ -574,17 +575,17 @@ static const struct tool tools[] = {
             "\"duration_seconds\",\"srid\",\"length\",\"start_position\",\"end_position\","
             "\"bbox\""),
      describe},
-    {"convert", "Convert a moving point",
+    {"convert", "input/output", "Convert a moving point",
      "Re-encode a moving point as MEOS text, MF-JSON or HexWKB (argument format); the input "
      "may be in any of the three.",
      OBJECT(P_POINT "," P_FORMAT, "\"point\""), NULL, convert},
-    {"length", "Travelled length",
+    {"length", "accessors", "Travelled length",
      "Length of the path a moving point travels (the total distance covered), in the units of "
      "its coordinates: metres for "
      "projected SRIDs such as 3857 or UTM zones, degrees for SRID 4326 (transform first to get "
      "metres). 0 for an instant, a set of instants or stepwise movement.",
      OBJECT(P_POINT, "\"point\""), OBJECT("\"length\":" NUM, "\"length\""), length},
-    {"speed", "Speed over time",
+    {"speed", "accessors", "Speed over time",
      "Speed (velocity) of a moving point as a moving float, in coordinate units per second, with its "
      "minimum, maximum and time-weighted average. Needs linear interpolation (a sequence "
      "[...] or a sequence set {[...], ...}).",
@@ -592,7 +593,7 @@ static const struct tool tools[] = {
      OBJECT("\"speed\":" STR ",\"min\":" NUM ",\"max\":" NUM ",\"time_weighted_average\":" NUM,
             "\"speed\",\"min\",\"max\",\"time_weighted_average\""),
      speed},
-    {"duration", "Duration",
+    {"duration", "accessors", "Duration",
      "How long a moving point is defined: duration is the time its sequences cover, gaps "
      "excluded; timespan runs from its first to its last timestamp. Each as a PostgreSQL "
      "interval (e.g. 00:10:00, 1 day 02:00:00) and in seconds.",
@@ -601,49 +602,49 @@ static const struct tool tools[] = {
             ",\"timespan_seconds\":" NUM,
             "\"duration\",\"seconds\",\"timespan\",\"timespan_seconds\""),
      duration},
-    {"value_at", "Position at a time",
+    {"value_at", "restrictions", "Position at a time",
      "Position of a moving point at a timestamp (where it was then), as a geometry. Fails with an empty-result "
      "error when the point is not defined then (before its start, after its end, in a gap).",
      OBJECT(P_POINT "," P_TIME("timestamp", "The time") "," P_GEOFORMAT,
             "\"point\",\"timestamp\""),
      NULL, value_at},
-    {"at_period", "Restrict to a period",
+    {"at_period", "restrictions", "Restrict to a period",
      "The part of a moving point between start and end, both included. Fails with an "
      "empty-result error when the point is not defined in that period.",
      OBJECT(P_POINT "," P_TIME("start", "Start of the period") "," P_TIME("end", "End of the period")
             "," P_FORMAT,
             "\"point\",\"start\",\"end\""),
      NULL, at_period},
-    {"at_geometry", "Restrict to a geometry",
+    {"at_geometry", "restrictions", "Restrict to a geometry",
      "The part of a moving point inside a geometry: the times it is in the area, on the line "
      "or at the point. Fails with an empty-result error when it never is.",
      OBJECT(P_POINT "," P_GEOMETRY("The area, line or point") "," P_FORMAT,
             "\"point\",\"geometry\""),
      NULL, at_geometry},
-    {"trajectory", "Trajectory",
+    {"trajectory", "accessors", "Trajectory",
      "The path of a moving point as a static geometry: a line (LINESTRING) for a linear sequence, a "
      "POINT or MULTIPOINT for instants, a collection when there are gaps.",
      OBJECT(P_POINT "," P_GEOFORMAT, "\"point\""), NULL, trajectory},
-    {"distance", "Distance over time",
+    {"distance", "distances", "Distance over time",
      "Distance between two moving points over time, as a moving float defined when both "
      "points are. Fails with an empty-result error when they never are at the same time.",
      OBJECT(P_POINT "," P_OTHER "," P_FORMAT, "\"point\",\"other\""), NULL, distance},
-    {"nearest_approach_distance", "Nearest approach distance",
+    {"nearest_approach_distance", "distances", "Nearest approach distance",
      "Smallest distance between two moving points at the same time, in coordinate units.",
      OBJECT(P_POINT "," P_OTHER, "\"point\",\"other\""),
      OBJECT("\"distance\":" NUM, "\"distance\""), nearest_approach_distance},
-    {"ever_within_distance", "Ever within a distance",
+    {"ever_within_distance", "ever/always predicates", "Ever within a distance",
      "Whether two moving points are ever within distance (coordinate units) of each other at "
      "the same time.",
      OBJECT(P_POINT "," P_OTHER "," P_NUMBER("distance", 0, "The distance, in coordinate units."),
             "\"point\",\"other\",\"distance\""),
      OBJECT("\"result\":{\"type\":\"boolean\"}", "\"result\""), ever_within_distance},
-    {"ever_intersects", "Ever intersects",
+    {"ever_intersects", "ever/always predicates", "Ever intersects",
      "Whether a moving point ever meets a static geometry (argument geometry) or another "
      "moving point at the same place and time (argument other). Give exactly one of the two.",
      OBJECT(P_POINT "," P_GEOMETRY("The static geometry") "," P_OTHER, "\"point\""),
      OBJECT("\"result\":{\"type\":\"boolean\"}", "\"result\""), ever_intersects},
-    {"simplify", "Simplify (Douglas-Peucker)",
+    {"simplify", "transformations", "Simplify (Douglas-Peucker)",
      "Simplify a moving point with Douglas-Peucker, to fewer points (vertices): drop the instants whose removal keeps the "
      "path within tolerance of the original. With synchronized true the deviation is measured "
      "between positions at the same time, which also keeps changes of speed.",
@@ -652,7 +653,7 @@ static const struct tool tools[] = {
             "\"Measure the deviation between positions at equal times.\"}," P_FORMAT,
             "\"point\",\"tolerance\""),
      NULL, simplify},
-    {"transform", "Change the spatial reference system",
+    {"transform", "transformations", "Change the spatial reference system",
      "Transform a moving point to another spatial reference system given by its EPSG code, "
      "e.g. 3857 (Web Mercator), 32631 (UTM zone 31N) or 4326 (WGS 84). The point must carry "
      "an SRID: MEOS text prefixed SRID=4326;, MF-JSON with a crs, or HexWKB that has one.",
@@ -660,7 +661,7 @@ static const struct tool tools[] = {
                     "EPSG code.\"}," P_FORMAT,
             "\"point\",\"srid\""),
      NULL, transform},
-    {"resample", "Resample at a regular interval",
+    {"resample", "transformations", "Resample at a regular interval",
      "Positions of a moving point every interval_seconds, at origin + k * interval_seconds "
      "within its time span (origin defaults to its start). interpolation discrete (default) "
      "gives the samples as a set of instants; linear or step gives a sequence through them, "
@@ -671,14 +672,14 @@ static const struct tool tools[] = {
             "\"default\":\"discrete\"}," P_FORMAT,
             "\"point\",\"interval_seconds\""),
      NULL, resample},
-    {"stbox", "Bounding box",
+    {"stbox", "conversions", "Bounding box",
      "Spatiotemporal bounding box of a moving point: x, y (and z) ranges, time range, SRID, and "
      "the MEOS STBOX text.",
      OBJECT(P_POINT, "\"point\""),
      OBJECT("\"box\":" STR "," BOX_PROPS,
             "\"box\",\"xmin\",\"ymin\",\"xmax\",\"ymax\",\"tmin\",\"tmax\",\"srid\""),
      stbox},
-    {"stops", "Find stops",
+    {"stops", "transformations", "Find stops",
      "Where a moving point stopped: the periods of at least min_duration_seconds during which "
      "it stays within an area of size max_distance (coordinate units). For each stop: start, "
      "end, duration in seconds and position (time-weighted centroid). Needs a sequence or "
@@ -692,7 +693,7 @@ static const struct tool tools[] = {
             ",\"position\":" STR "}}}",
             "\"count\",\"stops\""),
      stops},
-    {"time_weighted_centroid", "Time-weighted centroid",
+    {"time_weighted_centroid", "accessors", "Time-weighted centroid",
      "Average position of a moving point, each position weighted by the time spent there: "
      "where it spent its time, as opposed to the centroid of its path.",
      OBJECT(P_POINT "," P_GEOFORMAT, "\"point\""), NULL, time_weighted_centroid},
@@ -708,9 +709,23 @@ static json_t *dispatch(tn_call_t *call, json_t *args, void *user)
     "{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,"               \
     "\"openWorldHint\":false}"
 
+char *tool_meta(const char *category, const char *function)
+{
+    /* The category under the node's key, for clients and toolnode.search to
+     * filter by; what the tool calls under the bundle's own. */
+    json_t *m = function ? json_pack("{s:s,s:{s:s,s:b}}", "io.toolnode/category", category,
+                                     "io.toolnode/meos", "function", function, "generated", 1)
+                         : json_pack("{s:s,s:{s:b}}", "io.toolnode/category", category,
+                                     "io.toolnode/meos", "generated", 0);
+    char *meta = m ? json_dumps(m, JSON_COMPACT) : NULL;
+    json_decref(m);
+    return meta;
+}
+
 int tools_register(tn_server_t *server)
 {
     for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
+        char *meta = tool_meta(tools[i].category, NULL);
         tn_tool_t tool = {
             .name = tools[i].name,
             .title = tools[i].title,
@@ -720,9 +735,12 @@ int tools_register(tn_server_t *server)
             .annotations = ANNOTATIONS,
             .handler = dispatch,
             .user = (void *)&tools[i],
+            .meta = meta,
         };
         tn_error_t error;
-        if (tn_server_add_tool(server, &tool, &error) != 0) {
+        int rc = tn_server_add_tool(server, &tool, &error);
+        free(meta);
+        if (rc != 0) {
             fprintf(stderr, "meos-bundle: tool %s: %s\n", tools[i].name, error.text);
             return -1;
         }

@@ -10,10 +10,18 @@ BUNDLE = os.path.join(HERE, "..", "build", "meos-bundle")
 CASES = os.path.join(HERE, "cases.json")
 
 
-class Bundle:
-    """One bundle process, initialized, spoken to one JSON-RPC line at a time."""
+# The road network of the network-point tools: a few routes made for the tests.
+WAYS = os.path.join(HERE, "data", "ways.csv")
 
-    def __init__(self, prefix=(), stderr=subprocess.DEVNULL):
+
+class Bundle:
+    """One bundle process, initialized, spoken to one JSON-RPC line at a time.
+    ways names its road network (MEOS_WAYS); None gives it none."""
+
+    def __init__(self, prefix=(), stderr=subprocess.DEVNULL, ways=WAYS):
+        env = {k: v for k, v in os.environ.items() if k != "MEOS_WAYS"}
+        if ways:
+            env["MEOS_WAYS"] = ways
         self.proc = subprocess.Popen(
             [*prefix, BUNDLE],
             stdin=subprocess.PIPE,
@@ -21,6 +29,7 @@ class Bundle:
             stderr=stderr,
             text=True,
             encoding="utf-8",
+            env=env,
         )
         self.next_id = 0
         self.info = self.request(

@@ -20,6 +20,7 @@ import json
 import math
 import os
 import random
+import re
 import select
 import subprocess
 import sys
@@ -56,39 +57,39 @@ CORPUS = {
                   [f"{{POLYGON((0 0,2 0,2 2,0 0))@{T0}, POINT(1 1)@{T1}}}",
                    f"Interp=Step;[LINESTRING(0 0,1 1)@{T0}, LINESTRING(1 1,2 2)@{T2}]"],
                   ["tgeometry", "tgeo", "tspatial", "temporal"]),
-    "intset": ("GF_SET", "intset_in", ["{1, 2, 3}", "{3, 5}"], ["intset", "numset", "set"]),
+    "intset": ("GF_SET", "intset_in", ["{1, 2, 3}", "{3, 5}"], ["intset", "int", "numset", "set"]),
     "bigintset": ("GF_SET", "bigintset_in", ["{1, 5000000000}", "{5000000000}"],
-                  ["bigintset", "numset", "set"]),
+                  ["bigintset", "bigint", "numset", "set"]),
     "floatset": ("GF_SET", "floatset_in", ["{1.5, 2.5}", "{2.5, 4}"],
-                 ["floatset", "numset", "set"]),
+                 ["floatset", "float", "numset", "set"]),
     "dateset": ("GF_SET", "dateset_in", ["{2025-01-01, 2025-01-03}", "{2025-01-03}"],
-                ["dateset", "set"]),
-    "tstzset": ("GF_SET", "tstzset_in", [f"{{{T0}, {T3}}}", f"{{{T3}}}"], ["tstzset", "set"]),
+                ["dateset", "date", "set"]),
+    "tstzset": ("GF_SET", "tstzset_in", [f"{{{T0}, {T3}}}", f"{{{T3}}}"], ["tstzset", "timestamptz", "set"]),
     "textset": ("GF_SET", "textset_in", ['{"a", "b"}', '{"b", "c"}'], ["textset", "set"]),
     "geomset": ("GF_SET", "geomset_in", ["{POINT(1 1), POINT(2 2)}", "{POINT(2 2)}"],
                 ["geomset", "geoset", "spatialset", "set"]),
-    "intspan": ("GF_SPAN", "intspan_in", ["[1, 5)", "[3, 8)"], ["intspan", "numspan", "span"]),
+    "intspan": ("GF_SPAN", "intspan_in", ["[1, 5)", "[3, 8)"], ["intspan", "int", "numspan", "span"]),
     "bigintspan": ("GF_SPAN", "bigintspan_in", ["[1, 5000000000)", "[4000000000, 6000000000)"],
-                   ["bigintspan", "numspan", "span"]),
+                   ["bigintspan", "bigint", "numspan", "span"]),
     "floatspan": ("GF_SPAN", "floatspan_in", ["[1.5, 2.5]", "[2, 3.5]"],
-                  ["floatspan", "numspan", "span"]),
+                  ["floatspan", "float", "numspan", "span"]),
     "datespan": ("GF_SPAN", "datespan_in", ["[2025-01-01, 2025-01-05)", "[2025-01-03, 2025-01-08)"],
-                 ["datespan", "span"]),
+                 ["datespan", "date", "span"]),
     "tstzspan": ("GF_SPAN", "tstzspan_in", [f"[{T0}, {T1}]", f"[{T1}, {T3}]"],
-                 ["tstzspan", "span"]),
+                 ["tstzspan", "timestamptz", "span"]),
     "intspanset": ("GF_SPANSET", "intspanset_in", ["{[1, 3), [5, 7)}", "{[2, 6)}"],
-                   ["intspanset", "numspanset", "spanset"]),
+                   ["intspanset", "int", "numspanset", "spanset"]),
     "bigintspanset": ("GF_SPANSET", "bigintspanset_in", ["{[1, 3), [5000000000, 5000000007)}",
                                                           "{[2, 5000000006)}"],
-                      ["bigintspanset", "numspanset", "spanset"]),
+                      ["bigintspanset", "bigint", "numspanset", "spanset"]),
     "floatspanset": ("GF_SPANSET", "floatspanset_in", ["{[1.5, 2.5], [3, 4.5]}", "{[2, 3.5]}"],
-                     ["floatspanset", "numspanset", "spanset"]),
+                     ["floatspanset", "float", "numspanset", "spanset"]),
     "datespanset": ("GF_SPANSET", "datespanset_in",
                     ["{[2025-01-01, 2025-01-03), [2025-01-05, 2025-01-07)}",
-                     "{[2025-01-02, 2025-01-06)}"], ["datespanset", "spanset"]),
+                     "{[2025-01-02, 2025-01-06)}"], ["datespanset", "date", "spanset"]),
     "tstzspanset": ("GF_SPANSET", "tstzspanset_in", [f"{{[{T0}, {T1}], [{T2}, {T3}]}}",
                                                       f"{{[{T1}, {T2}]}}"],
-                    ["tstzspanset", "spanset"]),
+                    ["tstzspanset", "timestamptz", "spanset"]),
     "tboxfloat": ("GF_TBOX", "tbox_in", [f"TBOXFLOAT XT([1, 2],[{T0}, {T3}])",
                                          f"TBOXFLOAT XT([1.5, 4],[{T1}, {T3}])"],
                   ["tbox", "tnumber", "float"]),
@@ -110,7 +111,20 @@ CORPUS = {
                    ["tgeography", "tgeo", "tspatial", "temporal"]),
     "geogset": ("GF_SET", "geogset_in", ["{POINT(1 1), POINT(2 2)}", "{POINT(2 2)}"],
                 ["geogset", "geoset", "spatialset", "set"]),
+    # Network points, on the routes of tests/data/ways.csv.
+    "tnpoint": ("GF_TEMPORAL", "tnpoint_in",
+                [f"[NPoint(1,0.2)@{T0}, NPoint(1,0.8)@{T1}]",
+                 f"{{NPoint(3,0.25)@{T0}, NPoint(3,0.5)@{T2}}}"], ["tnpoint", "temporal"]),
+    "npointset": ("GF_SET", "npointset_in", ['{"NPoint(1,0.2)", "NPoint(3,0.5)"}',
+                                             '{"NPoint(2,0.5)"}'], ["npointset", "npoint", "set"]),
+    "npoint": ("GF_NPOINT", "npoint_in", ["NPoint(1,0.5)", "NPoint(3,0.25)"], ["npoint"]),
+    "nsegment": ("GF_NSEGMENT", "nsegment_in", ["NSegment(1,0.2,0.6)", "NSegment(3,0.25,0.75)"],
+                 ["nsegment"]),
 }
+# The road network of the network-point tools, named to the bundle (through the node) and
+# to the reference (through build/ways_preload.so) in MEOS_WAYS.
+WAYS = os.path.join(HERE, "data", "ways.csv")
+WAYS_PRELOAD = os.path.join(BUNDLE_DIR, "build", "ways_preload.so")
 GEODETIC = {"tgeogpoint", "tgeography", "geogset", "geography"}
 
 
@@ -127,6 +141,8 @@ INVALID = {
     "GF_STBOX": ["STBOX X((1,1),(5))"],
     "GF_GEOMETRY": ["1234", "POINT(1"],
     "GF_GEOGRAPHY": ["POINT(1"],
+    "GF_NPOINT": ["NPoint(1, 2)", "NPoint(x"],
+    "GF_NSEGMENT": ["NSegment(1, 0.5)"],
 }
 SCALARS = {
     "int": [1, 2],
@@ -134,7 +150,7 @@ SCALARS = {
     "bool": [True, False],
     "timestamptz": [T1, "2025-01-01 08:05:00+00"],
     "date": ["2025-01-02", "2025-01-04"],
-    "interval": ["00:10:00", "1 day"],
+    "interval": ["1 day", "00:10:00"],
     "text": ["a", "b"],
     "cstring": ["linear", "NDR"],
 }
@@ -144,13 +160,17 @@ CSTRINGS = {"interp_str": ["linear", "step"], "endian": ["NDR", "XDR"], "srs": [
 def ranked_types(tool_name: str, family: str) -> list[str]:
     """Types of the family, those whose words the function's name uses first."""
     name = tool_name.lower()
+    tokens = set(name.split("_"))
     scored = []
     for tname, (fam, _, _, words) in CORPUS.items():
         if fam != family or (tname in GEODETIC) != geodetic(tool_name):
             continue
-        score = max((len(words) - i for i, w in enumerate(words) if w in name), default=0)
-        scored.append((-score, tname))
-    return [t for _, t in sorted(scored)]
+        # A word that is a whole part of the name ranks above one found inside a part
+        # (intset inside npointset).
+        whole = max((len(words) - i for i, w in enumerate(words) if w in tokens), default=0)
+        inside = max((len(words) - i for i, w in enumerate(words) if w in name), default=0)
+        scored.append((-whole, -inside, tname))
+    return [t for *_, t in sorted(scored)]
 
 
 def combos(tool: dict, k: int) -> list[tuple[dict, dict]]:
@@ -160,11 +180,26 @@ def combos(tool: dict, k: int) -> list[tuple[dict, dict]]:
         args, parsers = {}, {}
         seen_family: dict[str, int] = {}
         for pname, kind in tool["params"]:
+            if kind.startswith("array:"):
+                # An aggregate's values: copies of one corpus value, so that they can be
+                # aggregated together, or none at all.
+                one, _ = combos({"name": tool["name"], "params": [["v", kind[6:]]]},
+                                i + 1)[i] if kind[6:] != "text" else ({"v": "a"}, {})
+                if "v" not in one:
+                    return []
+                args[pname] = [[one["v"]] * 2, [one["v"]], [one["v"]] * 3, []][i % 4]
+                if "v" in _ and args[pname]:
+                    parsers[pname] = _["v"]
+                continue
             if kind.startswith("value:"):
                 fam = kind[6:]
                 types = ranked_types(tool["name"], fam)
                 if not types:
                     return []
+                # The types this parameter takes first, so that two parameters of one
+                # family (a number span and a time span) each get one of theirs.
+                taken = tool.get("accepted", {}).get(pname, [])
+                types.sort(key=lambda t: meos_type(CORPUS[t][1]) not in taken)
                 tname = types[i % len(types)]
                 nth = seen_family.get(fam, 0)
                 seen_family[fam] = nth + 1
@@ -196,14 +231,34 @@ def meos_type(parser: str) -> str:
     return "T_" + name
 
 
-def takes(tool: dict, parsers: dict) -> bool:
-    """Whether every value argument is of a type the tool says it takes."""
+# The bundle's rule (policy.toml [decode], read_type in src/gen_args.c): text
+# is read as a type it widens to when the function takes that and not its own.
+WIDENINGS = {
+    "tint_in": ["tfloat_in"], "tgeompoint_in": ["tgeometry_in"],
+    "tgeogpoint_in": ["tgeography_in"],
+    "intset_in": ["bigintset_in", "floatset_in"], "bigintset_in": ["floatset_in"],
+    "dateset_in": ["tstzset_in"],
+    "intspan_in": ["bigintspan_in", "floatspan_in"], "bigintspan_in": ["floatspan_in"],
+    "datespan_in": ["tstzspan_in"],
+    "intspanset_in": ["bigintspanset_in", "floatspanset_in"],
+    "bigintspanset_in": ["floatspanset_in"], "datespanset_in": ["tstzspanset_in"],
+}
+
+
+def read_as(tool: dict, parsers: dict) -> dict | None:
+    """The parsers the bundle reads each value argument with, or None when one is
+    of a type the tool does not take (the bundle refuses it before MEOS)."""
+    out = dict(parsers)
     for pname, types in tool.get("accepted", {}).items():
         parser = parsers.get(pname)
-        if parser and parser not in ("tbox_in", "stbox_in", "geom_in", "geog_in") and \
-                meos_type(parser) not in types:
-            return False
-    return True
+        if not parser or parser in ("tbox_in", "stbox_in", "geom_in", "geog_in") or \
+                meos_type(parser) in types:
+            continue
+        wider = [w for w in WIDENINGS.get(parser, []) if meos_type(w) in types]
+        if not wider:
+            return None
+        out[pname] = wider[0]
+    return out
 
 
 def same(a, b) -> bool:
@@ -213,6 +268,8 @@ def same(a, b) -> bool:
         return False
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     return a == b
 
 
@@ -226,7 +283,7 @@ class Node:
             [node, "serve", "--bundles", self.dir, "--names", "canonical", "--stdio",
              "--page-size", "0"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
-            encoding="utf-8")
+            encoding="utf-8", env=dict(os.environ, MEOS_WAYS=WAYS))
         self.next_id = 0
         self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
                                     "clientInfo": {"name": "meos-diff", "version": "1"}})
@@ -276,7 +333,8 @@ class Reference:
         if self.proc is None:
             self.proc = subprocess.Popen(
                 [sys.executable, os.path.join(HERE, "diff_ref.py")], stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                env=dict(os.environ, MEOS_WAYS=WAYS, LD_PRELOAD=WAYS_PRELOAD))
         self.proc.stdin.write(json.dumps({"tool": tool, "args": args, "parsers": parsers}) + "\n")
         self.proc.stdin.flush()
         ready, _, _ = select.select([self.proc.stdout], [], [], REFERENCE_TIMEOUT)
@@ -299,6 +357,10 @@ class Reference:
             self.proc.wait()
 
 
+# The bundle's refusal of a bin, tile or split call past its bound (src/gen_bounds.c).
+BOUND_REFUSAL = "over the bound of"
+
+
 def names_problem(error: str) -> bool:
     """Whether a tool error says which argument is wrong, or what MEOS said."""
     return ("argument" in error or " failed: " in error or "MEOS stopped" in error
@@ -312,7 +374,7 @@ def dead_bundle(error: str) -> bool:
 
 def mutate(value, rng: random.Random):
     if not isinstance(value, str) or not value:
-        return rng.choice(["", "x", -1, 1e308, "{", None])
+        return rng.choice(["", "x", -1, 0, 1e308, "{", None])
     s = list(value)
     for _ in range(rng.randint(1, 4)):
         op = rng.randrange(4)
@@ -346,7 +408,8 @@ def write_note(path: str, stats: dict, disagree: list, fuzz: dict, ref_died: lis
         f"- calls: {stats['calls']} ({stats['agree_value']} equal values, "
         f"{stats['agree_error']} MEOS errors on both sides, {stats['refused']} invalid values "
         "or values of a type the function does not take, refused by the bundle before MEOS "
-        f"and not sent to the reference, {stats['reference_skipped']} the reference could "
+        f"and not sent to the reference, {stats['bounded']} bin, tile or split requests over "
+        f"the bound, refused likewise, {stats['reference_skipped']} the reference could "
         "not make)",
         f"- bundle restarts seen by the node: {stats['bundle_restarts']}",
         f"- fuzz calls: {fuzz['calls']} ({fuzz['answers']} answers, {fuzz['tool_errors']} "
@@ -375,6 +438,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--node", required=True)
     ap.add_argument("--every", type=int, default=1)
+    ap.add_argument("--match", help="only the tools whose name this regular expression finds")
     ap.add_argument("--combos", type=int, default=4)
     ap.add_argument("--report")
     ap.add_argument("--fuzz", type=int, default=0)
@@ -384,6 +448,8 @@ def main() -> int:
 
     with open(MANIFEST, encoding="utf-8") as f:
         tools = json.load(f)
+    if opts.match:
+        tools = [t for t in tools if re.search(opts.match, t["name"])]
     picked = tools[:: opts.every]
     log = tempfile.TemporaryFile(mode="w+")
     node = Node(opts.node, log)
@@ -392,18 +458,20 @@ def main() -> int:
     missing = [t["name"] for t in tools if "meos." + t["name"] not in listed_names]
     ref = Reference()
     stats = {"generated": len(tools), "picked": len(picked), "calls": 0, "agree_value": 0,
-             "agree_error": 0, "refused": 0, "reference_skipped": 0}
+             "agree_error": 0, "refused": 0, "bounded": 0, "reference_skipped": 0}
     disagree, exercised, agreeing, valued, ref_died = [], set(), set(), set(), []
     start = time.monotonic()
     for tool in picked:
         tool_ok = True
         cases = combos(tool, opts.combos)
-        for fam in {k[6:] for _, k in tool["params"] if k.startswith("value:")}:
-            if cases:
+        for pname, kind in tool["params"]:
+            fam = kind.split("value:")[-1]
+            if cases and "value:" in kind:
                 bad_args = dict(cases[0][0])
-                name = next(p for p, k in tool["params"] if k == "value:" + fam)
-                bad_args[name] = INVALID[fam][len(tool["name"]) % len(INVALID[fam])]
-                cases.append((bad_args, {"invalid": name}))
+                bad = INVALID[fam][len(tool["name"]) % len(INVALID[fam])]
+                bad_args[pname] = [cases[0][0][pname][0], bad] if \
+                    kind.startswith("array:") and cases[0][0][pname] else bad
+                cases.append((bad_args, {"invalid": pname}))
         for args, parsers in cases:
             invalid = parsers.get("invalid")
             got = node.call(tool["name"], args)
@@ -413,12 +481,18 @@ def main() -> int:
                 disagree.append({"tool": tool["name"], "args": args, "node": got,
                                  "why": "the call did not come back as a tool answer"})
                 continue
-            if invalid or not takes(tool, parsers):
+            if BOUND_REFUSAL in got.get("error", ""):
+                # Asks for more pieces than the bound: MEOS is not called (it would
+                # run for minutes and exhaust memory), nor is the reference.
+                stats["bounded"] += 1
+                continue
+            read = None if invalid else read_as(tool, parsers)
+            if read is None:
                 # Values the function does not take are refused before MEOS, which
                 # may crash on them: the reference is not asked.
                 want = {"error": "(invalid input)"}
             else:
-                want = ref.call(tool, args, parsers)
+                want = ref.call(tool, args, read)
             if "died" in want:
                 ref_died.append({"tool": tool["name"], "args": args, "node": got})
             if "skip" in want or "died" in want:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from typing import Any
 
@@ -56,6 +57,10 @@ def encode_value(v: Any, family: str) -> str | None:
         s = _lib.tbox_out(v, DIGITS)
     elif family == "GF_STBOX":
         s = _lib.stbox_out(v, DIGITS)
+    elif family == "GF_NPOINT":
+        s = _lib.npoint_out(v, DIGITS)
+    elif family == "GF_NSEGMENT":
+        s = _lib.nsegment_out(v, DIGITS)
     else:
         s = _lib.geo_as_ewkt(v, DIGITS)
     return c_string(s)
@@ -105,27 +110,54 @@ def decode(value: Any, kind: str, parser: str | None) -> Any:
     return value
 
 
+def aggregate(tool: dict, args: dict, parsers: dict) -> dict:
+    """The transition function over every element, then the final function."""
+    kind = tool["params"][0][1][len("array:"):]
+    elements = [decode(v, kind, parsers.get("values")) for v in args["values"]]
+    window = [decode(args["interv"], "interval", None)] if "interv" in args else []
+    if errors:
+        return {"error": "reference could not read its input: " + errors[0]}
+    transfn = getattr(_lib, tool["function"])
+    state = _ffi.NULL
+    for e in elements:
+        state = transfn(state, e, *window)
+        if errors:
+            return {"error": errors[0]}
+    if tool["final"] and state != _ffi.NULL:
+        state = getattr(_lib, tool["final"])(state)
+    if errors:
+        return {"error": errors[0]}
+    return {"result": None if state == _ffi.NULL else encode(state, tool["result"])}
+
+
 def call(tool: dict, args: dict, parsers: dict) -> dict:
     errors.clear()
+    if tool["mode"] == "aggregate":
+        return aggregate(tool, args, parsers)
     c_args = [decode(args[name], kind, parsers.get(name)) for name, kind in tool["params"]]
     if errors:
         return {"error": "reference could not read its input: " + errors[0]}
-    fn = getattr(_lib, tool["name"])
+    fn = getattr(_lib, tool["function"])
     mode = tool["mode"]
     kind = tool["result"]
-    if mode == "array":
+    if mode in ("array", "split"):
+        # A counted array; a split's bins come in arrays of their own before the count.
+        outs = [_ffi.new(ctype.strip() + " **") for _, _, _, ctype in tool["outs"]]
         count = _ffi.new("int *")
-        r = fn(*c_args, count)
+        r = fn(*c_args, *outs, count)
         if errors:
             return {"error": errors[0]}
         if r == _ffi.NULL:
             return {"result": None}
-        out = []
+        items = []
         for i in range(count[0]):
             # Contiguous arrays of boxes and spans hold values, not pointers.
-            elem = r + i if _ffi.typeof(r).item.kind == "struct" else r[i]
-            out.append(encode(elem, kind))
-        return {"result": out}
+            elem = encode(r + i if _ffi.typeof(r).item.kind == "struct" else r[i], kind)
+            if mode == "split":
+                elem = {key: encode(out[0][i], okind)
+                        for out, (_, key, okind, _) in zip(outs, tool["outs"])} | {"value": elem}
+            items.append(elem)
+        return {"result": items}
     if mode.startswith("out:"):
         out = _ffi.new(mode[4:].strip() + " *")
         found = fn(*c_args, out)
@@ -146,6 +178,12 @@ def call(tool: dict, args: dict, parsers: dict) -> dict:
 def main() -> None:
     pymeos_cffi.meos_initialize("UTC")
     _lib.meos_initialize_error_handler(on_error)
+    ways = os.environ.get("MEOS_WAYS")
+    if ways:
+        # As the bundle does (src/ways.c): one route in MEOS's cache, so that
+        # get_srid_ways answers the network's SRID from the first call.
+        with open(ways, encoding="ascii") as f:
+            _lib.route_exists(int(f.readline().split(",")[0]))
     for line in sys.stdin:
         req = json.loads(line)
         try:

@@ -26,13 +26,6 @@ def list_all(bundle):
         params = {"cursor": page["nextCursor"]}
 
 
-@pytest.fixture(scope="module")
-def bundle():
-    b = Bundle()
-    yield b
-    assert b.close() == 0
-
-
 def test_initialize_names_the_bundle(bundle):
     assert bundle.info["serverInfo"]["name"] == "toolnode-meos"
     assert bundle.info["protocolVersion"] == "2025-11-25"
@@ -40,13 +33,17 @@ def test_initialize_names_the_bundle(bundle):
 
 def test_every_tool_is_listed_tested_and_documented(bundle):
     tools = list_all(bundle)
-    curated = [t for t in tools if "Generated from the MEOS 1.3 C function" not in t["description"]]
+    curated = [t for t in tools if not t["_meta"]["io.toolnode/meos"]["generated"]]
     generated = [t for t in tools if t not in curated]
     with open(MANIFEST, encoding="utf-8") as f:
         manifest = json.load(f)
     assert len(curated) == 19
     assert [t["name"] for t in generated] == [m["name"] for m in manifest]
+    by_name = {m["name"]: m for m in manifest}
     for tool in generated:
+        # The category of docs/functions.md, for clients and the node's search to filter by.
+        assert tool["_meta"]["io.toolnode/category"] == by_name[tool["name"]]["category"]
+        assert tool["_meta"]["io.toolnode/meos"]["function"] == by_name[tool["name"]]["function"]
         schema = tool["inputSchema"]
         assert schema["additionalProperties"] is False
         assert sorted(schema["required"]) == sorted(schema["properties"])
@@ -55,7 +52,9 @@ def test_every_tool_is_listed_tested_and_documented(bundle):
     tools = curated
     with open(README, encoding="utf-8") as f:
         readme = f.read()
+    categories = {m["category"] for m in manifest}
     for tool in tools:
+        assert tool["_meta"]["io.toolnode/category"] in categories
         assert tool["description"] and tool["inputSchema"]["type"] == "object"
         assert tool["annotations"]["readOnlyHint"] is True
         assert any(c["tool"] == tool["name"] for c in CASES), f"no case calls {tool['name']}"
@@ -168,3 +167,44 @@ def test_missing_data_is_reported_at_start(tmp_path):
     assert proc.returncode == 1
     assert re.search(r"missing its data; run make in bundles/meos", proc.stderr), proc.stderr
     assert proc.stdout == ""
+
+
+def network_tool_names():
+    with open(MANIFEST, encoding="utf-8") as f:
+        return {m["name"] for m in json.load(f) if m["network"]}
+
+
+ROUTE_1 = "1,01020000202C160000020000000000000000000000000000000000000000000000000059400000000000000000"
+POINT_3857 = "2,0101000020110F000000000000000000000000000000000000"
+
+
+@pytest.mark.parametrize("content, reason", [
+    (None, "MEOS_WAYS names no ways file"),
+    ("gid,the_geom\n" + ROUTE_1 + "\n", "line 1: expected gid,HexEWKB with gid a whole number"),
+    ("1,LINESTRING(0 0,1 1)\n", "line 1: the geometry must be HexEWKB"),
+    (ROUTE_1 + "\n" + POINT_3857 + "\n", "line 2: the geometry is not a non-empty linestring"),
+    ("", "holds no routes"),
+    ("missing", "cannot open"),
+], ids=["unset", "header", "wkt", "point", "empty", "missing"])
+def test_network_tools_need_a_good_ways_file(tmp_path, content, reason):
+    """Without a road network the network-point tools are absent, the reason on stderr,
+    and the others are there; MEOS never reads a file it would loop on or crash on."""
+    ways = None
+    if content == "missing":
+        ways = str(tmp_path / "nowhere.csv")
+    elif content is not None:
+        ways = tmp_path / "ways.csv"
+        ways.write_text(content)
+    b = Bundle(ways=ways and str(ways), stderr=subprocess.PIPE)
+    names = {t["name"] for t in list_all(b)}
+    assert "describe" in names and "tfloat_tsum_agg" in names
+    assert not names & network_tool_names()
+    b.proc.stdin.close()
+    log = b.proc.stderr.read()
+    assert b.proc.wait(timeout=30) == 0
+    assert "the network-point tools are left out" in log and reason in log, log
+
+
+def test_network_tools_with_the_test_network(bundle):
+    names = {t["name"] for t in list_all(bundle)}
+    assert network_tool_names() <= names and len(network_tool_names()) > 90

@@ -1,17 +1,22 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
 
 // meosThroughput compares meos.length and meos.distance called directly on the MEOS bundle
-// over stdio with the same calls through the node's stdio front. The inputs are the 3-4-5
-// segments of the bundle's tests/cases.json, as in its own `make bench`.
+// over stdio with the same calls through the node's stdio front, and an aggregate over a
+// fleet with the same through pymeos. The inputs of the first are the 3-4-5 segments of the
+// bundle's tests/cases.json, as in its own `make bench`.
 func meosThroughput(cfg config, w *strings.Builder) error {
 	bundle, err := filepath.Abs(filepath.Join(cfg.root, "bundles", "meos"))
 	if err != nil {
@@ -42,7 +47,7 @@ func meosThroughput(cfg config, w *strings.Builder) error {
 		return err
 	}
 
-	fmt.Fprintf(w, "## MEOS analytics (`meos.length`, `meos.distance`), direct and through the node\n\n")
+	fmt.Fprintf(w, "## MEOS analytics (`meos.length`, `meos.distance`, an aggregate), direct and through the node\n\n")
 	fmt.Fprintf(w, "| tool | path | in flight | calls/s | vs direct | p50 | p99 |\n|---|---|---|---|---|---|---|\n")
 	var notes []string
 	for _, call := range []struct {
@@ -68,6 +73,11 @@ func meosThroughput(cfg config, w *strings.Builder) error {
 		return err
 	}
 	notes = append(notes, generated)
+	aggregate, err := meosAggregate(cfg, w, bin, dir)
+	if err != nil {
+		return err
+	}
+	notes = append(notes, aggregate)
 	notes = append(notes, "The bundle runs one call at a time (MEOS is not thread-safe), so with eight in flight\n"+
 		"calls mostly queue: the gain over one in flight is the pipe never sitting idle between calls.")
 	fmt.Fprintf(w, "\n%s\n\n", strings.Join(notes, "\n"))
@@ -193,3 +203,148 @@ func meosGenerated(cfg config, w *strings.Builder, dir, point string) (string, e
 	return fmt.Sprintf("generated: meos.tpoint_length costs %s more than the hand-written meos.length at the median.",
 		us(res[1].p50-res[0].p50)), nil
 }
+
+// fleetSize is how many trajectories meosAggregate counts in one call.
+const fleetSize = 10_000
+
+// fleet is fleetSize trajectories: vehicle k leaves k % 60 minutes after 08:00 and drives
+// north for 30 minutes, as in the bundle's tests/test_aggregates.py.
+func fleet() []string {
+	start := time.Date(2025, 1, 1, 8, 0, 0, 0, time.UTC)
+	const layout = "2006-01-02 15:04:05+00"
+	out := make([]string, fleetSize)
+	for k := range out {
+		leave := start.Add(time.Duration(k%60) * time.Minute)
+		out[k] = fmt.Sprintf("[POINT(%d 0)@%s, POINT(%d 30)@%s]", k, leave.Format(layout), k,
+			leave.Add(30*time.Minute).Format(layout))
+	}
+	return out
+}
+
+// meosAggregate times the temporal count of a fleet of trajectories in one call of
+// meos.temporal_tcount_agg, on the bundle directly and through the node, against the same
+// count through pymeos (tests/bench_pymeos.py in the bundle's venv), taking turns one call
+// at a time; the answers must be the same text.
+func meosAggregate(cfg config, w *strings.Builder, bin, dir string) (string, error) {
+	trips := fleet()
+	args, err := json.Marshal(map[string][]string{"values": trips})
+	if err != nil {
+		return "", err
+	}
+	file := filepath.Join(dir, "fleet.json")
+	if err := os.WriteFile(file, args[len(`{"values":`):len(args)-1], 0o644); err != nil {
+		return "", err
+	}
+	bundle := filepath.Dir(filepath.Dir(bin))
+	py, err := startPymeos(filepath.Join(bundle, "build", "venv", "bin", "python"),
+		filepath.Join(bundle, "tests", "bench_pymeos.py"), file)
+	if err != nil {
+		return "", fmt.Errorf("pymeos (run make -C bundles/meos first): %w", err)
+	}
+	defer py.close()
+	direct, err := startStdio("temporal_tcount_agg", bin)
+	if err != nil {
+		return "", err
+	}
+	defer direct.close()
+	viaNode, err := startStdio("meos.temporal_tcount_agg", cfg.node, "serve", "--bundles", dir, "--log-level", "warn")
+	if err != nil {
+		return "", err
+	}
+	defer viaNode.close()
+
+	tool := func(c *stdioClient) func() (string, error) {
+		return func() (string, error) {
+			line, err := c.roundTrip(`"tools/call","params":{"name":"` + c.tool + `","arguments":` + string(args) + `}`)
+			if err != nil {
+				return "", err
+			}
+			var answer struct {
+				Result struct {
+					StructuredContent struct{ Result string }
+				}
+			}
+			err = json.Unmarshal(line, &answer)
+			return answer.Result.StructuredContent.Result, err
+		}
+	}
+	paths := []struct {
+		name string
+		call func() (string, error)
+	}{{"direct stdio", tool(direct)}, {"node, stdio front", tool(viaNode)}, {"pymeos, in Python", py.run}}
+	times := make([][]time.Duration, len(paths))
+	var want string
+	for round := 0; round <= cfg.rounds; round++ { // round 0 warms every path up
+		for i, path := range paths {
+			start := time.Now()
+			got, err := path.call()
+			took := time.Since(start)
+			if err != nil {
+				return "", fmt.Errorf("temporal count of %d trajectories, %s: %w", fleetSize, path.name, err)
+			}
+			if want == "" {
+				want = got
+			} else if got != want {
+				return "", fmt.Errorf("temporal count of %d trajectories: %s and %s answer differently (%.60q, %.60q)",
+					fleetSize, path.name, paths[0].name, got, want)
+			}
+			if round > 0 {
+				times[i] = append(times[i], took)
+			}
+		}
+	}
+	fmt.Fprintf(os.Stderr, "bench: meos.temporal_tcount_agg of %d trajectories done\n", fleetSize)
+	base := median(times[0])
+	for i, path := range paths {
+		m := median(times[i])
+		fmt.Fprintf(w, "| temporal_tcount_agg, %d trajectories in one call | %s | 1 | %.2f | %.2f× | %s | slowest of %d: %s |\n",
+			fleetSize, path.name, 1/m.Seconds(), base.Seconds()/m.Seconds(), ms(m), len(times[i]), ms(slices.Max(times[i])))
+	}
+	return fmt.Sprintf("aggregate: the temporal count of %d trajectories takes %s in one call through the node and "+
+		"%s through pymeos (MEOS's same transition and final functions, reading the same text), the same answer.",
+		fleetSize, ms(median(times[1])), ms(median(times[2]))), nil
+}
+
+// pymeosRunner drives tests/bench_pymeos.py: one run per line written, one JSON answer per
+// line read.
+type pymeosRunner struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+}
+
+func startPymeos(python, script, fleet string) (*pymeosRunner, error) {
+	cmd := exec.Command(python, script, fleet)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &pymeosRunner{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}, nil
+}
+
+// run counts the fleet once in Python and returns the count as MEOS text; the time is the
+// caller's, around the whole exchange, as for the tool calls.
+func (p *pymeosRunner) run() (string, error) {
+	if _, err := io.WriteString(p.in, "run\n"); err != nil {
+		return "", err
+	}
+	line, err := p.out.ReadBytes('\n')
+	if err != nil {
+		return "", fmt.Errorf("bench_pymeos.py: %w", err)
+	}
+	var answer struct{ Result string }
+	if err := json.Unmarshal(line, &answer); err != nil {
+		return "", fmt.Errorf("bench_pymeos.py answered %.80q: %w", line, err)
+	}
+	return answer.Result, nil
+}
+
+func (p *pymeosRunner) close() { stopChild(p.cmd, p.in) }

@@ -40,6 +40,8 @@ const (
 	MaxQueryLen = search.MaxQueryLen
 	// MaxBundleLen bounds a bundle name, which is at most 64 characters.
 	MaxBundleLen = 64
+	// MaxCategoryLen bounds a category, a word or a few (search.CategoryKey).
+	MaxCategoryLen = 100
 	// MaxNameLen bounds a tool name: the catalog's are at most 193 (a 64-character bundle
 	// name, a dot, and a tool name of up to 128).
 	MaxNameLen = 256
@@ -85,15 +87,17 @@ func statusTool() json.RawMessage {
 // SearchTool returns the tools/list entry of toolnode.search.
 func SearchTool() json.RawMessage {
 	return json.RawMessage(`{"name":"toolnode.search","title":"Search the tools",` +
-		`"description":"Find the tools of this node that fit a task, best first. Describe the task in plain words (e.g. \"speed of a moving point\"); each result has the tool's name, description and inputSchema. Call a result by its name, or through toolnode.execute.",` +
+		`"description":"Find the tools of this node that fit a task, best first. Describe the task in plain words (e.g. \"speed of a moving point\"); each result has the tool's name, description, category and inputSchema. Call a result by its name, or through toolnode.execute. With a category (e.g. \"aggregates\") only that category's tools are searched; with it and an empty query, they are listed.",` +
 		`"inputSchema":{"type":"object","properties":{` +
 		`"query":{"type":"string","maxLength":1000,"description":"The task, in plain words, or a tool name."},` +
 		`"limit":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Most results to return."},` +
-		`"bundle":{"type":"string","maxLength":64,"description":"Only tools served by this bundle."}},` +
+		`"bundle":{"type":"string","maxLength":64,"description":"Only tools served by this bundle."},` +
+		`"category":{"type":"string","maxLength":100,"description":"Only tools of this category, as each result's category names it (case does not matter). When none has it, the result lists the categories there are."}},` +
 		`"required":["query"],"additionalProperties":false},` +
 		`"outputSchema":{"type":"object","properties":{` +
-		`"results":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},"inputSchema":{"type":"object"}},"required":["name","inputSchema"]}},` +
-		`"truncated":{"type":"boolean","description":"More tools matched than were returned."}},` +
+		`"results":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},"category":{"type":"string"},"inputSchema":{"type":"object"}},"required":["name","inputSchema"]}},` +
+		`"truncated":{"type":"boolean","description":"More tools matched than were returned."},` +
+		`"categories":{"type":"array","items":{"type":"string"},"description":"The categories of the tools there are, when the category asked for has none."}},` +
 		`"required":["results","truncated"]},` +
 		`"annotations":{"readOnlyHint":true,"openWorldHint":false}}`)
 }
@@ -262,7 +266,7 @@ func (n *Node) execute(ctx context.Context, sess Session, req *Request, done rpc
 // ParseSearch reads toolnode.search's arguments into a Query (without Allow, which is the
 // caller's to set). Members are read exactly as named, and unknown ones refused.
 func ParseSearch(args json.RawMessage) (search.Query, error) {
-	var text, bundle string
+	var text, bundle, category string
 	var hasText bool
 	limit := search.DefaultLimit
 	err := decodeExact(args, map[string]func([]byte) error{
@@ -279,7 +283,8 @@ func ParseSearch(args json.RawMessage) (search.Query, error) {
 			}
 			return nil
 		},
-		"bundle": func(v []byte) error { return jsonString(v, &bundle) },
+		"bundle":   func(v []byte) error { return jsonString(v, &bundle) },
+		"category": func(v []byte) error { return jsonString(v, &category) },
 	})
 	if err != nil {
 		return search.Query{}, fmt.Errorf("%s arguments: %w", SearchToolName, err)
@@ -287,10 +292,11 @@ func ParseSearch(args json.RawMessage) (search.Query, error) {
 	if !hasText {
 		return search.Query{}, fmt.Errorf("%s arguments: query is missing; describe the task in plain words", SearchToolName)
 	}
-	if err := errors.Join(checkLen(SearchToolName, "query", text, MaxQueryLen), checkLen(SearchToolName, "bundle", bundle, MaxBundleLen)); err != nil {
+	if err := errors.Join(checkLen(SearchToolName, "query", text, MaxQueryLen), checkLen(SearchToolName, "bundle", bundle, MaxBundleLen),
+		checkLen(SearchToolName, "category", category, MaxCategoryLen)); err != nil {
 		return search.Query{}, err
 	}
-	q := search.Query{Text: text, Limit: limit}
+	q := search.Query{Text: text, Limit: limit, Category: category}
 	if bundle != "" {
 		q.Bundles = []string{bundle}
 	}

@@ -36,6 +36,8 @@ func TestMetaToolDefinitions(t *testing.T) {
 	}{
 		{SearchToolName, `{"query": "speed"}`, true},
 		{SearchToolName, `{"query": "speed", "limit": 5, "bundle": "meos"}`, true},
+		{SearchToolName, `{"query": "", "category": "aggregates"}`, true},
+		{SearchToolName, `{"query": "", "category": 3}`, false},
 		{SearchToolName, `{"limit": 5}`, false},
 		{SearchToolName, `{"query": "x", "limit": 0}`, false},
 		{ExecuteToolName, `{"name": "meos.speed", "arguments": {"point": "x"}}`, true},
@@ -44,6 +46,8 @@ func TestMetaToolDefinitions(t *testing.T) {
 		{SearchToolName, `{"query": "` + strings.Repeat("q", MaxQueryLen) + `", "bundle": "` + strings.Repeat("b", MaxBundleLen) + `"}`, true},
 		{SearchToolName, `{"query": "` + strings.Repeat("q", MaxQueryLen+1) + `"}`, false},
 		{SearchToolName, `{"query": "q", "bundle": "` + strings.Repeat("b", MaxBundleLen+1) + `"}`, false},
+		{SearchToolName, `{"query": "q", "category": "` + strings.Repeat("c", MaxCategoryLen) + `"}`, true},
+		{SearchToolName, `{"query": "q", "category": "` + strings.Repeat("c", MaxCategoryLen+1) + `"}`, false},
 		{ExecuteToolName, `{"name": "` + strings.Repeat("n", MaxNameLen) + `"}`, true},
 		{ExecuteToolName, `{"name": "` + strings.Repeat("n", MaxNameLen+1) + `"}`, false},
 	} {
@@ -63,6 +67,9 @@ func TestParseSearch(t *testing.T) {
 		{`{"query": "speed"}`, search.Query{Text: "speed", Limit: search.DefaultLimit}, ""},
 		{`{"query": "speed", "limit": 3, "bundle": "meos"}`, search.Query{Text: "speed", Limit: 3, Bundles: []string{"meos"}}, ""},
 		{`{"query": ""}`, search.Query{Text: "", Limit: search.DefaultLimit}, ""},
+		{`{"query": "", "category": "aggregates"}`, search.Query{Text: "", Limit: search.DefaultLimit, Category: "aggregates"}, ""},
+		{`{"query": "x", "category": ["a"]}`, search.Query{}, "want a string"},
+		{`{"query": "x", "category": "` + strings.Repeat("c", MaxCategoryLen+1) + `"}`, search.Query{}, "category is 101 characters long, more than the 100"},
 		{`{}`, search.Query{}, "query is missing"},
 		{``, search.Query{}, "query is missing"},
 		{`{"query": "x", "limit": 1000}`, search.Query{}, "limit is 1000, must be from 1 to 100"},

@@ -27,19 +27,26 @@ type Tool struct {
 	JSON   json.RawMessage
 }
 
+// CategoryKey is the member of a tool's _meta that names its category, e.g. "aggregates":
+// a bundle sorts its tools with it, and toolnode.search filters by it.
+const CategoryKey = "io.toolnode/category"
+
 // Hit is one search result, in the shape toolnode.search returns.
 type Hit struct {
 	Name        string          `json:"name"`
 	Title       string          `json:"title,omitempty"`
 	Description string          `json:"description,omitempty"`
+	Category    string          `json:"category,omitempty"`
 	InputSchema json.RawMessage `json:"inputSchema"`
 }
 
 // Results is the structured content of toolnode.search. Truncated says that more tools
-// matched than were returned.
+// matched than were returned. Categories, given only when a query's category matches none
+// of the tools the caller may see, names the categories they have.
 type Results struct {
-	Results   []Hit `json:"results"`
-	Truncated bool  `json:"truncated"`
+	Results    []Hit    `json:"results"`
+	Truncated  bool     `json:"truncated"`
+	Categories []string `json:"categories,omitempty"`
 }
 
 // Query is one search.
@@ -50,6 +57,9 @@ type Query struct {
 	Limit int
 	// Bundles keeps only tools served by these bundles; empty keeps all.
 	Bundles []string
+	// Category keeps only tools whose _meta names this category (CategoryKey), compared
+	// without regard to case; empty keeps all.
+	Category string
 	// Allow, when set, keeps only the tools for which it returns true (a client's access).
 	Allow func(name string) bool
 }
@@ -198,9 +208,13 @@ func parse(t Tool) definition {
 		Annotations struct {
 			Title string `json:"title"`
 		} `json:"annotations"`
+		Meta map[string]json.RawMessage `json:"_meta"`
 	}
 	_ = json.Unmarshal(t.JSON, &raw) // a broken definition is still found by its name
-	d := definition{hit: Hit{Name: t.Name, Title: raw.Title, Description: raw.Description, InputSchema: raw.InputSchema}}
+	var category string
+	_ = json.Unmarshal(raw.Meta[CategoryKey], &category) // only a string names a category
+	d := definition{hit: Hit{Name: t.Name, Title: raw.Title, Description: raw.Description,
+		Category: category, InputSchema: raw.InputSchema}}
 	if d.hit.Title == "" {
 		d.hit.Title = raw.Annotations.Title
 	}

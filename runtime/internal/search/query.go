@@ -27,6 +27,9 @@ func (ix *Index) Search(q Query) Results {
 	}
 	limit = min(limit, MaxLimit)
 	keep := ix.filter(q)
+	if q.Category != "" && !ix.any(keep) {
+		return Results{Results: []Hit{}, Categories: ix.categories(ix.filter(Query{Bundles: q.Bundles, Allow: q.Allow}))}
+	}
 	terms := uniq(Tokens(q.Text))
 	exact, hasExact := ix.byName[strings.ToLower(strings.TrimSpace(q.Text))]
 	if len(terms) == 0 && !hasExact {
@@ -137,7 +140,7 @@ func (t *topK) sorted() []scored {
 	return t.heap
 }
 
-// filter returns whether a document passes q's bundle and access filters.
+// filter returns whether a document passes q's bundle, category and access filters.
 func (ix *Index) filter(q Query) func(uint32) bool {
 	var bundles map[string]bool
 	if len(q.Bundles) > 0 {
@@ -146,13 +149,41 @@ func (ix *Index) filter(q Query) func(uint32) bool {
 			bundles[b] = true
 		}
 	}
+	category := strings.TrimSpace(q.Category)
 	return func(d uint32) bool {
 		doc := &ix.docs[d]
 		if bundles != nil && !bundles[doc.bundle] {
 			return false
 		}
+		if category != "" && !strings.EqualFold(doc.hit.Category, category) {
+			return false
+		}
 		return q.Allow == nil || q.Allow(doc.name)
 	}
+}
+
+// any reports whether some document passes keep.
+func (ix *Index) any(keep func(uint32) bool) bool {
+	for d := range ix.docs {
+		if keep(uint32(d)) {
+			return true
+		}
+	}
+	return false
+}
+
+// categories returns the categories of the documents that pass keep, sorted.
+func (ix *Index) categories(keep func(uint32) bool) []string {
+	seen := map[string]bool{}
+	var out []string
+	for d := range ix.docs {
+		if c := ix.docs[d].hit.Category; c != "" && !seen[c] && keep(uint32(d)) {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // list returns the tools that pass keep in name order: what an empty query means.

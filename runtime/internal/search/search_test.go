@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/toolnode/toolnode/runtime/internal/catalog"
 )
@@ -103,6 +104,58 @@ func TestSearch(t *testing.T) {
 			}
 			if got.Truncated != tt.truncated {
 				t.Errorf("truncated = %v, want %v", got.Truncated, tt.truncated)
+			}
+		})
+	}
+}
+
+// categorized gives a tool the category its bundle names in _meta.
+func categorized(t Tool, category any) Tool {
+	var def map[string]any
+	_ = json.Unmarshal(t.JSON, &def)
+	def["_meta"] = map[string]any{CategoryKey: category, "io.example/other": 1}
+	t.JSON, _ = json.Marshal(def)
+	return t
+}
+
+func TestSearchByCategory(t *testing.T) {
+	ix := Build([]Tool{
+		categorized(tool("meos.tfloat_tsum_agg", "meos", "", "Temporal sum of all the values.", nil), "aggregates"),
+		categorized(tool("meos.temporal_tcount_agg", "meos", "", "How many values are defined at each instant.", nil), "aggregates"),
+		categorized(tool("meos.tfloat_sum", "meos", "", "Sum of two temporal floats.", nil), "arithmetic and maths"),
+		categorized(tool("geo.area", "geo", "", "Area of a polygon; sum of its parts.", nil), "Measures"),
+		categorized(tool("geo.odd", "geo", "", "A category that is not text.", nil), 7),
+		tool("geo.plain", "geo", "", "No category; a sum.", nil),
+	})
+	noAgg := func(name string) bool { return name != "meos.tfloat_tsum_agg" && name != "meos.temporal_tcount_agg" }
+	tests := []struct {
+		name       string
+		q          Query
+		want       []string
+		categories []string
+	}{
+		{"a query within a category", Query{Text: "sum", Category: "aggregates"}, []string{"meos.tfloat_tsum_agg"}, nil},
+		{"the same query without it", Query{Text: "sum"}, []string{"geo.area", "geo.plain", "meos.tfloat_sum", "meos.tfloat_tsum_agg"}, nil},
+		{"an empty query lists the category", Query{Category: "aggregates"}, []string{"meos.temporal_tcount_agg", "meos.tfloat_tsum_agg"}, nil},
+		{"case does not matter", Query{Category: " measures "}, []string{"geo.area"}, nil},
+		{"with a bundle filter", Query{Category: "measures", Bundles: []string{"meos"}}, nil, []string{"aggregates", "arithmetic and maths"}},
+		{"an unknown category names the ones there are", Query{Text: "sum", Category: "aggregate"}, nil, []string{"Measures", "aggregates", "arithmetic and maths"}},
+		{"the caller's access bounds what is named", Query{Category: "aggregates", Allow: noAgg}, nil, []string{"Measures", "arithmetic and maths"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ix.Search(tt.q)
+			// The ranking is TestRankingOrder's; here, which tools pass.
+			if diff := cmp.Diff(tt.want, names(got), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+				t.Errorf("results (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.categories, got.Categories); diff != "" {
+				t.Errorf("categories (-want +got):\n%s", diff)
+			}
+			for _, h := range got.Results {
+				if tt.q.Category != "" && h.Category == "" {
+					t.Errorf("%s: the result does not carry its category", h.Name)
+				}
 			}
 		})
 	}
