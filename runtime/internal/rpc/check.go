@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"unicode/utf8"
 
+	"github.com/toolnode/toolnode/sdk-go/mcp"
 	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
@@ -39,17 +40,17 @@ func Parse(line []byte, lim Limits) (Message, *Error) {
 	c := checker{b: line, maxDepth: lim.depth(), members: true}
 	i := skipSpace(line, 0)
 	if i < len(line) && line[i] == '[' {
-		return m, Errorf(CodeInvalidRequest, "invalid request: a batch where one message was expected")
+		return m, Errorf(mcp.CodeInvalidRequest, "invalid request: a batch where one message was expected")
 	}
 	if i >= len(line) || line[i] != '{' {
 		if json.Valid(line) {
-			return m, Errorf(CodeInvalidRequest, "invalid request: a message is a JSON object")
+			return m, Errorf(mcp.CodeInvalidRequest, "invalid request: a message is a JSON object")
 		}
-		return m, Errorf(CodeParseError, "parse error: not a JSON object")
+		return m, Errorf(mcp.CodeParseError, "parse error: not a JSON object")
 	}
 	end := c.value(i, 0)
 	if end >= 0 && skipSpace(line, end) != len(line) {
-		c.fail(CodeParseError, "parse error: data after the message at byte %d", end)
+		c.fail(mcp.CodeParseError, "parse error: data after the message at byte %d", end)
 	}
 	jsonrpc, id, method, params, result, errObj := c.top.jsonrpc, c.top.id, c.top.method, c.top.params, c.top.result, c.top.err
 	var idErr error
@@ -65,7 +66,7 @@ func Parse(line []byte, lim Limits) (Message, *Error) {
 		return m, c.err
 	}
 	if string(jsonrpc) != `"2.0"` {
-		return m, Errorf(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
+		return m, Errorf(mcp.CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
 	}
 	if idErr != nil {
 		return m, AsError(idErr)
@@ -73,38 +74,38 @@ func Parse(line []byte, lim Limits) (Message, *Error) {
 	switch {
 	case method != nil:
 		if result != nil || errObj != nil {
-			return m, Errorf(CodeInvalidRequest, "invalid request: a message with a method has no result or error")
+			return m, Errorf(mcp.CodeInvalidRequest, "invalid request: a message with a method has no result or error")
 		}
 		if m.ID.IsNull() {
-			return m, Errorf(CodeInvalidRequest, "invalid request: a request's id is not null")
+			return m, Errorf(mcp.CodeInvalidRequest, "invalid request: a request's id is not null")
 		}
 		if method[0] != '"' {
-			return m, Errorf(CodeInvalidRequest, `invalid request: "method" must be a string`)
+			return m, Errorf(mcp.CodeInvalidRequest, `invalid request: "method" must be a string`)
 		}
 		var name string
 		if bytes.IndexByte(method, '\\') < 0 {
 			name = string(method[1 : len(method)-1])
 		} else if json.Unmarshal(method, &name) != nil {
-			return m, Errorf(CodeInvalidRequest, `invalid request: bad "method"`)
+			return m, Errorf(mcp.CodeInvalidRequest, `invalid request: bad "method"`)
 		}
 		if name == "" {
-			return m, Errorf(CodeInvalidRequest, `invalid request: "method" is empty`)
+			return m, Errorf(mcp.CodeInvalidRequest, `invalid request: "method" is empty`)
 		}
 		m.Method = name
 		if params != nil && params[0] != '{' && params[0] != '[' {
 			if string(params) != "null" {
-				return m, Errorf(CodeInvalidRequest, `invalid request: "params" must be an object or an array`)
+				return m, Errorf(mcp.CodeInvalidRequest, `invalid request: "params" must be an object or an array`)
 			}
 			params = nil
 		}
 		m.Params = params
 	case id == nil:
-		return m, Errorf(CodeInvalidRequest, `invalid request: neither a request, a notification nor a response`)
+		return m, Errorf(mcp.CodeInvalidRequest, `invalid request: neither a request, a notification nor a response`)
 	case (result == nil) == (errObj == nil):
-		return m, Errorf(CodeInvalidRequest, `invalid request: a response has either "result" or "error"`)
+		return m, Errorf(mcp.CodeInvalidRequest, `invalid request: a response has either "result" or "error"`)
 	case errObj != nil:
 		if errObj[0] != '{' {
-			return m, Errorf(CodeInvalidRequest, `invalid request: "error" must be an object`)
+			return m, Errorf(mcp.CodeInvalidRequest, `invalid request: "error" must be an object`)
 		}
 		m.Error = decodeError(errObj)
 	default:
@@ -121,11 +122,11 @@ func SplitBatch(body []byte, lim Limits) ([][]byte, *Error) {
 	c.elem = func(v []byte) { elems = append(elems, v) }
 	i := skipSpace(body, 0)
 	if i >= len(body) || body[i] != '[' {
-		return nil, Errorf(CodeParseError, "parse error: not a JSON array")
+		return nil, Errorf(mcp.CodeParseError, "parse error: not a JSON array")
 	}
 	end := c.value(i, 0)
 	if end >= 0 && skipSpace(body, end) != len(body) {
-		c.fail(CodeParseError, "parse error: data after the batch at byte %d", end)
+		c.fail(mcp.CodeParseError, "parse error: data after the batch at byte %d", end)
 	}
 	if c.err != nil {
 		return nil, c.err
@@ -179,7 +180,7 @@ func (c *checker) fail(code int64, format string, args ...any) int {
 func (c *checker) value(i, depth int) int {
 	b := c.b
 	if i >= len(b) {
-		return c.fail(CodeParseError, "parse error: unexpected end of input")
+		return c.fail(mcp.CodeParseError, "parse error: unexpected end of input")
 	}
 	switch ch := b[i]; {
 	case ch == '"':
@@ -198,12 +199,12 @@ func (c *checker) value(i, depth int) int {
 	case ch == 'n':
 		return c.literal(i, "null")
 	}
-	return c.fail(CodeParseError, "parse error: unexpected %q at byte %d", b[i], i)
+	return c.fail(mcp.CodeParseError, "parse error: unexpected %q at byte %d", b[i], i)
 }
 
 func (c *checker) literal(i int, word string) int {
 	if !bytes.HasPrefix(c.b[i:], []byte(word)) {
-		return c.fail(CodeParseError, "parse error: bad literal at byte %d", i)
+		return c.fail(mcp.CodeParseError, "parse error: bad literal at byte %d", i)
 	}
 	return i + len(word)
 }
@@ -224,12 +225,12 @@ func (c *checker) number(i int) int {
 	case j < len(b) && b[j] == '0':
 		j++
 	case digits() == 0:
-		return c.fail(CodeParseError, "parse error: bad number at byte %d", i)
+		return c.fail(mcp.CodeParseError, "parse error: bad number at byte %d", i)
 	}
 	if j < len(b) && b[j] == '.' {
 		j++
 		if digits() == 0 {
-			return c.fail(CodeParseError, "parse error: bad number at byte %d", i)
+			return c.fail(mcp.CodeParseError, "parse error: bad number at byte %d", i)
 		}
 	}
 	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
@@ -238,7 +239,7 @@ func (c *checker) number(i int) int {
 			j++
 		}
 		if digits() == 0 {
-			return c.fail(CodeParseError, "parse error: bad number at byte %d", i)
+			return c.fail(mcp.CodeParseError, "parse error: bad number at byte %d", i)
 		}
 	}
 	return j
@@ -267,7 +268,7 @@ func (c *checker) str(i int) int {
 			return j + 1
 		case ch == '\\':
 			if j+1 >= len(b) {
-				return c.fail(CodeParseError, "parse error: unterminated string at byte %d", i)
+				return c.fail(mcp.CodeParseError, "parse error: unterminated string at byte %d", i)
 			}
 			switch b[j+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
@@ -275,33 +276,33 @@ func (c *checker) str(i int) int {
 			case 'u':
 				r, ok := hex4(b, j+2)
 				if !ok {
-					return c.fail(CodeParseError, "parse error: bad \\u escape at byte %d", j)
+					return c.fail(mcp.CodeParseError, "parse error: bad \\u escape at byte %d", j)
 				}
 				j += 6
 				switch {
 				case r >= 0xDC00 && r <= 0xDFFF:
-					return c.fail(CodeParseError, "parse error: lone surrogate escape at byte %d", j-6)
+					return c.fail(mcp.CodeParseError, "parse error: lone surrogate escape at byte %d", j-6)
 				case r >= 0xD800 && r <= 0xDBFF:
 					lo, ok := hex4(b, j+2)
 					if j+1 >= len(b) || b[j] != '\\' || b[j+1] != 'u' || !ok || lo < 0xDC00 || lo > 0xDFFF {
-						return c.fail(CodeParseError, "parse error: lone surrogate escape at byte %d", j-6)
+						return c.fail(mcp.CodeParseError, "parse error: lone surrogate escape at byte %d", j-6)
 					}
 					j += 6
 				}
 			default:
-				return c.fail(CodeParseError, "parse error: bad escape at byte %d", j)
+				return c.fail(mcp.CodeParseError, "parse error: bad escape at byte %d", j)
 			}
 		case ch < 0x20:
-			return c.fail(CodeParseError, "parse error: control character in a string at byte %d", j)
+			return c.fail(mcp.CodeParseError, "parse error: control character in a string at byte %d", j)
 		default:
 			r, size := utf8.DecodeRune(b[j:])
 			if r == utf8.RuneError && size <= 1 {
-				return c.fail(CodeParseError, "parse error: invalid UTF-8 at byte %d", j)
+				return c.fail(mcp.CodeParseError, "parse error: invalid UTF-8 at byte %d", j)
 			}
 			j += size
 		}
 	}
-	return c.fail(CodeParseError, "parse error: unterminated string at byte %d", i)
+	return c.fail(mcp.CodeParseError, "parse error: unterminated string at byte %d", i)
 }
 
 // plain reports whether the eight bytes of w (in either order) are all printable ASCII
@@ -341,7 +342,7 @@ const smallObject = 16
 
 func (c *checker) object(i, depth int) int {
 	if depth > c.maxDepth {
-		return c.fail(CodeInvalidRequest, "invalid request: nested deeper than %d levels", c.maxDepth)
+		return c.fail(mcp.CodeInvalidRequest, "invalid request: nested deeper than %d levels", c.maxDepth)
 	}
 	b := c.b
 	i = skipSpace(b, i+1)
@@ -353,7 +354,7 @@ func (c *checker) object(i, depth int) int {
 	var seen map[string]struct{}
 	for {
 		if i >= len(b) || b[i] != '"' {
-			return c.fail(CodeParseError, "parse error: expected a member name at byte %d", i)
+			return c.fail(mcp.CodeParseError, "parse error: expected a member name at byte %d", i)
 		}
 		kEnd := c.str(i)
 		if kEnd < 0 {
@@ -389,7 +390,7 @@ func (c *checker) object(i, depth int) int {
 		}
 		i = skipSpace(b, kEnd)
 		if i >= len(b) || b[i] != ':' {
-			return c.fail(CodeParseError, "parse error: expected ':' at byte %d", i)
+			return c.fail(mcp.CodeParseError, "parse error: expected ':' at byte %d", i)
 		}
 		vStart := skipSpace(b, i+1)
 		vEnd := c.value(vStart, depth)
@@ -401,7 +402,7 @@ func (c *checker) object(i, depth int) int {
 		}
 		i = skipSpace(b, vEnd)
 		if i >= len(b) {
-			return c.fail(CodeParseError, "parse error: unexpected end of input")
+			return c.fail(mcp.CodeParseError, "parse error: unexpected end of input")
 		}
 		switch b[i] {
 		case ',':
@@ -409,18 +410,18 @@ func (c *checker) object(i, depth int) int {
 		case '}':
 			return i + 1
 		default:
-			return c.fail(CodeParseError, "parse error: expected ',' or '}' at byte %d", i)
+			return c.fail(mcp.CodeParseError, "parse error: expected ',' or '}' at byte %d", i)
 		}
 	}
 }
 
 func (c *checker) duplicate(name string) int {
-	return c.fail(CodeInvalidRequest, "invalid request: member %q appears twice in one object", clip([]byte(name), 80))
+	return c.fail(mcp.CodeInvalidRequest, "invalid request: member %q appears twice in one object", clip([]byte(name), 80))
 }
 
 func (c *checker) array(i, depth int) int {
 	if depth > c.maxDepth {
-		return c.fail(CodeInvalidRequest, "invalid request: nested deeper than %d levels", c.maxDepth)
+		return c.fail(mcp.CodeInvalidRequest, "invalid request: nested deeper than %d levels", c.maxDepth)
 	}
 	b := c.b
 	i = skipSpace(b, i+1)
@@ -437,7 +438,7 @@ func (c *checker) array(i, depth int) int {
 		}
 		i = skipSpace(b, vEnd)
 		if i >= len(b) {
-			return c.fail(CodeParseError, "parse error: unexpected end of input")
+			return c.fail(mcp.CodeParseError, "parse error: unexpected end of input")
 		}
 		switch b[i] {
 		case ',':
@@ -445,7 +446,7 @@ func (c *checker) array(i, depth int) int {
 		case ']':
 			return i + 1
 		default:
-			return c.fail(CodeParseError, "parse error: expected ',' or ']' at byte %d", i)
+			return c.fail(mcp.CodeParseError, "parse error: expected ',' or ']' at byte %d", i)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
 func TestParse(t *testing.T) {
@@ -29,32 +31,32 @@ func TestParse(t *testing.T) {
 		{"whitespace", " {\"jsonrpc\" : \"2.0\" , \"id\" : 4 , \"method\" : \"ping\" } ", 0, "4", "ping"},
 		{"depth at the limit", `{"jsonrpc":"2.0","id":5,"method":"x","params":{"a":` + deep(DefaultMaxDepth-2) + `}}`, 0, "5", "x"},
 
-		{"not JSON", `hello`, CodeParseError, "", ""},
-		{"truncated", `{"jsonrpc":"2.0","id":1,"method":"ping"`, CodeParseError, "1", ""},
-		{"invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"x\",\"params\":{\"a\":\"\xff\"}}", CodeParseError, "6", ""},
-		{"overlong UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"x\",\"params\":{\"a\":\"\xc0\xaf\"}}", CodeParseError, "6", ""},
-		{"lone high surrogate", `{"jsonrpc":"2.0","id":7,"method":"x","params":{"a":"\ud800"}}`, CodeParseError, "7", ""},
-		{"lone low surrogate", `{"jsonrpc":"2.0","id":7,"method":"x","params":{"a":"\udc00x"}}`, CodeParseError, "7", ""},
-		{"control character", "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"x\",\"params\":{\"a\":\"\x01\"}}", CodeParseError, "8", ""},
-		{"trailing data", `{"jsonrpc":"2.0","id":9,"method":"ping"} {}`, CodeParseError, "9", ""},
-		{"bad number", `{"jsonrpc":"2.0","id":10,"method":"x","params":{"n":01}}`, CodeParseError, "10", ""},
-		{"too deep", `{"jsonrpc":"2.0","id":11,"method":"x","params":{"a":` + deep(DefaultMaxDepth) + `}}`, CodeInvalidRequest, "11", ""},
-		{"duplicate top-level", `{"jsonrpc":"2.0","id":12,"method":"x","method":"y"}`, CodeInvalidRequest, "12", ""},
-		{"duplicate _meta", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"_meta":{},"name":"a","_meta":{"progressToken":1}}}`, CodeInvalidRequest, "13", ""},
-		{"duplicate escaped", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"a","n\u0061me":"b"}}`, CodeInvalidRequest, "14", ""},
-		{"duplicate deep", `{"jsonrpc":"2.0","id":15,"method":"x","params":{"a":[{"k":1,"k":2}]}}`, CodeInvalidRequest, "15", ""},
-		{"duplicate in a large object", `{"jsonrpc":"2.0","id":16,"method":"x","params":{` + manyKeys(40) + `,"k3":0}}`, CodeInvalidRequest, "16", ""},
-		{"no jsonrpc", `{"id":17,"method":"ping"}`, CodeInvalidRequest, "17", ""},
-		{"wrong jsonrpc", `{"jsonrpc":"1.0","id":17,"method":"ping"}`, CodeInvalidRequest, "17", ""},
-		{"fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, CodeInvalidRequest, "", ""},
-		{"object id", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, CodeInvalidRequest, "", ""},
-		{"null id request", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, CodeInvalidRequest, "null", ""},
-		{"numeric method", `{"jsonrpc":"2.0","id":18,"method":5}`, CodeInvalidRequest, "18", ""},
-		{"scalar params", `{"jsonrpc":"2.0","id":19,"method":"x","params":3}`, CodeInvalidRequest, "19", ""},
-		{"result and error", `{"jsonrpc":"2.0","id":20,"result":{},"error":{"code":1,"message":"m"}}`, CodeInvalidRequest, "20", ""},
-		{"response without id", `{"jsonrpc":"2.0","result":{}}`, CodeInvalidRequest, "", ""},
-		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, CodeInvalidRequest, "", ""},
-		{"array scalar", `3`, CodeInvalidRequest, "", ""},
+		{"not JSON", `hello`, mcp.CodeParseError, "", ""},
+		{"truncated", `{"jsonrpc":"2.0","id":1,"method":"ping"`, mcp.CodeParseError, "1", ""},
+		{"invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"x\",\"params\":{\"a\":\"\xff\"}}", mcp.CodeParseError, "6", ""},
+		{"overlong UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"x\",\"params\":{\"a\":\"\xc0\xaf\"}}", mcp.CodeParseError, "6", ""},
+		{"lone high surrogate", `{"jsonrpc":"2.0","id":7,"method":"x","params":{"a":"\ud800"}}`, mcp.CodeParseError, "7", ""},
+		{"lone low surrogate", `{"jsonrpc":"2.0","id":7,"method":"x","params":{"a":"\udc00x"}}`, mcp.CodeParseError, "7", ""},
+		{"control character", "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"x\",\"params\":{\"a\":\"\x01\"}}", mcp.CodeParseError, "8", ""},
+		{"trailing data", `{"jsonrpc":"2.0","id":9,"method":"ping"} {}`, mcp.CodeParseError, "9", ""},
+		{"bad number", `{"jsonrpc":"2.0","id":10,"method":"x","params":{"n":01}}`, mcp.CodeParseError, "10", ""},
+		{"too deep", `{"jsonrpc":"2.0","id":11,"method":"x","params":{"a":` + deep(DefaultMaxDepth) + `}}`, mcp.CodeInvalidRequest, "11", ""},
+		{"duplicate top-level", `{"jsonrpc":"2.0","id":12,"method":"x","method":"y"}`, mcp.CodeInvalidRequest, "12", ""},
+		{"duplicate _meta", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"_meta":{},"name":"a","_meta":{"progressToken":1}}}`, mcp.CodeInvalidRequest, "13", ""},
+		{"duplicate escaped", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"a","n\u0061me":"b"}}`, mcp.CodeInvalidRequest, "14", ""},
+		{"duplicate deep", `{"jsonrpc":"2.0","id":15,"method":"x","params":{"a":[{"k":1,"k":2}]}}`, mcp.CodeInvalidRequest, "15", ""},
+		{"duplicate in a large object", `{"jsonrpc":"2.0","id":16,"method":"x","params":{` + manyKeys(40) + `,"k3":0}}`, mcp.CodeInvalidRequest, "16", ""},
+		{"no jsonrpc", `{"id":17,"method":"ping"}`, mcp.CodeInvalidRequest, "17", ""},
+		{"wrong jsonrpc", `{"jsonrpc":"1.0","id":17,"method":"ping"}`, mcp.CodeInvalidRequest, "17", ""},
+		{"fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, mcp.CodeInvalidRequest, "", ""},
+		{"object id", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, mcp.CodeInvalidRequest, "", ""},
+		{"null id request", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, mcp.CodeInvalidRequest, "null", ""},
+		{"numeric method", `{"jsonrpc":"2.0","id":18,"method":5}`, mcp.CodeInvalidRequest, "18", ""},
+		{"scalar params", `{"jsonrpc":"2.0","id":19,"method":"x","params":3}`, mcp.CodeInvalidRequest, "19", ""},
+		{"result and error", `{"jsonrpc":"2.0","id":20,"result":{},"error":{"code":1,"message":"m"}}`, mcp.CodeInvalidRequest, "20", ""},
+		{"response without id", `{"jsonrpc":"2.0","result":{}}`, mcp.CodeInvalidRequest, "", ""},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, mcp.CodeInvalidRequest, "", ""},
+		{"array scalar", `3`, mcp.CodeInvalidRequest, "", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -110,7 +112,7 @@ func TestSplitBatch(t *testing.T) {
 	if err != nil || len(elems) != 2 || string(elems[1]) != `{"jsonrpc":"2.0","method":"x"}` {
 		t.Fatalf("SplitBatch = %q, %v", elems, err)
 	}
-	if _, err := SplitBatch([]byte(`[{"a":1,"a":2}]`), Limits{}); err == nil || err.Code != CodeInvalidRequest {
+	if _, err := SplitBatch([]byte(`[{"a":1,"a":2}]`), Limits{}); err == nil || err.Code != mcp.CodeInvalidRequest {
 		t.Errorf("duplicate in a batch element: %v", err)
 	}
 }
@@ -130,7 +132,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		m, err := Parse(line, Limits{MaxDepth: 32})
 		if err != nil {
-			if err.Code != CodeParseError && err.Code != CodeInvalidRequest {
+			if err.Code != mcp.CodeParseError && err.Code != mcp.CodeInvalidRequest {
 				t.Fatalf("code %d", err.Code)
 			}
 			return

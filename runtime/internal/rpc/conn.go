@@ -10,6 +10,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/toolnode/toolnode/sdk-go/mcp"
 	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
@@ -345,7 +346,7 @@ func lastBytes(b []byte, n int) []byte {
 // tooLong handles a line over the limit: an answer to a call waiting ends that call with
 // the reason; a request is reported to OnInvalid with its id, so that it can be answered.
 func (c *Conn) tooLong(o *overLong) {
-	err := Errorf(CodeInvalidRequest, "message of %d bytes is over the limit of %d bytes", o.size, c.opts.MaxLine)
+	err := Errorf(mcp.CodeInvalidRequest, "message of %d bytes is over the limit of %d bytes", o.size, c.opts.MaxLine)
 	m := Message{}
 	id, method := headMembers(o.head)
 	if id == nil {

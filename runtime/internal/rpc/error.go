@@ -6,15 +6,7 @@ import (
 	"fmt"
 
 	"github.com/sourcegraph/jsonrpc2"
-)
-
-// JSON-RPC and MCP error codes.
-const (
-	CodeParseError     = -32700
-	CodeInvalidRequest = -32600
-	CodeMethodNotFound = -32601
-	CodeInvalidParams  = -32602
-	CodeInternalError  = -32603
+	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
 // Error is a JSON-RPC error object: jsonrpc2's, so that it encodes as the spec says, with
@@ -26,11 +18,11 @@ func (e *Error) Error() string { return (*jsonrpc2.Error)(e).Error() }
 
 // Sentinels for errors.Is; compare, never modify or send them.
 var (
-	ErrParse          = &Error{Code: CodeParseError, Message: "parse error"}
-	ErrInvalidRequest = &Error{Code: CodeInvalidRequest, Message: "invalid request"}
-	ErrMethodNotFound = &Error{Code: CodeMethodNotFound, Message: "method not found"}
-	ErrInvalidParams  = &Error{Code: CodeInvalidParams, Message: "invalid params"}
-	ErrInternal       = &Error{Code: CodeInternalError, Message: "internal error"}
+	ErrParse          = &Error{Code: mcp.CodeParseError, Message: "parse error"}
+	ErrInvalidRequest = &Error{Code: mcp.CodeInvalidRequest, Message: "invalid request"}
+	ErrMethodNotFound = &Error{Code: mcp.CodeMethodNotFound, Message: "method not found"}
+	ErrInvalidParams  = &Error{Code: mcp.CodeInvalidParams, Message: "invalid params"}
+	ErrInternal       = &Error{Code: mcp.CodeInternalError, Message: "internal error"}
 )
 
 // Errorf returns an error with code and a formatted message.
@@ -62,14 +54,14 @@ func AsError(err error) *Error {
 	if errors.As(err, &e) {
 		return e
 	}
-	return Errorf(CodeInternalError, "%s", err.Error())
+	return Errorf(mcp.CodeInternalError, "%s", err.Error())
 }
 
 // decodeError reads an error object; a malformed one becomes an internal error quoting it.
 func decodeError(raw []byte) *Error {
 	var e Error
 	if err := json.Unmarshal(raw, &e); err != nil {
-		return Errorf(CodeInternalError, "malformed error object: %s", clip(raw, 200))
+		return Errorf(mcp.CodeInternalError, "malformed error object: %s", clip(raw, 200))
 	}
 	return &e
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/toolnode/toolnode/sdk-go/mcp"
 	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
@@ -74,7 +75,7 @@ func parseID(b []byte) (ID, error) {
 			if x == '\\' {
 				var s string
 				if json.Unmarshal(b, &s) != nil {
-					return ID{}, Errorf(CodeInvalidRequest, "invalid request: bad id %s", clip(b, 80))
+					return ID{}, Errorf(mcp.CodeInvalidRequest, "invalid request: bad id %s", clip(b, 80))
 				}
 				return String(s), nil
 			}
@@ -83,12 +84,12 @@ func parseID(b []byte) (ID, error) {
 	case c == '-' || c >= '0' && c <= '9':
 		for i, x := range b {
 			if !(x >= '0' && x <= '9' || x == '-' && i == 0) {
-				return ID{}, Errorf(CodeInvalidRequest, "invalid request: id %s is not an integer", clip(b, 80))
+				return ID{}, Errorf(mcp.CodeInvalidRequest, "invalid request: id %s is not an integer", clip(b, 80))
 			}
 		}
 		return ID{raw: string(b)}, nil
 	}
-	return ID{}, Errorf(CodeInvalidRequest, "invalid request: id must be an integer or a string, not %s", clip(b, 80))
+	return ID{}, Errorf(mcp.CodeInvalidRequest, "invalid request: id must be an integer or a string, not %s", clip(b, 80))
 }
 
 // Message is one JSON-RPC message. A request has an ID and a Method, a notification a

@@ -699,7 +699,7 @@ func (c *Client) handle(m *rpc.Message) {
 	if _, dup := c.incoming[m.ID]; dup {
 		c.incomingMu.Unlock()
 		cancel()
-		_ = c.t.ReplyError(m.ID, rpc.Errorf(rpc.CodeInvalidRequest, "request id %s is already in use", m.ID))
+		_ = c.t.ReplyError(m.ID, rpc.Errorf(mcp.CodeInvalidRequest, "request id %s is already in use", m.ID))
 		return
 	}
 	c.incoming[m.ID] = cancel

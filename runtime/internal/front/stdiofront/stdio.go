@@ -181,7 +181,7 @@ func (st *stdio) invalid(line []byte, m *rpc.Message, err *rpc.Error) {
 		return // an answer that cannot be read: nothing to answer
 	}
 	if len(line) > 0 && line[0] == '[' {
-		err = rpc.Errorf(rpc.CodeInvalidRequest, "JSON-RPC batches are not supported over stdio")
+		err = rpc.Errorf(mcp.CodeInvalidRequest, "JSON-RPC batches are not supported over stdio")
 	}
 	st.send(rpc.Failure(m.ID, err))
 }
