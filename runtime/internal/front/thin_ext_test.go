@@ -14,23 +14,40 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
-// exchange sends lines to a stdio front and returns its answers by id.
+// exchange sends lines to a stdio front, as a client does (the rest only once initialize,
+// when it is the first, has its answer), and returns the answers by id.
 func exchange(t *testing.T, srv *front.Server, lines ...string) map[string]string {
 	t.Helper()
+	inR, inW := io.Pipe()
 	r, w := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- stdiofront.Serve(context.Background(), srv, strings.NewReader(strings.Join(lines, "\n")+"\n"), w)
+		done <- stdiofront.Serve(context.Background(), srv, inR, w)
 		w.Close()
 	}()
 	answers := map[string]string{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
+	read := func() bool {
+		if !sc.Scan() {
+			return false
+		}
 		var m struct{ ID json.RawMessage }
 		if json.Unmarshal(sc.Bytes(), &m) == nil && m.ID != nil {
 			answers[string(m.ID)] = sc.Text()
 		}
+		return true
+	}
+	if len(lines) > 0 && strings.Contains(lines[0], `"method":"initialize"`) {
+		io.WriteString(inW, lines[0]+"\n")
+		read()
+		lines = lines[1:]
+	}
+	go func() {
+		io.WriteString(inW, strings.Join(lines, "\n")+"\n")
+		inW.Close()
+	}()
+	for read() {
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
