@@ -282,7 +282,7 @@ func (m *mrtrCall) CallDone(res json.RawMessage, err error) {
 func (m *mrtrCall) ClientKey() string { return m.id.key() }
 
 // ClientBound implements node.Keyed.
-func (m *mrtrCall) ClientBound() string { return m.id.bound() }
+func (m *mrtrCall) ClientBound() string { return m.id.Bound() }
 
 // Ended implements node.Keyed.
 func (m *mrtrCall) Ended() <-chan struct{} { return nil }
