@@ -23,7 +23,7 @@ import (
 //	    request's span started → node.CallTool → the relay to a bundle process
 //	bundle's answer → the relay ends (bundle span, stats, failures settled) →
 //	    Call.CallDone: input asked for by a bundle served, the audit record written →
-//	    Call.end: request span ended, the call forgotten → the transport's reply
+//	    Call.finish: request span ended, the call forgotten → the transport (a Replier)
 //
 // A tools/call is answered from the goroutine that reads the bundle's answer, without a
 // hand-off: for a relay, hand-offs between goroutines are most of a call's cost.
@@ -48,12 +48,6 @@ type Replier interface {
 	// Reply receives the answer of c: its result, or its error.
 	Reply(c *Call, res json.RawMessage, err *rpc.Error)
 }
-
-// ReplyFunc is a function as a Replier.
-type ReplyFunc func(c *Call, res json.RawMessage, err *rpc.Error)
-
-// Reply calls f.
-func (f ReplyFunc) Reply(c *Call, res json.RawMessage, err *rpc.Error) { f(c, res, err) }
 
 // ID is the request's id.
 func (c *Call) ID() rpc.ID { return c.id }
