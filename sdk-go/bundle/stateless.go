@@ -18,8 +18,8 @@ import (
 )
 
 // StateKeyEnv names the environment variable holding the key that seals the requestState
-// of input_required results, when Options.StateKey is not set. Give every instance of a
-// bundle the same key so that any of them accepts the state another one sealed.
+// of input_required results, when Options.StateKey is not set. toolnode sets it, the same
+// for every process of a bundle, so that any of them accepts the state another one sealed.
 const StateKeyEnv = "TOOLNODE_STATE_KEY"
 
 // stateTTL bounds how long a requestState is accepted: long enough for a person to answer

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -15,30 +16,12 @@ import (
 // one hop across the cluster costs.
 func clusterHop(cfg config, w *strings.Builder) error {
 	fmt.Fprintf(w, "## A call across a cluster (`--cluster`)\n\n")
-	bin, err := exec.LookPath("nats-server")
+	url, bin, stopNATS, err := startNATS()
 	if err != nil {
-		bin, err = "/usr/sbin/nats-server", nil // Debian's, off a user's PATH
-		if _, statErr := os.Stat(bin); statErr != nil {
-			err = statErr
-		}
-	}
-	if err != nil {
-		fmt.Fprintf(w, "Not measured: nats-server is not installed (make installs Debian's).\n\n")
+		fmt.Fprintf(w, "Not measured: %v.\n\n", err)
 		return nil
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	_, port, _ := net.SplitHostPort(addr)
-	server := exec.Command(bin, "-a", "127.0.0.1", "-p", port)
-	if err := server.Start(); err != nil {
-		return fmt.Errorf("nats-server: %w", err)
-	}
-	defer func() { server.Process.Kill(); server.Wait() }()
-	url := "nats://" + addr
+	defer stopNATS()
 
 	dir, _, err := benchFolder(cfg, "echo-go")
 	if err != nil {
@@ -104,6 +87,27 @@ func clusterHop(cfg config, w *strings.Builder) error {
 		"with the cluster key adds %s more.\n\n",
 		us(res[0][1].p50-res[0][0].p50), us(res[0][2].p50-res[0][1].p50))
 	return nil
+}
+
+// startNATS runs a nats-server on a free loopback port and returns its URL, its binary and
+// how to stop it.
+func startNATS() (url, bin string, stop func(), err error) {
+	if bin, err = exec.LookPath("nats-server"); err != nil {
+		bin = "/usr/sbin/nats-server" // Debian's, off a user's PATH
+		if _, err := os.Stat(bin); err != nil {
+			return "", "", nil, errors.New("nats-server is not installed (make deps installs Debian's)")
+		}
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return "", "", nil, err
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	server := exec.Command(bin, "-a", "127.0.0.1", "-p", port)
+	if err := server.Start(); err != nil {
+		return "", "", nil, fmt.Errorf("nats-server: %w", err)
+	}
+	return "nats://" + addr, bin, func() { server.Process.Kill(); server.Wait() }, nil
 }
 
 func natsVersion(bin string) string {

@@ -223,3 +223,11 @@ func (g *guard) first(stream string, seq uint64, now time.Time, window time.Dura
 	g.last[stream] = heard{seq: seq, at: now}
 	return true
 }
+
+// Derive makes a key for one purpose from the cluster key, so that the cluster key itself
+// signs nothing but the cluster's messages: HMAC-SHA256 of the purpose under it.
+func Derive(key []byte, purpose string) []byte {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(purpose))
+	return mac.Sum(nil)
+}

@@ -154,6 +154,8 @@ type Cluster struct {
 	bundleGuards    map[string]*guard // by bundle served: they outlive subscriptions
 	refusals        refusals
 
+	fwd forwards // requests forwarded between replicas (forward.go)
+
 	applyMu sync.Mutex // one Apply at a time, in order
 
 	mu       sync.Mutex
@@ -720,6 +722,7 @@ func (c *Cluster) withdraw(id, why string) {
 	for _, s := range orphans {
 		s.cancel(fmt.Errorf("node %q, which made the call, is gone (%s)", id, why))
 	}
+	c.forwardsLost(id, why)
 	c.apply(fmt.Sprintf("node %q, which served it, is gone (%s)", id, why))
 }
 

@@ -184,6 +184,10 @@ func (c *Cluster) inbox(msg *nats.Msg) {
 		c.refusals.add("message to this node", from, err)
 		return
 	}
+	if msg.Header.Get(hKind) == kindGone {
+		c.forwardGone(from, msg.Header.Get(hKey))
+		return
+	}
 	if msg.Header.Get(hKind) == "ping" {
 		if msg.Reply != "" {
 			hdr := nats.Header{}

@@ -163,11 +163,23 @@ func requiredScenarios(t *testing.T, pkg, rev string) []string {
 // serves that bundle alone over Streamable HTTP; it returns the URL.
 func serveBundle(t *testing.T, dir string) string {
 	t.Helper()
+	root, toolnode := build(t, dir)
+	bundles := t.TempDir()
+	if err := os.Symlink(filepath.Join(root, dir), filepath.Join(bundles, filepath.Base(dir))); err != nil {
+		t.Fatal(err)
+	}
+	return startNode(t, toolnode, "--bundles", bundles)
+}
+
+// build builds the node, into a directory of the test's, and the bundle in dir (relative
+// to the repository); it returns the repository's root and the node's binary.
+func build(t *testing.T, dir string) (root, toolnode string) {
+	t.Helper()
 	root, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	toolnode := filepath.Join(t.TempDir(), "toolnode")
+	toolnode = filepath.Join(t.TempDir(), "toolnode")
 	builds := [][]string{{"go", "build", "-o", toolnode, "./runtime/cmd/toolnode"}}
 	if dir == "testdata/conformance/go" {
 		builds = append(builds, []string{"go", "build", "-o", filepath.Join(root, dir, "build/conformance"), "./" + dir})
@@ -181,11 +193,7 @@ func serveBundle(t *testing.T, dir string) string {
 			t.Fatalf("%s: %v\n%s", strings.Join(b, " "), err, out)
 		}
 	}
-	bundles := t.TempDir()
-	if err := os.Symlink(filepath.Join(root, dir), filepath.Join(bundles, filepath.Base(dir))); err != nil {
-		t.Fatal(err)
-	}
-	return startNode(t, toolnode, "--bundles", bundles)
+	return root, toolnode
 }
 
 // findSuite returns Node 22 and the entry point of the suite installed under the package
@@ -210,6 +218,13 @@ func findSuite(t *testing.T, pkg string) (node, suite string) {
 // startNode runs the node with the HTTP front on a free port and returns its URL once every
 // bundle is ready.
 func startNode(t *testing.T, toolnode string, args ...string) string {
+	t.Helper()
+	url, _ := startNodeProcess(t, toolnode, args...)
+	return url
+}
+
+// startNodeProcess is startNode, returning the node's process too.
+func startNodeProcess(t *testing.T, toolnode string, args ...string) (string, *exec.Cmd) {
 	t.Helper()
 	cmd := exec.Command(toolnode, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
 	stderr, err := cmd.StderrPipe()
@@ -247,7 +262,7 @@ func startNode(t *testing.T, toolnode string, args ...string) string {
 		cmd.Process.Signal(os.Interrupt)
 		cmd.Wait()
 		if t.Failed() {
-			t.Logf("node log:\n%s", dump())
+			t.Logf("node log (%v):\n%s", args, dump())
 		}
 	})
 	var url string
@@ -261,5 +276,5 @@ func startNode(t *testing.T, toolnode string, args ...string) string {
 			t.Fatalf("the node did not get ready; log:\n%s", dump())
 		}
 	}
-	return url
+	return url, cmd
 }

@@ -48,46 +48,90 @@ const statePrefix = "tn1."
 
 // waitingCalls holds the calls waiting for a client's input, by id.
 type waitingCalls struct {
-	key  []byte
+	key  []byte // signs the requestStates; the replicas of a cluster share it
+	node string // the node holding the calls, named in their states ("" outside a cluster)
 	mu   sync.Mutex
 	byID map[string]*mrtrCall
 }
 
-func newWaitingCalls() *waitingCalls {
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	return &waitingCalls{key: key, byID: map[string]*mrtrCall{}}
+// newWaitingCalls holds calls whose states are signed with key (a random one when nil) and
+// name node as the node that holds them.
+func newWaitingCalls(key []byte, node string) *waitingCalls {
+	if key == nil {
+		key = make([]byte, 32)
+		_, _ = rand.Read(key)
+	}
+	return &waitingCalls{key: key, node: node, byID: map[string]*mrtrCall{}}
 }
 
 // sign returns the requestState of a waiting call of the caller owner.
 func (w *waitingCalls) sign(id, method, name, owner string, expires time.Time) string {
-	payload := make([]byte, 8, 8+len(id)+len(method)+len(name)+len(owner)+3)
+	payload := make([]byte, 8, 8+len(id)+len(method)+len(name)+len(owner)+len(w.node)+4)
 	binary.BigEndian.PutUint64(payload, uint64(expires.Unix()))
-	payload = append(append(append(append(append(append(append(payload, id...), 0), method...), 0), name...), 0), owner...)
+	for i, field := range []string{id, method, name, owner, w.node} {
+		if i > 0 {
+			payload = append(payload, 0)
+		}
+		payload = append(payload, field...)
+	}
 	mac := hmac.New(sha256.New, w.key)
 	mac.Write(payload)
 	return statePrefix + base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
-// open checks a requestState against the request it comes with and the caller owner who
-// sends it, and returns the waiting call.
-func (w *waitingCalls) open(state, method, name, owner string) (*mrtrCall, *rpc.Error) {
+// stateFields are the fields of a requestState: the waiting call's id, its method and
+// name, its caller and the node holding it.
+const stateFields = 5
+
+// verify checks a requestState's signature and returns its fields and when it expires.
+func (w *waitingCalls) verify(state string) ([][]byte, time.Time, *rpc.Error) {
 	body, sig, ok := strings.Cut(strings.TrimPrefix(state, statePrefix), ".")
 	payload, err1 := base64.RawURLEncoding.DecodeString(body)
 	got, err2 := base64.RawURLEncoding.DecodeString(sig)
 	mac := hmac.New(sha256.New, w.key)
 	mac.Write(payload)
+	bad := rpc.Errorf(mcp.CodeInvalidParams, "invalid params: requestState failed its integrity check (it was changed, or is not this cluster's)")
 	if !ok || err1 != nil || err2 != nil || !hmac.Equal(got, mac.Sum(nil)) || len(payload) < 8 {
-		return nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: requestState failed its integrity check (it was changed, or is not this node's)")
+		return nil, time.Time{}, bad
 	}
-	parts := bytes.SplitN(payload[8:], []byte{0}, 4)
-	if len(parts) != 4 || string(parts[1]) != method || string(parts[2]) != name {
+	parts := bytes.SplitN(payload[8:], []byte{0}, stateFields)
+	if len(parts) != stateFields {
+		return nil, time.Time{}, bad
+	}
+	return parts, time.Unix(int64(binary.BigEndian.Uint64(payload)), 0), nil
+}
+
+// StateNode names the node of the cluster holding the call a requestState of this node's
+// continues, once its signature checks out; "" for a state this node holds, or one not of
+// the node's making (a bundle's own), which it serves itself.
+func (s *Server) StateNode(state string) string {
+	if !strings.HasPrefix(state, statePrefix) {
+		return ""
+	}
+	parts, _, err := s.waiting.verify(state)
+	if err != nil || string(parts[4]) == s.waiting.node {
+		return ""
+	}
+	return string(parts[4])
+}
+
+// open checks a requestState against the request it comes with and the caller owner who
+// sends it, and returns the waiting call.
+func (w *waitingCalls) open(state, method, name, owner string) (*mrtrCall, *rpc.Error) {
+	parts, expires, err := w.verify(state)
+	if err != nil {
+		return nil, err
+	}
+	if string(parts[1]) != method || string(parts[2]) != name {
 		return nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: requestState belongs to another request than %s %q", method, name)
 	}
 	if string(parts[3]) != owner {
 		return nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: requestState belongs to another client; call again without it")
 	}
-	if time.Now().After(time.Unix(int64(binary.BigEndian.Uint64(payload)), 0)) {
+	if string(parts[4]) != w.node {
+		return nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: the call this requestState continues is held by node %q, not this one; call again without it", parts[4])
+	}
+	if time.Now().After(expires) {
 		return nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: requestState has expired; call again without it")
 	}
 	w.mu.Lock()

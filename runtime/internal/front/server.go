@@ -55,6 +55,13 @@ type Options struct {
 	Client string
 	// Telemetry records a span and a duration per request, and sessions. Default: none.
 	Telemetry telemetry.Recorder
+	// StateKey signs the requestStates the node gives out. Replicas of one cluster share it
+	// (derived from the cluster key), so that each checks the others'. Default: a random
+	// key of the node's own.
+	StateKey []byte
+	// NodeID names this node in the requestStates it gives out, so that a retry that lands
+	// on another replica of its cluster can be taken to it. Default "" (no cluster).
+	NodeID string
 }
 
 // DefaultMaxInflight is how many requests one session may have in flight by default: far
@@ -108,7 +115,7 @@ func NewServer(n *node.Node, opts Options) *Server {
 	if opts.MaxQueue <= 0 {
 		opts.MaxQueue = rpc.DefaultMaxQueue
 	}
-	return &Server{node: n, opts: opts, waiting: newWaitingCalls()}
+	return &Server{node: n, opts: opts, waiting: newWaitingCalls(opts.StateKey, opts.NodeID)}
 }
 
 // Node is the node the server fronts.

@@ -101,6 +101,11 @@ type Config struct {
 	// Batch gathers the writes to bundle processes that a burst of messages causes; a
 	// front's connections share it through Node.Batch. Default: a new one.
 	Batch *rpc.Batch
+	// StateKey, when set, gives each bundle process TOOLNODE_STATE_KEY, a key of its own
+	// bundle derived from it, unless its manifest sets one: every instance of a bundle,
+	// a restarted one, and the same bundle on another replica of the cluster then accept
+	// the requestStates the others gave out (the SDKs seal them with it).
+	StateKey []byte
 }
 
 // Node runs bundles and routes between them and the sessions of the fronts.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -339,6 +340,11 @@ func (n *Node) startInstance(b *bundle) (*instance, lists, error) {
 	cfg, err := upstream.ConfigFor(m, n.cfg.LookupEnv, b.log)
 	if err != nil {
 		return nil, lists{}, err
+	}
+	if n.cfg.StateKey != nil && cfg.Process.Path != "" && !slices.ContainsFunc(cfg.Process.Env, func(v string) bool {
+		return strings.HasPrefix(v, StateKeyVar+"=") // the manifest's own, set or inherited
+	}) {
+		cfg.Process.Env = append(cfg.Process.Env, StateKeyVar+"="+BundleStateKey(n.cfg.StateKey, m.Name))
 	}
 	cfg.Process.StderrLineMax = n.limits.StderrLine
 	cfg.MaxLine, cfg.MaxQueue, cfg.Limits = n.limits.MaxLine, n.limits.MaxQueue, n.limits.Message

@@ -4,6 +4,7 @@ package serve
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -171,11 +172,16 @@ func build(ctx context.Context, cfg Config) (r *running, err error) {
 	if len(r.manifests) == 0 {
 		log.Warn("no bundles found; the node serves no tools until some are added", "bundles", fmt.Sprint(cfg.Source.Dirs))
 	}
+	stateKey, err := requestStateKey(cfg.Cluster)
+	if err != nil {
+		return nil, err
+	}
 	if r.tel, err = telemetry.New(ctx, telemetry.Config{ServiceVersion: cfg.Version, Prometheus: cfg.Metrics != "", Logger: log.Named("telemetry")}); err != nil {
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
 	nc := cfg.Node
 	nc.Logger, nc.Manifests, nc.Version, nc.Telemetry = log, r.manifests, cfg.Version, r.tel.Recorder()
+	nc.StateKey = cluster.Derive(stateKey, "bundles")
 	r.node = node.New(nc)
 	r.node.Start()
 	r.apply = r.node.Apply
@@ -185,7 +191,7 @@ func build(ctx context.Context, cfg Config) (r *running, err error) {
 		}
 	}()
 	fo := cfg.Front
-	fo.Version, fo.Telemetry = cfg.Version, r.tel.Recorder()
+	fo.Version, fo.Telemetry, fo.StateKey = cfg.Version, r.tel.Recorder(), cluster.Derive(stateKey, "front")
 	if fo.Logger == nil {
 		fo.Logger = log.Named("front")
 	}
@@ -215,6 +221,19 @@ func build(ctx context.Context, cfg Config) (r *running, err error) {
 			return []node.Bound{{Name: "audit.queued_bytes", Limit: a.QueueBytes(), Used: a.Queued()}}
 		})
 	}
+	if cfg.Cluster != nil {
+		cc := *cfg.Cluster
+		cc.Logger = log.Named("cluster")
+		if r.cluster, err = cluster.Join(cc, r.node, r.manifests); err != nil {
+			return r, fmt.Errorf("--cluster: %w", err)
+		}
+		r.node.SetClusterReport(r.cluster.Report)
+		r.apply = r.cluster.SetLocal
+	}
+	if r.cluster != nil {
+		// A retry that lands on another replica is taken to the one holding its call.
+		fo.NodeID = r.cluster.ID()
+	}
 	r.srv = front.NewServer(r.node, fo)
 	if cfg.Metrics != "" {
 		if r.metrics, err = net.Listen("tcp", cfg.Metrics); err != nil {
@@ -233,15 +252,6 @@ func build(ctx context.Context, cfg Config) (r *running, err error) {
 			return r, err
 		}
 	}
-	if cfg.Cluster != nil {
-		cc := *cfg.Cluster
-		cc.Logger = log.Named("cluster")
-		if r.cluster, err = cluster.Join(cc, r.node, r.manifests); err != nil {
-			return r, fmt.Errorf("--cluster: %w", err)
-		}
-		r.node.SetClusterReport(r.cluster.Report)
-		r.apply = r.cluster.SetLocal
-	}
 	if cfg.HTTP != "" {
 		if r.http, err = net.Listen("tcp", cfg.HTTP); err != nil {
 			return r, fmt.Errorf("listen on %s: %w", cfg.HTTP, err)
@@ -252,8 +262,19 @@ func build(ctx context.Context, cfg Config) (r *running, err error) {
 		} else if ho.Token == "" && r.access == nil && r.rs == nil {
 			log.Warn("the HTTP front listens beyond loopback without a --token-file, --access or --oauth-issuer: anyone who reaches it can call every tool", "addr", cfg.HTTP)
 		}
+		if r.cluster != nil {
+			ho.Replicas = replicas{r.cluster}
+		}
 		r.front = httpfront.New(r.srv, ho)
 		r.node.AddBounds(r.front.Bounds)
+		if r.cluster != nil {
+			h := r.front
+			if err := r.cluster.ServeFront(func(w http.ResponseWriter, req *http.Request, f *cluster.Forwarded) {
+				h.ServeForwarded(w, req, front.Identity{Client: f.Client, Subject: f.Subject, Source: f.Source})
+			}); err != nil {
+				return r, err
+			}
+		}
 	}
 	return r, nil
 }
@@ -409,4 +430,53 @@ func serveMux(ctx context.Context, ln net.Listener, mux *http.ServeMux, cfg Conf
 	_ = hs.Shutdown(sctx)
 	<-errc
 	return nil
+}
+
+// replicas is the cluster as the HTTP front's replicas: requests for another node's
+// session or waiting call are forwarded there over NATS.
+type replicas struct{ c *cluster.Cluster }
+
+func (rs replicas) Self() string { return rs.c.ID() }
+
+// forwardedHeaders are the headers of a client's request that its forwarding carries: what
+// MCP reads (credentials stay with the replica that checked them).
+var forwardedHeaders = []string{"Content-Type", "Accept", "Last-Event-Id", httpfront.HeaderSessionID,
+	httpfront.HeaderProtocolVersion, httpfront.HeaderMethod, httpfront.HeaderName}
+
+func (rs replicas) Forward(ctx context.Context, owner string, r *http.Request, body []byte, id front.Identity, w http.ResponseWriter) error {
+	hdr := http.Header{}
+	for _, k := range forwardedHeaders {
+		if v := r.Header.Values(k); len(v) > 0 {
+			hdr[http.CanonicalHeaderKey(k)] = v
+		}
+	}
+	for k, v := range r.Header {
+		if strings.HasPrefix(k, http.CanonicalHeaderKey(httpfront.HeaderParamStart)) {
+			hdr[k] = v
+		}
+	}
+	err := rs.c.Forward(ctx, owner, &cluster.Forwarded{Method: r.Method, Header: hdr, Body: body,
+		Client: id.Client, Subject: id.Subject, Source: id.Source}, w)
+	if errors.Is(err, cluster.ErrUnknownNode) {
+		return fmt.Errorf("%w: %v", httpfront.ErrUnknownReplica, err)
+	}
+	return err
+}
+
+// requestStateKey is the key the requestStates of the node and of its bundles derive from.
+// The replicas of a cluster with a key share it, derived from the cluster key, so that each
+// checks the states the others gave out; otherwise it is new for each run.
+func requestStateKey(cc *cluster.Config) ([]byte, error) {
+	if cc != nil && cc.KeyFile != "" {
+		key, err := cluster.ReadKey(cc.KeyFile, func(string) {})
+		if err != nil {
+			return nil, fmt.Errorf("--cluster-key: %w", err)
+		}
+		return cluster.Derive(key, "toolnode requestState"), nil
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, fmt.Errorf("a requestState key: %w", err)
+	}
+	return key, nil
 }

@@ -60,6 +60,9 @@ type Options struct {
 	// StreamWriteTimeout is how long one write to an event stream may wait for the client
 	// before the stream is closed. Default 30s.
 	StreamWriteTimeout time.Duration
+	// Replicas, when set, is the cluster this front serves in as one of several replicas
+	// behind a balancer (see replica.go). Default: none.
+	Replicas Replicas
 }
 
 // DefaultMaxSessions is how many HTTP sessions may be open at once by default.
@@ -138,6 +141,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	h.route(w, r, id)
+}
+
+// route serves a request that passed the guard, from the client id: here, or at the
+// replica holding its session.
+func (h *Handler) route(w http.ResponseWriter, r *http.Request, id front.Identity) {
+	if owner := h.replicaOf(r, r.Header.Get(HeaderSessionID)); owner != "" {
+		h.forward(w, r, id, owner, nil)
+		return
+	}
 	if v := r.Header.Get(HeaderProtocolVersion); r.Method != http.MethodPost && v != "" && !mcp.IsSupportedVersion(v) {
 		badSessionVersion(w, v)
 		return
@@ -202,7 +215,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, id front.Identity
 		return
 	}
 	if stateless {
-		h.stateless(w, r, id, &msg, req)
+		h.stateless(w, r, id, &msg, req, body)
 		return
 	}
 	if version != "" && !mcp.IsSupportedVersion(version) {

@@ -108,7 +108,7 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request, id front.Ident
 
 // initialize opens a session, within the node's bound and its client's.
 func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, id front.Identity, msg *rpc.Message, req *node.Request) {
-	sid, err := newSessionID()
+	sid, err := h.newSessionID()
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, mcp.CodeInternalError, err.Error())
 		return

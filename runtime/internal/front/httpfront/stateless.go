@@ -27,7 +27,7 @@ const (
 // stateless serves a request of a 2026-07-28 client: no session, every request checked and
 // answered on its own, on the POST that carries it. req is its params as read once; nil for
 // a notification or a response.
-func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, id front.Identity, msg *rpc.Message, req *node.Request) {
+func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, id front.Identity, msg *rpc.Message, req *node.Request, body []byte) {
 	fail := func(status int, err *rpc.Error) { writeMessage(w, status, "", rpc.Failure(msg.ID, err)) }
 	switch {
 	case msg.IsNotification():
@@ -51,6 +51,12 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, id front.Ide
 	if err != nil {
 		fail(http.StatusBadRequest, err)
 		return
+	}
+	if state, _ := rawjson.String(req.State); state != "" {
+		if owner := h.stateReplica(r, state); owner != "" {
+			h.forward(w, r, id, owner, body)
+			return
+		}
 	}
 	v := h.srv.Stateless(streamOutbound{}, meta, front.SessionInfo{Identity: id, Transport: "tcp"})
 	if err := h.checkParamHeaders(r, req, v); err != nil {

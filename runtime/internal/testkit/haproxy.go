@@ -1,0 +1,26 @@
+package testkit
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// HAProxyConfig is snippet, the text of docs/snippets/haproxy.cfg, made to listen on
+// 127.0.0.1:front and balance over servers (each "name host:port"), with its statistics as
+// CSV at http://127.0.0.1:stats/stats;csv: the balancer the documents give, on ports of
+// the caller's choosing.
+func HAProxyConfig(snippet, front, stats string, servers []string) (string, error) {
+	const bind, balance = "bind 127.0.0.1:7777", "    balance roundrobin\n"
+	if !strings.Contains(snippet, bind) || !strings.Contains(snippet, balance) {
+		return "", fmt.Errorf("the HAProxy snippet has no %q or no %q", bind, strings.TrimSpace(balance))
+	}
+	s := strings.Replace(snippet, bind, "bind 127.0.0.1:"+front, 1)
+	s = regexp.MustCompile(`(?m)^    server .*\n`).ReplaceAllString(s, "")
+	var lines strings.Builder
+	for _, srv := range servers {
+		fmt.Fprintf(&lines, "    server %s check inter 500ms fall 1 rise 1\n", srv)
+	}
+	s = strings.Replace(s, balance, balance+lines.String(), 1)
+	return s + "\nlisten stats\n    bind 127.0.0.1:" + stats + "\n    stats enable\n    stats uri /stats\n", nil
+}
