@@ -757,6 +757,7 @@ func (c *Cluster) Leave() {
 	default:
 	}
 	close(c.stop)
+	c.endForwards(fmt.Errorf("node %q is leaving the cluster", c.id))
 	c.wg.Wait()
 	c.mu.Lock()
 	for name, sub := range c.serving {

@@ -129,6 +129,13 @@ func (c *Cluster) takeForward(h FrontHandler, msg *nats.Msg) {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	c.fwd.mu.Lock()
+	select {
+	case <-c.stop: // leaving: Leave has ended those served, and waits for them
+		c.fwd.mu.Unlock()
+		cancel(nil)
+		return
+	default:
+	}
 	if c.fwd.serving == nil {
 		c.fwd.serving = map[string]*servedForward{}
 	}
@@ -153,8 +160,21 @@ func (c *Cluster) takeForward(h FrontHandler, msg *nats.Msg) {
 			cancel(nil)
 		}()
 		h(w, r, &f)
-		w.end("")
+		why := "" // an answer cut short by the node's leaving ends saying so
+		if err := context.Cause(ctx); err != nil {
+			why = err.Error()
+		}
+		w.end(why)
 	}()
+}
+
+// endForwards ends the requests this node serves for other replicas, saying why.
+func (c *Cluster) endForwards(why error) {
+	c.fwd.mu.Lock()
+	defer c.fwd.mu.Unlock()
+	for _, s := range c.fwd.serving {
+		s.cancel(why)
+	}
 }
 
 // forwardGone ends a request this node serves for another replica whose client left.
