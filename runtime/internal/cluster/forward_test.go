@@ -88,7 +88,9 @@ func TestForwardedRequestsReachTheirNode(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	errc := make(chan error, 1)
-	go func() { errc <- ca.Forward(ctx, "b", &Forwarded{Method: http.MethodPost, Body: []byte("hang")}, httptest.NewRecorder()) }()
+	go func() {
+		errc <- ca.Forward(ctx, "b", &Forwarded{Method: http.MethodPost, Body: []byte("hang")}, httptest.NewRecorder())
+	}()
 	for s.count() < 3 {
 		time.Sleep(10 * time.Millisecond) // until b serves it
 	}
@@ -140,7 +142,9 @@ func TestForwardsOfStrangersAndTheGoneFail(t *testing.T) {
 	}
 
 	errc := make(chan error, 1)
-	go func() { errc <- ca.Forward(t.Context(), "b", &Forwarded{Method: http.MethodPost, Body: []byte("hang")}, httptest.NewRecorder()) }()
+	go func() {
+		errc <- ca.Forward(t.Context(), "b", &Forwarded{Method: http.MethodPost, Body: []byte("hang")}, httptest.NewRecorder())
+	}()
 	for s.count() < 1 {
 		time.Sleep(10 * time.Millisecond)
 	}
