@@ -70,7 +70,6 @@ func waitPidFile(t *testing.T, path string) int {
 	return 0
 }
 
-
 // TestOrphansThatExitAreReapedWhileTheBundleRuns: a bundle whose detached helpers exit
 // must not leave zombies in the node until it stops.
 func TestOrphansThatExitAreReapedWhileTheBundleRuns(t *testing.T) {
