@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -392,7 +391,7 @@ func TestClusterNodeKilledUnderLoad(t *testing.T) {
 		}()
 	}
 	time.Sleep(time.Second)
-	if err := syscall.Kill(b.pid, syscall.SIGKILL); err != nil {
+	if err := killProcess(b.pid); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()
