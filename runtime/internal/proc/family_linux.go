@@ -43,9 +43,7 @@ type family struct {
 	known     map[int]uint64 // descendants seen, by pid, with their start time against pid reuse
 	strangers map[int]uint64 // children of the node found not to be of the family, likewise
 
-	stop      chan struct{}
-	done      chan struct{}
-	closeOnce sync.Once
+	ticking
 }
 
 // newFamily makes the node a subreaper and returns the family of a process about to be
@@ -60,7 +58,7 @@ func newFamily(env []string, _ time.Duration) (*family, []string, error) {
 		return nil, nil, fmt.Errorf("family tag: %w", err)
 	}
 	tag := TagVar + "=" + hex.EncodeToString(b[:])
-	f := &family{self: os.Getpid(), tag: []byte(tag), known: map[int]uint64{}, strangers: map[int]uint64{}, stop: make(chan struct{}), done: make(chan struct{})}
+	f := &family{self: os.Getpid(), tag: []byte(tag), known: map[int]uint64{}, strangers: map[int]uint64{}, ticking: newTicking()}
 	return f, append(env[:len(env):len(env)], tag), nil
 }
 
@@ -71,28 +69,11 @@ func (f *family) follow(leader int, d time.Duration) {
 	if st, ok := readStat(leader); ok {
 		f.leaderStart = st.start
 	}
-	go func() {
-		defer close(f.done)
-		t := time.NewTicker(d)
-		defer t.Stop()
-		for {
-			select {
-			case <-f.stop:
-				return
-			case <-t.C:
-				f.members()
-			}
-		}
-	}()
+	f.start(d, func() { f.members() })
 }
 
 // close stops following. Safe to call many times.
-func (f *family) close() {
-	f.closeOnce.Do(func() {
-		close(f.stop)
-		<-f.done
-	})
-}
+func (f *family) close() { f.halt() }
 
 // signal sends sig to the leader's group and to every living member of the family.
 func (f *family) signal(sig syscall.Signal) {

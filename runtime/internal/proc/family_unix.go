@@ -63,9 +63,7 @@ type family struct {
 	known     map[int]int64 // members seen, by pid, with their start
 	strangers map[int]int64 // processes started since the leader found not to be members
 
-	stop      chan struct{}
-	done      chan struct{}
-	closeOnce sync.Once
+	ticking
 }
 
 // newFamily returns the family of a process about to be started with env, and env with the
@@ -85,7 +83,7 @@ func newFamily(env []string, grace time.Duration) (*family, []string, error) {
 
 func newFamilyOf(table procTable, tag []byte, grace time.Duration) *family {
 	return &family{table: table, self: os.Getpid(), tag: tag, grace: grace,
-		known: map[int]int64{}, strangers: map[int]int64{}, stop: make(chan struct{}), done: make(chan struct{})}
+		known: map[int]int64{}, strangers: map[int]int64{}, ticking: newTicking()}
 }
 
 // follow starts following the descendants of leader every d, and hands the family to the
@@ -97,30 +95,17 @@ func (f *family) follow(leader int, d time.Duration) {
 		f.leaderStart = e.start
 	}
 	theWatchdog.add(f)
-	go func() {
-		defer close(f.done)
-		t := time.NewTicker(d)
-		defer t.Stop()
-		for {
-			select {
-			case <-f.stop:
-				return
-			case <-t.C:
-				f.members()
-				theWatchdog.ensure()
-			}
-		}
-	}()
+	f.start(d, func() {
+		f.members()
+		theWatchdog.ensure()
+	})
 }
 
 // close stops following, and takes the family from the watchdog: Stop closes it once no
 // process of the family is left. Safe to call many times.
 func (f *family) close() {
-	f.closeOnce.Do(func() {
-		close(f.stop)
-		<-f.done
-		theWatchdog.remove(f)
-	})
+	f.halt()
+	theWatchdog.remove(f) // which forgets a family it has removed
 }
 
 // reapLater has nothing to do: the orphans left belong to launchd, which reaps them.
