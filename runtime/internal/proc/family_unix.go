@@ -81,14 +81,14 @@ func newFamily(env []string, grace time.Duration) (*family, []string, error) {
 	return f, append(env[:len(env):len(env)], tag), nil
 }
 
+// newFamilyOf is the family tagged tag in table, whose leader the caller sets.
 func newFamilyOf(table procTable, tag []byte, grace time.Duration) *family {
 	return &family{table: table, self: os.Getpid(), tag: tag, grace: grace,
 		known: map[int]int64{}, strangers: map[int]int64{}, ticking: newTicking()}
 }
 
 // follow starts following the descendants of leader every d, and hands the family to the
-// watchdog. The watchdog could not be started only where no process can be, and then the
-// family is still stopped with its bundle, just not if the node dies.
+// watchdog; each look also starts a new watchdog should the last one have died.
 func (f *family) follow(leader int, d time.Duration) {
 	f.leader = leader
 	if e, ok := f.table.entry(leader); ok {
