@@ -26,12 +26,17 @@ deps-run: build/.deps-run
 # What the tests need besides.
 deps: deps-run build/.deps-test $(VENV)/.ok build/npm/.ok
 
-# Installs only what is missing, so a machine that has everything needs no root.
+# Installs only what is missing, so a machine that has everything needs no root. Where
+# there is no dpkg (macOS), it says what the build needs instead.
 build/.deps-run: DEB_PACKAGES = $(RUN_DEB_PACKAGES)
 build/.deps-test: DEB_PACKAGES = $(TEST_DEB_PACKAGES)
 build/.deps-run build/.deps-test: Makefile
 	@mkdir -p build
-	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@if ! command -v dpkg >/dev/null; then \
+		echo "no dpkg here: the C SDK and bundles need jansson and pkg-config (macOS: brew install jansson pkg-config)"; \
+		touch $@; exit 0; \
+	fi; \
+	missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing Debian packages:$$missing"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
