@@ -141,18 +141,26 @@ func (r *run) checkParallel(call *syntax.CallExpr) []ProgramProblem {
 	}
 	var probs []ProgramProblem
 	for _, it := range items {
-		fn, args := it, syntax.Expr(nil)
-		switch t := it.(type) {
+		inner := it
+		for p, ok := inner.(*syntax.ParenExpr); ok; p, ok = inner.(*syntax.ParenExpr) {
+			inner = p.X
+		}
+		fn, args := inner, syntax.Expr(nil)
+		var parts []syntax.Expr
+		switch t := inner.(type) {
 		case *syntax.TupleExpr:
-			if len(t.List) == 0 || len(t.List) > 2 {
+			parts = t.List
+		case *syntax.ListExpr:
+			parts = t.List
+		}
+		if parts != nil {
+			if len(parts) == 0 || len(parts) > 2 {
 				continue
 			}
-			fn = t.List[0]
-			if len(t.List) == 2 {
-				args = t.List[1]
+			fn = parts[0]
+			if len(parts) == 2 {
+				args = parts[1]
 			}
-		case *syntax.ParenExpr:
-			fn = t.X
 		}
 		pos := syntax.Start(it)
 		if name, ok := literal(fn); ok {
