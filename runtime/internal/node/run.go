@@ -231,7 +231,7 @@ func (h *runHost) call(ctx context.Context, inner *Request) (json.RawMessage, *c
 	}
 	res, err := call(inner)
 	if err == nil && isInputRequired(res) {
-		res, err = fulfilRun(ctx, h.sess, inner, res, call)
+		res, err = FulfilInput(ctx, h.sess, inner, res, call)
 	}
 	if inner.Refused != "" && err == nil {
 		// Settled as toolnode.execute settles: the result is an ExecError.
@@ -261,21 +261,22 @@ func toArgcheck(probs []codemode.Problem) []argcheck.Problem {
 	return out
 }
 
-// maxInputRounds bounds the rounds of input one inner call may ask for.
+// maxInputRounds bounds the rounds of input one call may ask for.
 const maxInputRounds = 16
 
-// fulfilRun serves the input a bundle of the 2026-07-28 revision asks for in an
-// input_required result: each request goes to the run's client (a session's as a request;
-// a stateless client's as the run's own input_required answer), and the call is made again
-// with the answers.
-func fulfilRun(ctx context.Context, sess Session, req *Request, res json.RawMessage, call func(*Request) (json.RawMessage, error)) (json.RawMessage, error) {
+// FulfilInput serves the input a bundle of the 2026-07-28 revision asks for in res, an
+// input_required result of req: each input request goes to sess (a session's client gets
+// it as a request; a run's stateless client as the run's own input_required answer), and
+// the call is made again with call, the answers and the bundle's requestState, until the
+// bundle answers in full.
+func FulfilInput(ctx context.Context, sess Session, req *Request, res json.RawMessage, call func(*Request) (json.RawMessage, error)) (json.RawMessage, error) {
 	for round := 0; isInputRequired(res); round++ {
 		if round == maxInputRounds {
-			return nil, fmt.Errorf("%s asked for input %d times in a row; giving up", req.Name, maxInputRounds)
+			return nil, fmt.Errorf("%s asked for input %d times in a row; giving up", req.Method, maxInputRounds)
 		}
 		var ir mcp.InputRequiredResult
 		if err := json.Unmarshal(res, &ir); err != nil {
-			return nil, fmt.Errorf("the input_required result of %s: %w", req.Name, err)
+			return nil, fmt.Errorf("the bundle's input_required result: %w", err)
 		}
 		answers := make(mcp.InputResponses, len(ir.InputRequests))
 		for key, r := range ir.InputRequests {
@@ -290,11 +291,14 @@ func fulfilRun(ctx context.Context, sess Session, req *Request, res json.RawMess
 		if ir.RequestState != "" {
 			s, _ := json.Marshal(ir.RequestState)
 			params, _ = rawjson.PutMember(params, "requestState", s)
+		} else {
+			params = rawjson.DeleteMember(params, "requestState")
 		}
 		next := *req
 		next.Params = params
+		req = &next
 		var err error
-		if res, err = call(&next); err != nil {
+		if res, err = call(req); err != nil {
 			return nil, err
 		}
 	}
