@@ -20,6 +20,8 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/front"
 	"github.com/toolnode/toolnode/runtime/internal/front/httpfront"
 	"github.com/toolnode/toolnode/runtime/internal/node"
+	"github.com/toolnode/toolnode/runtime/internal/telemetry"
+	"github.com/toolnode/toolnode/runtime/internal/telemetry/otlptest"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
@@ -36,6 +38,12 @@ type runNode struct {
 
 // startRunNode starts a node whose runs have the bounds b.
 func startRunNode(t *testing.T, b codemode.Bounds) *runNode {
+	t.Helper()
+	return startRunNodeWith(t, b, telemetry.Nop{})
+}
+
+// startRunNodeWith starts a node whose runs have the bounds b, recording telemetry with rec.
+func startRunNodeWith(t *testing.T, b codemode.Bounds, rec telemetry.Recorder) *runNode {
 	t.Helper()
 	dir := t.TempDir()
 	var names []string
@@ -58,10 +66,10 @@ func startRunNode(t *testing.T, b codemode.Bounds) *runNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := node.New(node.Config{Manifests: testkit.Manifests(t, dir, names...), Supervision: node.Supervision{PingEvery: -1}, Run: b})
+	n := node.New(node.Config{Manifests: testkit.Manifests(t, dir, names...), Supervision: node.Supervision{PingEvery: -1}, Run: b, Telemetry: rec})
 	n.Start()
 	<-n.Ready()
-	h := httpfront.New(front.NewServer(n, front.Options{Access: holder, Audit: log}), httpfront.Options{})
+	h := httpfront.New(front.NewServer(n, front.Options{Access: holder, Audit: log, Telemetry: rec}), httpfront.Options{})
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		h.Close()
@@ -323,6 +331,40 @@ func TestRunPassesInputRequestsAndProgress(t *testing.T) {
 			if progress[i] <= progress[i-1] {
 				t.Fatalf("progress does not count up: %v", progress)
 			}
+		}
+		return ""
+	})
+}
+
+// The spans of a run's calls to their bundles are children of the run's request span.
+func TestRunCallsAreSpansUnderTheRun(t *testing.T) {
+	rcv := otlptest.New()
+	t.Cleanup(rcv.Close)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
+	tel, err := telemetry.New(context.Background(), telemetry.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tel.Shutdown(context.Background()) })
+	rn := startRunNodeWith(t, codemode.Bounds{}, tel.Recorder())
+	s := rn.connect(t, nil)
+	if out := run(t, context.Background(), s, `[pub.echo(text="a"), iso.echo(text="b")]`); out.IsError {
+		t.Fatalf("the run failed: %+v", out.Error)
+	}
+	testkit.Eventually(t, 10*time.Second, func() string {
+		var runSpan []byte
+		children := map[string][]byte{}
+		for _, sp := range rcv.Spans() {
+			switch sp.Name {
+			case "tools/call toolnode.run":
+				runSpan = sp.SpanId
+			case "tools/call echo":
+				children[string(sp.ParentSpanId)] = append(children[string(sp.ParentSpanId)], 1)
+			}
+		}
+		if runSpan == nil || len(children[string(runSpan)]) != 2 {
+			return "no run span with the two bundle calls under it yet"
 		}
 		return ""
 	})
