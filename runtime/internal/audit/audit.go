@@ -77,6 +77,8 @@ type Record struct {
 	// Tool is the exposed name called; Via is "toolnode.execute" when called through it.
 	Tool string `json:"tool"`
 	Via  string `json:"via,omitempty"`
+	// Run names the toolnode.run the record is of, or made the call (Via toolnode.run).
+	Run string `json:"run,omitempty"`
 	// Bundle serves the tool, "" when the call never reached one (unknown tool).
 	Bundle string `json:"bundle,omitempty"`
 	// Outcome is one of the outcome constants.
@@ -103,7 +105,7 @@ func (r Record) MarshalJSON() ([]byte, error) {
 
 // size is what r holds in the queue, in bytes.
 func (r *Record) size() int64 {
-	return int64(recordOverhead + len(r.Client) + len(r.Tool) + len(r.Via) + len(r.Bundle) +
+	return int64(recordOverhead + len(r.Client) + len(r.Tool) + len(r.Via) + len(r.Run) + len(r.Bundle) +
 		len(r.Outcome) + len(r.Arguments) + len(r.Result))
 }
 

@@ -24,9 +24,8 @@ func (s *Server) audit(req *node.Request, id Identity, start time.Time, res json
 		return
 	}
 	rec := audit.Record{Time: start, Duration: time.Since(start), Client: id.Client, Tool: req.Ran, Bundle: req.Bundle,
-		Arguments: req.Arguments, Result: res, Outcome: auditOutcome(req, res, err, cancelled)}
-	if req.Via != "" {
-		rec.Via = req.Via
+		Arguments: req.Arguments, Result: res, Outcome: auditOutcome(req, res, err, cancelled), Via: req.Via, Run: req.Run}
+	if req.Via == node.ExecuteToolName {
 		rec.Arguments, _ = rawjson.Member(req.Arguments, "arguments")
 	}
 	if rec.Tool == "" {

@@ -108,7 +108,11 @@ func NewServer(n *node.Node, opts Options) *Server {
 	if opts.MaxQueue <= 0 {
 		opts.MaxQueue = rpc.DefaultMaxQueue
 	}
-	return &Server{node: n, opts: opts, waiting: newWaitingCalls()}
+	s := &Server{node: n, opts: opts, waiting: newWaitingCalls()}
+	if opts.Audit != nil {
+		n.SetInnerCalls(s.auditInner)
+	}
+	return s
 }
 
 // Node is the node the server fronts.

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolnode/toolnode/runtime/internal/catalog"
+	"github.com/toolnode/toolnode/runtime/internal/codemode"
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/runtime/internal/telemetry"
@@ -101,6 +102,8 @@ type Config struct {
 	// Batch gathers the writes to bundle processes that a burst of messages causes; a
 	// front's connections share it through Node.Batch. Default: a new one.
 	Batch *rpc.Batch
+	// Run bounds each toolnode.run; zero fields take codemode's defaults.
+	Run codemode.Bounds
 }
 
 // Node runs bundles and routes between them and the sessions of the fronts.
@@ -130,6 +133,8 @@ type Node struct {
 	tokenTag string        // makes this node's tokens its own
 	meta     metaIndexes
 	wg       sync.WaitGroup
+
+	innerCalls func(InnerCall) // told of every call a run makes; see SetInnerCalls
 }
 
 // flight is a client's call being served by a bundle.
@@ -169,6 +174,7 @@ func New(cfg Config) *Node {
 	n.prompts.Store(&catalog.Catalog{})
 	n.resources.Store(&catalog.Resources{})
 	n.subs = subscriptions{byURI: map[string]map[Session]bool{}}
+	n.boundSources = append(n.boundSources, n.runBounds)
 	return n
 }
 
@@ -300,7 +306,7 @@ func fingerprint(m *manifest.Manifest) string {
 func (n *Node) rebuild() {
 	n.mu.Lock()
 	names := make([]string, 0, len(n.bundles))
-	tools := []catalog.Source{ownTools()}
+	tools := []catalog.Source{n.ownTools()}
 	var prompts []catalog.Source
 	for name, b := range n.bundles {
 		if listed(b) {

@@ -57,6 +57,9 @@ type Request struct {
 	// toolnode.execute when the call came through it, and Refused why the tool did not run
 	// or how it failed once sent through execute (a Kind), "" otherwise.
 	Bundle, Ran, Via, Refused string
+	// Run names the toolnode.run the request is, or made the call (Via toolnode.run);
+	// "" for other calls.
+	Run string
 }
 
 // Ref is what a completion/complete completes.
