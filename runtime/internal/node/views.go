@@ -37,7 +37,7 @@ func (n *Node) viewCall(name string, allow Allow) (catalog.Entry, bool, *rpc.Err
 		names[i] = e.Name
 	}
 	return catalog.Entry{}, false, invalidParams(fmt.Sprintf("tool %q is ambiguous: %d bundles serving views have a tool of that name (%s); "+
-		"call it by one of those names, or give one bundle \"prefix\": false (docs/clients.md, MCP Apps)",
+		"call it by one of those names, or let this client use one of those bundles only (docs/clients.md, MCP Apps)",
 		name, len(found), strings.Join(names, ", ")))
 }
 
