@@ -68,7 +68,7 @@ func TestTrajectoryViewInChromium(t *testing.T) {
 			"point": "[POINT(0 0)@2025-01-01T08:00:00Z, POINT(300 400)@2025-01-01T08:10:00Z, POINT(600 0)@2025-01-01T08:20:00Z]",
 			"other": "[POINT(600 400)@2025-01-01T08:00:00Z, POINT(0 400)@2025-01-01T08:20:00Z]",
 		},
-		"waitFor": "path",
+		"waitFor": "circle.marker",
 		"until":   `document.querySelectorAll("path").length === 2`,
 		// The slider halfway: 08:10, where point is at its middle instant.
 		"collect": `(() => { const s = document.getElementById("time"); s.value = 500; s.oninput();
@@ -114,11 +114,11 @@ func TestTrajectoryViewInChromium(t *testing.T) {
 	if len(v.Report.ViewCalls) != 1 || v.Report.ViewCalls[0].Name != "view_tracks" || v.Report.ViewCalls[0].Error != "" {
 		t.Errorf("the view's calls: %+v", v.Report.ViewCalls)
 	}
-	wantPaths := [][2]string{{"point", "M0 0 L300 400 L600 0"}, {"other", "M600 400 L0 400"}}
+	wantPaths := [][2]string{{"other", "M600 400 L0 400"}, {"point", "M0 0 L300 400 L600 0"}}
 	if diff := cmp.Diff(wantPaths, v.Collected.Paths); diff != "" {
 		t.Errorf("drawn paths (-want +got):\n%s", diff)
 	}
-	wantMarkers := [][3]any{{"point", 300.0, 400.0}, {"other", 300.0, 400.0}}
+	wantMarkers := [][3]any{{"other", 300.0, 400.0}, {"point", 300.0, 400.0}}
 	if diff := cmp.Diff(wantMarkers, v.Collected.Markers); diff != "" || v.Collected.When != "2025-01-01T08:10:00.000Z" {
 		t.Errorf("at %q, markers (-want +got):\n%s", v.Collected.When, diff)
 	}

@@ -11,7 +11,8 @@
 #define VIEW_MAX_POINTS 8
 
 /* view_tracks: each moving point of argument points (an object, name ->
- * value in any input form) as its MF-JSON and SRID, for the view to draw. */
+ * value in any input form) as its MF-JSON and SRID, by name, for the view to
+ * draw. */
 static json_t *view_tracks(call_t *c, json_t *args)
 {
     json_t *points = json_object_get(args, "points"), *out = mc_out(c), *tracks = json_array();
@@ -20,9 +21,19 @@ static json_t *view_tracks(call_t *c, json_t *args)
         json_object_size(points) > VIEW_MAX_POINTS)
         return mc_fail("argument \"points\" must be an object of 1 to %d moving points",
                        VIEW_MAX_POINTS);
-    const char *name;
+    /* By name: a client's encoder may order an object's members as it likes. */
+    const char *names[VIEW_MAX_POINTS];
+    size_t n = 0;
+    const char *key;
     json_t *value;
-    json_object_foreach(points, name, value) {
+    json_object_foreach(points, key, value) {
+        size_t i = n++;
+        for (; i > 0 && strcmp(names[i - 1], key) > 0; i--)
+            names[i] = names[i - 1];
+        names[i] = key;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *name = names[i];
         json_t *err = NULL;
         Temporal *t = arg_point(c, points, name, &err);
         if (!t)
@@ -84,9 +95,25 @@ int view_register(tn_server_t *server)
                         "\"maxProperties\":8}},\"required\":[\"points\"]}",
         .annotations = "{\"readOnlyHint\":true,\"openWorldHint\":false}",
         .handler = dispatch,
-        .meta = "{\"ui\":{\"resourceUri\":\"" VIEW_URI "\",\"visibility\":[\"app\"]}}",
+        .meta = NULL,
     };
-    if (tn_server_add_view(server, &view, &error) != 0 || tn_server_add_tool(server, &tool, &error) != 0) {
+    /* Visibility app: the view calls it, the model is not shown it. */
+    char *meta = tool_meta("accessors", NULL);
+    json_t *m = meta ? json_loads(meta, 0, NULL) : NULL;
+    free(meta);
+    meta = NULL;
+    if (m && json_object_set_new(m, "ui", json_pack("{s:s, s:[s]}", "resourceUri", VIEW_URI,
+                                                    "visibility", "app")) == 0)
+        meta = json_dumps(m, JSON_COMPACT);
+    json_decref(m);
+    if (!meta) {
+        fprintf(stderr, "meos-bundle: view: out of memory\n");
+        return -1;
+    }
+    tool.meta = meta;
+    int rc = tn_server_add_view(server, &view, &error) != 0 || tn_server_add_tool(server, &tool, &error) != 0;
+    free(meta);
+    if (rc) {
         fprintf(stderr, "meos-bundle: view: %s\n", error.text);
         return -1;
     }
