@@ -492,6 +492,44 @@ int tn_server_add_completion(tn_server_t *server, const char *ref,
  */
 int tn_resource_updated(tn_server_t *server, const char *uri);
 
+/* ------------------------------------------------------------------------
+ * MCP Apps views (extension io.modelcontextprotocol/ui)
+ *
+ * A view is an HTML document at a ui:// URI that a host renders in a
+ * sandbox for a tool's results; the tool names it in its _meta, e.g.
+ * .meta = "{\"ui\":{\"resourceUri\":\"ui://mine/view.html\"}}", and a tool
+ * only views may call adds "visibility":["app"] there. The view may call the
+ * bundle's tools back, by their own names, through the host.
+ * ------------------------------------------------------------------------ */
+
+/* The MIME type of a view's HTML. */
+#define TN_MIME_APP "text/html;profile=mcp-app"
+
+/* A view to add with tn_server_add_view(). The server copies every string. */
+typedef struct tn_view_t {
+    const char *uri;         /* required; begins ui:// */
+    const char *name;        /* nullable: the URI */
+    const char *title;       /* nullable */
+    const char *description; /* nullable */
+    const char *html;        /* required: the whole HTML5 document, UTF-8 */
+    const char *ui_meta;     /* JSON object text of _meta.ui (csp,
+                                permissions, domain, prefersBorder),
+                                nullable: {} */
+} tn_view_t;
+
+/*
+ * Adds a view: a resource read with MIME type TN_MIME_APP, ui_meta as the
+ * _meta.ui of both its listing and its contents. Only before
+ * tn_server_run().
+ *   server: borrowed.  view: borrowed (its strings are copied, ui_meta
+ *   parsed here).  error: caller-owned, nullable; filled on failure.
+ * Returns 0, or -1 when an argument is NULL, the URI does not begin ui://,
+ * the HTML is missing, ui_meta is not a JSON object, the URI is taken, the
+ * server is running or memory runs out.
+ */
+int tn_server_add_view(tn_server_t *server, const tn_view_t *view,
+                       tn_error_t *error);
+
 /*
  * {"contents":[{"uri":uri,"mimeType":mime_type,"text":text}]}
  *   uri, text: borrowed (copied), UTF-8.  mime_type: borrowed, nullable

@@ -58,6 +58,7 @@ struct tn_entry {
     tn_read_fn read;    /* resources and templates */
     tn_handler_fn get;  /* prompts */
     void *user;
+    void (*free_user)(void *); /* frees user with the entry; NULL: nothing */
 };
 
 struct tn_entries {

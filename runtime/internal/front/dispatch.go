@@ -105,7 +105,11 @@ func (s *Server) dispatch(ctx context.Context, p peer, req *node.Request) (any, 
 			if p.listsWhole() {
 				size = 0
 			}
-			tools, next, err := cat.PageWhere(cursor, size, s.listFilter(id))
+			var views func(bundle, uri string) bool // a caller who may not read a view is not shown it
+			if req.Allow != nil {
+				views = req.Allow.Resource
+			}
+			tools, next, err := cat.PageListed(cursor, size, s.listFilter(id), views)
 			if err == nil && p.strictNames() {
 				tools = renderStrict(cat.Strict(), tools)
 			}

@@ -183,8 +183,10 @@ func (v *Stateless) resume(c *Call) bool {
 func (s *Server) allowed(req *node.Request) bool {
 	switch req.Method {
 	case mcp.MethodResourcesRead:
-		bundle, ok := s.node.Resources().Route(req.URI)
-		return ok && req.Allow.Resource(bundle, req.URI)
+		bundle, own, ok := s.node.Resources().View(req.URI)
+		return ok && req.Allow.Resource(bundle, own)
+	case mcp.MethodToolsCall:
+		return s.node.MayCall(req.Target(), req.Allow)
 	default:
 		return req.Allow == nil || req.Allow(req.Target())
 	}

@@ -319,11 +319,17 @@ func (n *Node) rebuild() {
 	}
 	sort.Strings(names)
 	var resources []catalog.ResourceSource
+	viewSources := make([]catalog.ViewSource, 0, len(names))
 	for _, name := range names {
 		b := n.bundles[name]
-		tools = append(tools, catalog.Source{Bundle: name, Seats: b.m.Seats, NoPrefix: !b.m.Prefixed(), Tools: b.lists.tools})
+		viewSources = append(viewSources, catalog.ViewSource{Bundle: name, Tools: b.lists.tools, Resources: b.lists.resources})
+	}
+	views, viewNotices := catalog.PlanViews(viewSources)
+	for _, name := range names {
+		b := n.bundles[name]
+		tools = append(tools, catalog.Source{Bundle: name, Seats: b.m.Seats, NoPrefix: !b.m.Prefixed(), Tools: b.lists.tools, Views: views.Of(name)})
 		prompts = append(prompts, catalog.Source{Bundle: name, NoPrefix: !b.m.Prefixed(), Tools: b.lists.prompts})
-		resources = append(resources, catalog.ResourceSource{Bundle: name, Resources: b.lists.resources, Templates: b.lists.templates})
+		resources = append(resources, catalog.ResourceSource{Bundle: name, Resources: b.lists.resources, Templates: b.lists.templates, Views: views.Of(name)})
 	}
 	toolCat, toolNotices := catalog.Build(tools)
 	promptCat, promptNotices := catalog.Build(prompts)
@@ -348,6 +354,9 @@ func (n *Node) rebuild() {
 		n.log.Warn("prompt: " + no.String())
 	}
 	for _, no := range resNotices {
+		n.log.Warn(no.String())
+	}
+	for _, no := range viewNotices {
 		n.log.Warn(no.String())
 	}
 	if !toolCat.Equal(oldTools) {

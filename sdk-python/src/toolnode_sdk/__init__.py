@@ -5,11 +5,14 @@ from ._errors import ToolError, ToolnodeError
 from ._protocol import LATEST_VERSION, STATELESS_VERSIONS, SUPPORTED_VERSIONS
 from ._server import Server
 from ._tool import Result, Tool
+from ._views import MIME_APP, UI_EXTENSION
 
 __all__ = [
     "LATEST_VERSION",
+    "MIME_APP",
     "STATELESS_VERSIONS",
     "SUPPORTED_VERSIONS",
+    "UI_EXTENSION",
     "Context",
     "Result",
     "Server",

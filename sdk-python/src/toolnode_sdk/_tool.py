@@ -41,6 +41,7 @@ class Tool:
     description: Optional[str] = None
     output_schema: Optional[Dict[str, Any]] = None
     annotations: Optional[Dict[str, Any]] = None
+    meta: Optional[Dict[str, Any]] = None
 
     def __post_init__(self) -> None:
         if not _NAME.fullmatch(self.name):
@@ -60,6 +61,8 @@ class Tool:
             listed["outputSchema"] = self.output_schema
         if self.annotations is not None:
             listed["annotations"] = self.annotations
+        if self.meta is not None:
+            listed["_meta"] = self.meta
         return listed
 
 
