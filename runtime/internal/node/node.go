@@ -129,6 +129,7 @@ type Node struct {
 	tokens   atomic.Uint64 // progress tokens given out
 	tokenTag string        // makes this node's tokens its own
 	meta     metaIndexes
+	tasks    nodeTasks
 	wg       sync.WaitGroup
 }
 
@@ -315,7 +316,7 @@ func (n *Node) rebuild() {
 	var resources []catalog.ResourceSource
 	for _, name := range names {
 		b := n.bundles[name]
-		tools = append(tools, catalog.Source{Bundle: name, Seats: b.m.Seats, NoPrefix: !b.m.Prefixed(), Tools: b.lists.tools})
+		tools = append(tools, catalog.Source{Bundle: name, Seats: b.m.Seats, NoPrefix: !b.m.Prefixed(), Tools: taskTools(b.m, b.lists.tools)})
 		prompts = append(prompts, catalog.Source{Bundle: name, NoPrefix: !b.m.Prefixed(), Tools: b.lists.prompts})
 		resources = append(resources, catalog.ResourceSource{Bundle: name, Resources: b.lists.resources, Templates: b.lists.templates})
 	}

@@ -1,0 +1,324 @@
+package front_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/toolnode/toolnode/runtime/internal/audit"
+	"github.com/toolnode/toolnode/runtime/internal/front"
+	"github.com/toolnode/toolnode/runtime/internal/front/httpfront"
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+)
+
+// taskClient is a 2026-07-28 client over HTTP that declares the tasks extension (or not,
+// with plain), with a bearer token when it has one.
+type taskClient struct {
+	t     *testing.T
+	ts    *httptest.Server
+	token string
+	plain bool
+	ids   int
+}
+
+// post sends one request and returns its answer's JSON-RPC message.
+func (c *taskClient) post(method, params string) string {
+	c.t.Helper()
+	c.ids++
+	caps := `{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+	if c.plain {
+		caps = `{"elicitation":{}}`
+	}
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}`
+	body := strings.TrimSuffix(strings.TrimSpace(params), "}")
+	if strings.TrimSpace(body) != "{" {
+		body += ","
+	}
+	body += meta + "}"
+	hdr := map[string]string{httpfront.HeaderProtocolVersion: "2026-07-28", httpfront.HeaderMethod: method}
+	var p struct{ Name, TaskID string }
+	_ = json.Unmarshal([]byte(params), &p)
+	switch {
+	case method == "tools/call":
+		hdr[httpfront.HeaderName] = p.Name
+	case strings.HasPrefix(method, "tasks/"):
+		hdr[httpfront.HeaderName] = p.TaskID
+	}
+	if c.token != "" {
+		hdr["Authorization"] = "Bearer " + c.token
+	}
+	_, b := postTo(c.t, c.ts, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, c.ids, method, body), hdr)
+	return lastMessage(b)
+}
+
+// taskAnswer is the part of an answer the tests read.
+type taskAnswer struct {
+	Result struct {
+		ResultType     string                     `json:"resultType"`
+		TaskID         string                     `json:"taskId"`
+		Status         string                     `json:"status"`
+		StatusMessage  string                     `json:"statusMessage"`
+		TTLMs          *int64                     `json:"ttlMs"`
+		PollIntervalMs int64                      `json:"pollIntervalMs"`
+		InputRequests  map[string]json.RawMessage `json:"inputRequests"`
+		Result         *struct {
+			Content []struct{ Text string } `json:"content"`
+			IsError bool                    `json:"isError"`
+		} `json:"result"`
+		Error *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+		Content []struct{ Text string } `json:"content"`
+	} `json:"result"`
+	Error *struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	} `json:"error"`
+}
+
+func readAnswer(t *testing.T, raw string) taskAnswer {
+	t.Helper()
+	var a taskAnswer
+	if err := json.Unmarshal([]byte(raw), &a); err != nil {
+		t.Fatalf("answer %q: %v", raw, err)
+	}
+	return a
+}
+
+// create calls a tool and returns the task it made, failing the test when it made none.
+func (c *taskClient) create(tool, args string) string {
+	c.t.Helper()
+	raw := c.post("tools/call", `{"name":"`+tool+`","arguments":`+args+`}`)
+	a := readAnswer(c.t, raw)
+	if a.Result.ResultType != "task" || a.Result.TaskID == "" {
+		c.t.Fatalf("%s made no task: %s", tool, raw)
+	}
+	return a.Result.TaskID
+}
+
+func (c *taskClient) get(id string) taskAnswer {
+	c.t.Helper()
+	return readAnswer(c.t, c.post("tasks/get", `{"taskId":"`+id+`"}`))
+}
+
+// until polls a task until check says it is as wanted, or fails the test.
+func (c *taskClient) until(id string, what string, check func(taskAnswer) bool) taskAnswer {
+	c.t.Helper()
+	var last taskAnswer
+	testkit.Eventually(c.t, 20*time.Second, func() string {
+		last = c.get(id)
+		if check(last) {
+			return ""
+		}
+		return fmt.Sprintf("task %s is not %s: %+v", id, what, last)
+	})
+	return last
+}
+
+func terminal(a taskAnswer) bool {
+	s := a.Result.Status
+	return s == "completed" || s == "failed" || s == "cancelled"
+}
+
+// startTasks serves fakes (pub, a 2025-era bundle, by default) over HTTP with the task
+// options given, and no access file.
+func startTasks(t *testing.T, opts front.TaskOptions, fakes ...testkit.Fake) (*httptest.Server, *front.Server, string) {
+	t.Helper()
+	dir := t.TempDir()
+	if fakes == nil {
+		fakes = []testkit.Fake{{Name: "pub"}}
+	}
+	var names []string
+	for _, f := range fakes {
+		testkit.Write(t, dir, f)
+		names = append(names, f.Name)
+	}
+	srv := serveBundles(t, dir, names...)
+	srv = front.NewServer(srv.Node(), front.Options{Tasks: opts})
+	h := httpfront.New(srv, httpfront.Options{})
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		h.Close()
+		ts.Close()
+	})
+	return ts, srv, dir
+}
+
+// A 2025-era bundle's slow tool, called by a client that declared the extension, runs as a
+// task: working with its progress as status message, then completed with its result,
+// kept until its TTL, unknown after.
+func TestTaskOfA2025BundleRunsToItsResultAndExpires(t *testing.T) {
+	ts, _, _ := startTasks(t, front.TaskOptions{TTL: 3 * time.Second, PollInterval: 250 * time.Millisecond})
+	c := &taskClient{t: t, ts: ts}
+	id := c.create("pub.ticker", `{"ms":1500,"every":100}`)
+	first := c.get(id)
+	if first.Result.ResultType != "complete" || first.Result.TaskID != id {
+		t.Errorf("tasks/get right after creation: %+v", first)
+	}
+	if *first.Result.TTLMs != 3000 || first.Result.PollIntervalMs != 250 {
+		t.Errorf("ttlMs %d, pollIntervalMs %d; want 3000 and 250", *first.Result.TTLMs, first.Result.PollIntervalMs)
+	}
+	working := c.until(id, "working with progress", func(a taskAnswer) bool {
+		return a.Result.Status == "working" && strings.HasPrefix(a.Result.StatusMessage, "progress ")
+	})
+	if working.Result.Result != nil || working.Result.Error != nil {
+		t.Errorf("a working task carries a result or an error: %+v", working)
+	}
+	done := c.until(id, "completed", terminal)
+	if done.Result.Status != "completed" || done.Result.Result == nil || len(done.Result.Result.Content) != 1 ||
+		done.Result.Result.Content[0].Text == "" {
+		t.Fatalf("the task ended as %+v; want completed with the tool's result", done)
+	}
+	time.Sleep(3 * time.Second) // the TTL, from creation, has passed for sure
+	gone := c.get(id)
+	if gone.Error == nil || gone.Error.Code != -32602 {
+		t.Errorf("tasks/get past the TTL: %+v, want -32602", gone)
+	}
+}
+
+// A quick call is answered with its result, as without tasks; a client that did not declare
+// the extension always gets the plain call.
+func TestQuickCallsAndPlainClientsGetResults(t *testing.T) {
+	ts, _, _ := startTasks(t, front.TaskOptions{})
+	for _, c := range []*taskClient{{t: t, ts: ts}, {t: t, ts: ts, plain: true}} {
+		a := readAnswer(t, c.post("tools/call", `{"name":"pub.echo","arguments":{"text":"hi"}}`))
+		if a.Result.ResultType != "complete" || len(a.Result.Content) != 1 || a.Result.Content[0].Text != "pub:hi" {
+			t.Errorf("plain=%v: %+v, want the result", c.plain, a)
+		}
+	}
+	c := &taskClient{t: t, ts: ts, plain: true}
+	a := readAnswer(t, c.post("tools/call", `{"name":"pub.ticker","arguments":{"ms":300,"every":100}}`))
+	if a.Result.ResultType != "complete" || a.Result.TaskID != "" {
+		t.Errorf("a client without the extension got %+v, want the plain result", a)
+	}
+	a = readAnswer(t, c.post("tasks/get", `{"taskId":"x.y"}`))
+	if a.Error == nil || a.Error.Code != -32021 || !strings.Contains(string(a.Error.Data), "io.modelcontextprotocol/tasks") {
+		t.Errorf("tasks/get without the extension: %+v, want -32021 naming it", a)
+	}
+}
+
+// What a 2025-era bundle asks during the call (elicitation) makes the task
+// input_required, and tasks/update answers the bundle.
+func TestTaskInputRequiredFromA2025Elicitation(t *testing.T) {
+	ts, _, _ := startTasks(t, front.TaskOptions{})
+	c := &taskClient{t: t, ts: ts}
+	id := c.create("pub.elicit", `{"question":"go on?","ms":200}`)
+	asked := c.until(id, "input_required", func(a taskAnswer) bool { return a.Result.Status == "input_required" })
+	if len(asked.Result.InputRequests) != 1 {
+		t.Fatalf("input requests: %+v", asked.Result.InputRequests)
+	}
+	var key string
+	for k, r := range asked.Result.InputRequests {
+		key = k
+		if !strings.Contains(string(r), `"method":"elicitation/create"`) || !strings.Contains(string(r), "go on?") ||
+			strings.Contains(string(r), "io.toolnode/request") {
+			t.Errorf("input request %s: %s", k, r)
+		}
+	}
+	// An answer to no open question is ignored; one to the open question goes to the bundle.
+	ack := readAnswer(t, c.post("tasks/update", `{"taskId":"`+id+`","inputResponses":{"nobody":{"action":"accept"},"`+key+`":{"action":"accept","content":{"answer":"yes"}}}}`))
+	if ack.Result.ResultType != "complete" || ack.Result.TaskID != "" || ack.Error != nil {
+		t.Errorf("tasks/update: %+v, want an empty ack", ack)
+	}
+	done := c.until(id, "completed", terminal)
+	if done.Result.Status != "completed" || done.Result.Result.Content[0].Text != "accept: yes" {
+		t.Errorf("the task ended as %+v", done)
+	}
+}
+
+// tasks/cancel cancels the task at once and the bundle's call with it; a second cancel is
+// acknowledged the same.
+func TestTaskCancelReachesTheBundle(t *testing.T) {
+	record := filepath.Join(t.TempDir(), "record")
+	ts, _, _ := startTasks(t, front.TaskOptions{}, testkit.Fake{Name: "pub", Env: map[string]string{"FAKE_RECORD": record}})
+	c := &taskClient{t: t, ts: ts}
+	id := c.create("pub.ticker", `{"ms":60000,"every":100}`)
+	for range 2 {
+		ack := readAnswer(t, c.post("tasks/cancel", `{"taskId":"`+id+`"}`))
+		if ack.Result.ResultType != "complete" || ack.Result.Status != "" || ack.Error != nil {
+			t.Errorf("tasks/cancel: %+v, want an empty ack", ack)
+		}
+	}
+	if a := c.get(id); a.Result.Status != "cancelled" {
+		t.Errorf("after tasks/cancel: %+v", a)
+	}
+	testkit.Eventually(t, 10*time.Second, func() string {
+		b, _ := os.ReadFile(record)
+		if strings.Contains(string(b), `"notifications/cancelled"`) {
+			return ""
+		}
+		return "the bundle was not told to cancel"
+	})
+}
+
+// A bundle that dies under a task fails it, saying so.
+func TestKilledBundleFailsItsTask(t *testing.T) {
+	ts, _, _ := startTasks(t, front.TaskOptions{})
+	c := &taskClient{t: t, ts: ts, plain: true}
+	pid := readAnswer(t, c.post("tools/call", `{"name":"pub.pid","arguments":{}}`)).Result.Content[0].Text
+	c.plain = false
+	id := c.create("pub.ticker", `{"ms":60000,"every":100}`)
+	var n int
+	fmt.Sscan(pid, &n)
+	if err := syscall.Kill(n, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	failed := c.until(id, "ended", terminal)
+	if failed.Result.Status != "failed" || failed.Result.Error == nil || failed.Result.Error.Code != -32603 ||
+		!strings.Contains(failed.Result.Error.Message, "pub") || failed.Result.Result != nil {
+		t.Errorf("the task of a killed bundle: %+v; want failed with an error naming the bundle", failed)
+	}
+}
+
+// Tasks per client and the bytes of kept results are bounded, with errors that say so.
+func TestTaskBoundsRefuseWithTheirError(t *testing.T) {
+	ts, _, _ := startTasks(t, front.TaskOptions{MaxPerClient: 2, MaxBytes: 4096})
+	c := &taskClient{t: t, ts: ts}
+	c.create("pub.ticker", `{"ms":60000,"every":100}`)
+	c.create("pub.ticker", `{"ms":60000,"every":100}`)
+	a := readAnswer(t, c.post("tools/call", `{"name":"pub.ticker","arguments":{"ms":60000,"every":100}}`))
+	if a.Error == nil || !strings.Contains(a.Error.Message, "too many tasks") {
+		t.Errorf("a third task: %+v, want too many tasks", a)
+	}
+
+	ts, _, _ = startTasks(t, front.TaskOptions{MaxBytes: 4096, After: 50 * time.Millisecond})
+	c = &taskClient{t: t, ts: ts}
+	id := c.create("pub.late", `{"ms":300,"bytes":10000}`)
+	failed := c.until(id, "ended", terminal)
+	if failed.Result.Status != "failed" || !strings.Contains(failed.Result.Error.Message, "not kept") {
+		t.Errorf("a result past the bound: %+v", failed)
+	}
+}
+
+// A tool the bundle's manifest says requires a task is refused (-32021) to a client
+// without the extension, and is a task for one with it, however quick.
+func TestRequiredTaskTool(t *testing.T) {
+	var rec testkit.SyncBuffer
+	ts, srv, _ := startTasks(t, front.TaskOptions{}, testkit.Fake{Name: "pub", Extra: `"tasks": {"ech*": "required"}`})
+	_ = srv
+	plain := &taskClient{t: t, ts: ts, plain: true}
+	a := readAnswer(t, plain.post("tools/call", `{"name":"pub.echo","arguments":{"text":"x"}}`))
+	if a.Error == nil || a.Error.Code != -32021 || !strings.Contains(string(a.Error.Data), `"extensions":{"io.modelcontextprotocol/tasks":{}}`) {
+		t.Errorf("a required tool without the extension: %+v", a)
+	}
+	list := plain.post("tools/list", `{}`)
+	if !strings.Contains(list, `"execution":{"taskSupport":"required"}`) {
+		t.Errorf("tools/list does not say echo requires a task: %s", list)
+	}
+	c := &taskClient{t: t, ts: ts}
+	id := c.create("pub.echo", `{"text":"x"}`)
+	done := c.until(id, "completed", terminal)
+	if done.Result.Result == nil || done.Result.Result.Content[0].Text != "pub:x" {
+		t.Errorf("the quick required task ended as %+v", done)
+	}
+	_ = rec
+	_ = audit.OK
+}
