@@ -47,10 +47,10 @@ type task struct {
 	start  time.Time
 
 	// Set for a task the node holds.
-	peer     peer                   // the client that made it, for what comes before it starts
-	req      *node.Request          // the tools/call as the bundle gets it
-	required bool                   // the tool requires a task
-	ctx      context.Context        // the work's: ends when the task is cancelled or expires
+	peer     peer            // the client that made it, for what comes before it starts
+	req      *node.Request   // the tools/call as the bundle gets it
+	required bool            // the tool requires a task
+	ctx      context.Context // the work's: ends when the task is cancelled or expires
 	cancel   context.CancelCauseFunc
 	bundle   *node.BundleTask // set for a task a bundle holds
 
