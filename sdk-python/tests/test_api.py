@@ -65,6 +65,7 @@ def test_exports() -> None:
             "SUPPORTED_VERSIONS",
             "Context",
             "Result",
+            "RpcError",
             "Server",
             "Tool",
             "ToolError",

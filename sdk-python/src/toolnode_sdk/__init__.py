@@ -2,7 +2,7 @@
 
 from ._context import Context
 from ._errors import ToolError, ToolnodeError
-from ._protocol import LATEST_VERSION, STATELESS_VERSIONS, SUPPORTED_VERSIONS
+from ._protocol import LATEST_VERSION, STATELESS_VERSIONS, SUPPORTED_VERSIONS, RpcError
 from ._server import Server
 from ._tool import Result, Tool
 
@@ -12,6 +12,7 @@ __all__ = [
     "SUPPORTED_VERSIONS",
     "Context",
     "Result",
+    "RpcError",
     "Server",
     "Tool",
     "ToolError",

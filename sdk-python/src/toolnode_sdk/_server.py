@@ -122,12 +122,14 @@ class Server:
         input_schema: Optional[Dict[str, Any]] = None,
         output_schema: Optional[Dict[str, Any]] = None,
         annotations: Optional[Dict[str, Any]] = None,
+        task_support: Optional[str] = None,
     ) -> Callable[[H], H]:
         """Register the decorated function as a tool and return it unchanged.
 
         The function is called as handler(args, ctx). name defaults to the
         function's name, description to its docstring, input_schema to an
-        object without properties.
+        object without properties. task_support says whether a call may
+        ("optional"), must ("required") or must not ("forbidden") run as a task.
         """
         if callable(name):
             raise TypeError(
@@ -149,6 +151,7 @@ class Server:
                     description=description if description is not None else inspect.getdoc(func),
                     output_schema=output_schema,
                     annotations=annotations,
+                    task_support=task_support,
                 )
             )
             return func
