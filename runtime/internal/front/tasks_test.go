@@ -1,8 +1,12 @@
 package front_test
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -14,6 +18,8 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/audit"
 	"github.com/toolnode/toolnode/runtime/internal/front"
 	"github.com/toolnode/toolnode/runtime/internal/front/httpfront"
+	"github.com/toolnode/toolnode/runtime/internal/front/stdiofront"
+	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
@@ -141,8 +147,11 @@ func startTasks(t *testing.T, opts front.TaskOptions, fakes ...testkit.Fake) (*h
 		testkit.Write(t, dir, f)
 		names = append(names, f.Name)
 	}
-	srv := serveBundles(t, dir, names...)
-	srv = front.NewServer(srv.Node(), front.Options{Tasks: opts})
+	n := node.New(node.Config{Manifests: testkit.Manifests(t, dir, names...), Supervision: node.Supervision{PingEvery: -1}})
+	n.Start()
+	<-n.Ready()
+	t.Cleanup(func() { n.Close(context.Background()) })
+	srv := front.NewServer(n, front.Options{Tasks: opts})
 	h := httpfront.New(srv, httpfront.Options{})
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
@@ -301,9 +310,7 @@ func TestTaskBoundsRefuseWithTheirError(t *testing.T) {
 // A tool the bundle's manifest says requires a task is refused (-32021) to a client
 // without the extension, and is a task for one with it, however quick.
 func TestRequiredTaskTool(t *testing.T) {
-	var rec testkit.SyncBuffer
-	ts, srv, _ := startTasks(t, front.TaskOptions{}, testkit.Fake{Name: "pub", Extra: `"tasks": {"ech*": "required"}`})
-	_ = srv
+	ts, _, _ := startTasks(t, front.TaskOptions{}, testkit.Fake{Name: "pub", Extra: `"tasks": {"ech*": "required"}`})
 	plain := &taskClient{t: t, ts: ts, plain: true}
 	a := readAnswer(t, plain.post("tools/call", `{"name":"pub.echo","arguments":{"text":"x"}}`))
 	if a.Error == nil || a.Error.Code != -32021 || !strings.Contains(string(a.Error.Data), `"extensions":{"io.modelcontextprotocol/tasks":{}}`) {
@@ -319,6 +326,268 @@ func TestRequiredTaskTool(t *testing.T) {
 	if done.Result.Result == nil || done.Result.Result.Content[0].Text != "pub:x" {
 		t.Errorf("the quick required task ended as %+v", done)
 	}
-	_ = rec
-	_ = audit.OK
+}
+
+// Bundles that hold tasks themselves make their own; the node passes them through under
+// ids of its own, so that two bundles' ids never collide and every tasks/* reaches the
+// bundle that made the task.
+func TestBundleHeldTasksPassThroughUnderTheNodesIDs(t *testing.T) {
+	held := func(name string) testkit.Fake {
+		return testkit.Fake{Name: name, Stateless: true, Env: map[string]string{"FAKE_TASKS": "1"}}
+	}
+	ts, srv, _ := startTasks(t, front.TaskOptions{}, held("one"), held("two"))
+	c := &taskClient{t: t, ts: ts}
+	ids := map[string]string{}
+	for _, b := range []string{"one", "two"} {
+		raw := c.post("tools/call", `{"name":"`+b+`.job","arguments":{"ms":200}}`)
+		a := readAnswer(t, raw)
+		if a.Result.ResultType != "task" || !strings.HasPrefix(a.Result.TaskID, srv.Node().TaskTag()+".") {
+			t.Fatalf("%s.job: %s, want a task under the node's id", b, raw)
+		}
+		ids[b] = a.Result.TaskID
+	}
+	if ids["one"] == ids["two"] {
+		t.Fatalf("two bundles' tasks share the id %s", ids["one"])
+	}
+	for b, id := range ids {
+		done := c.until(id, "completed", terminal)
+		if done.Result.TaskID != id || done.Result.Status != "completed" || done.Result.Result.Content[0].Text != b+": job done in a task" {
+			t.Errorf("%s's task ended as %+v", b, done)
+		}
+	}
+	long := c.create("one.job", `{"ms":60000}`)
+	if ack := readAnswer(t, c.post("tasks/cancel", `{"taskId":"`+long+`"}`)); ack.Result.ResultType != "complete" || ack.Error != nil {
+		t.Errorf("tasks/cancel: %+v", ack)
+	}
+	if a := c.get(long); a.Result.Status != "cancelled" {
+		t.Errorf("the bundle's task after tasks/cancel: %+v", a)
+	}
+	if a := c.get(srv.Node().TaskTag() + ".fake-task-1"); a.Error == nil || a.Error.Code != -32602 {
+		t.Errorf("the bundle's own id through the node: %+v, want -32602", a)
+	}
+	plain := &taskClient{t: t, ts: ts, plain: true}
+	if a := readAnswer(t, plain.post("tools/call", `{"name":"one.job","arguments":{"ms":10}}`)); a.Result.TaskID != "" ||
+		a.Result.Content[0].Text != "one: job done without a task" {
+		t.Errorf("a client without the extension: %+v, want the bundle's plain result", a)
+	}
+}
+
+// stdioPeer is the stdio front's client speaking 2026-07-28 requests, reading what the
+// node writes as it comes.
+type stdioPeer struct {
+	t   *testing.T
+	in  io.Writer
+	out chan map[string]json.RawMessage
+	ids int
+}
+
+func newStdioPeer(t *testing.T, srv *front.Server) *stdioPeer {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- stdiofront.Serve(context.Background(), srv, inR, outW)
+		outW.Close()
+	}()
+	p := &stdioPeer{t: t, in: inW, out: make(chan map[string]json.RawMessage, 256)}
+	go func() {
+		defer close(p.out)
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				p.out <- m
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		for range p.out {
+		}
+		<-done
+	})
+	return p
+}
+
+// send writes a request and returns its id.
+func (p *stdioPeer) send(method, params string) string {
+	p.ids++
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	body := strings.TrimSuffix(strings.TrimSpace(params), "}") + "," + meta + "}"
+	fmt.Fprintf(p.in, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", p.ids, method, body)
+	return fmt.Sprint(p.ids)
+}
+
+// next returns the next message the node writes that want accepts, skipping others.
+func (p *stdioPeer) next(what string, want func(map[string]json.RawMessage) bool) map[string]json.RawMessage {
+	p.t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case m, ok := <-p.out:
+			if !ok {
+				p.t.Fatalf("the node closed its output waiting for %s", what)
+			}
+			if want(m) {
+				return m
+			}
+		case <-deadline:
+			p.t.Fatalf("no %s from the node", what)
+		}
+	}
+}
+
+func (p *stdioPeer) answer(id string) map[string]json.RawMessage {
+	return p.next("answer "+id, func(m map[string]json.RawMessage) bool { return string(m["id"]) == id })
+}
+
+// A client listening to tasks gets notifications/tasks for those it owns, for tasks the
+// node holds and for those a bundle holds alike, tagged with its listen request.
+func TestTaskNotificationsReachTheListener(t *testing.T) {
+	_, srv, _ := startTasks(t, front.TaskOptions{}, testkit.Fake{Name: "pub"},
+		testkit.Fake{Name: "held", Stateless: true, Env: map[string]string{"FAKE_TASKS": "1"}})
+	p := newStdioPeer(t, srv)
+	taskOf := func(tool, args string) string {
+		var r struct {
+			Result struct{ TaskID string } `json:"result"`
+		}
+		_ = json.Unmarshal(p.answer(p.send("tools/call", `{"name":"`+tool+`","arguments":`+args+`}`))["result"], &r.Result)
+		if r.Result.TaskID == "" {
+			t.Fatalf("%s made no task", tool)
+		}
+		return r.Result.TaskID
+	}
+	nodeHeld := taskOf("pub.ticker", `{"ms":60000,"every":100}`)
+	bundleHeld := taskOf("held.job", `{"ms":500}`)
+	listen := p.send("subscriptions/listen", `{"notifications":{"taskIds":["`+nodeHeld+`","`+bundleHeld+`","nobody.s"]}}`)
+	ack := p.next("the acknowledgment", func(m map[string]json.RawMessage) bool {
+		return string(m["method"]) == `"notifications/subscriptions/acknowledged"`
+	})
+	want := `"taskIds":["` + nodeHeld + `","` + bundleHeld + `"]`
+	if !strings.Contains(string(ack["params"]), want) {
+		t.Errorf("acknowledged %s, want %s", ack["params"], want)
+	}
+	p.send("tasks/cancel", `{"taskId":"`+nodeHeld+`"}`)
+	for id, status := range map[string]string{nodeHeld: "cancelled", bundleHeld: "completed"} {
+		note := p.next(id+" "+status, func(m map[string]json.RawMessage) bool {
+			return string(m["method"]) == `"notifications/tasks"` && strings.Contains(string(m["params"]), `"taskId":"`+id+`"`) &&
+				strings.Contains(string(m["params"]), `"status":"`+status+`"`)
+		})
+		if !strings.Contains(string(note["params"]), `"io.modelcontextprotocol/subscriptionId":`+listen) {
+			t.Errorf("notification of %s not tagged with the listen request %s: %s", id, listen, note["params"])
+		}
+	}
+}
+
+// Only the client that made a task sees it: another access client, with the same rights on
+// the tool, gets -32602 for it as for an unknown task, and cannot update or cancel it.
+// The audit log records the task's call when it ends, under the task's id.
+func TestTasksBelongToTheirClient(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	g := startGuarded(t, func(o *front.Options) {
+		log, err := audit.Open(path, audit.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { log.Close() })
+		o.Audit = log
+	}, testkit.Fake{Name: "iso"})
+	a := &taskClient{t: t, ts: g.ts, token: "token-a"}
+	b := &taskClient{t: t, ts: g.ts, token: "token-b"}
+	id := a.create("iso.ticker", `{"ms":60000,"every":100}`)
+	for _, req := range []struct{ method, params string }{
+		{"tasks/get", `{"taskId":"` + id + `"}`},
+		{"tasks/update", `{"taskId":"` + id + `","inputResponses":{}}`},
+		{"tasks/cancel", `{"taskId":"` + id + `"}`},
+	} {
+		if got := readAnswer(t, b.post(req.method, req.params)); got.Error == nil || got.Error.Code != -32602 ||
+			!strings.Contains(got.Error.Message, "unknown task") {
+			t.Errorf("another client's %s: %+v, want -32602 unknown task", req.method, got)
+		}
+	}
+	if got := a.get(id); got.Result.Status != "working" {
+		t.Errorf("the client's own task after the other's cancel: %+v", got)
+	}
+	readAnswer(t, a.post("tasks/cancel", `{"taskId":"`+id+`"}`))
+	lines := auditLines(t, path, 1)
+	if lines[0]["task"] != id || lines[0]["tool"] != "iso.ticker" || lines[0]["outcome"] != audit.Cancelled || lines[0]["client"] != "a" {
+		t.Errorf("the audit line of the cancelled task: %v", lines[0])
+	}
+}
+
+// sessionTaskClient is a 2025-11-25 session over HTTP that declared the tasks extension
+// in initialize.
+func sessionTaskClient(t *testing.T, ts *httptest.Server) func(method, params string) taskAnswer {
+	resp, body := postTo(t, ts, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",`+
+		`"capabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}},"clientInfo":{"name":"t","version":"1"}}}`, nil)
+	if !strings.Contains(body, `"io.modelcontextprotocol/tasks"`) {
+		t.Fatalf("initialize does not offer tasks: %s", body)
+	}
+	hdr := map[string]string{httpfront.HeaderSessionID: resp.Header.Get(httpfront.HeaderSessionID), httpfront.HeaderProtocolVersion: "2025-11-25"}
+	postTo(t, ts, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
+	ids := 0
+	return func(method, params string) taskAnswer {
+		if method == "DELETE" {
+			req, _ := http.NewRequest(http.MethodDelete, ts.URL, nil)
+			for k, v := range hdr {
+				req.Header.Set(k, v)
+			}
+			if resp, err := ts.Client().Do(req); err == nil {
+				resp.Body.Close()
+			}
+			return taskAnswer{}
+		}
+		ids++
+		_, b := postTo(t, ts, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, ids, method, params), hdr)
+		return readAnswer(t, lastMessage(b))
+	}
+}
+
+// A 2025 session that declared the extension gets tasks too; they are the session's, as
+// an anonymous client has nothing else to be known by: another session cannot see them,
+// and they end with the session.
+func TestSessionTasksBelongToTheSession(t *testing.T) {
+	ts, srv, _ := startTasks(t, front.TaskOptions{})
+	one, two := sessionTaskClient(t, ts), sessionTaskClient(t, ts)
+	created := one("tools/call", `{"name":"pub.ticker","arguments":{"ms":300,"every":100}}`)
+	id := created.Result.TaskID
+	if created.Result.ResultType != "task" || id == "" {
+		t.Fatalf("a session's slow call: %+v, want a task", created)
+	}
+	if got := two("tasks/get", `{"taskId":"`+id+`"}`); got.Error == nil || got.Error.Code != -32602 {
+		t.Errorf("another session's tasks/get: %+v, want -32602", got)
+	}
+	anon := &taskClient{t: t, ts: ts}
+	if got := anon.get(id); got.Error == nil || got.Error.Code != -32602 {
+		t.Errorf("a stateless client's tasks/get of a session's task: %+v, want -32602", got)
+	}
+	testkit.Eventually(t, 20*time.Second, func() string {
+		if got := one("tasks/get", `{"taskId":"`+id+`"}`); got.Result.Status != "completed" {
+			return fmt.Sprintf("the session's task: %+v", got)
+		}
+		return ""
+	})
+	// Both sessions come from one address, which the bound counts them under.
+	two("tools/call", `{"name":"pub.ticker","arguments":{"ms":60000,"every":100}}`)
+	if used := taskBound(srv, "tasks.client_tasks"); used != 2 {
+		t.Errorf("tasks held by the address: %d, want 2", used)
+	}
+	two("DELETE", "")
+	testkit.Eventually(t, 10*time.Second, func() string {
+		if used := taskBound(srv, "tasks.client_tasks"); used != 1 {
+			return fmt.Sprintf("%d tasks held, want 1 (session one's, kept; two's gone with it)", used)
+		}
+		return ""
+	})
+}
+
+// taskBound is how much of a bound of the tasks is used.
+func taskBound(srv *front.Server, name string) int64 {
+	for _, b := range srv.Node().Bounds() {
+		if b.Name == name {
+			return b.Used
+		}
+	}
+	return -1
 }
