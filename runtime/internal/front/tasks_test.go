@@ -469,13 +469,18 @@ func TestTaskNotificationsReachTheListener(t *testing.T) {
 		t.Errorf("acknowledged %s, want %s", ack["params"], want)
 	}
 	p.send("tasks/cancel", `{"taskId":"`+nodeHeld+`"}`)
-	for id, status := range map[string]string{nodeHeld: "cancelled", bundleHeld: "completed"} {
-		note := p.next(id+" "+status, func(m map[string]json.RawMessage) bool {
-			return string(m["method"]) == `"notifications/tasks"` && strings.Contains(string(m["params"]), `"taskId":"`+id+`"`) &&
-				strings.Contains(string(m["params"]), `"status":"`+status+`"`)
+	awaited := map[string]string{nodeHeld: "cancelled", bundleHeld: "completed"}
+	for len(awaited) > 0 {
+		note := p.next("notifications/tasks", func(m map[string]json.RawMessage) bool {
+			return string(m["method"]) == `"notifications/tasks"`
 		})
+		var n struct{ TaskID, Status string }
+		_ = json.Unmarshal(note["params"], &n)
 		if !strings.Contains(string(note["params"]), `"io.modelcontextprotocol/subscriptionId":`+listen) {
-			t.Errorf("notification of %s not tagged with the listen request %s: %s", id, listen, note["params"])
+			t.Errorf("notification of %s not tagged with the listen request %s: %s", n.TaskID, listen, note["params"])
+		}
+		if awaited[n.TaskID] == n.Status {
+			delete(awaited, n.TaskID)
 		}
 	}
 }
