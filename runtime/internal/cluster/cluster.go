@@ -152,6 +152,7 @@ type Cluster struct {
 	announces, byes guard
 	inboxGuard      guard
 	bundleGuards    map[string]*guard // by bundle served: they outlive subscriptions
+	tasks           clusterTasks
 	refusals        refusals
 
 	applyMu sync.Mutex // one Apply at a time, in order
@@ -286,6 +287,11 @@ func Join(cfg Config, n *node.Node, local []*manifest.Manifest) (*Cluster, error
 			return nil, fmt.Errorf("cluster: subscribe to %s: %w", s.subject, err)
 		}
 		_ = sub.SetPendingLimits(s.msgs, s.bytes)
+	}
+	if err := c.joinTasks(); err != nil {
+		nc.Close()
+		ctl.Close()
+		return nil, err
 	}
 	n.AddBounds(c.bounds)
 	c.log.Info("cluster", "name", cfg.Name, "node", c.id, "server", cfg.URL, "signed", keys.key != nil)

@@ -272,6 +272,10 @@ func (s *Server) serveTasks(ctx context.Context, p peer, req *node.Request) (any
 	}
 	owner, _ := ownerOf(p)
 	if tag, _, _ := strings.Cut(req.TaskID, "."); tag != s.node.TaskTag() {
+		if _, isSession := p.(*Session); isSession && p.base().id.key() == "" {
+			// An anonymous session's tasks are all on its node: they are the session's.
+			return nil, errUnknownTask(req.TaskID)
+		}
 		res, routed, err := s.node.RouteTask(ctx, tag, node.TaskCaller{Owner: owner, Client: p.base().id.Client}, req.Method, req.Params)
 		if !routed {
 			return nil, errUnknownTask(req.TaskID)
