@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -125,5 +126,67 @@ func TestClusterTasksReachTheirNodeFromAnyNode(t *testing.T) {
 	})
 	if got := viaB.status(strings.Repeat("ab", 6) + ".nothing"); got != "-32602" {
 		t.Errorf("a task of no node: %s, want -32602", got)
+	}
+}
+
+// The official MCP Python SDK (mcp 2.3.0), a 2026-07-28 client, with the tasks extension
+// added as the SDK has clients add extensions (testdata/tasks_client.py), drives a 2025-era
+// bundle's slow tool and its question through the node's task: working with the bundle's
+// progress as status message, input_required with the bundle's elicitation, answered with
+// tasks/update, completed with the tool's result.
+func TestOfficialPythonClientDrivesATask(t *testing.T) {
+	python, err := filepath.Abs("../../../build/venv/bin/python")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(python, "-c", "import mcp, mcp_types").CombinedOutput(); err != nil {
+		t.Skipf("the official MCP Python SDK is not installed in build/venv (make installs it): %v %s", err, out)
+	}
+	dir := t.TempDir()
+	testkit.Write(t, dir, testkit.Fake{Name: "pub"})
+	url := startHTTPNode(t, "--bundles", dir)
+	run := func(tool, args string) (statuses [][]string, text string) {
+		t.Helper()
+		cmd := exec.Command(python, "testdata/tasks_client.py", url, tool, args)
+		cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", tool, err, out)
+		}
+		var r struct {
+			Statuses [][]*string
+			Text     string
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil {
+			t.Fatalf("%s: %v\n%s", tool, err, out)
+		}
+		for _, s := range r.Statuses {
+			pair := make([]string, len(s))
+			for i, v := range s {
+				if v != nil {
+					pair[i] = *v
+				}
+			}
+			statuses = append(statuses, pair)
+		}
+		return statuses, r.Text
+	}
+	seen := func(statuses [][]string, status, messagePrefix string) bool {
+		for _, s := range statuses {
+			if s[0] == status && strings.HasPrefix(s[1], messagePrefix) {
+				return true
+			}
+		}
+		return false
+	}
+
+	statuses, text := run("pub.ticker", `{"ms":1500,"every":100}`)
+	if !seen(statuses, "working", "progress ") || !seen(statuses, "completed", "") || text == "" {
+		t.Errorf("pub.ticker: statuses %v, text %q; want working with the bundle's progress, then completed", statuses, text)
+	}
+	statuses, text = run("pub.elicit", `{"question":"go on?","ms":300}`)
+	if !seen(statuses, "input_required", "") || text != "accept: yes" {
+		t.Errorf("pub.elicit: statuses %v, text %q; want input_required, then the bundle's answer to the client's", statuses, text)
 	}
 }
