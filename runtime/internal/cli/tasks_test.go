@@ -144,7 +144,8 @@ func TestOfficialPythonClientDrivesATask(t *testing.T) {
 	}
 	dir := t.TempDir()
 	testkit.Write(t, dir, testkit.Fake{Name: "pub"})
-	url := startHTTPNode(t, "--bundles", dir)
+	h := startHTTPNodeRun(t, "--bundles", dir, "--metrics", "127.0.0.1:0")
+	url := h.url
 	run := func(tool, args string) (statuses [][]string, text string) {
 		t.Helper()
 		cmd := exec.Command(python, "testdata/tasks_client.py", url, tool, args)
@@ -188,5 +189,12 @@ func TestOfficialPythonClientDrivesATask(t *testing.T) {
 	statuses, text = run("pub.elicit", `{"question":"go on?","ms":300}`)
 	if !seen(statuses, "input_required", "") || text != "accept: yes" {
 		t.Errorf("pub.elicit: statuses %v, text %q; want input_required, then the bundle's answer to the client's", statuses, text)
+	}
+	// The requests of tasks are measured as every request is, by method.
+	_, ops := operations(t, metricsAddress(t, h.logs))
+	for _, method := range []string{"tasks/get", "tasks/update"} {
+		if ops.count(`mcp_method_name="`+method+`"`) == 0 {
+			t.Errorf("no mcp.server.operation.duration series for %s: %v", method, ops)
+		}
 	}
 }

@@ -370,6 +370,19 @@ func TestBundleHeldTasksPassThroughUnderTheNodesIDs(t *testing.T) {
 		a.Result.Content[0].Text != "one: job done without a task" {
 		t.Errorf("a client without the extension: %+v, want the bundle's plain result", a)
 	}
+
+	// A bundle that dies takes its tasks with it: they fail, saying so.
+	pid := readAnswer(t, plain.post("tools/call", `{"name":"two.pid","arguments":{}}`)).Result.Content[0].Text
+	orphan := c.create("two.job", `{"ms":60000}`)
+	var n int
+	fmt.Sscan(pid, &n)
+	if err := syscall.Kill(n, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	failed := c.until(orphan, "ended", terminal)
+	if failed.Result.Status != "failed" || failed.Result.Error == nil || !strings.Contains(failed.Result.Error.Message, "exited") {
+		t.Errorf("the task of a bundle that died: %+v; want failed, saying the process exited", failed)
+	}
 }
 
 // stdioPeer is the stdio front's client speaking 2026-07-28 requests, reading what the
@@ -518,6 +531,19 @@ func TestTasksBelongToTheirClient(t *testing.T) {
 	lines := auditLines(t, path, 1)
 	if lines[0]["task"] != id || lines[0]["tool"] != "iso.ticker" || lines[0]["outcome"] != audit.Cancelled || lines[0]["client"] != "a" {
 		t.Errorf("the audit line of the cancelled task: %v", lines[0])
+	}
+
+	// The access rules apply to tasks/* as to the call: a client that may no longer use
+	// the tool no longer reaches its task.
+	b2, _ := json.Marshal(map[string]any{"clients": []map[string]any{{"name": "a", "token_sha256": sha("token-a"), "allow": []string{"pub.*"}}}})
+	if err := os.WriteFile(filepath.Join(g.dir, "access.json"), b2, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.access.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.get(id); got.Error == nil || got.Error.Code != -32602 {
+		t.Errorf("a client whose access to the tool was withdrawn reads its task: %+v", got)
 	}
 }
 
