@@ -15,11 +15,12 @@ import (
 )
 
 // Tasks across the cluster (MCP's tasks extension): a task is held by the node whose
-// front made it, and its id begins with that node's task tag. Every node serves the
-// tasks/* of its own tasks on a subject named by its tag; a node given an id of another
-// tag carries the request there, with who sends it, and the answer back. The node that
-// holds the task checks that the caller owns it and applies the caller's access client.
-// With a cluster key, both ways are signed, as every message of the cluster is.
+// front made it, and its id begins with that node's task tag, which the node announces in
+// its heartbeats. A node given an id of another node's tag carries the tasks/* request to
+// that node's own subject (as cancellations and pings go), with who sends it, and the
+// answer back. The node that holds the task checks that the caller owns it and applies the
+// caller's access client. With a cluster key, both ways are signed, as every message of
+// the cluster is.
 
 // Headers of a tasks/* request carried to the node holding the task.
 const (
@@ -27,26 +28,32 @@ const (
 	hOwner = "Tn-Owner"
 	// hClient is the caller's access client (node.TaskCaller.Client).
 	hClient = "Tn-Client"
+	// kindTask is the Tn-Kind of a tasks/* request.
+	kindTask = "task"
 )
 
 // clusterTasks is what the cluster keeps for the tasks/* other nodes carry here.
 type clusterTasks struct {
-	guard guard      // their senders' sequence numbers, against replays
 	parts *assembler // those in parts
 }
 
-func (c *Cluster) taskSubject(tag string) string { return c.subject("task." + tag) }
-
-// joinTasks serves this node's tasks to the cluster and routes the others'.
-func (c *Cluster) joinTasks() error {
+// joinTasks routes the tasks/* of other nodes' tasks to them; this node's come to its
+// inbox (see inbox).
+func (c *Cluster) joinTasks() {
 	c.tasks.parts = &assembler{max: c.b.Message, open: c.b.Parts, gap: c.b.PartGap}
-	sub, err := c.nc.Subscribe(c.taskSubject(c.n.TaskTag()), c.serveTask)
-	if err != nil {
-		return fmt.Errorf("cluster: subscribe to %s: %w", c.taskSubject(c.n.TaskTag()), err)
-	}
-	_ = sub.SetPendingLimits(1024, c.b.Message+8<<20)
 	c.n.SetTaskRoute(c.routeTask)
-	return nil
+}
+
+// taskNode is the node that announced the task tag tag; "" for none.
+func (c *Cluster) taskNode(tag string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, m := range c.members {
+		if m.Tasks == tag {
+			return id
+		}
+	}
+	return ""
 }
 
 // validTag reports whether tag can be a node's task tag (see node.TaskTag): a client
@@ -59,7 +66,11 @@ func validTag(tag string) bool {
 // routeTask carries a tasks/* request to the node whose task tag is tag.
 func (c *Cluster) routeTask(ctx context.Context, tag string, caller node.TaskCaller, method string, params json.RawMessage) (json.RawMessage, error) {
 	unknown := rpc.Errorf(mcp.CodeInvalidParams, "invalid params: unknown task: no node of the cluster holds it (it was never made, or its node has left)")
-	if !validTag(tag) {
+	to := ""
+	if validTag(tag) {
+		to = c.taskNode(tag)
+	}
+	if to == "" {
 		return nil, unknown
 	}
 	inbox := c.nc.NewInbox()
@@ -72,7 +83,8 @@ func (c *Cluster) routeTask(ctx context.Context, tag string, caller node.TaskCal
 	hdr.Set(hFrom, c.id)
 	hdr.Set(hOwner, caller.Owner)
 	hdr.Set(hClient, caller.Client)
-	if err := publish(c.out, c.taskSubject(tag), inbox, hdr, rpc.Request(rpc.Int(1), method, params).Encode()); err != nil {
+	hdr.Set(hKind, kindTask)
+	if err := publish(c.out, c.inboxSubject(to), inbox, hdr, rpc.Request(rpc.Int(1), method, params).Encode()); err != nil {
 		return nil, fmt.Errorf("cluster: %s: %w", method, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.AcceptTimeout)
@@ -81,7 +93,7 @@ func (c *Cluster) routeTask(ctx context.Context, tag string, caller node.TaskCal
 	for {
 		m, err := sub.NextMsgWithContext(ctx)
 		switch {
-		case errors.Is(err, nats.ErrNoResponders) || err == nil && m.Header.Get("Status") == "503": // no node has the tag
+		case errors.Is(err, nats.ErrNoResponders) || err == nil && m.Header.Get("Status") == "503": // the node has gone
 			return nil, unknown
 		case err != nil && errors.Is(err, context.DeadlineExceeded):
 			return nil, fmt.Errorf("cluster: %s: the node holding the task did not answer within %s", method, c.cfg.AcceptTimeout)
@@ -110,14 +122,11 @@ func (c *Cluster) routeTask(ctx context.Context, tag string, caller node.TaskCal
 	}
 }
 
-// serveTask serves a tasks/* request another node carried here.
+// serveTask serves a tasks/* request another node carried here, which inbox has checked.
 func (c *Cluster) serveTask(msg *nats.Msg) {
 	from := msg.Header.Get(hFrom)
-	if _, err := c.keys.check(msg, &c.tasks.guard); err != nil || from == "" || msg.Reply == "" {
-		if err == nil {
-			err = fmt.Errorf("it names no node, or no reply subject")
-		}
-		c.refusals.add("request about a task", from, err)
+	if from == "" || msg.Reply == "" {
+		c.refusals.add("request about a task", from, fmt.Errorf("it names no node, or no reply subject"))
 		return
 	}
 	data, whole, err := c.tasks.parts.add(msg)

@@ -531,12 +531,15 @@ func (t *task) auditOnce(res json.RawMessage, err error, cancelled bool) {
 	t.s.srv.opts.Audit.Record(rec)
 }
 
+// isoMillis is how a task's times are written: ISO 8601, in UTC, to the millisecond.
+const isoMillis = "2006-01-02T15:04:05.000Z"
+
 // encodeLocked is the task as a result of resultType rt (or, "", a notification); the
 // caller holds t.mu.
 func (t *task) encodeLocked(rt string) json.RawMessage {
 	ttl := t.s.opts.TTL.Milliseconds()
 	v := mcp.Task{ResultType: rt, TaskID: t.id, Status: t.status, StatusMessage: t.message,
-		CreatedAt: t.created.UTC().Format(time.RFC3339Nano), LastUpdatedAt: t.updated.UTC().Format(time.RFC3339Nano),
+		CreatedAt: t.created.UTC().Format(isoMillis), LastUpdatedAt: t.updated.UTC().Format(isoMillis),
 		TTLMs: &ttl, PollIntervalMs: t.s.opts.PollInterval.Milliseconds()}
 	switch {
 	case rt == mcp.ResultTypeTask:
