@@ -635,17 +635,22 @@ def protocol_error_job(args: Dict[str, Any], ctx: Context) -> str:
     raise RpcError(-32603, "the job broke down")
 
 
-CONFIRM: Dict[str, Any] = {
-    "method": "elicitation/create",
-    "params": {
-        "message": "Delete the file?",
-        "requestedSchema": {
-            "type": "object",
-            "properties": {"confirm": {"type": "boolean"}},
-            "required": ["confirm"],
+def _question(message: str, field: str, kind: str) -> Dict[str, Any]:
+    """An elicitation/create asking for one field of the given JSON type."""
+    return {
+        "method": "elicitation/create",
+        "params": {
+            "message": message,
+            "requestedSchema": {
+                "type": "object",
+                "properties": {field: {"type": kind}},
+                "required": [field],
+            },
         },
-    },
-}
+    }
+
+
+CONFIRM = _question("Delete the file?", "confirm", "boolean")
 
 
 @server.tool(
@@ -663,20 +668,6 @@ def confirm_delete(args: Dict[str, Any], ctx: Context) -> str:
     return f"{'deleted' if yes else 'kept'} {filename}"
 
 
-def _input(n: int) -> Dict[str, Any]:
-    return {
-        "method": "elicitation/create",
-        "params": {
-            "message": f"Input {n}, please",
-            "requestedSchema": {
-                "type": "object",
-                "properties": {"name": {"type": "string"}},
-                "required": ["name"],
-            },
-        },
-    }
-
-
 @server.tool(
     name="multi_input",
     description="Asks two questions at once",
@@ -685,7 +676,12 @@ def _input(n: int) -> Dict[str, Any]:
 )
 def multi_input(args: Dict[str, Any], ctx: Context) -> str:
     ctx.status("asking")
-    answers = ctx.ask({"first": _input(1), "second": _input(2)})
+    answers = ctx.ask(
+        {
+            "first": _question("Input 1, please", "name", "string"),
+            "second": _question("Input 2, please", "name", "string"),
+        }
+    )
     return f"{_name(answers['first'])} and {_name(answers['second'])}"
 
 

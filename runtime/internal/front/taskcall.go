@@ -608,6 +608,13 @@ func (t *task) announce() {
 		return
 	}
 	note := t.encodeLocked("")
+	t.mu.Unlock()
+	t.tell(note)
+}
+
+// tell sends notifications/tasks with note to the task's listeners.
+func (t *task) tell(note json.RawMessage) {
+	t.mu.Lock()
 	ls := make([]*listener, 0, len(t.listeners))
 	for l := range t.listeners {
 		ls = append(ls, l)
@@ -724,14 +731,5 @@ func (t *task) noteStatus(res json.RawMessage) {
 // the node's id of it.
 func (t *task) bundleNote(params json.RawMessage) {
 	t.noteStatus(params)
-	note := withTaskID(params, t.id, t.s.opts.TTL)
-	t.mu.Lock()
-	ls := make([]*listener, 0, len(t.listeners))
-	for l := range t.listeners {
-		ls = append(ls, l)
-	}
-	t.mu.Unlock()
-	for _, l := range ls {
-		l.sendTask(note)
-	}
+	t.tell(withTaskID(params, t.id, t.s.opts.TTL))
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/audit"
 	"github.com/toolnode/toolnode/runtime/internal/front"
 	"github.com/toolnode/toolnode/runtime/internal/front/httpfront"
-	"github.com/toolnode/toolnode/runtime/internal/front/stdiofront"
 	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
@@ -395,13 +394,7 @@ type stdioPeer struct {
 }
 
 func newStdioPeer(t *testing.T, srv *front.Server) *stdioPeer {
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- stdiofront.Serve(context.Background(), srv, inR, outW)
-		outW.Close()
-	}()
+	inW, outR, done := stdioPipes(srv)
 	p := &stdioPeer{t: t, in: inW, out: make(chan map[string]json.RawMessage, 256)}
 	go func() {
 		defer close(p.out)
