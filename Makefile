@@ -1,25 +1,35 @@
 # toolnode: `make` builds everything (installing missing system packages first),
 # `make run` starts the node over ./examples and ./bundles, `make test` runs every test,
-# `make bench` prints the benchmark table.
+# `make bench` prints the benchmark table. Building and running need only RUN_DEB_PACKAGES;
+# the tests' peers (TEST_DEB_PACKAGES, the venv, the npm peers, Hydra) come with `make test`.
 
 GO      ?= go
 PYTHON3 ?= python3
 VENV    := build/venv
 HTTP    ?= 127.0.0.1:7777
 
-# Debian packages the build and the tests need.
-DEB_PACKAGES := libjansson-dev valgrind tzdata unzip prometheus nats-server
+# Debian packages the node, the examples and the MEOS bundle need to build and run.
+RUN_DEB_PACKAGES := libjansson-dev tzdata unzip
+# Debian packages only the tests need: valgrind for the C tests, real Prometheus and NATS
+# servers as peers.
+TEST_DEB_PACKAGES := valgrind prometheus nats-server
 # The official MCP Python client and pytest, for the Python tests.
 PY_TEST_PACKAGES := pytest==9.2.0 mcp==2.3.0
 
-.PHONY: all deps toolnode examples bundles run test test-go test-c test-python test-app test-meos fuzz bench bench-bundles bench-peers clean
+.PHONY: all deps deps-run toolnode examples fixtures bundles run test test-go test-c test-python test-app test-meos fuzz bench bench-bundles bench-peers clean
 
-all: deps toolnode examples bundles
+all: deps-run toolnode examples bundles
 
-deps: build/.deps $(VENV)/.ok build/npm/.ok
+# What building and running need.
+deps-run: build/.deps-run
+
+# What the tests need besides.
+deps: deps-run build/.deps-test $(VENV)/.ok build/npm/.ok
 
 # Installs only what is missing, so a machine that has everything needs no root.
-build/.deps: Makefile
+build/.deps-run: DEB_PACKAGES = $(RUN_DEB_PACKAGES)
+build/.deps-test: DEB_PACKAGES = $(TEST_DEB_PACKAGES)
+build/.deps-run build/.deps-test: Makefile
 	@mkdir -p build
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -46,15 +56,18 @@ build/npm/.ok: testdata/npm/package.json
 toolnode:
 	$(GO) build -o bin/toolnode ./runtime/cmd/toolnode
 
-examples: deps
+examples: deps-run
 	$(GO) build -o examples/go/build/example-go ./examples/go
-	$(GO) build -o examples/conformance/build/conformance ./examples/conformance
 	$(MAKE) -C examples/c
 	$(MAKE) -C examples/python
-	$(MAKE) -C examples/conformance-python
-	$(MAKE) -C examples/conformance-c
 
-bundles: deps
+# The bundles the official conformance suite is run against, one per SDK: test fixtures.
+fixtures: deps-run
+	$(GO) build -o testdata/conformance/go/build/conformance ./testdata/conformance/go
+	$(MAKE) -C testdata/conformance/c
+	$(MAKE) -C testdata/conformance/python
+
+bundles: deps-run
 	$(MAKE) -C bundles/meos
 
 run: all
@@ -67,7 +80,7 @@ run: all
 	@echo
 	bin/toolnode serve --bundles examples --bundles bundles --http $(HTTP)
 
-test: all test-go test-c test-python test-app test-meos
+test: all deps fixtures test-go test-c test-python test-app test-meos
 
 # ORY Hydra, the OpenID provider the OAuth tests run (runtime/internal/oauth/oauthtest). Its go.mod
 # replaces its API client by a directory the module zip leaves out, so `go install` refuses

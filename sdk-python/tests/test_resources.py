@@ -1,5 +1,5 @@
 """Resources, templates, prompts and completion, driven over pipes against the Python
-conformance bundle (examples/conformance-python)."""
+conformance bundle (testdata/conformance/python)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-BUNDLE = Path(__file__).resolve().parents[2] / "examples" / "conformance-python" / "server.py"
+BUNDLE = Path(__file__).resolve().parents[2] / "testdata" / "conformance" / "python" / "server.py"
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},

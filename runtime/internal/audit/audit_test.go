@@ -13,29 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // lines parses the log's lines: the records of calls, and the sum of the drop lines'
 // counts by reason.
@@ -103,7 +88,7 @@ func TestLine(t *testing.T) {
 			"arguments": map[string]any{"point": "secret"}, "result": map[string]any{"content": []any{}}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var buf syncBuffer
+			var buf testkit.SyncBuffer
 			l := New(&buf, nil, Config{Args: tt.args})
 			l.Record(call)
 			if err := l.Close(); err != nil {
@@ -118,7 +103,7 @@ func TestLine(t *testing.T) {
 }
 
 func TestBadArgumentsKeepTheLine(t *testing.T) {
-	var buf syncBuffer
+	var buf testkit.SyncBuffer
 	l := New(&buf, nil, Config{Args: true})
 	r := call
 	r.Arguments = json.RawMessage(`{not json`)
@@ -131,7 +116,7 @@ func TestBadArgumentsKeepTheLine(t *testing.T) {
 }
 
 func TestConcurrent(t *testing.T) {
-	var buf syncBuffer
+	var buf testkit.SyncBuffer
 	l := New(&buf, nil, Config{Buffer: 64})
 	const writers, each = 8, 500
 	var wg sync.WaitGroup
@@ -164,7 +149,7 @@ func TestConcurrent(t *testing.T) {
 // gate is a writer that blocks until opened, as a stalled disk does.
 type gate struct {
 	open chan struct{}
-	buf  syncBuffer
+	buf  testkit.SyncBuffer
 }
 
 func (g *gate) Write(p []byte) (int, error) {
@@ -174,7 +159,7 @@ func (g *gate) Write(p []byte) (int, error) {
 
 func TestFullBufferDropsWithoutBlocking(t *testing.T) {
 	g := &gate{open: make(chan struct{})}
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	l := New(g, nil, Config{Buffer: 4, DropReport: time.Millisecond,
 		Log: hclog.New(&hclog.LoggerOptions{Output: &logs})})
 	const total = 1000
@@ -237,7 +222,7 @@ func (f *flaky) set(broken bool) {
 
 func TestWriteErrorsRecover(t *testing.T) {
 	f := &flaky{broken: true}
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	l := New(f, nil, Config{Log: hclog.New(&hclog.LoggerOptions{Output: &logs})})
 	wait := func(what string, done func() bool) {
 		t.Helper()

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 )
@@ -41,7 +43,7 @@ func TestLargeValuesAreLeftOutAndSaidSo(t *testing.T) {
 			map[string]any{"tool": float64(len(long))}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var buf syncBuffer
+			var buf testkit.SyncBuffer
 			l := New(&buf, nil, Config{Args: true, MaxValue: 100})
 			l.Record(tt.rec)
 			if err := l.Close(); err != nil {
@@ -138,7 +140,7 @@ func TestTheQueueIsBoundedInBytes(t *testing.T) {
 func TestRotation(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "audit.jsonl")
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	const maxSize, keep, calls = 2048, 2, 100
 	l, err := Open(path, Config{MaxSize: maxSize, Keep: keep, Log: hclog.New(&hclog.LoggerOptions{Output: &logs})})
 	if err != nil {

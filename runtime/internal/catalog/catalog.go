@@ -64,6 +64,10 @@ type Notice struct {
 	Reason  string
 	// Whole is set when every tool of the bundle was left out, Tool then being "".
 	Whole bool
+	// Shared is set when two bundles claim one name (both implement a seat's verb, say):
+	// the one whose name sorts first serves it and this one keeps its tool under its
+	// prefixed name, as designed, rather than anything being wrong.
+	Shared bool
 }
 
 func (n Notice) String() string {
@@ -91,6 +95,7 @@ type candidate struct {
 	claim              bool // keeps its own name: a seat verb, or a bundle without prefix
 	raw                json.RawMessage
 	why                string // why a claim fell back to the prefixed name
+	shared             bool   // it fell back because another bundle claims the name too
 }
 
 // Build merges sources and returns the catalog with what it refused or renamed.
@@ -194,7 +199,7 @@ func Build(sources []Source) (*Catalog, []Notice) {
 		}
 		winner := cat.owner(c.name)
 		if c.claim {
-			c.claim, c.name = false, c.bundle+"."+c.tool
+			c.claim, c.name, c.shared = false, c.bundle+"."+c.tool, true
 			c.why = fmt.Sprintf("name %q is served by bundle %q, which sorts first", c.tool, winner)
 			fallbacks = append(fallbacks, c)
 			continue
@@ -210,7 +215,7 @@ func Build(sources []Source) (*Catalog, []Notice) {
 	})
 	for _, c := range fallbacks {
 		if add(c) {
-			notices = append(notices, Notice{Bundle: c.bundle, Tool: c.tool, Exposed: c.name, Reason: c.why})
+			notices = append(notices, Notice{Bundle: c.bundle, Tool: c.tool, Exposed: c.name, Reason: c.why, Shared: c.shared})
 			continue
 		}
 		notices = append(notices, Notice{Bundle: c.bundle, Tool: c.tool,

@@ -215,3 +215,16 @@ func TestStdioClientFollowsTheAccessFile(t *testing.T) {
 		t.Errorf("alpha.echo answered %q", text)
 	}
 }
+
+// --client names a client of the access file: a name the file does not hold stops the
+// node at start, naming the ones it has, rather than serving a client that may do nothing.
+func TestAnUnknownStdioClientIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	testkit.Write(t, dir, testkit.Fake{Name: "alpha"})
+	accessFile := filepath.Join(t.TempDir(), "access.json")
+	os.WriteFile(accessFile, []byte(`{"clients": [{"name": "desk", "allow": ["*"]}]}`), 0o600)
+	code, _, stderr := runCLI("serve", "--bundles", dir, "--access", accessFile, "--client", "dsek")
+	if code == 0 || !strings.Contains(stderr, `--client dsek`) || !strings.Contains(stderr, "desk") {
+		t.Errorf("serve with an unknown --client: exit %d, stderr %q; want a failure naming it and the file's clients", code, stderr)
+	}
+}

@@ -54,11 +54,11 @@ func (f *fakeAPI) request(t *testing.T, i int) map[string]any {
 // appNode serves the Go and C examples and the Go conformance bundle (an image tool).
 func appNode(t *testing.T) *app.Node {
 	t.Helper()
-	root, _ := filepath.Abs("../../../examples")
-	if _, err := os.Stat(filepath.Join(root, "conformance", "build", "conformance")); err != nil {
-		t.Skip("examples/conformance is not built: run make examples")
+	root, _ := filepath.Abs("../../..")
+	if _, err := os.Stat(filepath.Join(root, "testdata", "conformance", "go", "build", "conformance")); err != nil {
+		t.Skip("testdata/conformance/go is not built: run make fixtures")
 	}
-	url := startHTTPNode(t, "--bundles", examplesDir(t, "go", "c", "conformance"))
+	url := startHTTPNode(t, "--bundles", examplesDir(t, "go", "c", "../testdata/conformance/go"))
 	n, err := app.New(app.Config{URL: url, Allow: []string{"c.greet", "node-lamp.*", "test_image_content", "go.sleep"}})
 	if err != nil {
 		t.Fatal(err)

@@ -5,11 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
 // examplesDir links the named example bundles of this repository into a fresh folder, so a
-// node can serve just those; the Go example is built first when missing.
+// node can serve just those; the Go example is built first when missing. A name is a
+// folder of examples/, or a path from it ("../testdata/conformance/go").
 func examplesDir(t *testing.T, names ...string) string {
 	t.Helper()
 	root, err := filepath.Abs("../../../examples")
@@ -24,7 +26,7 @@ func examplesDir(t *testing.T, names ...string) string {
 	}
 	dir := t.TempDir()
 	for _, n := range names {
-		if err := os.Symlink(filepath.Join(root, n), filepath.Join(dir, n)); err != nil {
+		if err := os.Symlink(filepath.Join(root, n), filepath.Join(dir, strings.ReplaceAll(n, "/", "-"))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -88,5 +90,50 @@ func TestAllThreeExamplesThroughTheNode(t *testing.T) {
 	}
 	if lamps != 1 || tools["go.node-lamp.on"] == nil || tools["python.node-lamp.on"] == nil {
 		t.Errorf("node-lamp.on listed %d times; tools %v", lamps, keys(tools))
+	}
+}
+
+// What `make run` serves (the examples and, once built, the MEOS bundle) starts without a
+// warning: a newcomer's first log says nothing is wrong. Seats the examples share are
+// served as designed and logged as such.
+func TestServingTheExamplesWarnsOfNothing(t *testing.T) {
+	root, _ := filepath.Abs("../../..")
+	if _, err := os.Stat(filepath.Join(root, "examples", "c", "build", "example-c")); err != nil {
+		if out, err := exec.Command("make", "-C", filepath.Join(root, "examples", "c")).CombinedOutput(); err != nil {
+			t.Fatalf("build the C example: %v\n%s", err, out)
+		}
+	}
+	args := []string{"--bundles", filepath.Join(root, "examples")}
+	if _, err := os.Stat(filepath.Join(root, "bundles", "meos", "build", "meos-bundle")); err == nil {
+		args = append(args, "--bundles", filepath.Join(root, "bundles"))
+	} else {
+		t.Log("the MEOS bundle is not built (make bundles): serving the examples alone")
+	}
+	run := startNode(t, nil, nil, args...)
+	if tools := toolNames(t, run.session); tools["c.greet"] == nil {
+		t.Fatalf("the examples are not served: %v", keys(tools))
+	}
+	for _, line := range strings.Split(run.logs.String(), "\n") {
+		if strings.Contains(line, "[WARN]") || strings.Contains(line, "[ERROR]") {
+			t.Errorf("the node warned: %s", line)
+		}
+	}
+}
+
+// `make run` builds and installs only what running needs: none of the tests' peers.
+func TestMakeRunInstallsNoTestPeer(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("not tried: make is not installed")
+	}
+	cmd := exec.Command("make", "-n", "-B", "run")
+	cmd.Dir = "../../.."
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make -n -B run: %v\n%s", err, out)
+	}
+	for _, peer := range []string{"prometheus", "nats-server", "valgrind", "npm install", "mcp==", "hydra", "testdata/conformance"} {
+		if strings.Contains(string(out), peer) {
+			t.Errorf("make run would install or build %s:\n%s", peer, out)
+		}
 	}
 }

@@ -14,7 +14,8 @@ import (
 // watchedURI is the resource each conformance bundle changes every 3 seconds.
 const watchedURI = "test://watched-resource"
 
-// conformanceDir links the conformance bundle of one SDK into a fresh folder, built first
+// conformanceDir links the conformance bundle of one SDK (go, c or python) into a fresh
+// folder, built first
 // by build (run in the repository root, so that a stale program is rebuilt).
 func conformanceDir(t *testing.T, name string, build ...string) string {
 	t.Helper()
@@ -22,7 +23,7 @@ func conformanceDir(t *testing.T, name string, build ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := filepath.Join(root, "examples", name)
+	src := filepath.Join(root, "testdata", "conformance", name)
 	if len(build) > 0 {
 		cmd := exec.Command(build[0], build[1:]...)
 		cmd.Dir = root
@@ -46,9 +47,9 @@ func TestA2026ClientHearsABundlesResourceUpdates(t *testing.T) {
 		name  string
 		build []string
 	}{
-		{"conformance", []string{"go", "build", "-o", "examples/conformance/build/conformance", "./examples/conformance"}},
-		{"conformance-c", []string{"make", "-s", "-C", "examples/conformance-c"}},
-		{"conformance-python", nil},
+		{"go", []string{"go", "build", "-o", "testdata/conformance/go/build/conformance", "./testdata/conformance/go"}},
+		{"c", []string{"make", "-s", "-C", "testdata/conformance/c"}},
+		{"python", nil},
 	}
 	for _, b := range bundles {
 		t.Run(b.name, func(t *testing.T) {
@@ -102,7 +103,7 @@ func TestA2026ClientHearsABundlesResourceUpdates(t *testing.T) {
 // the update as its revision has it, without the id of the node's own subscription at the
 // bundle, which means nothing to it.
 func TestA2025ClientHearsA2026BundlesResourceUpdates(t *testing.T) {
-	dir := conformanceDir(t, "conformance", "go", "build", "-o", "examples/conformance/build/conformance", "./examples/conformance")
+	dir := conformanceDir(t, "go", "go", "build", "-o", "testdata/conformance/go/build/conformance", "./testdata/conformance/go")
 	updates := make(chan *mcp.ResourceUpdatedNotificationParams, 16)
 	run := startNodeAt(t, "2025-11-25", &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
@@ -131,7 +132,7 @@ func TestA2025ClientHearsA2026BundlesResourceUpdates(t *testing.T) {
 // bundle that asks for what its client can give: told the client's own capabilities, the
 // bundle asks only the question the client can answer, and the node puts it to the client.
 func TestA2026BundleIsToldWhatA2025ClientCanAnswer(t *testing.T) {
-	dir := conformanceDir(t, "conformance", "go", "build", "-o", "examples/conformance/build/conformance", "./examples/conformance")
+	dir := conformanceDir(t, "go", "go", "build", "-o", "testdata/conformance/go/build/conformance", "./testdata/conformance/go")
 	asked := make(chan string, 4)
 	run := startNodeAt(t, "2025-11-25", &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {

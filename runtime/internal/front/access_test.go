@@ -400,3 +400,47 @@ func sha(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
 }
+
+// A listen sent while the bundles still start waits for them, and agrees to the resources
+// they serve, rather than to none.
+func TestAListenBeforeTheBundlesAreReadyWaitsForThem(t *testing.T) {
+	dir := t.TempDir()
+	testkit.Write(t, dir, testkit.Fake{Name: "pub", Surface: true, Env: map[string]string{"FAKE_DELAY_MS": "300"}})
+	n := node.New(node.Config{Manifests: testkit.Manifests(t, dir, "pub"), Supervision: node.Supervision{PingEvery: -1}})
+	n.Start()
+	t.Cleanup(func() { n.Close(context.Background()) })
+	h := httpfront.New(front.NewServer(n, front.Options{}), httpfront.Options{})
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		h.Close()
+		ts.Close()
+	})
+	select {
+	case <-n.Ready():
+		t.Fatal("the bundle was ready before the listen: nothing tested")
+	default:
+	}
+	req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":`+
+		withMeta(`{"notifications":{"resourceSubscriptions":["fake://pub/readme"]}}`)+`}`))
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		httpfront.HeaderProtocolVersion: "2026-07-28", httpfront.HeaderMethod: "subscriptions/listen"} {
+		req.Header.Set(k, v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp, err := ts.Client().Do(req.WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(data, "acknowledged") {
+			if !strings.Contains(data, "fake://pub/readme") {
+				t.Errorf("a listen before the bundle was ready was agreed for %s", data)
+			}
+			return
+		}
+	}
+	t.Fatalf("no acknowledgment: %v", sc.Err())
+}

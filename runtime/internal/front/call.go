@@ -22,8 +22,8 @@ import (
 //	transport → Serve: the caller's filter and the catalog's name set on the request, the
 //	    request's span started → node.CallTool → the relay to a bundle process
 //	bundle's answer → the relay ends (bundle span, stats, failures settled) →
-//	    Call.toolDone: input asked for by a bundle served, the audit record written →
-//	    Call.end: request span ended, the call forgotten → the transport's reply
+//	    Call.CallDone: input asked for by a bundle served, the audit record written →
+//	    Call.finish: request span ended, the call forgotten → the transport (a Replier)
 //
 // A tools/call is answered from the goroutine that reads the bundle's answer, without a
 // hand-off: for a relay, hand-offs between goroutines are most of a call's cost.
@@ -37,9 +37,27 @@ type Call struct {
 	longLived bool        // a subscription, which ends only when the client cancels it
 
 	req   *node.Request
-	reply func(json.RawMessage, *rpc.Error)
+	reply Replier
 	op    *telemetry.Op // the request's span; nil without tracing
 	start time.Time     // for the audit log; zero without one
+}
+
+// Replier is where a call's answer goes: its transport, told once. A transport is one
+// itself, so that serving a call makes no function value of its own.
+type Replier interface {
+	// Reply receives the answer of c: its result, or its error.
+	Reply(c *Call, res json.RawMessage, err *rpc.Error)
+}
+
+// ID is the request's id.
+func (c *Call) ID() rpc.ID { return c.id }
+
+// Method is the request's method, once Serve or Fail has been given it.
+func (c *Call) Method() string {
+	if c.req == nil {
+		return ""
+	}
+	return c.req.Method
 }
 
 // As serves the call as a stateless request of v, while the session it began in keeps it
@@ -64,11 +82,11 @@ func (c *Call) cancelByClient(reason error) {
 	c.cancel(reason)
 }
 
-// Serve serves req, the request the call began for as the transport read it, and calls
-// reply with the answer, once. A tools/call is never held up here: its answer comes from
-// the goroutine that reads the bundle; other methods may block, and transports give them
-// a goroutine. reply must not block for long.
-func (c *Call) Serve(req *node.Request, reply func(json.RawMessage, *rpc.Error)) {
+// Serve serves req, the request the call began for as the transport read it, and gives
+// reply the answer, once. A tools/call is never held up here: its answer comes from the
+// goroutine that reads the bundle; other methods may block, and transports give them a
+// goroutine. reply must not block for long.
+func (c *Call) Serve(req *node.Request, reply Replier) {
 	srv := c.peer.base().srv
 	c.req, c.reply = req, reply
 	select {
@@ -101,15 +119,27 @@ func (c *Call) serve() {
 	}
 }
 
-// end ends the call with its outcome: the request's span ended, the call forgotten, the
-// answer encoded and given to the transport.
+// end ends the call with the outcome of a method the front serves itself: the result
+// encoded, then as finish.
 func (c *Call) end(res any, err error) {
-	var raw json.RawMessage
+	if err != nil {
+		c.finish(nil, err)
+		return
+	}
+	raw, err := rpc.Marshal(res)
+	if err != nil {
+		err = fmt.Errorf("encode result: %w", err)
+	}
+	c.finish(raw, err)
+}
+
+// finish ends the call with its outcome: the request's span ended, the call forgotten, the
+// answer given to the transport.
+func (c *Call) finish(raw json.RawMessage, err error) {
 	var rpcErr *rpc.Error
 	if err != nil {
 		rpcErr = rpc.AsError(err)
-	} else if raw, err = rpc.Marshal(res); err != nil {
-		rpcErr = rpc.AsError(fmt.Errorf("encode result: %w", err))
+		raw = nil
 	}
 	if c.op != nil {
 		c.op.End(errorType(c.ctx, raw, rpcErr))
@@ -120,16 +150,17 @@ func (c *Call) end(res any, err error) {
 		c.owner.mu.Unlock()
 	}
 	c.cancel(nil)
-	c.reply(raw, rpcErr)
+	c.reply.Reply(c, raw, rpcErr)
 }
 
-// toolDone receives a tools/call's outcome from the node: input a 2026 bundle asks of a
-// session's client is served first, then the call is audited and ended.
-func (c *Call) toolDone(res json.RawMessage, err error) {
+// CallDone receives a tools/call's outcome from the node (it implements node.Done): input
+// a 2026 bundle asks of a session's client is served first, then the call is audited and
+// ended.
+func (c *Call) CallDone(res json.RawMessage, err error) {
 	if sess, ok := c.peer.(*Session); ok && err == nil && isInputRequired(res) {
 		go func() {
 			res, err := sess.fulfil(c.ctx, c.req, res, func(req *node.Request) (json.RawMessage, error) {
-				return rpc.Await(func(done rpc.Done) { sess.srv.node.CallTool(c.ctx, sess, req, done) })
+				return rpc.Await(func(done rpc.Done) { sess.srv.node.CallTool(c.ctx, sess, req, node.DoneFunc(done)) })
 			})
 			c.audited(res, err)
 		}()
@@ -146,17 +177,17 @@ func (c *Call) audited(res json.RawMessage, err error) {
 	if v, ok := c.peer.(*Stateless); ok {
 		res, err = v.finish(c.req.Method, res, err)
 	}
-	c.end(res, err)
+	c.finish(res, err)
 }
 
 // Fail ends the call with err, unserved (its params could not be read, its _meta was
 // refused), and gives reply the answer; with err nil, it only ends the call (a
 // subscription its client cancelled, which takes no answer).
-func (c *Call) Fail(err *rpc.Error, reply func(json.RawMessage, *rpc.Error)) {
+func (c *Call) Fail(err *rpc.Error, reply Replier) {
 	c.reply = reply
 	if err == nil {
-		c.end(nil, nil)
+		c.finish(nil, nil)
 		return
 	}
-	c.end(nil, err)
+	c.finish(nil, err)
 }

@@ -22,7 +22,7 @@ func (sess *Session) serve(c *Call) {
 		if c.serveTask() {
 			return
 		}
-		sess.srv.node.CallTool(c.ctx, sess, c.req, c.toolDone)
+		sess.srv.node.CallTool(c.ctx, sess, c.req, c)
 		return
 	}
 	c.end(sess.dispatch(c.ctx, c.req))
@@ -70,7 +70,7 @@ func (v *Stateless) serve(c *Call) {
 			if err == nil && rerr != nil {
 				err = rerr
 			}
-			c.end(v.finish(req.Method, raw, err))
+			c.finish(v.finish(req.Method, raw, err))
 		}()
 		return
 	}
@@ -83,7 +83,7 @@ func (v *Stateless) serve(c *Call) {
 	if req.Method == mcp.MethodToolsCall && !n.AsksClients(req.Target()) {
 		// Its bundle asks with input_required answers of its own, which go to the client as
 		// they are: nothing waits for the client's input here.
-		n.CallTool(c.ctx, v, req, c.toolDone)
+		n.CallTool(c.ctx, v, req, c)
 		return
 	}
 	v.callAsking(c)

@@ -35,18 +35,14 @@ func (id Identity) key() string {
 	return ""
 }
 
-// bound names what the caller is counted against for per-client bounds: its key, else
-// where it comes from.
-func (id Identity) bound() string {
+// Bound is the name a per-client bound counts the caller under: its OAuth subject or
+// access client when it has one, else the address it came from.
+func (id Identity) Bound() string {
 	if k := id.key(); k != "" {
 		return k
 	}
 	return "source:" + id.Source
 }
-
-// Bound is the name a per-client bound counts the identity under: its OAuth subject or
-// access client when it has one, else the address it came from.
-func (id Identity) Bound() string { return id.bound() }
 
 // client is the access file's entry of the caller; nil without an access file. A client
 // that a reload removed from the file may do nothing.

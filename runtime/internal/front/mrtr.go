@@ -113,7 +113,7 @@ type mrtrCall struct {
 	stateID   string // set once the call waits for input
 	view      *Stateless
 	viewCtx   context.Context
-	reply     func(json.RawMessage, error) // the attached request's; nil while none is
+	reply     *Call // the attached request's call; nil while none is
 	stopWatch func() bool
 	asks      map[string]*ask
 	seq       int
@@ -142,15 +142,15 @@ func (v *Stateless) callAsking(c *Call) {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(c.ctx))
 	m := &mrtrCall{w: v.srv.waiting, req: req, id: v.id, start: c.start, cancel: cancel}
 	m.mu.Lock()
-	m.attach(v, c.ctx, c.end)
+	m.attach(v, c)
 	m.mu.Unlock()
 	switch req.Method {
 	case mcp.MethodToolsCall:
-		n.CallTool(ctx, m, req, m.done)
+		n.CallTool(ctx, m, req, m)
 	case mcp.MethodPromptsGet:
-		go func() { m.done(n.GetPrompt(ctx, m, req)) }()
+		go func() { m.CallDone(n.GetPrompt(ctx, m, req)) }()
 	default:
-		go func() { m.done(n.ReadResource(ctx, m, req)) }()
+		go func() { m.CallDone(n.ReadResource(ctx, m, req)) }()
 	}
 }
 
@@ -172,10 +172,10 @@ func (v *Stateless) resume(c *Call) bool {
 		err = rpc.Errorf(mcp.CodeInvalidParams, "invalid params: this client may no longer use %q; call again without the requestState", name)
 	}
 	if err != nil {
-		c.end(nil, err)
+		c.finish(nil, err)
 		return true
 	}
-	m.resume(v, c.ctx, req.Responses, c.end)
+	m.resume(v, c, req.Responses)
 	return true
 }
 
@@ -190,11 +190,11 @@ func (s *Server) allowed(req *node.Request) bool {
 	}
 }
 
-// attach makes a client request the one the call answers; the caller holds m.mu. A client
-// that goes away (an HTTP stream closed, a stdio cancellation) cancels the call.
-func (m *mrtrCall) attach(view *Stateless, ctx context.Context, reply func(any, error)) {
-	m.view, m.viewCtx = view, ctx
-	m.reply = func(res json.RawMessage, err error) { reply(res, err) }
+// attach makes c, a client request, the one the call answers; the caller holds m.mu. A
+// client that goes away (an HTTP stream closed, a stdio cancellation) cancels the call.
+func (m *mrtrCall) attach(view *Stateless, c *Call) {
+	ctx := c.ctx
+	m.view, m.viewCtx, m.reply = view, ctx, c
 	if m.expiry != nil {
 		m.expiry.Stop()
 	}
@@ -209,13 +209,13 @@ func (m *mrtrCall) attach(view *Stateless, ctx context.Context, reply func(any, 
 		m.mu.Unlock()
 		if gone {
 			m.cancel(errors.New("the client cancelled the call"))
-			r(nil, context.Cause(ctx)) // the request's own end: its span and its answer, if any can go
+			r.finish(nil, context.Cause(ctx)) // the request's own end: its span and its answer, if any can go
 		}
 	})
 }
 
 // detach lets go of the attached request; the caller holds m.mu and answers it.
-func (m *mrtrCall) detach() func(json.RawMessage, error) {
+func (m *mrtrCall) detach() *Call {
 	r := m.reply
 	m.reply = nil
 	if m.stopWatch != nil {
@@ -251,9 +251,9 @@ func (m *mrtrCall) end() {
 	m.final = nil
 }
 
-// done receives the call's outcome from the node, once: it is audited, and goes to the
-// request attached now, or waits for the client's next retry.
-func (m *mrtrCall) done(res json.RawMessage, err error) {
+// CallDone receives the call's outcome from the node, once (it implements node.Done): it
+// is audited, and goes to the request attached now, or waits for the client's next retry.
+func (m *mrtrCall) CallDone(res json.RawMessage, err error) {
 	// The call is over at the bundle: what it holds for the call (a process of an
 	// isolated bundle for an anonymous caller) may go.
 	defer m.cancel(errors.New("the call has ended"))
@@ -275,14 +275,14 @@ func (m *mrtrCall) done(res json.RawMessage, err error) {
 	view := m.view
 	m.end()
 	m.mu.Unlock()
-	r(view.finish(m.req.Method, res, err))
+	r.finish(view.finish(m.req.Method, res, err))
 }
 
 // ClientKey implements node.Keyed: the caller of the request the call began with.
 func (m *mrtrCall) ClientKey() string { return m.id.key() }
 
 // ClientBound implements node.Keyed.
-func (m *mrtrCall) ClientBound() string { return m.id.bound() }
+func (m *mrtrCall) ClientBound() string { return m.id.Bound() }
 
 // Ended implements node.Keyed.
 func (m *mrtrCall) Ended() <-chan struct{} { return nil }
@@ -319,7 +319,7 @@ func (m *mrtrCall) Request(ctx context.Context, method string, params json.RawMe
 		m.mu.Unlock()
 		m.cancel(err)
 		if r != nil {
-			r(nil, err)
+			r.finish(nil, err)
 		}
 		return nil, err
 	}
@@ -343,7 +343,7 @@ func (m *mrtrCall) Request(ctx context.Context, method string, params json.RawMe
 		m.asks = map[string]*ask{}
 	}
 	m.asks[key] = a
-	var r func(json.RawMessage, error)
+	var r *Call
 	var res json.RawMessage
 	if m.reply != nil {
 		res = m.inputRequired()
@@ -351,7 +351,7 @@ func (m *mrtrCall) Request(ctx context.Context, method string, params json.RawMe
 	}
 	m.mu.Unlock()
 	if r != nil {
-		r(res, nil)
+		r.finish(res, nil)
 	}
 	select {
 	case v, ok := <-a.answer:
@@ -386,25 +386,25 @@ func (m *mrtrCall) inputRequired() json.RawMessage {
 // resume takes a retry: the answers go to what the bundle waits for, and the call goes on
 // answering the new request. Input still missing is asked for again. A retry while another
 // request of the same state is attached is refused: one request at a time answers a call.
-func (m *mrtrCall) resume(view *Stateless, ctx context.Context, responses json.RawMessage, reply func(any, error)) {
+func (m *mrtrCall) resume(view *Stateless, c *Call, responses json.RawMessage) {
 	var got map[string]json.RawMessage
 	if len(responses) > 0 && string(responses) != "null" {
 		if err := json.Unmarshal(responses, &got); err != nil {
-			reply(nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: inputResponses must be an object of results by key: %v", err))
+			c.finish(nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: inputResponses must be an object of results by key: %v", err))
 			return
 		}
 	}
 	m.mu.Lock()
 	if m.reply != nil {
 		m.mu.Unlock()
-		reply(nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: requestState is in use by another request of this call, which will get its answer; do not send it twice at once"))
+		c.finish(nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: requestState is in use by another request of this call, which will get its answer; do not send it twice at once"))
 		return
 	}
 	if m.final != nil {
 		f := m.final
 		m.end()
 		m.mu.Unlock()
-		reply(view.finish(m.req.Method, f.res, f.err))
+		c.finish(view.finish(m.req.Method, f.res, f.err))
 		return
 	}
 	keys := make([]string, 0, len(m.asks))
@@ -418,12 +418,12 @@ func (m *mrtrCall) resume(view *Stateless, ctx context.Context, responses json.R
 			delete(m.asks, k)
 		}
 	}
-	m.attach(view, ctx, reply)
+	m.attach(view, c)
 	if len(m.asks) > 0 {
 		res := m.inputRequired()
 		r := m.detach()
 		m.mu.Unlock()
-		r(res, nil)
+		r.finish(res, nil)
 		return
 	}
 	m.mu.Unlock()

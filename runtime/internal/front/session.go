@@ -82,7 +82,7 @@ func (sess *Session) Identity() Identity { return sess.id }
 func (sess *Session) ClientKey() string { return sess.key }
 
 // ClientBound implements node.Keyed.
-func (sess *Session) ClientBound() string { return sess.id.bound() }
+func (sess *Session) ClientBound() string { return sess.id.Bound() }
 
 // Ended implements node.Keyed.
 func (sess *Session) Ended() <-chan struct{} { return sess.ended }

@@ -69,7 +69,7 @@ func endsWithRequest(error) {}
 func (v *Stateless) ClientKey() string { return v.id.key() }
 
 // ClientBound implements node.Keyed.
-func (v *Stateless) ClientBound() string { return v.id.bound() }
+func (v *Stateless) ClientBound() string { return v.id.Bound() }
 
 // Ended implements node.Keyed: a stateless client never ends; what it holds ends with its
 // requests.

@@ -124,7 +124,7 @@ func (s *taskStore) begin(c *Call, required bool) {
 	t.stopWatch = context.AfterFunc(c.ctx, t.clientLeft)
 	t.after = time.AfterFunc(s.opts.After, t.startIdle)
 	t.mu.Unlock()
-	s.srv.node.CallToolTask(t.ctx, t, t.req, t.done)
+	s.srv.node.CallToolTask(t.ctx, t, t.req, t)
 }
 
 // clientLeft ends a call whose client left before it became a task.
@@ -331,7 +331,7 @@ func (t *task) update(responses map[string]json.RawMessage) *rpc.Error {
 	t.mu.Unlock()
 	t.announce()
 	if again != nil {
-		t.s.srv.node.CallToolTask(t.ctx, t, again, t.done)
+		t.s.srv.node.CallToolTask(t.ctx, t, again, t)
 	}
 	return nil
 }
@@ -352,8 +352,9 @@ func (t *task) retryLocked(r *taskRound) *node.Request {
 	return t.req
 }
 
-// done receives the outcome of the task's call to the bundle.
-func (t *task) done(res json.RawMessage, err error) {
+// CallDone receives the outcome of the task's call to the bundle (it implements
+// node.Done).
+func (t *task) CallDone(res json.RawMessage, err error) {
 	asking := err == nil && isInputRequired(res)
 	t.mu.Lock()
 	t.running = false
@@ -632,13 +633,13 @@ func (t *task) tell(note json.RawMessage) {
 // passThrough serves c, a tools/call to a bundle that holds tasks itself.
 func (s *taskStore) passThrough(c *Call) {
 	inner := *c.req
-	s.srv.node.CallTool(c.ctx, c.peer, &inner, func(res json.RawMessage, err error) {
+	s.srv.node.CallTool(c.ctx, c.peer, &inner, node.DoneFunc(func(res json.RawMessage, err error) {
 		c.req.Bundle, c.req.Ran, c.req.Via, c.req.Refused = inner.Bundle, inner.Ran, inner.Via, inner.Refused
 		if bt, ok := s.srv.node.BundleTaskOf(&inner, res); ok && err == nil {
 			res, err = s.adopt(c, bt, res)
 		}
-		c.toolDone(res, err)
-	})
+		c.CallDone(res, err)
+	}))
 }
 
 // adopt keeps the task bt a bundle made of c's call, and returns the CreateTaskResult

@@ -254,7 +254,7 @@ func (c *Call) answerTask(res json.RawMessage, err error) {
 	if v, ok := c.peer.(*Stateless); ok {
 		res, err = v.finish(mcp.MethodToolsCall, res, err)
 	}
-	c.end(res, err)
+	c.finish(res, err)
 }
 
 // ownerOf is the key a task of p's client belongs to (see node.Keyed).

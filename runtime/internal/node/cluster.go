@@ -87,7 +87,7 @@ func (n *Node) ServeBundle(ctx context.Context, sess Session, bundle, method str
 		done(nil, err)
 		return
 	}
-	n.forwardAsync(ctx, sess, bundle, "", req, settleAsIs, done)
+	n.forwardAsync(ctx, sess, bundle, "", req, settleAsIs, DoneFunc(done))
 }
 
 // MaxBundleMessage is the largest message the node takes from a bundle (Limits.MaxLine):

@@ -333,6 +333,10 @@ func (n *Node) rebuild() {
 		return
 	}
 	for _, no := range toolNotices {
+		if no.Shared {
+			n.log.Info(no.String()) // a seat served by the bundle that sorts first, as designed
+			continue
+		}
 		n.log.Warn(no.String())
 	}
 	for _, no := range promptNotices {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/internal/argcheck"
 	"github.com/toolnode/toolnode/runtime/internal/catalog"
-	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/runtime/internal/search"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 	"github.com/toolnode/toolnode/sdk-go/rawjson"
@@ -113,16 +112,16 @@ func ExecuteTool() json.RawMessage {
 }
 
 // callOwn serves a call of one of the node's own tools.
-func (n *Node) callOwn(ctx context.Context, sess Session, req *Request, tool string, done rpc.Done) {
+func (n *Node) callOwn(ctx context.Context, sess Session, req *Request, tool string, done Done) {
 	switch tool {
 	case SearchToolName:
-		done(n.Search(req.Arguments, req.Allow))
+		done.CallDone(n.Search(req.Arguments, req.Allow))
 	case ExecuteToolName:
 		n.execute(ctx, sess, req, done)
 	case StatusToolName:
-		done(n.status(ctx))
+		done.CallDone(n.status(ctx))
 	default:
-		done(nil, invalidParams(fmt.Sprintf("unknown tool %q", tool)))
+		done.CallDone(nil, invalidParams(fmt.Sprintf("unknown tool %q", tool)))
 	}
 }
 
@@ -213,11 +212,11 @@ func (n *Node) Search(args json.RawMessage, allow Allow) (json.RawMessage, error
 // is called as if called directly (its progress and input requests reach sess); what fails
 // before or after the call was sent is an ExecError result saying which. It notes on req the
 // tool it ran, through toolnode.execute.
-func (n *Node) execute(ctx context.Context, sess Session, req *Request, done rpc.Done) {
+func (n *Node) execute(ctx context.Context, sess Session, req *Request, done Done) {
 	req.Via = ExecuteToolName
 	fail := func(e *ExecError) {
 		req.Refused = e.Kind
-		done(e.Result(), nil)
+		done.CallDone(e.Result(), nil)
 	}
 	name, arguments, err := ParseExecute(req.Arguments)
 	if name != "" {
@@ -257,10 +256,10 @@ func (n *Node) execute(ctx context.Context, sess Session, req *Request, done rpc
 		return
 	}
 	req.Bundle = e.Bundle
-	n.callTool(ctx, sess, inner, settleExecute, func(res json.RawMessage, err error) {
+	n.callTool(ctx, sess, inner, settleExecute, DoneFunc(func(res json.RawMessage, err error) {
 		req.Refused = inner.Refused
-		done(res, err)
-	})
+		done.CallDone(res, err)
+	}))
 }
 
 // ParseSearch reads toolnode.search's arguments into a Query (without Allow, which is the

@@ -30,7 +30,7 @@ type relay struct {
 	n      *Node
 	b      *bundle
 	outer  context.Context // the client's call: its values, and its end
-	done   rpc.Done
+	done   Done
 	settle settling
 	req    *Request // the request relayed; nil for one the node makes itself
 	ours   string   // the progress token the bundle sees
@@ -87,7 +87,7 @@ func (r *relay) context() context.Context {
 // send relays req (of sess) to process inst of bundle b; rename, unless "", is the name
 // the bundle knows the target by.
 func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instance, req *Request, rename string,
-	how settling, done rpc.Done) {
+	how settling, done Done) {
 	r := &relay{n: n, b: b, outer: outer, done: done, settle: how, req: req, ours: n.newToken(), start: time.Now(),
 		idle: b.m.Timeouts.Call, hard: max(b.m.Timeouts.CallMax, b.m.Timeouts.Call), clientToken: req.ProgressToken}
 	r.flight = flight{sess: sess, inst: inst, relay: r}
@@ -133,7 +133,8 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 // newToken returns a progress token unique to this node's run. Progress is only taken
 // from the process a call went to (see forwardProgress), so a token needs no secrecy.
 func (n *Node) newToken() string {
-	return n.tokenTag + strconv.FormatUint(n.tokens.Add(1), 36)
+	b := make([]byte, 0, len(n.tokenTag)+13)
+	return string(strconv.AppendUint(append(b, n.tokenTag...), n.tokens.Add(1), 36))
 }
 
 // what names the request in errors: what it asked the bundle for.
@@ -208,8 +209,7 @@ func (r *relay) finish(res json.RawMessage, err error) {
 	reason := b.stopReason
 	n.mu.Unlock()
 	inst.busy.Add(-1)
-	var rpcErr *rpc.Error
-	b.stats.record(time.Since(r.start), err != nil && !errors.As(err, &rpcErr) || isToolError(res))
+	b.stats.record(time.Since(r.start), err != nil && !isRPCError(err) || isToolError(res))
 	if err != nil && errors.Is(err, upstream.ErrGone) && reason != "" {
 		err = fmt.Errorf("%w; the bundle was %s", err, reason)
 	}
@@ -232,7 +232,7 @@ func (r *relay) finish(res json.RawMessage, err error) {
 func spanOutcome(res json.RawMessage, err error) string {
 	var rpcErr *rpc.Error
 	switch {
-	case errors.As(err, &rpcErr):
+	case err != nil && errors.As(err, &rpcErr):
 		return telemetry.ErrorCode(rpcErr.Code)
 	case errors.Is(err, ErrTimeout):
 		return telemetry.Timeout
@@ -248,17 +248,16 @@ func spanOutcome(res json.RawMessage, err error) string {
 // they are, the caller's cancellation as its cause, and any other failure (the bundle's or
 // the node's on its way there) as how turns it into a result. It notes on req what became
 // of the call.
-func settle(ctx context.Context, req *Request, how settling, done rpc.Done, res json.RawMessage, err error) {
-	var rpcErr *rpc.Error
+func settle(ctx context.Context, req *Request, how settling, done Done, res json.RawMessage, err error) {
 	switch {
 	case err == nil:
-		done(res, nil)
+		done.CallDone(res, nil)
 	case ctx.Err() != nil:
-		done(nil, context.Cause(ctx))
-	case errors.As(err, &rpcErr) || how == settleAsIs:
-		done(nil, err)
+		done.CallDone(nil, context.Cause(ctx))
+	case how == settleAsIs || isRPCError(err):
+		done.CallDone(nil, err)
 	case how == settleTool:
-		done(json.Marshal(mcp.ErrorResult(err.Error())))
+		done.CallDone(json.Marshal(mcp.ErrorResult(err.Error())))
 	default:
 		kind := KindFailed
 		if errors.Is(err, ErrTimeout) {
@@ -268,8 +267,15 @@ func settle(ctx context.Context, req *Request, how settling, done rpc.Done, res 
 		if req != nil {
 			req.Refused = e.Kind
 		}
-		done(e.Result(), nil)
+		done.CallDone(e.Result(), nil)
 	}
+}
+
+// isRPCError reports whether err is a JSON-RPC error. Asked only of errors: the pointer
+// errors.As fills escapes, and a call that succeeds should not pay for it.
+func isRPCError(err error) bool {
+	var rpcErr *rpc.Error
+	return errors.As(err, &rpcErr)
 }
 
 // timeoutError is the error of a call past its time limit.

@@ -31,14 +31,26 @@ func resourceName(bundle, uri string) string { return bundle + "." + uri }
 // Resource reports whether the caller may read (list, watch, complete) a resource of bundle.
 func (a Allow) Resource(bundle, uri string) bool { return a == nil || a(resourceName(bundle, uri)) }
 
+// Done receives the outcome of a request the node served, once. It may run on the
+// goroutine that reads the bundle, and must not block. A front's call is one, so that
+// routing a call makes no function value of its own.
+type Done interface {
+	CallDone(res json.RawMessage, err error)
+}
+
+// DoneFunc is a function as a Done.
+type DoneFunc func(res json.RawMessage, err error)
+
+// CallDone calls f.
+func (f DoneFunc) CallDone(res json.RawMessage, err error) { f(res, err) }
+
 // CallTool routes a tools/call to the bundle serving the tool req names, as req.Allow
-// lets the caller, and calls done with the outcome, once: the bundle's result as it sent
-// it, or a JSON-RPC error (an unknown or forbidden tool, bad params), or the caller's
+// lets the caller, and gives done the outcome, once: the bundle's result as it sent it, or
+// a JSON-RPC error (an unknown or forbidden tool, bad params), or the caller's
 // cancellation; a bundle that fails or times out gives a result with isError set, naming
-// the bundle, so that the model on the other side can act on it. done may run on the
-// goroutine that reads the bundle, and must not block. CallTool notes on req what it did
-// (Bundle, Ran, Via, Refused).
-func (n *Node) CallTool(ctx context.Context, sess Session, req *Request, done rpc.Done) {
+// the bundle, so that the model on the other side can act on it. CallTool notes on req
+// what it did (Bundle, Ran, Via, Refused).
+func (n *Node) CallTool(ctx context.Context, sess Session, req *Request, done Done) {
 	n.callTool(ctx, sess, req, settleTool, done)
 }
 
@@ -50,11 +62,11 @@ func (n *Node) Call(ctx context.Context, sess Session, params json.RawMessage) (
 	if err != nil {
 		return nil, err
 	}
-	return rpc.Await(func(done rpc.Done) { n.CallTool(ctx, sess, req, done) })
+	return rpc.Await(func(done rpc.Done) { n.CallTool(ctx, sess, req, DoneFunc(done)) })
 }
 
 // callTool routes a tools/call, failures settled as how says.
-func (n *Node) callTool(ctx context.Context, sess Session, req *Request, how settling, done rpc.Done) {
+func (n *Node) callTool(ctx context.Context, sess Session, req *Request, how settling, done Done) {
 	name := req.Target()
 	req.Ran = name
 	e, ok := n.Catalog().Lookup(name)
@@ -185,7 +197,7 @@ func (n *Node) Complete(ctx context.Context, sess Session, req *Request) (json.R
 // forward is forwardAsync waiting for the outcome, failures as they are.
 func (n *Node) forward(ctx context.Context, sess Session, bundleName, rename string, req *Request) (json.RawMessage, error) {
 	return rpc.Await(func(done rpc.Done) {
-		n.forwardAsync(ctx, sess, bundleName, rename, req, settleAsIs, done)
+		n.forwardAsync(ctx, sess, bundleName, rename, req, settleAsIs, DoneFunc(done))
 	})
 }
 
@@ -195,7 +207,7 @@ func (n *Node) forward(ctx context.Context, sess Session, bundleName, rename str
 // bundle's progress comes back to sess under the client's token. The call may go without
 // progress for the bundle's call timeout, and lasts at most its call_max; past either, or
 // when the client cancels, the bundle is told to cancel.
-func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, rename string, req *Request, how settling, done rpc.Done) {
+func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, rename string, req *Request, how settling, done Done) {
 	n.mu.Lock()
 	b := n.bundles[bundleName]
 	if b != nil {

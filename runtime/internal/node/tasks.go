@@ -153,7 +153,7 @@ func taskTools(m *manifest.Manifest, tools []json.RawMessage) []json.RawMessage 
 // CallToolTask routes the tools/call of a task as CallTool does, but passes every outcome
 // as it is: a bundle that fails, crashes or times out under the call fails the task with
 // that error, rather than answering a tool result.
-func (n *Node) CallToolTask(ctx context.Context, sess Session, req *Request, done rpc.Done) {
+func (n *Node) CallToolTask(ctx context.Context, sess Session, req *Request, done Done) {
 	n.callTool(ctx, sess, req, settleAsIs, done)
 }
 

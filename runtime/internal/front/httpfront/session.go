@@ -241,12 +241,8 @@ func (hs *httpSession) serve(ctx context.Context, msg *rpc.Message, req *node.Re
 	if err != nil {
 		return rpc.Failure(msg.ID, err), true
 	}
-	type outcome struct {
-		res json.RawMessage
-		err *rpc.Error
-	}
-	ch := make(chan outcome, 1)
-	call.Serve(req, func(res json.RawMessage, err *rpc.Error) { ch <- outcome{res, err} })
+	ch := make(answer, 1)
+	call.Serve(req, ch)
 	o := <-ch
 	if call.Cancelled() {
 		return nil, false
@@ -256,6 +252,17 @@ func (hs *httpSession) serve(ctx context.Context, msg *rpc.Message, req *node.Re
 	}
 	return rpc.Result(msg.ID, o.res), true
 }
+
+// answer is where a call's answer waits for the handler that writes it (a front.Replier).
+type answer chan outcome
+
+type outcome struct {
+	res json.RawMessage
+	err *rpc.Error
+}
+
+// Reply implements front.Replier.
+func (a answer) Reply(_ *front.Call, res json.RawMessage, err *rpc.Error) { a <- outcome{res, err} }
 
 // streamKey is the context key of the event stream of the POST a call came in on.
 type streamKey struct{}

@@ -78,12 +78,8 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, id front.Ide
 		h.streamCall(r, st, call, msg, req, statelessStatus)
 		return
 	}
-	type outcome struct {
-		res json.RawMessage
-		err *rpc.Error
-	}
-	ch := make(chan outcome, 1)
-	call.Serve(req, func(res json.RawMessage, err *rpc.Error) { ch <- outcome{res, err} })
+	ch := make(answer, 1)
+	call.Serve(req, ch)
 	o := <-ch
 	if o.err != nil {
 		fail(statelessStatus(o.err), o.err)

@@ -3,7 +3,6 @@ package httpfront
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -24,16 +23,11 @@ import (
 // streamCall serves a request whose answer, and what comes before it, go on st. status
 // gives the HTTP status of an answer written as plain JSON.
 func (h *Handler) streamCall(r *http.Request, st *stream, call *front.Call, msg *rpc.Message, req *node.Request, status func(*rpc.Error) int) {
-	type outcome struct {
-		res json.RawMessage
-		err *rpc.Error
-	}
-	answered := make(chan outcome, 1)
-	reply := func(res json.RawMessage, err *rpc.Error) { answered <- outcome{res, err} }
+	answered := make(answer, 1)
 	if msg.Method == mcp.MethodToolsCall {
-		call.Serve(req, reply)
+		call.Serve(req, answered)
 	} else {
-		go call.Serve(req, reply)
+		go call.Serve(req, answered)
 	}
 	gone := r.Context().Done()
 	for {

@@ -105,30 +105,20 @@ func (st *stdio) handle(m *rpc.Message) {
 		st.send(rpc.Failure(m.ID, err))
 		return
 	}
-	method, id := m.Method, m.ID
-	reply := func(res json.RawMessage, rpcErr *rpc.Error) {
-		switch {
-		case call.Cancelled() && method != mcp.MethodInitialize:
-			// The spec asks receivers not to answer a cancelled request.
-		case rpcErr != nil:
-			st.send(rpc.Failure(id, rpcErr))
-		default:
-			st.send(rpc.Result(id, res))
-		}
-	}
+	method := m.Method
 	req, rerr := node.ReadRequest(method, m.Params)
 	stateless := st.srv.StatelessVersion(req.Meta) != nil
 	// A method the stateless revision removed is told so first, whatever its params.
 	if rerr != nil && !(stateless && front.RemovedIn2026(method)) {
 		st.srv.Refuse(req, st.info.Identity, rerr)
-		call.Fail(rerr, reply)
+		call.Fail(rerr, st)
 		return
 	}
 	if stateless {
 		// A 2026-07-28 request: served on its own, with what its _meta says.
 		meta, err := st.srv.ReadMeta(req.Meta)
 		if err != nil {
-			call.Fail(err, reply)
+			call.Fail(err, st)
 			return
 		}
 		v := st.srv.Stateless(st, meta, st.info)
@@ -139,10 +129,23 @@ func (st *stdio) handle(m *rpc.Message) {
 		}
 	}
 	if method == mcp.MethodToolsCall {
-		call.Serve(req, reply)
+		call.Serve(req, st)
 		return
 	}
-	go call.Serve(req, reply)
+	go call.Serve(req, st)
+}
+
+// Reply implements front.Replier: the answer to c goes to the client, unless the client
+// cancelled the request (the spec asks receivers not to answer one; initialize is always
+// answered).
+func (st *stdio) Reply(c *front.Call, res json.RawMessage, err *rpc.Error) {
+	switch {
+	case c.Cancelled() && c.Method() != mcp.MethodInitialize:
+	case err != nil:
+		st.send(rpc.Failure(c.ID(), err))
+	default:
+		st.send(rpc.Result(c.ID(), res))
+	}
 }
 
 // listen serves subscriptions/listen over stdio: the notifications asked for go out on the
@@ -152,13 +155,13 @@ func (st *stdio) listen(call *front.Call, v *front.Stateless, m *rpc.Message, re
 	go func() {
 		l, ack, err := st.srv.Listen(call.Context(), v, m.ID, req, func(_ context.Context, msg *rpc.Message) error { return st.conn.Send(msg) })
 		if err != nil {
-			call.Fail(err, func(_ json.RawMessage, e *rpc.Error) { st.send(rpc.Failure(m.ID, e)) })
+			call.Fail(err, st)
 			return
 		}
 		st.send(ack)
 		context.AfterFunc(call.Context(), func() {
 			l.Close()
-			call.Fail(nil, func(json.RawMessage, *rpc.Error) {}) // cancelled: the spec wants no answer
+			call.Fail(nil, st) // cancelled: the spec wants no answer, and Reply gives none
 		})
 	}()
 }

