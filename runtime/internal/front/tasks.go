@@ -174,6 +174,19 @@ func (s *taskStore) bounds() []node.Bound {
 	}
 }
 
+// reach returns the task id names when the client owner may reach it (it is the
+// client's, or anyone's with its id, and allow lets the client use its tool); nil when
+// not, as for a task that does not exist.
+func (s *taskStore) reach(id, owner string, allow node.Allow) *task {
+	s.mu.Lock()
+	t := s.byID[id]
+	s.mu.Unlock()
+	if t == nil || t.owner != "" && t.owner != owner || allow != nil && !allow(t.tool) {
+		return nil
+	}
+	return t
+}
+
 // dropOwner cancels and forgets the tasks of an anonymous session that closed: nobody can
 // reach them any more.
 func (s *taskStore) dropOwner(owner string) {
@@ -303,10 +316,8 @@ func (s *Server) serveRoutedTask(ctx context.Context, _ string, caller node.Task
 
 // serve serves a tasks/* request of the client owner for a task of this node.
 func (s *taskStore) serve(ctx context.Context, owner string, req *node.Request) (any, error) {
-	s.mu.Lock()
-	t := s.byID[req.TaskID]
-	s.mu.Unlock()
-	if t == nil || t.owner != "" && t.owner != owner || req.Allow != nil && !req.Allow(t.tool) {
+	t := s.reach(req.TaskID, owner, req.Allow)
+	if t == nil {
 		return nil, errUnknownTask(req.TaskID)
 	}
 	if t.bundle != nil {
@@ -342,13 +353,7 @@ var ack = json.RawMessage(`{"resultType":"complete"}`)
 func (s *taskStore) listenTasks(l *listener, owner string, allow node.Allow, ids []string) []string {
 	var agreed []string
 	for _, id := range ids {
-		s.mu.Lock()
-		t := s.byID[id]
-		s.mu.Unlock()
-		if t == nil || t.owner != "" && t.owner != owner || allow != nil && !allow(t.tool) {
-			continue
-		}
-		if t.listen(l) {
+		if t := s.reach(id, owner, allow); t != nil && t.listen(l) {
 			l.taskIDs[id] = true
 			agreed = append(agreed, id)
 		}
