@@ -102,6 +102,12 @@ typedef struct tn_tool_t {
     tn_handler_fn handler;     /* required */
     void *user;                /* handed to the handler, nullable */
     const char *meta;          /* JSON object text for the tool's _meta, nullable */
+    /* Whether a call may ("optional"), must ("required") or must not
+     * ("forbidden") run as a task of MCP's tasks extension, listed as the
+     * tool's execution.taskSupport; NULL says nothing (a node in front, such
+     * as toolnode, then decides). The node holds the task: the handler only
+     * reports its status (tn_status) and asks for input (tn_ask). */
+    const char *task_support;
 } tn_tool_t;
 
 /* ------------------------------------------------------------------------
@@ -214,6 +220,21 @@ int tn_cancelled(const tn_call_t *call);
  */
 int tn_progress(tn_call_t *call, double progress, double total,
                 const char *message);
+
+/*
+ * Reports what the call is doing now, for a call that runs as a task: a
+ * node holding the call's task (toolnode, for any tool that allows one)
+ * makes message the task's status message, and makes the call a task at
+ * once if it is not one yet; questions asked before the first report are
+ * asked on the client's request itself, before any task exists. It is sent
+ * as tn_progress() with the count of reports so far as progress, so it
+ * does nothing when the client asked for no progress. Safe from any thread
+ * while the handler runs.
+ *   call: borrowed.  message: borrowed.
+ * Returns 0, or -1 when an argument is NULL or the message cannot be
+ * written.
+ */
+int tn_status(tn_call_t *call, const char *message);
 
 /*
  * Returns the server running the call (borrowed, do not free), or NULL for

@@ -67,6 +67,7 @@ def test_exports() -> None:
             "UI_EXTENSION",
             "Context",
             "Result",
+            "RpcError",
             "Server",
             "Tool",
             "ToolError",

@@ -61,7 +61,7 @@ func sections() []section {
 	return []section{{"calls", callLatency}, {"echo", echoLatency}, {"startup", startup}, {"hotadd", hotAdd},
 		{"memory", memory}, {"lazy", lazyBundles}, {"catalog", catalogScale}, {"search", searchSection}, {"pool", pool},
 		{"meos", meosThroughput}, {"run", runSection}, {"peers", peers}, {"httpcpu", httpCPUSection}, {"cpu", eraCPU},
-		{"telemetry", telemetrySection}, {"cluster", clusterHop}, {"app", appOverhead}}
+		{"telemetry", telemetrySection}, {"cluster", clusterHop}, {"app", appOverhead}, {"tasks", taskCost}}
 }
 
 func sectionNames() []string {

@@ -133,6 +133,9 @@ type serveFlags struct {
 	sessionIdle       time.Duration
 	readTimeout       time.Duration
 	connIdle          time.Duration
+	taskTTL           time.Duration
+	maxClientTasks    int
+	maxTaskBytes      byteSize
 
 	view         string
 	pins         listFlag
@@ -157,7 +160,8 @@ type serveFlags struct {
 
 func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	f := &serveFlags{maxBody: 16 << 20, maxBundleMessage: rpc.DefaultMaxLine, maxQueue: rpc.DefaultMaxQueue, maxStderrLine: proc.DefaultStderrLineMax,
-		auditArgsMax: audit.DefaultMaxValue, auditMaxSize: audit.DefaultMaxSize, runBytes: codemode.DefaultBytes}
+		auditArgsMax: audit.DefaultMaxValue, auditMaxSize: audit.DefaultMaxSize, runBytes: codemode.DefaultBytes,
+		maxTaskBytes: front.DefaultMaxTaskBytes}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Var(&f.bundles, "bundles", "`DIR` whose subdirectories holding a bundle.json are bundles (may be repeated)")
@@ -177,6 +181,9 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&f.maxConns, "max-conns", serveapi.DefaultMaxConns, "HTTP connections open at once (`N`)")
 	fs.DurationVar(&f.readTimeout, "read-timeout", serveapi.DefaultReadTimeout, "close HTTP connections whose request, body included, takes longer than `DURATION` to arrive")
 	fs.DurationVar(&f.connIdle, "conn-idle", serveapi.DefaultConnIdle, "close kept-alive HTTP connections idle for `DURATION`")
+	fs.DurationVar(&f.taskTTL, "task-ttl", front.DefaultTaskTTL, "keep each task of MCP's tasks extension, its result included, for `DURATION` after it is made (its ttlMs); a task still working then is cancelled")
+	fs.IntVar(&f.maxClientTasks, "max-client-tasks", front.DefaultMaxClientTasks, "tasks one client may hold at once, working or kept (`N`); past it a call that would make one is refused")
+	fs.Var(&f.maxTaskBytes, "max-task-bytes", "`BYTES` of results and errors the node keeps for all tasks together; a task whose result would pass it fails, saying so")
 	fs.IntVar(&f.maxDepth, "max-depth", rpc.DefaultMaxDepth, "deepest nesting of arrays and objects accepted in any message (`N`)")
 	fs.StringVar(&f.view, "view", string(access.ViewFull), "what tools/list shows: `VIEW` full (every tool) or search (toolnode.search, toolnode.execute, toolnode.run, toolnode.status and --pin tools; every tool stays callable)")
 	fs.Var(&f.pins, "pin", "in the search view, also list the tools matching `PATTERN` (* matches any run of characters, dots included; may be repeated)")
@@ -244,7 +251,7 @@ Flags:
 		return nil, fmt.Errorf("--names %q: use canonical, underscore or auto", f.names)
 	}
 	for name, v := range map[string]int{"--max-inflight": f.maxInflight, "--max-sessions": f.maxSessions, "--max-client-sessions": f.maxClientSessions,
-		"--max-conns": f.maxConns, "--max-depth": f.maxDepth, "--audit-keep": f.auditKeep} {
+		"--max-conns": f.maxConns, "--max-depth": f.maxDepth, "--audit-keep": f.auditKeep, "--max-client-tasks": f.maxClientTasks} {
 		if v <= 0 {
 			return nil, fmt.Errorf("%s %d: want a positive number", name, v)
 		}
@@ -368,7 +375,8 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		},
 		Front: front.Options{PageSize: f.pageSize, Names: f.names, MaxMessage: int(f.maxBody),
 			MaxQueue: int(f.maxQueue), MaxInflight: f.maxInflight, Limits: limits,
-			View: access.View(f.view), Pins: pins(f.pins), Client: f.client},
+			View: access.View(f.view), Pins: pins(f.pins), Client: f.client,
+			Tasks: front.TaskOptions{TTL: f.taskTTL, MaxPerClient: f.maxClientTasks, MaxBytes: int64(f.maxTaskBytes)}},
 		Cluster:           f.cluster.cfg,
 		AccessFile:        f.access,
 		AuditFile:         f.audit,

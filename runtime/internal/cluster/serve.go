@@ -184,6 +184,10 @@ func (c *Cluster) inbox(msg *nats.Msg) {
 		c.refusals.add("message to this node", from, err)
 		return
 	}
+	if msg.Header.Get(hKind) == kindTask {
+		c.serveTask(msg)
+		return
+	}
 	if msg.Header.Get(hKind) == "ping" {
 		if msg.Reply != "" {
 			hdr := nats.Header{}

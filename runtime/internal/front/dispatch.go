@@ -19,6 +19,9 @@ import (
 // serve serves a request of a session.
 func (sess *Session) serve(c *Call) {
 	if c.req.Method == mcp.MethodToolsCall {
+		if c.serveTask() {
+			return
+		}
 		sess.srv.node.CallTool(c.ctx, sess, c.req, c)
 		return
 	}
@@ -72,6 +75,9 @@ func (v *Stateless) serve(c *Call) {
 		return
 	}
 	if req.State != nil && v.resume(c) {
+		return
+	}
+	if req.Method == mcp.MethodToolsCall && c.serveTask() {
 		return
 	}
 	if req.Method == mcp.MethodToolsCall && !n.AsksClients(req.Target()) {
@@ -133,6 +139,8 @@ func (s *Server) dispatch(ctx context.Context, p peer, req *node.Request) (any, 
 		}, "resourceTemplates")
 	case mcp.MethodComplete:
 		return n.Complete(ctx, p, req)
+	case mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel:
+		return s.serveTasks(ctx, p, req)
 	}
 	return nil, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found", req.Method)
 }

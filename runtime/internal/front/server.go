@@ -55,6 +55,8 @@ type Options struct {
 	Client string
 	// Telemetry records a span and a duration per request, and sessions. Default: none.
 	Telemetry telemetry.Recorder
+	// Tasks times and bounds the tasks of the tasks extension (see tasks.go).
+	Tasks TaskOptions
 }
 
 // DefaultMaxInflight is how many requests one session may have in flight by default: far
@@ -87,6 +89,7 @@ type Server struct {
 	node    *node.Node
 	opts    Options
 	waiting *waitingCalls             // stateless calls waiting for their client's input
+	tasks   *taskStore                // the tasks of the tasks extension
 	metas   metaCache                 // the _meta of stateless requests, read once for many
 	views   atomic.Pointer[Stateless] // the client of the last stateless request served
 }
@@ -112,6 +115,10 @@ func NewServer(n *node.Node, opts Options) *Server {
 	if opts.Audit != nil {
 		n.SetInnerCalls(s.auditInner)
 	}
+	s.tasks = newTaskStore(s, opts.Tasks)
+	s.opts.Tasks = s.tasks.opts
+	n.SetTaskServer(s.serveRoutedTask)
+	n.AddBounds(s.tasks.bounds)
 	return s
 }
 

@@ -132,6 +132,7 @@ type Node struct {
 	tokens   atomic.Uint64 // progress tokens given out
 	tokenTag string        // makes this node's tokens its own
 	meta     metaIndexes
+	tasks    nodeTasks
 	wg       sync.WaitGroup
 
 	innerCalls func(InnerCall) // told of every call a run makes; see SetInnerCalls
@@ -327,7 +328,7 @@ func (n *Node) rebuild() {
 	views, viewNotices := catalog.PlanViews(viewSources)
 	for _, name := range names {
 		b := n.bundles[name]
-		tools = append(tools, catalog.Source{Bundle: name, Seats: b.m.Seats, NoPrefix: !b.m.Prefixed(), Tools: b.lists.tools, Views: views.Of(name)})
+		tools = append(tools, catalog.Source{Bundle: name, Seats: b.m.Seats, NoPrefix: !b.m.Prefixed(), Tools: taskTools(b.m, b.lists.tools), Views: views.Of(name)})
 		prompts = append(prompts, catalog.Source{Bundle: name, NoPrefix: !b.m.Prefixed(), Tools: b.lists.prompts})
 		resources = append(resources, catalog.ResourceSource{Bundle: name, Resources: b.lists.resources, Templates: b.lists.templates, Views: views.Of(name)})
 	}

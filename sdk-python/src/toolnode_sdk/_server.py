@@ -127,6 +127,7 @@ class Server:
         meta: Optional[Dict[str, Any]] = None,
         view: Optional[str] = None,
         visibility: Optional[Sequence[str]] = None,
+        task_support: Optional[str] = None,
     ) -> Callable[[H], H]:
         """Register the decorated function as a tool and return it unchanged.
 
@@ -135,6 +136,8 @@ class Server:
         object without properties. meta is the tool's _meta. view names the ui://
         view (see Server.view) hosts show its results in, and visibility who may see
         and call it: ["model", "app"] by default, ["app"] for a tool only views call.
+        task_support says whether a call may ("optional"), must ("required") or must
+        not ("forbidden") run as a task.
         """
         if callable(name):
             raise TypeError(
@@ -159,6 +162,7 @@ class Server:
                     output_schema=output_schema,
                     annotations=annotations,
                     meta=tool_meta,
+                    task_support=task_support,
                 )
             )
             return func
