@@ -11,12 +11,12 @@ HTTP    ?= 127.0.0.1:7777
 # Debian packages the node, the examples and the MEOS bundle need to build and run.
 RUN_DEB_PACKAGES := libjansson-dev tzdata unzip
 # Debian packages only the tests need: valgrind for the C tests, real Prometheus and NATS
-# servers as peers.
-TEST_DEB_PACKAGES := valgrind prometheus nats-server haproxy
+# servers as peers, Chromium to render MCP Apps views, HAProxy in front of replicas.
+TEST_DEB_PACKAGES := valgrind prometheus nats-server chromium haproxy
 # The official MCP Python client and pytest, for the Python tests.
 PY_TEST_PACKAGES := pytest==9.2.0 mcp==2.3.0
 
-.PHONY: all deps deps-run toolnode examples fixtures bundles run test test-go test-c test-python test-app test-meos fuzz bench bench-bundles bench-peers clean
+.PHONY: all deps deps-run toolnode examples fixtures bundles run test test-go test-cross test-darwin-proc test-c test-python test-app test-meos fuzz bench bench-bundles bench-peers dist clean
 
 all: deps-run toolnode examples bundles
 
@@ -26,12 +26,17 @@ deps-run: build/.deps-run
 # What the tests need besides.
 deps: deps-run build/.deps-test $(VENV)/.ok build/npm/.ok
 
-# Installs only what is missing, so a machine that has everything needs no root.
+# Installs only what is missing, so a machine that has everything needs no root. Where
+# there is no dpkg (macOS), it says what the build needs instead.
 build/.deps-run: DEB_PACKAGES = $(RUN_DEB_PACKAGES)
 build/.deps-test: DEB_PACKAGES = $(TEST_DEB_PACKAGES)
 build/.deps-run build/.deps-test: Makefile
 	@mkdir -p build
-	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@if ! command -v dpkg >/dev/null; then \
+		echo "no dpkg here: the C SDK and bundles need jansson and pkg-config (macOS: brew install jansson pkg-config)"; \
+		touch $@; exit 0; \
+	fi; \
+	missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing Debian packages:$$missing"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -101,9 +106,31 @@ GO_PACKAGES := ./... ./sdk-go/...
 
 test-go: build/hydra
 	$(GO) vet $(GO_PACKAGES)
-	GOOS=darwin $(GO) build $(GO_PACKAGES)
+	$(MAKE) test-cross
 	$(GO) test $(GO_PACKAGES)
+	$(MAKE) test-darwin-proc
 	$(MAKE) fuzz FUZZTIME=$(FUZZSLICE) FUZZMINIMIZE=$(FUZZSLICE)
+
+# The other systems the node runs on: for each, go vet of both modules (which type-checks
+# the tests too), every test binary compiled and linked (run by /bin/true: they run on
+# their own system), and the node itself linked. CROSS is GOOS/GOARCH pairs.
+CROSS ?= darwin/arm64 darwin/amd64 windows/amd64
+test-cross:
+	@set -e; for p in $(CROSS); do \
+	  echo "cross: vet, tests compiled and the node linked for $$p"; \
+	  export GOOS=$${p%/*} GOARCH=$${p#*/}; \
+	  $(GO) vet $(GO_PACKAGES); \
+	  $(GO) test -vet=off -exec /bin/true $(GO_PACKAGES) >/dev/null; \
+	  $(GO) build -o /dev/null ./runtime/cmd/toolnode; \
+	done
+
+# The runtime's whole suite again with the macOS supervision compiled in on Linux (proc's
+# build tag toolnode_darwin_proc): the tests of the packages that do not link proc are the
+# same binaries, so their results come from go test's cache.
+DARWIN_PROC_TAG := toolnode_darwin_proc
+test-darwin-proc:
+	$(GO) vet -tags $(DARWIN_PROC_TAG) ./runtime/...
+	$(GO) test -tags $(DARWIN_PROC_TAG) ./runtime/...
 
 # Runs every fuzz target (a func Fuzz... in a Go test file) for FUZZTIME each (a duration,
 # or a count of inputs such as 200000x). Their seed corpora (testdata/fuzz) run in every go
@@ -187,6 +214,22 @@ bench-peers: all bench-bundles build/npm-peers/.ok build/py-peers/.ok
 .PHONY: bench-http-profile
 bench-http-profile: all bench-bundles
 	$(GO) run ./runtime/cmd/bench -profile-http build/http-front.pprof
+
+# The node for each system it runs on, with their SHA-256 checksums, in build/dist:
+# toolnode-VERSION-OS-ARCH and SHA256SUMS (sha256sum -c and shasum -a 256 -c read it).
+# Static (no cgo) and built with -trimpath, so that the same source gives the same bytes.
+DIST_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+VERSION := $(shell sed -n 's/^const Version = "\(.*\)"/\1/p' runtime/internal/cli/cli.go)
+SHA256SUM := $(shell command -v sha256sum >/dev/null 2>&1 && echo sha256sum || echo shasum -a 256)
+dist:
+	@rm -rf build/dist && mkdir -p build/dist
+	@set -e; for p in $(DIST_PLATFORMS); do \
+	  echo "dist: toolnode $(VERSION) for $$p"; \
+	  CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -trimpath -ldflags=-buildid= \
+	    -o build/dist/toolnode-$(VERSION)-$${p%/*}-$${p#*/} ./runtime/cmd/toolnode; \
+	done
+	cd build/dist && $(SHA256SUM) toolnode-* > SHA256SUMS
+	@cat build/dist/SHA256SUMS
 
 clean:
 	rm -rf bin build examples/*/build testdata/bench/*/build

@@ -102,6 +102,12 @@ typedef struct tn_tool_t {
     tn_handler_fn handler;     /* required */
     void *user;                /* handed to the handler, nullable */
     const char *meta;          /* JSON object text for the tool's _meta, nullable */
+    /* Whether a call may ("optional"), must ("required") or must not
+     * ("forbidden") run as a task of MCP's tasks extension, listed as the
+     * tool's execution.taskSupport; NULL says nothing (a node in front, such
+     * as toolnode, then decides). The node holds the task: the handler only
+     * reports its status (tn_status) and asks for input (tn_ask). */
+    const char *task_support;
 } tn_tool_t;
 
 /* ------------------------------------------------------------------------
@@ -214,6 +220,21 @@ int tn_cancelled(const tn_call_t *call);
  */
 int tn_progress(tn_call_t *call, double progress, double total,
                 const char *message);
+
+/*
+ * Reports what the call is doing now, for a call that runs as a task: a
+ * node holding the call's task (toolnode, for any tool that allows one)
+ * makes message the task's status message, and makes the call a task at
+ * once if it is not one yet; questions asked before the first report are
+ * asked on the client's request itself, before any task exists. It is sent
+ * as tn_progress() with the count of reports so far as progress, so it
+ * does nothing when the client asked for no progress. Safe from any thread
+ * while the handler runs.
+ *   call: borrowed.  message: borrowed.
+ * Returns 0, or -1 when an argument is NULL or the message cannot be
+ * written.
+ */
+int tn_status(tn_call_t *call, const char *message);
 
 /*
  * Returns the server running the call (borrowed, do not free), or NULL for
@@ -491,6 +512,44 @@ int tn_server_add_completion(tn_server_t *server, const char *ref,
  * or -1 when an argument is NULL or the message cannot be written.
  */
 int tn_resource_updated(tn_server_t *server, const char *uri);
+
+/* ------------------------------------------------------------------------
+ * MCP Apps views (extension io.modelcontextprotocol/ui)
+ *
+ * A view is an HTML document at a ui:// URI that a host renders in a
+ * sandbox for a tool's results; the tool names it in its _meta, e.g.
+ * .meta = "{\"ui\":{\"resourceUri\":\"ui://mine/view.html\"}}", and a tool
+ * only views may call adds "visibility":["app"] there. The view may call the
+ * bundle's tools back, by their own names, through the host.
+ * ------------------------------------------------------------------------ */
+
+/* The MIME type of a view's HTML. */
+#define TN_MIME_APP "text/html;profile=mcp-app"
+
+/* A view to add with tn_server_add_view(). The server copies every string. */
+typedef struct tn_view_t {
+    const char *uri;         /* required; begins ui:// */
+    const char *name;        /* nullable: the URI */
+    const char *title;       /* nullable */
+    const char *description; /* nullable */
+    const char *html;        /* required: the whole HTML5 document, UTF-8 */
+    const char *ui_meta;     /* JSON object text of _meta.ui (csp,
+                                permissions, domain, prefersBorder),
+                                nullable: {} */
+} tn_view_t;
+
+/*
+ * Adds a view: a resource read with MIME type TN_MIME_APP, ui_meta as the
+ * _meta.ui of both its listing and its contents. Only before
+ * tn_server_run().
+ *   server: borrowed.  view: borrowed (its strings are copied, ui_meta
+ *   parsed here).  error: caller-owned, nullable; filled on failure.
+ * Returns 0, or -1 when an argument is NULL, the URI does not begin ui://,
+ * the HTML is missing, ui_meta is not a JSON object, the URI is taken, the
+ * server is running or memory runs out.
+ */
+int tn_server_add_view(tn_server_t *server, const tn_view_t *view,
+                       tn_error_t *error);
 
 /*
  * {"contents":[{"uri":uri,"mimeType":mime_type,"text":text}]}

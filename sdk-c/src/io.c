@@ -105,6 +105,14 @@ int tn_progress(tn_call_t *call, double progress, double total,
     return notify(call->server, "notifications/progress", params);
 }
 
+int tn_status(tn_call_t *call, const char *message)
+{
+    if (!call || !message)
+        return -1;
+    return tn_progress(call, atomic_fetch_add(&call->statuses, 1) + 1, 0,
+                       message);
+}
+
 /* Sends a log message of a call (call non-NULL: tagged with its request id
  * and filtered by its era) or of the server; before the server runs, the
  * line goes to stderr. */

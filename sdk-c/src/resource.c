@@ -15,6 +15,8 @@ void tn__entries_free(struct tn_entries *entries)
     for (size_t i = 0; i < entries->count; i++) {
         free(entries->items[i].key);
         json_decref(entries->items[i].definition);
+        if (entries->items[i].free_user)
+            entries->items[i].free_user(entries->items[i].user);
     }
     free(entries->items);
     *entries = (struct tn_entries){0};
@@ -557,4 +559,84 @@ json_t *tn_prompt_text(const char *text)
     return tn_prompt_messages(json_pack("[{s:s, s:{s:s, s:s}}]", "role",
                                         "user", "content", "type", "text",
                                         "text", text));
+}
+
+/* ------------------------------------------------------------------------
+ * MCP Apps views
+ * ------------------------------------------------------------------------ */
+
+struct view {
+    char *uri, *html;
+    json_t *meta; /* {"ui": ...}, the contents' _meta */
+};
+
+static void view_free(void *user)
+{
+    struct view *v = user;
+    free(v->uri);
+    free(v->html);
+    json_decref(v->meta);
+    free(v);
+}
+
+static json_t *view_read(tn_call_t *call, const char *uri, json_t *vars,
+                         void *user)
+{
+    (void)call, (void)uri, (void)vars;
+    const struct view *v = user;
+    json_t *result = tn_read_text(v->uri, TN_MIME_APP, v->html);
+    json_t *item = json_array_get(json_object_get(result, "contents"), 0);
+    if (item)
+        json_object_set(item, "_meta", v->meta);
+    return result;
+}
+
+int tn_server_add_view(tn_server_t *server, const tn_view_t *view,
+                       tn_error_t *error)
+{
+    if (!server || !view || !view->uri || strncmp(view->uri, "ui://", 5) ||
+        !view->uri[5] || !view->html) {
+        tn__set_error(error, "server, a view uri beginning ui:// and its "
+                             "html are required");
+        return -1;
+    }
+    json_t *ui = view->ui_meta ? json_loads(view->ui_meta, 0, NULL)
+                               : json_object();
+    if (!json_is_object(ui)) {
+        json_decref(ui);
+        tn__set_error(error, "view \"%s\": ui_meta is not a JSON object",
+                      view->uri);
+        return -1;
+    }
+    struct view *v = calloc(1, sizeof *v);
+    if (v) {
+        v->uri = strdup(view->uri);
+        v->html = strdup(view->html);
+        v->meta = json_pack("{s:o}", "ui", ui);
+    } else {
+        json_decref(ui);
+    }
+    if (!v || !v->uri || !v->html || !v->meta) {
+        if (v)
+            view_free(v);
+        tn__set_error(error, "out of memory");
+        return -1;
+    }
+    tn_resource_t r = {
+        .uri = view->uri,
+        .name = view->name ? view->name : view->uri,
+        .title = view->title,
+        .description = view->description,
+        .mime_type = TN_MIME_APP,
+        .handler = view_read,
+        .user = v,
+    };
+    if (add_resource(server, &server->resources, "view", &r, error) != 0) {
+        view_free(v);
+        return -1;
+    }
+    struct tn_entry *entry = &server->resources.items[server->resources.count - 1];
+    json_object_set(entry->definition, "_meta", v->meta);
+    entry->free_user = view_free;
+    return 0;
 }

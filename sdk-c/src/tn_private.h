@@ -58,6 +58,7 @@ struct tn_entry {
     tn_read_fn read;    /* resources and templates */
     tn_handler_fn get;  /* prompts */
     void *user;
+    void (*free_user)(void *); /* frees user with the entry; NULL: nothing */
 };
 
 struct tn_entries {
@@ -78,6 +79,7 @@ struct tn_call_t {
     json_t *traceparent;    /* strings from _meta, NULL when absent or invalid */
     json_t *tracestate;
     atomic_int cancelled;
+    atomic_int statuses;    /* tn_status() reports so far */
 
     /* Era of the request. Under 2026-07-28: the capabilities and log level
      * of this request, the client's answers so far, and what binds a sealed

@@ -51,10 +51,22 @@ static int typed_object(const char *what, const json_t *schema,
     return 0;
 }
 
+static int task_support(const char *value, tn_error_t *error)
+{
+    if (value && strcmp(value, "optional") && strcmp(value, "required") &&
+        strcmp(value, "forbidden")) {
+        tn__set_error(error, "task_support \"%.32s\": use \"optional\", "
+                             "\"required\" or \"forbidden\"", value);
+        return -1;
+    }
+    return 0;
+}
+
 static json_t *tool_definition(const tn_tool_t *tool, tn_error_t *error)
 {
     json_t *input = NULL, *output = NULL, *annotations = NULL, *meta = NULL;
-    if (parse_object("input schema", tool->input_schema, &input, error) ||
+    if (task_support(tool->task_support, error) ||
+        parse_object("input schema", tool->input_schema, &input, error) ||
         parse_object("output schema", tool->output_schema, &output,
                      error) ||
         parse_object("annotations", tool->annotations, &annotations,
@@ -79,6 +91,10 @@ static json_t *tool_definition(const tn_tool_t *tool, tn_error_t *error)
         json_object_set_new(def, "outputSchema", output);
     if (annotations)
         json_object_set_new(def, "annotations", annotations);
+    if (tool->task_support)
+        json_object_set_new(def, "execution",
+                            json_pack("{s:s}", "taskSupport",
+                                      tool->task_support));
     if (meta)
         json_object_set_new(def, "_meta", meta);
     return def;

@@ -34,16 +34,23 @@ int main(void)
 }
 C
 
-export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+# Where the dynamic loader is told to look, and how a binary's libraries are listed.
+case $(uname -s) in
+Darwin) libvar=DYLD_LIBRARY_PATH shared_lib=libtn.0.dylib list_libs="otool -L" ;;
+*) libvar=LD_LIBRARY_PATH shared_lib=libtn.so.0 list_libs=ldd ;;
+esac
+
+# jansson.pc's folder stays on the path: Homebrew's or MacPorts' is not pkg-config's default.
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 cd "$work/bundle"
 want='{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"42"}]}}'
 request='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"twice","arguments":{"n":21}}}'
 
 # shellcheck disable=SC2046  # pkg-config's output is meant to be split
 ${CC:-cc} -std=c11 -Wall -Wextra -Werror -o shared main.c $(pkg-config --cflags --libs tn)
-got=$(echo "$request" | LD_LIBRARY_PATH="$prefix/lib" ./shared)
+got=$(echo "$request" | env "$libvar=$prefix/lib" ./shared)
 [ "$got" = "$want" ] || { echo "shared build answered: $got" >&2; exit 1; }
-LD_LIBRARY_PATH="$prefix/lib" ldd ./shared | grep -q "$prefix/lib/libtn.so.0" || { echo "shared build did not link libtn.so" >&2; exit 1; }
+env "$libvar=$prefix/lib" $list_libs ./shared | grep -q "$prefix/lib/$shared_lib" || { echo "shared build did not link $shared_lib" >&2; exit 1; }
 
 # shellcheck disable=SC2046
 ${CC:-cc} -std=c11 -Wall -Wextra -Werror -o static main.c $(pkg-config --cflags tn) \

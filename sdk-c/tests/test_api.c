@@ -39,6 +39,7 @@ static void null_arguments(void)
 
     CHECK_INT(tn_cancelled(NULL), 0);
     CHECK_INT(tn_progress(NULL, 1, 2, "x"), -1);
+    CHECK_INT(tn_status(NULL, "x"), -1);
     CHECK(tn_call_server(NULL) == NULL);
 
     CHECK_INT(tn_log(NULL, "info", "x"), -1);
@@ -153,6 +154,12 @@ static void add_tool_rules(void)
          "tool \"notes\": annotations must be a JSON object"},
         {{.name = "meta", .meta = "[]", .handler = handler},
          "tool \"meta\": _meta must be a JSON object"},
+        {{.name = "tasked", .task_support = "required", .handler = handler},
+         NULL},
+        {{.name = "sometimes", .task_support = "sometimes",
+          .handler = handler},
+         "tool \"sometimes\": task_support \"sometimes\": use "
+         "\"optional\", \"required\" or \"forbidden\""},
         {{.name = "full", .title = "Full", .description = "d",
           .input_schema = "{\"type\":\"object\"}",
           .output_schema = "{\"type\":\"object\"}",

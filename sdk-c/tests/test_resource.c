@@ -549,6 +549,54 @@ static void tools_only(tn_server_t *server)
            "\"serverInfo\":{\"name\":\"tools\",\"version\":\"1\"}}}");
 }
 
+/* A view is listed and read with its MIME type and _meta.ui; a tool names it. */
+static void views(tn_server_t *server)
+{
+    (void)server;
+    EXPECT("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+           "\"params\":{\"protocolVersion\":\"2025-11-25\"}}",
+           "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{"
+           "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{"
+           "\"tools\":{\"listChanged\":false},\"logging\":{},"
+           "\"resources\":{\"subscribe\":true,\"listChanged\":false}},"
+           "\"serverInfo\":{\"name\":\"views\",\"version\":\"1\"}}}");
+    EXPECT("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/list\"}",
+           "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"resources\":["
+           "{\"uri\":\"ui://views/show.html\",\"name\":\"ui://views/show.html\","
+           "\"mimeType\":\"text/html;profile=mcp-app\",\"_meta\":{\"ui\":{"
+           "\"csp\":{\"connectDomains\":[]},\"prefersBorder\":true}}}]}}");
+    EXPECT("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\","
+           "\"params\":{\"uri\":\"ui://views/show.html\"}}",
+           "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"contents\":[{"
+           "\"uri\":\"ui://views/show.html\","
+           "\"mimeType\":\"text/html;profile=mcp-app\","
+           "\"text\":\"<!DOCTYPE html><p>hi</p>\",\"_meta\":{\"ui\":{"
+           "\"csp\":{\"connectDomains\":[]},\"prefersBorder\":true}}}]}}");
+    EXPECT("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\"}",
+           "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"tools\":[{"
+           "\"name\":\"t\",\"inputSchema\":{\"type\":\"object\"},"
+           "\"_meta\":{\"ui\":{\"resourceUri\":\"ui://views/show.html\","
+           "\"visibility\":[\"app\"]}}}]}}");
+}
+
+static void view_rules(void)
+{
+    tn_server_t *server = tn_server_new("views", "1");
+    tn_error_t error;
+    tn_view_t bad_uri = {.uri = "https://x/view.html", .html = "<p>"};
+    CHECK_INT(tn_server_add_view(server, &bad_uri, &error), -1);
+    tn_view_t no_html = {.uri = "ui://views/x"};
+    CHECK_INT(tn_server_add_view(server, &no_html, &error), -1);
+    tn_view_t bad_meta = {.uri = "ui://views/x", .html = "<p>", .ui_meta = "[1]"};
+    CHECK_INT(tn_server_add_view(server, &bad_meta, &error), -1);
+    CHECK_INT(tn_server_add_view(NULL, &bad_meta, NULL), -1);
+    CHECK_INT(tn_server_add_view(server, NULL, NULL), -1);
+    tn_view_t twice = {.uri = "ui://views/x", .html = "<p>"};
+    CHECK_INT(tn_server_add_view(server, &twice, &error), 0);
+    CHECK_INT(tn_server_add_view(server, &twice, &error), -1);
+    tn_server_free(server);
+}
+
 static tn_server_t *new_server(void)
 {
     tn_server_t *server = tn_server_new("res", "1");
@@ -602,6 +650,21 @@ int main(void)
 
     server = new_server();
     serve(server, listening);
+    tn_server_free(server);
+
+    view_rules();
+    server = tn_server_new("views", "1");
+    tn_view_t view = {.uri = "ui://views/show.html",
+                      .html = "<!DOCTYPE html><p>hi</p>",
+                      .ui_meta = "{\"csp\":{\"connectDomains\":[]},"
+                                 "\"prefersBorder\":true}"};
+    CHECK_INT(tn_server_add_view(server, &view, NULL), 0);
+    tn_tool_t shown = {.name = "t", .handler = tool,
+                       .meta = "{\"ui\":{\"resourceUri\":"
+                               "\"ui://views/show.html\","
+                               "\"visibility\":[\"app\"]}}"};
+    CHECK_INT(tn_server_add_tool(server, &shown, NULL), 0);
+    serve(server, views);
     tn_server_free(server);
 
     server = tn_server_new("tools", "1");

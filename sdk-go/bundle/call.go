@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"sync/atomic"
 
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -24,6 +25,7 @@ type Call struct {
 
 	progressToken json.RawMessage
 	trace         TraceContext
+	statuses      atomic.Int64 // status reports so far: the progress they count
 }
 
 // Bind decodes the arguments into v, as json.Unmarshal does.
@@ -51,6 +53,29 @@ func (c *Call) Progress(progress, total float64, message string) error {
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}{p, c.meta()})
 }
+
+// Status reports what the call is doing now, for a call that runs as a task: a node that
+// holds the call's task (toolnode does, for any tool that allows one) makes message the
+// task's status message, and makes the call a task at once if it is not one yet. It is
+// sent as notifications/progress counting the reports, so a client calling the tool
+// directly sees it as progress; like Progress it does nothing when the client asked for
+// none. A handler that asks for input before its first report has it asked on the client's
+// request itself, before any task is made.
+func (c *Call) Status(message string) error {
+	return c.Progress(float64(c.statuses.Add(1)), 0, message)
+}
+
+// CallError returns an error that, returned by a tool handler, answers the call with a
+// JSON-RPC error of that code instead of a tool result: for a failure of the protocol
+// rather than of the tool (a task fails with it, where a tool result with isError
+// completes it). Any other error is a tool result with isError set.
+func CallError(code int, message string) error {
+	return &callError{RPCError{Code: code, Message: message}}
+}
+
+type callError struct{ RPCError }
+
+func (e *callError) Error() string { return e.RPCError.Error() }
 
 // Log sends data, any JSON value, to the client as a notifications/message at level (debug,
 // info, notice, warning, error, critical, alert or emergency), with the tool's name as the

@@ -40,6 +40,11 @@ type template struct {
 // or the name is empty. Resources are listed in the order added; once there is one, the
 // server announces the resources capability, with subscriptions.
 func (s *Server) AddResource(r mcp.Resource, h ResourceHandler) error {
+	return s.addResource(r, h, true)
+}
+
+// addResource offers r, read by h, listed or not.
+func (s *Server) addResource(r mcp.Resource, h ResourceHandler, listed bool) error {
 	if u, err := url.Parse(r.URI); err != nil || u.Scheme == "" {
 		return fmt.Errorf("bundle: resource URI %q is not an absolute URI", r.URI)
 	}
@@ -57,7 +62,9 @@ func (s *Server) AddResource(r mcp.Resource, h ResourceHandler) error {
 		return fmt.Errorf("bundle: resource %q is already added", r.URI)
 	}
 	s.resources[r.URI] = h
-	s.listed[listResources] = append(s.listed[listResources], def)
+	if listed {
+		s.listed[listResources] = append(s.listed[listResources], def)
+	}
 	return nil
 }
 

@@ -465,7 +465,11 @@ func (ss *session) callTool(ctx context.Context, id json.RawMessage, p *toolCall
 		return nil, rerr
 	}
 	c.Input = in
-	return in.finish(t.run(ctx, c), nil)
+	res, rerr := t.run(ctx, c)
+	if rerr != nil {
+		return in.finish(nil, rerr)
+	}
+	return in.finish(res, nil)
 }
 
 // send sends the client a request and waits for its answer. meta relates the

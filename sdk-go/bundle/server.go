@@ -60,8 +60,9 @@ type Options struct {
 
 // Handler runs one tools/call. The arguments in call have already been checked against the
 // tool's input schema. A returned error becomes a tool error: a result with isError set
-// and the error's message as text. ctx is cancelled when the client cancels the call (its
-// answer is then dropped) or when Serve stops.
+// and the error's message as text, unless it is a CallError, which answers with that
+// JSON-RPC error. ctx is cancelled when the client cancels the call (its answer is then
+// dropped) or when Serve stops.
 type Handler func(ctx context.Context, call *Call) (*mcp.CallToolResult, error)
 
 // Server is an MCP server offering tools, and optionally prompts, resources and
@@ -148,6 +149,10 @@ func (s *Server) AddTool(t mcp.Tool, h Handler) error {
 	if len(t.InputSchema) == 0 {
 		t.InputSchema = json.RawMessage(`{"type":"object"}`)
 	}
+	if t.Execution != nil && t.Execution.TaskSupport != "" && !mcp.ValidTaskSupport(t.Execution.TaskSupport) {
+		return fmt.Errorf("bundle: tool %q: execution.taskSupport %q: use %q, %q or %q", t.Name, t.Execution.TaskSupport,
+			mcp.TaskOptional, mcp.TaskRequired, mcp.TaskForbidden)
+	}
 	tl := &tool{name: t.Name, handler: h, logger: s.opts.Logger.With("tool", t.Name)}
 	var err error
 	if tl.input, err = compileSchema(t.InputSchema); err != nil {
@@ -227,20 +232,23 @@ func (s *Server) capabilities() any {
 }
 
 // run checks the arguments, runs the handler and checks its result, turning every failure
-// into a tool error.
-func (t *tool) run(ctx context.Context, c *Call) (res *mcp.CallToolResult) {
+// into a tool error but a CallError, which is returned as the call's JSON-RPC error.
+func (t *tool) run(ctx context.Context, c *Call) (res *mcp.CallToolResult, rerr *RPCError) {
 	if msg := checkArguments(t.input, c.Arguments); msg != "" {
-		return mcp.ErrorResult(msg)
+		return mcp.ErrorResult(msg), nil
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			t.logger.Error("tool handler panicked", "panic", r, "stack", string(debug.Stack()))
-			res = mcp.ErrorResult(fmt.Sprintf("tool %q failed: %v", t.name, r))
+			res, rerr = mcp.ErrorResult(fmt.Sprintf("tool %q failed: %v", t.name, r)), nil
 		}
 	}()
 	res, err := t.handler(ctx, c)
+	if ce, ok := errors.AsType[*callError](err); ok {
+		return nil, &ce.RPCError
+	}
 	if err != nil {
-		return mcp.ErrorResult(err.Error())
+		return mcp.ErrorResult(err.Error()), nil
 	}
 	if res == nil {
 		res = &mcp.CallToolResult{}
@@ -254,10 +262,10 @@ func (t *tool) run(ctx context.Context, c *Call) (res *mcp.CallToolResult) {
 	if t.output != nil && !res.IsError {
 		if err := checkStructured(t.output, res.StructuredContent); err != nil {
 			t.logger.Error("tool result breaks its output schema", "err", err)
-			return mcp.ErrorResult(fmt.Sprintf("tool %q returned an invalid result: %v", t.name, err))
+			return mcp.ErrorResult(fmt.Sprintf("tool %q returned an invalid result: %v", t.name, err)), nil
 		}
 	}
-	return res
+	return res, nil
 }
 
 // checkStructured reports how structured content fails the output schema, if it does.

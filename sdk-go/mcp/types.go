@@ -31,6 +31,9 @@ type ServerCapabilities struct {
 	Prompts     *ListChangedCapability `json:"prompts,omitempty"`
 	Logging     *struct{}              `json:"logging,omitempty"`
 	Completions *struct{}              `json:"completions,omitempty"`
+	// Extensions names the extensions the server offers (such as ExtensionTasks), each
+	// with its settings object.
+	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
 }
 
 // ListChangedCapability is the capability shape of tools and prompts.
@@ -52,8 +55,11 @@ type Tool struct {
 	InputSchema  json.RawMessage `json:"inputSchema"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
-	Icons        json.RawMessage `json:"icons,omitempty"`
-	Meta         json.RawMessage `json:"_meta,omitempty"`
+	// Execution says how calls to the tool may run: whether one may or must become a
+	// task (see ToolExecution); nil leaves it to the server.
+	Execution *ToolExecution  `json:"execution,omitempty"`
+	Icons     json.RawMessage `json:"icons,omitempty"`
+	Meta      json.RawMessage `json:"_meta,omitempty"`
 }
 
 // PaginatedParams is the params of every */list request.

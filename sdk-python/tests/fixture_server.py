@@ -14,7 +14,7 @@ from typing import Any, Dict
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from toolnode_sdk import Context, Result, Server, ToolError  # noqa: E402
+from toolnode_sdk import Context, Result, RpcError, Server, ToolError  # noqa: E402
 
 server = Server(
     "fixture",
@@ -84,6 +84,20 @@ def log(args: Dict[str, Any], ctx: Context) -> str:
 def progress(args: Dict[str, Any], ctx: Context) -> str:
     for step in range(1, args.get("steps", 3) + 1):
         ctx.progress(step, total=args.get("steps", 3), message=f"step {step}")
+    return "done"
+
+
+@server.tool(
+    name="job",
+    input_schema={"type": "object", "properties": {"broken": {"type": "boolean"}}},
+    task_support="required",
+)
+def job(args: Dict[str, Any], ctx: Context) -> str:
+    """A task-aware tool: it reports its status, and may fail as the protocol does."""
+    ctx.status("phase one")
+    ctx.status("phase two")
+    if args.get("broken"):
+        raise RpcError(-32603, "the job's store is gone")
     return "done"
 
 

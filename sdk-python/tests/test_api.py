@@ -61,10 +61,13 @@ def test_exports() -> None:
     assert sorted(toolnode_sdk.__all__) == sorted(
         [
             "LATEST_VERSION",
+            "MIME_APP",
             "STATELESS_VERSIONS",
             "SUPPORTED_VERSIONS",
+            "UI_EXTENSION",
             "Context",
             "Result",
+            "RpcError",
             "Server",
             "Tool",
             "ToolError",

@@ -53,6 +53,7 @@ def test_list_shows_definitions_in_order(spawn: Any) -> None:
         "print",
         "log",
         "progress",
+        "job",
         "returns",
         "typed",
         "ask",
@@ -72,7 +73,7 @@ def test_list_shows_definitions_in_order(spawn: Any) -> None:
 def test_list_paginates(spawn: Any, page_size: int, fillers: int) -> None:
     everything = spawn(FIXTURE_FILLER_TOOLS=str(fillers), FIXTURE_PAGE_SIZE="1000")
     expected = [t["name"] for t in everything.request("tools/list")["result"]["tools"]]
-    assert len(expected) == 9 + fillers
+    assert len(expected) == 10 + fillers
 
     peer = spawn(FIXTURE_FILLER_TOOLS=str(fillers), FIXTURE_PAGE_SIZE=str(page_size))
     seen, pages, params = [], 0, {}

@@ -233,18 +233,44 @@ bool mc_srid_known(int32_t srid)
     return bsearch(&srid, srids, n_srids, sizeof *srids, compare_srid) != NULL;
 }
 
-/* The wheel unpacks next to the binary: build/pymeos/pymeos_cffi/... */
-int mc_setup(void)
+/* The wheel's data, found from the libmeos the loader chose (dladdr(3), on
+ * Linux and macOS alike, no /proc): the Linux wheel keeps its libraries beside
+ * the package (pymeos_cffi.libs/ next to pymeos_cffi/), the macOS wheel inside
+ * it (pymeos_cffi/.dylibs/). Writes the package's folder to data. */
+static int find_wheel_data(char *data, size_t size)
 {
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n < 0) {
-        perror("meos-bundle: /proc/self/exe");
+    Dl_info info;
+    if (!dladdr((void *)meos_initialize, &info) || !info.dli_fname ||
+        !strstr(info.dli_fname, "libmeos")) {
+        fprintf(stderr, "meos-bundle: cannot tell where libmeos was loaded from "
+                        "(%s); build the bundle as a position-independent executable\n",
+                info.dli_fname ? info.dli_fname : "no file");
         return -1;
     }
-    exe[n] = '\0';
+    /* dirname(3) may write to its argument or return a static buffer: one
+     * call per copy. */
+    char lib[PATH_MAX], dir[PATH_MAX];
+    snprintf(lib, sizeof lib, "%s", info.dli_fname);
+    snprintf(dir, sizeof dir, "%s", dirname(lib));
+    const char *up = dirname(dir);
+    const char *layouts[] = {"%s/pymeos_cffi", "%s"};
+    for (size_t i = 0; i < sizeof layouts / sizeof *layouts; i++) {
+        char proj[PATH_MAX + 64];
+        snprintf(data, size, layouts[i], up);
+        snprintf(proj, sizeof proj, "%s/proj_data", data);
+        if (access(proj, R_OK) == 0)
+            return 0;
+    }
+    fprintf(stderr, "meos-bundle: the wheel of %s is missing its data; run make in bundles/meos\n",
+            info.dli_fname);
+    return -1;
+}
+
+int mc_setup(void)
+{
     char data[PATH_MAX + 32], proj[PATH_MAX + 64], srs[PATH_MAX + 64];
-    snprintf(data, sizeof data, "%s/pymeos/pymeos_cffi", dirname(exe));
+    if (find_wheel_data(data, sizeof data) != 0)
+        return -1;
     snprintf(proj, sizeof proj, "%s/proj_data", data);
     snprintf(srs, sizeof srs, "%s/meos_data/spatial_ref_sys.csv", data);
 

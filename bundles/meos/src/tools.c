@@ -1,5 +1,6 @@
 /* The tools: schemas, descriptions and bodies. */
 #include "bundle.h"
+#include "view.h"
 
 #include <float.h>
 #include <math.h>
@@ -725,7 +726,7 @@ char *tool_meta(const char *category, const char *function)
 int tools_register(tn_server_t *server)
 {
     for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
-        char *meta = tool_meta(tools[i].category, NULL);
+        char *meta = view_meta(tool_meta(tools[i].category, NULL)); /* shown in the view */
         tn_tool_t tool = {
             .name = tools[i].name,
             .title = tools[i].title,
@@ -745,5 +746,5 @@ int tools_register(tn_server_t *server)
             return -1;
         }
     }
-    return 0;
+    return view_register(server);
 }

@@ -241,6 +241,11 @@ func startHTTP(url, tool string) (*httpClient, error) {
 
 // post sends one JSON-RPC message and returns the response if its status is 2xx.
 func (c *httpClient) post(body string) (*http.Response, error) {
+	return c.postAs("tools/call", c.tool, body)
+}
+
+// postAs is post for a request of method naming name, as a stateless client's headers say.
+func (c *httpClient) postAs(method, name, body string) (*http.Response, error) {
 	req, err := http.NewRequest("POST", c.url, strings.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -254,8 +259,8 @@ func (c *httpClient) post(body string) (*http.Response, error) {
 		req.Header.Set("Mcp-Protocol-Version", c.version)
 	}
 	if c.stateless {
-		req.Header.Set("Mcp-Method", "tools/call")
-		req.Header.Set("Mcp-Name", c.tool)
+		req.Header.Set("Mcp-Method", method)
+		req.Header.Set("Mcp-Name", name)
 	}
 	resp, err := c.hc.Do(req)
 	if err == nil && resp.StatusCode/100 != 2 {

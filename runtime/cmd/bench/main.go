@@ -60,8 +60,9 @@ type section struct {
 func sections() []section {
 	return []section{{"calls", callLatency}, {"echo", echoLatency}, {"startup", startup}, {"hotadd", hotAdd},
 		{"memory", memory}, {"lazy", lazyBundles}, {"catalog", catalogScale}, {"search", searchSection}, {"pool", pool},
-		{"meos", meosThroughput}, {"peers", peers}, {"httpcpu", httpCPUSection}, {"cpu", eraCPU},
-		{"telemetry", telemetrySection}, {"cluster", clusterHop}, {"replicas", replicasSection}, {"app", appOverhead}}
+		{"meos", meosThroughput}, {"run", runSection}, {"peers", peers}, {"httpcpu", httpCPUSection}, {"cpu", eraCPU},
+		{"telemetry", telemetrySection}, {"cluster", clusterHop}, {"replicas", replicasSection}, {"app", appOverhead},
+		{"tasks", taskCost}}
 }
 
 func sectionNames() []string {

@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -225,7 +224,7 @@ func startPeer(name string, argv func(port string) []string, env []string, dir s
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -234,11 +233,11 @@ func startPeer(name string, argv func(port string) []string, env []string, dir s
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
 	stop := func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		signalGroup(cmd.Process.Pid, false)
 		select {
 		case <-exited:
 		case <-time.After(5 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			signalGroup(cmd.Process.Pid, true)
 			<-exited
 		}
 	}

@@ -41,6 +41,9 @@ const (
 	Timeout = "timeout"
 	// Cancelled: the client cancelled the call.
 	Cancelled = "cancelled"
+	// MissingCapability: the tool requires a task and the client did not declare MCP's
+	// tasks extension.
+	MissingCapability = "missing_capability"
 )
 
 // Why records were dropped, as a drop line of the log names it.
@@ -77,6 +80,11 @@ type Record struct {
 	// Tool is the exposed name called; Via is "toolnode.execute" when called through it.
 	Tool string `json:"tool"`
 	Via  string `json:"via,omitempty"`
+	// Run names the toolnode.run the record is of, or made the call (Via toolnode.run).
+	Run string `json:"run,omitempty"`
+	// Task is the id of the task the call ran as (MCP's tasks extension); "" for a call
+	// answered with its result.
+	Task string `json:"task,omitempty"`
 	// Bundle serves the tool, "" when the call never reached one (unknown tool).
 	Bundle string `json:"bundle,omitempty"`
 	// Outcome is one of the outcome constants.
@@ -103,7 +111,7 @@ func (r Record) MarshalJSON() ([]byte, error) {
 
 // size is what r holds in the queue, in bytes.
 func (r *Record) size() int64 {
-	return int64(recordOverhead + len(r.Client) + len(r.Tool) + len(r.Via) + len(r.Bundle) +
+	return int64(recordOverhead + len(r.Client) + len(r.Tool) + len(r.Via) + len(r.Run) + len(r.Task) + len(r.Bundle) +
 		len(r.Outcome) + len(r.Arguments) + len(r.Result))
 }
 

@@ -39,6 +39,9 @@ type Source struct {
 	// NoPrefix exposes every tool under its own name, as long as it collides with nothing.
 	NoPrefix bool
 	Tools    []json.RawMessage
+	// Views maps the ui:// URIs of the bundle's views to the URIs they are exposed at (see
+	// Views.Of): a tool naming a view exposed under another URI is listed with that URI.
+	Views map[string]string
 }
 
 // Entry is one exposed tool.
@@ -53,6 +56,13 @@ type Entry struct {
 	// Mirrors is whether the tool's schema marks arguments with x-mcp-header, which a
 	// 2026-07-28 HTTP call mirrors into headers that must then be checked.
 	Mirrors bool
+	// View is the ui:// URI of the tool's view as its bundle names it; "" when it has none.
+	View string
+	// AppOnly is set when the tool's _meta.ui.visibility leaves the model out: it is
+	// listed to nobody, and called by the views that know it.
+	AppOnly bool
+
+	noView json.RawMessage // JSON without the view's URI, for a caller who may not read it
 }
 
 // Notice reports a tool that was refused or renamed while merging.
@@ -68,16 +78,22 @@ type Notice struct {
 	// the one whose name sorts first serves it and this one keeps its tool under its
 	// prefixed name, as designed, rather than anything being wrong.
 	Shared bool
+	// Kind names what Tool is when it is not a tool ("view"); "" for a tool.
+	Kind string
 }
 
 func (n Notice) String() string {
 	if n.Whole {
 		return fmt.Sprintf("bundle %q left out: %s", n.Bundle, n.Reason)
 	}
-	if n.Exposed == "" {
-		return fmt.Sprintf("tool %q of bundle %q left out: %s", n.Tool, n.Bundle, n.Reason)
+	kind := n.Kind
+	if kind == "" {
+		kind = "tool"
 	}
-	return fmt.Sprintf("tool %q of bundle %q exposed as %q: %s", n.Tool, n.Bundle, n.Exposed, n.Reason)
+	if n.Exposed == "" {
+		return fmt.Sprintf("%s %q of bundle %q left out: %s", kind, n.Tool, n.Bundle, n.Reason)
+	}
+	return fmt.Sprintf("%s %q of bundle %q exposed as %q: %s", kind, n.Tool, n.Bundle, n.Exposed, n.Reason)
 }
 
 // Catalog is an immutable merged tool list, sorted by name.
@@ -85,6 +101,9 @@ type Catalog struct {
 	entries []Entry
 	byName  map[string]int
 	mirrors bool // some entry's Mirrors
+	// byOwn finds the entries of bundles serving views by the bundles' own tool names: a
+	// view calls its server's tools by those.
+	byOwn map[string][]int
 
 	strictOnce sync.Once
 	strict     *NameMap
@@ -96,6 +115,8 @@ type candidate struct {
 	raw                json.RawMessage
 	why                string // why a claim fell back to the prefixed name
 	shared             bool   // it fell back because another bundle claims the name too
+	view               string // the tool's view as the bundle names it
+	appOnly            bool
 }
 
 // Build merges sources and returns the catalog with what it refused or renamed.
@@ -153,6 +174,10 @@ func Build(sources []Source) (*Catalog, []Notice) {
 			prefix, _, dotted := strings.Cut(t.Name, ".")
 			claim := dotted && seats[prefix] || s.NoPrefix
 			c := candidate{name: t.Name, bundle: s.Bundle, tool: t.Name, claim: claim, raw: raw}
+			c.view, c.appOnly = toolView(raw)
+			if exposed := s.Views[c.view]; exposed != "" && exposed != c.view {
+				c.raw = setToolView(raw, exposed)
+			}
 			if owner := owners[prefix]; claim && dotted && len(owner) > 0 && !slices.Contains(owner, s.Bundle) {
 				c.claim, c.name = false, s.Bundle+"."+t.Name
 				c.why = fmt.Sprintf("name %q belongs to bundle %q", t.Name, owner[0])
@@ -188,7 +213,10 @@ func Build(sources []Source) (*Catalog, []Notice) {
 		}
 		cat.byName[c.name] = len(cat.entries)
 		e := Entry{Name: c.name, Bundle: c.bundle, Tool: c.tool, JSON: rename(c.raw, c.name, c.tool),
-			Mirrors: bytes.Contains(c.raw, []byte("x-mcp-header"))}
+			Mirrors: bytes.Contains(c.raw, []byte("x-mcp-header")), View: c.view, AppOnly: c.appOnly}
+		if e.View != "" {
+			e.noView = setToolView(e.JSON, "")
+		}
 		cat.entries = append(cat.entries, e)
 		cat.mirrors = cat.mirrors || e.Mirrors
 		return true
@@ -225,6 +253,7 @@ func Build(sources []Source) (*Catalog, []Notice) {
 	for i, e := range cat.entries {
 		cat.byName[e.Name] = i
 	}
+	cat.indexOwnNames()
 	return cat, notices
 }
 
@@ -313,8 +342,16 @@ func decodeCursor(cursor string) (string, error) {
 	return strings.TrimPrefix(string(b), cursorPrefix), nil
 }
 
-// PageWhere is Page over the tools keep accepts (every tool when keep is nil).
+// PageWhere is Page over the tools keep accepts (every listed tool when keep is nil).
+// Tools only views may call (Entry.AppOnly) are listed to nobody.
 func (c *Catalog) PageWhere(cursor string, size int, keep func(Entry) bool) ([]json.RawMessage, string, error) {
+	return c.PageListed(cursor, size, keep, nil)
+}
+
+// PageListed is PageWhere, each tool with a view listed with its view only when views
+// accepts it, by the bundle and the view's URI as the bundle names it (always when views
+// is nil): a caller who may not read a view is not shown it.
+func (c *Catalog) PageListed(cursor string, size int, keep func(Entry) bool, views func(bundle, uri string) bool) ([]json.RawMessage, string, error) {
 	start := 0
 	if cursor != "" {
 		after, err := decodeCursor(cursor)
@@ -326,11 +363,15 @@ func (c *Catalog) PageWhere(cursor string, size int, keep func(Entry) bool) ([]j
 	tools := make([]json.RawMessage, 0, min(len(c.entries)-start, max(size, 0)))
 	for i := start; i < len(c.entries); i++ {
 		e := c.entries[i]
-		if keep != nil && !keep(e) {
+		if e.AppOnly || keep != nil && !keep(e) {
 			continue
 		}
 		if size > 0 && len(tools) == size {
 			return tools, encodeCursor(c.entries[i-1].Name), nil
+		}
+		if e.View != "" && views != nil && !views(e.Bundle, e.View) {
+			tools = append(tools, e.noView)
+			continue
 		}
 		tools = append(tools, e.JSON)
 	}

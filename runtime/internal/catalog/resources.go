@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // ResourceSource is the resources and resource templates of one bundle.
@@ -14,17 +17,24 @@ type ResourceSource struct {
 	Bundle    string
 	Resources []json.RawMessage
 	Templates []json.RawMessage
+	// Views maps the ui:// URIs of the bundle's views, listed or not, to the URIs they are
+	// exposed at (see Views.Of).
+	Views map[string]string
 }
 
 // Resources merges resources by URI. URIs name things outside the node (files, rows,
 // test://...), so they are never rewritten; when two bundles list the same URI, the bundle
-// whose name sorts first serves it.
+// whose name sorts first serves it. Views are the exception (see Views): served by every
+// bundle whose tools name them, listed or not, and namespaced when two bundles serve the
+// same URI.
 type Resources struct {
 	resources []listed
 	templates []listed
 	byURI     map[string]string
 	patterns  []templateRoute
 	bundles   []string
+	own       map[string]string   // an exposed view URI -> the URI its bundle names it, where they differ
+	clashes   map[string][]string // a view URI two bundles serve -> the URIs exposed for it
 }
 
 // listed is a resource or template as listed, with the bundle serving it and its URI (or
@@ -47,15 +57,25 @@ func BuildResources(sources []ResourceSource) (*Resources, []Notice) {
 	r := &Resources{byURI: map[string]string{}}
 	var notices []Notice
 	for _, s := range sources {
-		if len(s.Resources) > 0 || len(s.Templates) > 0 {
+		if len(s.Resources) > 0 || len(s.Templates) > 0 || len(s.Views) > 0 {
 			r.bundles = append(r.bundles, s.Bundle)
 		}
+		r.addViews(s)
 		for _, raw := range s.Resources {
 			var res struct {
 				URI string `json:"uri"`
 			}
 			if json.Unmarshal(raw, &res) != nil || res.URI == "" {
 				notices = append(notices, Notice{Bundle: s.Bundle, Reason: "a resource without a uri was left out"})
+				continue
+			}
+			if exposed, view := s.Views[res.URI]; view {
+				// Routed by addViews; listed under the URI exposed.
+				if exposed != res.URI {
+					quoted, _ := json.Marshal(exposed)
+					raw, _ = rawjson.SetMember(raw, "uri", quoted)
+				}
+				r.resources = append(r.resources, listed{raw: raw, bundle: s.Bundle, uri: res.URI})
 				continue
 			}
 			if owner, taken := r.byURI[res.URI]; taken {
@@ -124,6 +144,43 @@ func (r *Resources) Route(uri string) (string, bool) {
 		return r.bundles[0], true
 	}
 	return "", false
+}
+
+// View finds the bundle serving uri as Route does, and the URI the bundle names it: uri
+// itself but for a view exposed under a namespaced URI. A view URI two bundles serve is
+// not routed: Clash names the URIs to read instead.
+func (r *Resources) View(uri string) (bundle, own string, ok bool) {
+	if _, clash := r.clashes[uri]; clash {
+		return "", "", false
+	}
+	bundle, ok = r.Route(uri)
+	if o, renamed := r.own[uri]; renamed && ok {
+		return bundle, o, true
+	}
+	return bundle, uri, ok
+}
+
+// Clash returns the URIs the bundles' copies of the view uri are exposed at, when two or
+// more bundles serve it; nil otherwise.
+func (r *Resources) Clash(uri string) []string { return r.clashes[uri] }
+
+// addViews routes the views of s, listed or not, by the URIs they are exposed at.
+func (r *Resources) addViews(s ResourceSource) {
+	for own, exposed := range s.Views {
+		if _, taken := r.byURI[exposed]; taken {
+			continue // a namespaced URI that another bundle names as its own: the first keeps it
+		}
+		r.byURI[exposed] = s.Bundle
+		if exposed == own {
+			continue
+		}
+		if r.own == nil {
+			r.own, r.clashes = map[string]string{}, map[string][]string{}
+		}
+		r.own[exposed] = own
+		r.clashes[own] = append(r.clashes[own], exposed)
+		sort.Strings(r.clashes[own])
+	}
 }
 
 // RouteTemplate finds the bundle that lists the template uriTemplate, for completion.

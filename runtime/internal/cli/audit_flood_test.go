@@ -1,12 +1,12 @@
+//go:build unix
+
 package cli_test
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,29 +159,4 @@ func TestAnAuditFloodIsBounded(t *testing.T) {
 			}
 		})
 	}
-}
-
-// call makes a tools/call and returns its result.
-func (c *rawHTTP) call(id int, tool, args string) (json.RawMessage, error) {
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, tool, args)
-	req, err := http.NewRequest(http.MethodPost, c.url, strings.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Mcp-Session-Id", c.session)
-	req.Header.Set("Mcp-Protocol-Version", c.version)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Result json.RawMessage `json:"result"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Result == nil {
-		return nil, fmt.Errorf("call %d: %s, no result (%v)", id, resp.Status, err)
-	}
-	return out.Result, nil
 }

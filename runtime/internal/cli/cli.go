@@ -21,6 +21,7 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/internal/access"
 	"github.com/toolnode/toolnode/runtime/internal/audit"
+	"github.com/toolnode/toolnode/runtime/internal/codemode"
 	"github.com/toolnode/toolnode/runtime/internal/front"
 	"github.com/toolnode/toolnode/runtime/internal/front/httpfront"
 	"github.com/toolnode/toolnode/runtime/internal/node"
@@ -132,6 +133,9 @@ type serveFlags struct {
 	sessionIdle       time.Duration
 	readTimeout       time.Duration
 	connIdle          time.Duration
+	taskTTL           time.Duration
+	maxClientTasks    int
+	maxTaskBytes      byteSize
 
 	view         string
 	pins         listFlag
@@ -148,12 +152,16 @@ type serveFlags struct {
 	oauthAudience     string
 	oauthRequireATJWT bool
 
+	run      codemode.Bounds // toolnode.run's bounds; the flags hold them as bytes and counts
+	runBytes byteSize
+
 	cluster clusterFlags
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	f := &serveFlags{maxBody: 16 << 20, maxBundleMessage: rpc.DefaultMaxLine, maxQueue: rpc.DefaultMaxQueue, maxStderrLine: proc.DefaultStderrLineMax,
-		auditArgsMax: audit.DefaultMaxValue, auditMaxSize: audit.DefaultMaxSize}
+		auditArgsMax: audit.DefaultMaxValue, auditMaxSize: audit.DefaultMaxSize, runBytes: codemode.DefaultBytes,
+		maxTaskBytes: front.DefaultMaxTaskBytes}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Var(&f.bundles, "bundles", "`DIR` whose subdirectories holding a bundle.json are bundles (may be repeated)")
@@ -173,8 +181,11 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&f.maxConns, "max-conns", serveapi.DefaultMaxConns, "HTTP connections open at once (`N`)")
 	fs.DurationVar(&f.readTimeout, "read-timeout", serveapi.DefaultReadTimeout, "close HTTP connections whose request, body included, takes longer than `DURATION` to arrive")
 	fs.DurationVar(&f.connIdle, "conn-idle", serveapi.DefaultConnIdle, "close kept-alive HTTP connections idle for `DURATION`")
+	fs.DurationVar(&f.taskTTL, "task-ttl", front.DefaultTaskTTL, "keep each task of MCP's tasks extension, its result included, for `DURATION` after it is made (its ttlMs); a task still working then is cancelled")
+	fs.IntVar(&f.maxClientTasks, "max-client-tasks", front.DefaultMaxClientTasks, "tasks one client may hold at once, working or kept (`N`); past it a call that would make one is refused")
+	fs.Var(&f.maxTaskBytes, "max-task-bytes", "`BYTES` of results and errors the node keeps for all tasks together; a task whose result would pass it fails, saying so")
 	fs.IntVar(&f.maxDepth, "max-depth", rpc.DefaultMaxDepth, "deepest nesting of arrays and objects accepted in any message (`N`)")
-	fs.StringVar(&f.view, "view", string(access.ViewFull), "what tools/list shows: `VIEW` full (every tool) or search (toolnode.search, toolnode.execute, toolnode.status and --pin tools; every tool stays callable)")
+	fs.StringVar(&f.view, "view", string(access.ViewFull), "what tools/list shows: `VIEW` full (every tool) or search (toolnode.search, toolnode.execute, toolnode.run, toolnode.status and --pin tools; every tool stays callable)")
 	fs.Var(&f.pins, "pin", "in the search view, also list the tools matching `PATTERN` (* matches any run of characters, dots included; may be repeated)")
 	fs.StringVar(&f.access, "access", "", "access `FILE` (JSON) naming the clients, their bearer tokens' SHA-256 and the tools each may see and call; watched and reloaded")
 	fs.StringVar(&f.client, "client", "", "the access file's client `NAME` the stdio front serves (required with --access and stdio)")
@@ -187,6 +198,11 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.oauthIssuer, "oauth-issuer", "", "accept OAuth 2.1 access tokens (JWT) of the issuer at `URL` on the HTTP front; their scopes select --access entries")
 	fs.StringVar(&f.oauthAudience, "oauth-audience", "", "the audience (`AUD`) tokens must carry: this front's URL, e.g. https://node.example.com/mcp (default http://<--http>/mcp)")
 	fs.BoolVar(&f.oauthRequireATJWT, "oauth-require-at-jwt", false, "with --oauth-issuer, accept only tokens whose header says typ at+jwt (RFC 9068); by default typ JWT, as Hydra, Keycloak and Entra ID issue them, and no typ pass too")
+	fs.Uint64Var(&f.run.Steps, "run-max-steps", codemode.DefaultSteps, "a toolnode.run program may run `N` Starlark execution steps")
+	fs.DurationVar(&f.run.Time, "run-max-time", codemode.DefaultTime, "a toolnode.run program may run for `DURATION`, its calls included")
+	fs.IntVar(&f.run.Calls, "run-max-calls", codemode.DefaultCalls, "a toolnode.run program may make `N` calls (searches included)")
+	fs.IntVar(&f.run.Parallel, "run-max-parallel", codemode.DefaultParallel, "a toolnode.run program's parallel() may make `N` calls at once")
+	fs.Var(&f.runBytes, "run-max-bytes", "a toolnode.run program may take in `BYTES` of results, and send, print or answer as many")
 	f.cluster.register(fs)
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: trace, debug, info, warn or error")
 	fs.BoolVar(&f.logJSON, "log-json", false, "write logs as JSON lines")
@@ -235,7 +251,7 @@ Flags:
 		return nil, fmt.Errorf("--names %q: use canonical, underscore or auto", f.names)
 	}
 	for name, v := range map[string]int{"--max-inflight": f.maxInflight, "--max-sessions": f.maxSessions, "--max-client-sessions": f.maxClientSessions,
-		"--max-conns": f.maxConns, "--max-depth": f.maxDepth, "--audit-keep": f.auditKeep} {
+		"--max-conns": f.maxConns, "--max-depth": f.maxDepth, "--audit-keep": f.auditKeep, "--max-client-tasks": f.maxClientTasks} {
 		if v <= 0 {
 			return nil, fmt.Errorf("%s %d: want a positive number", name, v)
 		}
@@ -263,6 +279,8 @@ Flags:
 		return nil, errors.New("--audit-max-size and --audit-keep go with --audit FILE")
 	case set["audit-args-max"] && !f.auditArgs:
 		return nil, errors.New("--audit-args-max goes with --audit-args")
+	case f.run.Steps == 0 || f.run.Time <= 0 || f.run.Calls < 1 || f.run.Parallel < 1 || f.runBytes < 1:
+		return nil, errors.New("--run-max-steps, --run-max-time, --run-max-calls, --run-max-parallel and --run-max-bytes bound toolnode.run: each must be more than 0")
 	case f.oauthIssuer != "" && f.http == "":
 		return nil, errors.New("--oauth-issuer guards the HTTP front: give --http too")
 	case f.oauthAudience != "" && f.oauthIssuer == "", f.oauthRequireATJWT && f.oauthIssuer == "":
@@ -353,10 +371,12 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			OnStarting: startProgress(stderr),
 			Lazy:       f.lazy,
 			StateDir:   f.stateDir,
+			Run:        codemode.Bounds{Steps: f.run.Steps, Time: f.run.Time, Calls: f.run.Calls, Parallel: f.run.Parallel, Bytes: int64(f.runBytes)},
 		},
 		Front: front.Options{PageSize: f.pageSize, Names: f.names, MaxMessage: int(f.maxBody),
 			MaxQueue: int(f.maxQueue), MaxInflight: f.maxInflight, Limits: limits,
-			View: access.View(f.view), Pins: pins(f.pins), Client: f.client},
+			View: access.View(f.view), Pins: pins(f.pins), Client: f.client,
+			Tasks: front.TaskOptions{TTL: f.taskTTL, MaxPerClient: f.maxClientTasks, MaxBytes: int64(f.maxTaskBytes)}},
 		Cluster:           f.cluster.cfg,
 		AccessFile:        f.access,
 		AuditFile:         f.audit,

@@ -7,14 +7,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/toolnode/toolnode/runtime/internal/cli"
 )
 
-// runCLI runs toolnode in-process with args and returns its exit code and output.
+// runCLI runs toolnode in-process with args and returns its exit code and output. A
+// stdio serve sets GOMAXPROCS for its process, which here is the test binary: it is put
+// back, so that later tests see Go's default.
 func runCLI(args ...string) (int, string, string) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	var out, errb bytes.Buffer
 	code := cli.Main(args, strings.NewReader(""), &out, &errb)
 	return code, out.String(), errb.String()

@@ -65,11 +65,16 @@ func buildToolnode(t *testing.T) string {
 func TestClientSnippetsServe(t *testing.T) {
 	bin := buildToolnode(t)
 	examples := examplesDir(t, "go", "python")
-	for _, name := range []string{"claude_desktop_config.json", "cursor-mcp.json", "vscode-mcp.json"} {
+	for _, name := range []string{"claude_desktop_config.json", "cursor-mcp.json", "vscode-mcp.json", "macos-mcpServers.json", "vscode-mcp-macos.json"} {
 		t.Run(name, func(t *testing.T) {
 			// The snippet as a client would run it, with the placeholder paths made real: a
-			// node given it with --config fronts the node the snippet starts.
-			body := strings.NewReplacer("/opt/toolnode/bin/toolnode", bin, "/opt/toolnode/examples", examples).Replace(snippet(t, name))
+			// node given it with --config fronts the node the snippet starts. The macOS
+			// ones' PATH holds /usr/bin and /bin, where this machine's python3 is too.
+			body := strings.NewReplacer("/opt/toolnode/bin/toolnode", bin, "/opt/toolnode/examples", examples,
+				"/Users/you/go/bin/toolnode", bin, "/Users/you/toolnode/examples", examples).Replace(snippet(t, name))
+			if strings.Contains(body, "/opt/toolnode/") || strings.Contains(body, "/Users/you/") {
+				t.Fatalf("a placeholder path is left in the snippet:\n%s", body)
+			}
 			cfg := filepath.Join(t.TempDir(), name)
 			os.WriteFile(cfg, []byte(body), 0o644)
 			run := startNode(t, nil, nil, "--config", cfg)

@@ -1,8 +1,7 @@
 package cli_test
 
 import (
-	"github.com/toolnode/toolnode/runtime/internal/testkit"
-
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -13,9 +12,14 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolnode/toolnode/runtime/internal/proc"
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
-// children lists the live processes whose parent is pid, from /proc.
+// children lists the live bundle processes (those carrying proc.TagVar) whose parent is
+// pid, from /proc: the node's other children, such as the macOS supervision's watchdog,
+// are not bundles.
 func children(t *testing.T, pid int) []int {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")
@@ -35,7 +39,10 @@ func children(t *testing.T, pid int) []int {
 		i := strings.LastIndexByte(string(b), ')')
 		fields := strings.Fields(string(b[i+1:])) // state, ppid, ...
 		if len(fields) > 1 && fields[0] != "Z" && fields[1] == strconv.Itoa(pid) {
-			out = append(out, child)
+			env, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+			if bytes.Contains(env, []byte(proc.TagVar+"=")) {
+				out = append(out, child)
+			}
 		}
 	}
 	return out

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -195,7 +194,7 @@ func TestSupervision(t *testing.T) {
 		pidText, _ := callText(t, run.session, "steady.pid", nil)
 		var pid int
 		fmt.Sscan(pidText, &pid)
-		syscall.Kill(pid, syscall.SIGKILL)
+		killProcess(pid)
 		eventually(t, 5*time.Second, func() string {
 			res, err := run.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "steady.pid"})
 			if err != nil || res.IsError {

@@ -17,7 +17,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -60,7 +59,7 @@ func startEverythingHTTP(t *testing.T, npm, port string) *everythingHTTP {
 	}
 	cmd := exec.Command(node, filepath.Join(npm, "node_modules/@modelcontextprotocol/server-everything/dist/index.js"), "streamableHttp")
 	cmd.Env = append(os.Environ(), "PORT="+port)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +92,7 @@ func startEverythingHTTP(t *testing.T, npm, port string) *everythingHTTP {
 }
 
 func (e *everythingHTTP) stop() {
-	syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
+	killGroup(e.cmd.Process.Pid)
 	<-e.done
 }
 

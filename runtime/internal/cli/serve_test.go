@@ -249,7 +249,7 @@ func TestBundleKilledMidCallFailsTheCall(t *testing.T) {
 	}()
 	time.Sleep(300 * time.Millisecond) // let the call reach the bundle
 	killed := time.Now()
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	if err := killProcess(pid); err != nil {
 		t.Fatalf("kill bundle %d: %v", pid, err)
 	}
 	select {
@@ -392,8 +392,11 @@ func TestNoBundleProcessOutlivesTheNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, how := range []string{"stdin EOF", "SIGTERM", "SIGINT"} {
+	for _, how := range []string{"stdin EOF", "SIGTERM", "SIGINT", "SIGKILL"} {
 		t.Run(how, func(t *testing.T) {
+			if how == "SIGKILL" && subreaper {
+				t.Skip("the watchdog's guarantee: on Linux a killed node's bundle processes get the parent-death signal, and their own children nothing (proc's TestNodeKilledLeavesNoBundleRunning checks that much)")
+			}
 			dir := t.TempDir()
 			mark := fmt.Sprintf("TOOLNODE_MARK=%d-%s", time.Now().UnixNano(), strings.ReplaceAll(how, " ", ""))
 			k, v, _ := strings.Cut(mark, "=")
@@ -415,6 +418,9 @@ func TestNoBundleProcessOutlivesTheNode(t *testing.T) {
 				run.cmd.Process.Signal(syscall.SIGTERM)
 			case "SIGINT":
 				run.cmd.Process.Signal(os.Interrupt)
+			case "SIGKILL":
+				// The node stops nothing: its watchdog stops every bundle after their grace.
+				run.cmd.Process.Kill()
 			}
 			// The Go SDK's transport owns the process and reaps it; watch it from /proc
 			// instead of waiting on it a second time.
@@ -424,12 +430,17 @@ func TestNoBundleProcessOutlivesTheNode(t *testing.T) {
 				t.Fatal("node did not exit")
 			}
 			run.session.Close()
+			if how == "SIGKILL" {
+				for deadline := time.Now().Add(20 * time.Second); len(processesWithMark(t, mark)) > 0 && time.Now().Before(deadline); {
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
 			if left := processesWithMark(t, mark); len(left) > 0 {
 				t.Errorf("processes left after the node exited: %v", left)
 				for _, p := range left {
 					pid := 0
 					fmt.Sscan(p, &pid)
-					syscall.Kill(pid, syscall.SIGKILL)
+					killProcess(pid)
 				}
 			}
 		})

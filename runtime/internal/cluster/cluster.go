@@ -152,6 +152,7 @@ type Cluster struct {
 	announces, byes guard
 	inboxGuard      guard
 	bundleGuards    map[string]*guard // by bundle served: they outlive subscriptions
+	tasks           clusterTasks
 	refusals        refusals
 
 	fwd forwards // requests forwarded between replicas (forward.go)
@@ -179,7 +180,9 @@ type Cluster struct {
 type member struct {
 	ID      string         `json:"node"`
 	Bundles []Announcement `json:"bundles"`
-	seen    time.Time
+	// Tasks is the tag the ids of the node's tasks begin with (see node.TaskTag).
+	Tasks string `json:"tasks,omitempty"`
+	seen  time.Time
 }
 
 // Announcement is one bundle in a heartbeat: what a node serves.
@@ -289,6 +292,7 @@ func Join(cfg Config, n *node.Node, local []*manifest.Manifest) (*Cluster, error
 		}
 		_ = sub.SetPendingLimits(s.msgs, s.bytes)
 	}
+	c.joinTasks()
 	n.AddBounds(c.bounds)
 	c.log.Info("cluster", "name", cfg.Name, "node", c.id, "server", cfg.URL, "signed", keys.key != nil)
 	c.wg.Add(1)
@@ -529,7 +533,7 @@ func (c *Cluster) sweep() int {
 // beat serves the node's own bundles on their subjects and announces them.
 func (c *Cluster) beat() {
 	shared := c.n.SharedBundles()
-	out := member{ID: c.id, Bundles: make([]Announcement, 0, len(shared))}
+	out := member{ID: c.id, Tasks: c.n.TaskTag(), Bundles: make([]Announcement, 0, len(shared))}
 	want := map[string]bool{}
 	for _, b := range shared {
 		want[b.Name] = true
@@ -613,6 +617,9 @@ func (c *Cluster) heard(msg *nats.Msg) {
 	}
 	if dropped != nil {
 		c.refusals.add("bundle of a heartbeat", id, dropped)
+	}
+	if !validTag(m.Tasks) {
+		m.Tasks = "" // routes no task
 	}
 	m.seen = time.Now()
 	c.mu.Lock()

@@ -184,8 +184,12 @@ func (c *Cluster) inbox(msg *nats.Msg) {
 		c.refusals.add("message to this node", from, err)
 		return
 	}
-	if msg.Header.Get(hKind) == kindGone {
+	switch msg.Header.Get(hKind) {
+	case kindGone:
 		c.forwardGone(from, msg.Header.Get(hKey))
+		return
+	case kindTask:
+		c.serveTask(msg)
 		return
 	}
 	if msg.Header.Get(hKind) == "ping" {

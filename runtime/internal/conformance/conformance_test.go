@@ -70,6 +70,54 @@ func TestConformanceRequirements(t *testing.T) {
 	}
 }
 
+// TestConformanceTasks runs the suite's scenarios of the tasks extension
+// (io.modelcontextprotocol/tasks, SEP-2663), every one it lists, against the node serving
+// each SDK's conformance bundle alone: the node holds the tasks, the bundles only say which
+// tools allow or require one, report status and ask for input. Every check of a scenario the
+// suite does not skip must pass.
+func TestConformanceTasks(t *testing.T) {
+	node, suite := findSuite(t, "conformance-2026")
+	scenarios := taskScenarios(t, node, suite)
+	for _, sdk := range []string{"go", "c", "python"} {
+		t.Run(sdk, func(t *testing.T) {
+			url := serveBundle(t, sdkBundles[sdk])
+			results := map[string][]checkResult{}
+			var logs []byte
+			for _, sc := range scenarios {
+				r, log := runSuite(t, node, suite, url, "--scenario", sc)
+				for k, v := range r {
+					results[k] = v
+				}
+				logs = append(logs, log...)
+			}
+			check(t, results, scenarios)
+			if t.Failed() {
+				t.Logf("suite output:\n%s", logs)
+			}
+		})
+	}
+}
+
+// taskScenarios lists the suite's server scenarios of the tasks extension.
+func taskScenarios(t *testing.T, node, suite string) []string {
+	t.Helper()
+	out, err := exec.Command(node, suite, "list", "--server").CombinedOutput()
+	if err != nil {
+		t.Fatalf("conformance list: %v\n%s", err, out)
+	}
+	var names []string
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(strings.TrimSpace(line))
+		if len(f) == 3 && f[0] == "-" && strings.HasPrefix(f[1], "tasks-") && f[2] == "[extension]" {
+			names = append(names, f[1])
+		}
+	}
+	if len(names) == 0 {
+		t.Fatalf("the suite lists no scenario of the tasks extension:\n%s", out)
+	}
+	return names
+}
+
 // checkResult is one check a scenario reports.
 type checkResult struct {
 	ID, Status, ErrorMessage string

@@ -23,16 +23,20 @@ func (s *Server) audit(req *node.Request, id Identity, start time.Time, res json
 	if log == nil || req.Method != mcp.MethodToolsCall {
 		return
 	}
+	log.Record(s.auditRecord(req, id, start, res, err, cancelled))
+}
+
+// auditRecord is the audit record of a tools/call (see audit).
+func (s *Server) auditRecord(req *node.Request, id Identity, start time.Time, res json.RawMessage, err error, cancelled bool) audit.Record {
 	rec := audit.Record{Time: start, Duration: time.Since(start), Client: id.Client, Tool: req.Ran, Bundle: req.Bundle,
-		Arguments: req.Arguments, Result: res, Outcome: auditOutcome(req, res, err, cancelled)}
-	if req.Via != "" {
-		rec.Via = req.Via
+		Arguments: req.Arguments, Result: res, Outcome: auditOutcome(req, res, err, cancelled), Via: req.Via, Run: req.Run}
+	if req.Via == node.ExecuteToolName {
 		rec.Arguments, _ = rawjson.Member(req.Arguments, "arguments")
 	}
 	if rec.Tool == "" {
 		rec.Tool = req.Target()
 	}
-	log.Record(rec)
+	return rec
 }
 
 // auditOutcome names how a call ended, for the audit log, from what the node noted on req.

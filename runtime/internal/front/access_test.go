@@ -239,14 +239,22 @@ type stdioClient struct {
 	ids     int
 }
 
-func newStdioClient(t *testing.T, srv *front.Server) *stdioClient {
+// stdioPipes serves srv's stdio front on pipes: what is written to in is the client's
+// input, out what the front writes; done gives Serve's outcome once in is closed and out
+// read to its end.
+func stdioPipes(srv *front.Server) (in io.WriteCloser, out io.Reader, done <-chan error) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	done := make(chan error, 1)
+	served := make(chan error, 1)
 	go func() {
-		done <- stdiofront.Serve(context.Background(), srv, inR, outW)
+		served <- stdiofront.Serve(context.Background(), srv, inR, outW)
 		outW.Close()
 	}()
+	return inW, outR, served
+}
+
+func newStdioClient(t *testing.T, srv *front.Server) *stdioClient {
+	inW, outR, done := stdioPipes(srv)
 	t.Cleanup(func() {
 		inW.Close()
 		io.Copy(io.Discard, outR)

@@ -19,6 +19,9 @@ import (
 // serve serves a request of a session.
 func (sess *Session) serve(c *Call) {
 	if c.req.Method == mcp.MethodToolsCall {
+		if c.serveTask() {
+			return
+		}
 		sess.srv.node.CallTool(c.ctx, sess, c.req, c)
 		return
 	}
@@ -74,6 +77,9 @@ func (v *Stateless) serve(c *Call) {
 	if req.State != nil && v.resume(c) {
 		return
 	}
+	if req.Method == mcp.MethodToolsCall && c.serveTask() {
+		return
+	}
 	if req.Method == mcp.MethodToolsCall && !n.AsksClients(req.Target()) {
 		// Its bundle asks with input_required answers of its own, which go to the client as
 		// they are: nothing waits for the client's input here.
@@ -105,7 +111,11 @@ func (s *Server) dispatch(ctx context.Context, p peer, req *node.Request) (any, 
 			if p.listsWhole() {
 				size = 0
 			}
-			tools, next, err := cat.PageWhere(cursor, size, s.listFilter(id))
+			var views func(bundle, uri string) bool // a caller who may not read a view is not shown it
+			if req.Allow != nil {
+				views = req.Allow.Resource
+			}
+			tools, next, err := cat.PageListed(cursor, size, s.listFilter(id), views)
 			if err == nil && p.strictNames() {
 				tools = renderStrict(cat.Strict(), tools)
 			}
@@ -129,6 +139,8 @@ func (s *Server) dispatch(ctx context.Context, p peer, req *node.Request) (any, 
 		}, "resourceTemplates")
 	case mcp.MethodComplete:
 		return n.Complete(ctx, p, req)
+	case mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel:
+		return s.serveTasks(ctx, p, req)
 	}
 	return nil, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found", req.Method)
 }

@@ -22,6 +22,7 @@ type listener struct {
 
 	tools, prompts, resources bool
 	uris                      map[string]bool
+	taskIDs                   map[string]bool // the tasks whose notifications/tasks it gets
 	closeOnce                 sync.Once
 }
 
@@ -31,6 +32,7 @@ type listenFilter struct {
 	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
 	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+	TaskIDs               []string `json:"taskIds,omitempty"`
 }
 
 // Listener is one subscriptions/listen stream; Close ends it.
@@ -50,13 +52,16 @@ func (s *Server) Listen(ctx context.Context, v *Stateless, id rpc.ID, req *node.
 			return nil, nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: notifications: %v", err)
 		}
 	}
+	if len(p.Notifications.TaskIDs) > 0 && !optedIn(v, req) {
+		return nil, nil, errNeedsTasks("notifications about tasks")
+	}
 	if err := s.waitReady(ctx); err != nil {
 		return nil, nil, rpc.AsError(err)
 	}
 	allow := s.allow(v.id)
 	o := s.node.Offers()
 	f := p.Notifications
-	l := &listener{srv: s, id: id, send: send, uris: map[string]bool{},
+	l := &listener{srv: s, id: id, send: send, uris: map[string]bool{}, taskIDs: map[string]bool{},
 		tools: f.ToolsListChanged, prompts: f.PromptsListChanged && o.Prompts, resources: f.ResourcesListChanged && o.Resources}
 	s.node.Attach(l)
 	agreed := listenFilter{ToolsListChanged: l.tools, PromptsListChanged: l.prompts, ResourcesListChanged: l.resources}
@@ -67,6 +72,9 @@ func (s *Server) Listen(ctx context.Context, v *Stateless, id rpc.ID, req *node.
 			l.uris[uri] = true
 			agreed.ResourceSubscriptions = append(agreed.ResourceSubscriptions, uri)
 		}
+	}
+	if len(f.TaskIDs) > 0 {
+		agreed.TaskIDs = s.tasks.listenTasks(l, v.ClientKey(), allow, f.TaskIDs)
 	}
 	b, _ := json.Marshal(map[string]any{"_meta": l.meta(), "notifications": agreed})
 	return l, rpc.Notification(mcp.NotifySubscriptionsAcknowledged, b), nil
@@ -83,7 +91,12 @@ func (l *listener) EndResult() json.RawMessage {
 }
 
 // Close ends the listener.
-func (l *listener) Close() { l.closeOnce.Do(func() { l.srv.node.Detach(l) }) }
+func (l *listener) Close() {
+	l.closeOnce.Do(func() {
+		l.srv.node.Detach(l)
+		l.srv.tasks.unlistenTasks(l)
+	})
+}
 
 // Notify implements node.Session: the node's broadcasts, filtered by what the client asked.
 func (l *listener) Notify(ctx context.Context, method string, params any) error {

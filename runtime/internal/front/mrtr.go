@@ -227,8 +227,10 @@ func (v *Stateless) resume(c *Call) bool {
 func (s *Server) allowed(req *node.Request) bool {
 	switch req.Method {
 	case mcp.MethodResourcesRead:
-		bundle, ok := s.node.Resources().Route(req.URI)
-		return ok && req.Allow.Resource(bundle, req.URI)
+		bundle, own, ok := s.node.Resources().View(req.URI)
+		return ok && req.Allow.Resource(bundle, own)
+	case mcp.MethodToolsCall:
+		return s.node.MayCall(req.Target(), req.Allow)
 	default:
 		return req.Allow == nil || req.Allow(req.Target())
 	}
@@ -494,40 +496,5 @@ func isInputRequired(res json.RawMessage) bool {
 // to the client as a request of its own, and the call is made again with the answers,
 // until the bundle answers in full.
 func (sess *Session) fulfil(ctx context.Context, req *node.Request, res json.RawMessage, again func(*node.Request) (json.RawMessage, error)) (json.RawMessage, error) {
-	for round := 0; isInputRequired(res); round++ {
-		if round == maxRounds {
-			return nil, fmt.Errorf("%s asked for input %d times in a row; giving up", req.Method, maxRounds)
-		}
-		var ir mcp.InputRequiredResult
-		if err := json.Unmarshal(res, &ir); err != nil {
-			return nil, fmt.Errorf("the bundle's input_required result: %w", err)
-		}
-		answers := make(mcp.InputResponses, len(ir.InputRequests))
-		for key, r := range ir.InputRequests {
-			ans, err := sess.Request(ctx, r.Method, r.Params)
-			if err != nil {
-				return nil, err
-			}
-			answers[key] = ans
-		}
-		b, _ := json.Marshal(answers)
-		params, _ := rawjson.PutMember(req.Params, "inputResponses", b)
-		if ir.RequestState != "" {
-			s, _ := json.Marshal(ir.RequestState)
-			params, _ = rawjson.PutMember(params, "requestState", s)
-		} else {
-			params = rawjson.DeleteMember(params, "requestState")
-		}
-		next := *req
-		next.Params = params
-		req = &next
-		var err error
-		if res, err = again(req); err != nil {
-			return nil, err
-		}
-	}
-	return res, nil
+	return node.FulfilInput(ctx, sess, req, res, again)
 }
-
-// maxRounds bounds the input rounds of one call.
-const maxRounds = 16

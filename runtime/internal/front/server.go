@@ -62,6 +62,8 @@ type Options struct {
 	// NodeID names this node in the requestStates it gives out, so that a retry that lands
 	// on another replica of its cluster can be taken to it. Default "" (no cluster).
 	NodeID string
+	// Tasks times and bounds the tasks of the tasks extension (see tasks.go).
+	Tasks TaskOptions
 }
 
 // DefaultMaxInflight is how many requests one session may have in flight by default: far
@@ -94,6 +96,7 @@ type Server struct {
 	node    *node.Node
 	opts    Options
 	waiting *waitingCalls             // stateless calls waiting for their client's input
+	tasks   *taskStore                // the tasks of the tasks extension
 	metas   metaCache                 // the _meta of stateless requests, read once for many
 	views   atomic.Pointer[Stateless] // the client of the last stateless request served
 }
@@ -115,7 +118,15 @@ func NewServer(n *node.Node, opts Options) *Server {
 	if opts.MaxQueue <= 0 {
 		opts.MaxQueue = rpc.DefaultMaxQueue
 	}
-	return &Server{node: n, opts: opts, waiting: newWaitingCalls(opts.StateKey, opts.NodeID)}
+	s := &Server{node: n, opts: opts, waiting: newWaitingCalls(opts.StateKey, opts.NodeID)}
+	if opts.Audit != nil {
+		n.SetInnerCalls(s.auditInner)
+	}
+	s.tasks = newTaskStore(s, opts.Tasks)
+	s.opts.Tasks = s.tasks.opts
+	n.SetTaskServer(s.serveRoutedTask)
+	n.AddBounds(s.tasks.bounds)
+	return s
 }
 
 // Node is the node the server fronts.

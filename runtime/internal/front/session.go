@@ -63,6 +63,9 @@ func (s *Server) NewSession(out node.Session, info SessionInfo) *Session {
 func (sess *Session) Close() {
 	sess.closeOnce.Do(func() { close(sess.ended) })
 	sess.srv.node.Detach(sess)
+	if sess.id.key() == "" { // its tasks were the session's: nobody can reach them now
+		sess.srv.tasks.dropOwner(sess.key)
+	}
 	sess.srv.recorder().SessionClosed(sess.Version(), time.Since(sess.opened))
 	sess.mu.Lock()
 	for _, c := range sess.inflight {
@@ -299,6 +302,7 @@ func (s *Server) capabilities() mcp.ServerCapabilities {
 	if o.Completions {
 		caps.Completions = &struct{}{}
 	}
+	caps.Extensions = tasksExtension // the node holds tasks for every bundle's tools
 	return caps
 }
 

@@ -76,6 +76,12 @@ type Manifest struct {
 	// IdleStop, when set, stops the bundle after that long without calls; it starts again
 	// on demand. Read it with IdleAfter.
 	IdleStop duration `json:"idle_stop,omitempty"`
+	// Tasks says which tools allow or require a task (MCP's tasks extension): each key is
+	// a tool's name as the bundle lists it, or a pattern where * stands for any run of
+	// characters, and each value "optional", "required" or "forbidden". A tool no key
+	// names keeps what it says itself (its execution.taskSupport), else "optional". Read
+	// it with TaskSupport.
+	Tasks map[string]string `json:"tasks,omitempty"`
 
 	// Link, when set, opens the connection to a bundle that another node of a cluster
 	// serves (an upstream.Link); such a bundle has neither a command nor a URL. Not read
@@ -249,7 +255,7 @@ func explainDecodeError(err error) error {
 		return fmt.Errorf("key %q must be %s, not JSON %s", typ.Field, typeName(typ.Type.String()), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		key := strings.TrimPrefix(err.Error(), "json: unknown field ")
-		return fmt.Errorf("unknown key %s (known keys: name, command, url, headers, env, inherit_env, seats, timeouts, instances, prefix, isolation, start, idle_stop)", key)
+		return fmt.Errorf("unknown key %s (known keys: name, command, url, headers, env, inherit_env, seats, timeouts, instances, prefix, isolation, start, idle_stop, tasks)", key)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return errors.New("not valid JSON: the file ends inside the object")
 	case errors.Is(err, io.EOF):
@@ -298,6 +304,9 @@ func (m *Manifest) check() error {
 		if !ValidName(s) {
 			return fmt.Errorf("bad seat %q: use 1 to 64 of A-Z a-z 0-9 _ -", s)
 		}
+	}
+	if err := checkTasks(m.Tasks); err != nil {
+		return err
 	}
 	for k := range m.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") {

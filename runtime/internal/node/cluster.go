@@ -38,7 +38,7 @@ func (n *Node) SharedBundles() []SharedBundle {
 			continue
 		}
 		s := SharedBundle{Name: b.name, Seats: b.m.Seats, Prefix: b.m.Prefixed(),
-			Tools: b.lists.tools, Prompts: b.lists.prompts, Resources: b.lists.resources, Templates: b.lists.templates}
+			Tools: taskTools(b.m, b.lists.tools), Prompts: b.lists.prompts, Resources: b.lists.resources, Templates: b.lists.templates}
 		if inst := firstLive(b); inst != nil {
 			s.Capabilities, s.ServerInfo, s.Instructions = inst.client.Init.Capabilities, inst.client.Init.ServerInfo, inst.client.Init.Instructions
 			s.Era = inst.client.Era().String()

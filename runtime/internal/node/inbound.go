@@ -75,6 +75,8 @@ func (h bundleHandler) Notify(c *upstream.Client, method string, params json.Raw
 			"level", msg.Level, "logger", msg.Logger, "data", clipRaw(msg.Data))
 	case mcp.NotifyResourceUpdated:
 		h.n.resourceUpdated(params)
+	case mcp.NotifyTasks:
+		h.n.taskNote(h.inst, params)
 	case mcp.NotifyToolsListChanged, mcp.NotifyPromptsListChanged, mcp.NotifyResourcesChanged:
 		h.n.wg.Add(1)
 		go func() {

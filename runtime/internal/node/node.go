@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolnode/toolnode/runtime/internal/catalog"
+	"github.com/toolnode/toolnode/runtime/internal/codemode"
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/runtime/internal/telemetry"
@@ -106,6 +107,8 @@ type Config struct {
 	// a restarted one, and the same bundle on another replica of the cluster then accept
 	// the requestStates the others gave out (the SDKs seal them with it).
 	StateKey []byte
+	// Run bounds each toolnode.run; zero fields take codemode's defaults.
+	Run codemode.Bounds
 }
 
 // Node runs bundles and routes between them and the sessions of the fronts.
@@ -134,7 +137,10 @@ type Node struct {
 	tokens   atomic.Uint64 // progress tokens given out
 	tokenTag string        // makes this node's tokens its own
 	meta     metaIndexes
+	tasks    nodeTasks
 	wg       sync.WaitGroup
+
+	innerCalls func(InnerCall) // told of every call a run makes; see SetInnerCalls
 }
 
 // flight is a client's call being served by a bundle.
@@ -174,6 +180,7 @@ func New(cfg Config) *Node {
 	n.prompts.Store(&catalog.Catalog{})
 	n.resources.Store(&catalog.Resources{})
 	n.subs = subscriptions{byURI: map[string]map[Session]bool{}}
+	n.boundSources = append(n.boundSources, n.runBounds)
 	return n
 }
 
@@ -305,7 +312,7 @@ func fingerprint(m *manifest.Manifest) string {
 func (n *Node) rebuild() {
 	n.mu.Lock()
 	names := make([]string, 0, len(n.bundles))
-	tools := []catalog.Source{ownTools()}
+	tools := []catalog.Source{n.ownTools()}
 	var prompts []catalog.Source
 	for name, b := range n.bundles {
 		if listed(b) {
@@ -318,11 +325,17 @@ func (n *Node) rebuild() {
 	}
 	sort.Strings(names)
 	var resources []catalog.ResourceSource
+	viewSources := make([]catalog.ViewSource, 0, len(names))
 	for _, name := range names {
 		b := n.bundles[name]
-		tools = append(tools, catalog.Source{Bundle: name, Seats: b.m.Seats, NoPrefix: !b.m.Prefixed(), Tools: b.lists.tools})
+		viewSources = append(viewSources, catalog.ViewSource{Bundle: name, Tools: b.lists.tools, Resources: b.lists.resources})
+	}
+	views, viewNotices := catalog.PlanViews(viewSources)
+	for _, name := range names {
+		b := n.bundles[name]
+		tools = append(tools, catalog.Source{Bundle: name, Seats: b.m.Seats, NoPrefix: !b.m.Prefixed(), Tools: taskTools(b.m, b.lists.tools), Views: views.Of(name)})
 		prompts = append(prompts, catalog.Source{Bundle: name, NoPrefix: !b.m.Prefixed(), Tools: b.lists.prompts})
-		resources = append(resources, catalog.ResourceSource{Bundle: name, Resources: b.lists.resources, Templates: b.lists.templates})
+		resources = append(resources, catalog.ResourceSource{Bundle: name, Resources: b.lists.resources, Templates: b.lists.templates, Views: views.Of(name)})
 	}
 	toolCat, toolNotices := catalog.Build(tools)
 	promptCat, promptNotices := catalog.Build(prompts)
@@ -347,6 +360,9 @@ func (n *Node) rebuild() {
 		n.log.Warn("prompt: " + no.String())
 	}
 	for _, no := range resNotices {
+		n.log.Warn(no.String())
+	}
+	for _, no := range viewNotices {
 		n.log.Warn(no.String())
 	}
 	if !toolCat.Equal(oldTools) {

@@ -12,14 +12,16 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/internal/argcheck"
 	"github.com/toolnode/toolnode/runtime/internal/catalog"
+	"github.com/toolnode/toolnode/runtime/internal/codemode"
 	"github.com/toolnode/toolnode/runtime/internal/search"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // The node's own tools, all of them here: toolnode.status (the state of every bundle and
-// bound), toolnode.search (a ranked search over the catalog) and toolnode.execute (a call
-// by name whose arguments are checked before anything is sent). They sit in the catalog
+// bound), toolnode.search (a ranked search over the catalog), toolnode.execute (a call
+// by name whose arguments are checked before anything is sent) and toolnode.run (a
+// program over the tools, in run.go). They sit in the catalog
 // under the name of no bundle (ownBundle) and take the caller's filter like any tool:
 // search and execute see and call only what the caller may.
 
@@ -65,13 +67,13 @@ const ownBundle = "(toolnode)"
 
 // IsOwnTool reports whether name is one of the node's own tools.
 func IsOwnTool(name string) bool {
-	return name == StatusToolName || name == SearchToolName || name == ExecuteToolName
+	return name == StatusToolName || name == SearchToolName || name == ExecuteToolName || name == RunToolName
 }
 
 // ownTools is the node's own tool list, as the catalog takes it.
-func ownTools() catalog.Source {
+func (n *Node) ownTools() catalog.Source {
 	return catalog.Source{Bundle: ownBundle, Namespace: "toolnode", NoPrefix: true,
-		Tools: []json.RawMessage{statusTool(), SearchTool(), ExecuteTool()}}
+		Tools: []json.RawMessage{statusTool(), SearchTool(), ExecuteTool(), RunTool(n.cfg.Run)}}
 }
 
 // statusTool returns the tools/list entry of toolnode.status.
@@ -120,6 +122,8 @@ func (n *Node) callOwn(ctx context.Context, sess Session, req *Request, tool str
 		n.execute(ctx, sess, req, done)
 	case StatusToolName:
 		done.CallDone(n.status(ctx))
+	case RunToolName:
+		n.runProgram(ctx, sess, req, done)
 	default:
 		done.CallDone(nil, invalidParams(fmt.Sprintf("unknown tool %q", tool)))
 	}
@@ -171,6 +175,8 @@ type metaIndex struct {
 	cat   *catalog.Catalog
 	index *search.Index
 	check *argcheck.Checker
+	names *codemode.Names // the tools' names in a program
+	sigs  sync.Map        // a tool's name → its signature in a program, made when first asked
 }
 
 // metaIndexes keeps the index of the current catalog; guarded by its mutex, so that a
@@ -185,7 +191,7 @@ func (n *Node) metaIndex() *metaIndex {
 	n.meta.mu.Lock()
 	defer n.meta.mu.Unlock()
 	if n.meta.cur == nil || n.meta.cur.cat != cat {
-		n.meta.cur = &metaIndex{cat: cat, index: search.FromCatalog(cat), check: argcheck.ForCatalog(cat)}
+		n.meta.cur = &metaIndex{cat: cat, index: search.FromCatalog(cat), check: argcheck.ForCatalog(cat), names: programNames(cat)}
 	}
 	return n.meta.cur
 }
@@ -197,7 +203,7 @@ func (n *Node) Search(args json.RawMessage, allow Allow) (json.RawMessage, error
 		return json.Marshal(mcp.ErrorResult(err.Error()))
 	}
 	q.Allow = allow
-	res := n.metaIndex().index.Search(q)
+	res := n.searchIn(n.metaIndex(), q)
 	structured, err := json.Marshal(res)
 	if err != nil {
 		return nil, err

@@ -91,6 +91,7 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 	r := &relay{n: n, b: b, outer: outer, done: done, settle: how, req: req, ours: n.newToken(), start: time.Now(),
 		idle: b.m.Timeouts.Call, hard: max(b.m.Timeouts.CallMax, b.m.Timeouts.Call), clientToken: req.ProgressToken}
 	r.flight = flight{sess: sess, inst: inst, relay: r}
+	req.served = inst
 	inst.busy.Add(1)
 	// The flight is known before the bundle can name it: registered under the id the call
 	// will go under, before it is sent.

@@ -44,6 +44,8 @@ type Request struct {
 	State, Responses json.RawMessage
 	// Cursor is the cursor of a */list request; "" for its first page.
 	Cursor string
+	// TaskID is the task tasks/get, tasks/update and tasks/cancel name.
+	TaskID string
 	// ProgressToken is the progress token in Meta; nil when the client asked for none.
 	ProgressToken json.RawMessage
 
@@ -57,6 +59,11 @@ type Request struct {
 	// toolnode.execute when the call came through it, and Refused why the tool did not run
 	// or how it failed once sent through execute (a Kind), "" otherwise.
 	Bundle, Ran, Via, Refused string
+	// Run names the toolnode.run the request is, or made the call (Via toolnode.run);
+	// "" for other calls.
+	Run string
+
+	served *instance // the process the request was last sent to (see BundleTaskOf)
 }
 
 // Ref is what a completion/complete completes.
@@ -87,6 +94,9 @@ var requestMembers = map[string][]string{
 	mcp.MethodPromptsList:       {"cursor"},
 	mcp.MethodResourcesList:     {"cursor"},
 	mcp.MethodResourceTemplates: {"cursor"},
+	mcp.MethodTasksGet:          {"taskId"},
+	mcp.MethodTasksUpdate:       {"taskId"},
+	mcp.MethodTasksCancel:       {"taskId"},
 }
 
 // ReadRequest reads what the node acts on from a request's params, which rpc.Parse has
@@ -151,6 +161,8 @@ func (r *Request) take(key string, value []byte) *rpc.Error {
 		return str(&r.Name)
 	case "uri":
 		return str(&r.URI)
+	case "taskId":
+		return str(&r.TaskID)
 	case "cursor":
 		if string(value) == "null" {
 			return nil
@@ -223,6 +235,10 @@ func (r *Request) check() *rpc.Error {
 	case mcp.MethodResourcesRead, mcp.MethodResourcesSub, mcp.MethodResourcesUnsub:
 		if r.URI == "" {
 			return invalidParams(r.Method + " needs a string \"uri\"")
+		}
+	case mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel:
+		if r.TaskID == "" {
+			return invalidParams(r.Method + " needs a string \"taskId\"")
 		}
 	case mcp.MethodComplete:
 		if r.Ref.Type == "" {

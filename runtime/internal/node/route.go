@@ -70,6 +70,17 @@ func (n *Node) callTool(ctx context.Context, sess Session, req *Request, how set
 	name := req.Target()
 	req.Ran = name
 	e, ok := n.Catalog().Lookup(name)
+	if !ok {
+		var err *rpc.Error
+		if e, ok, err = n.viewCall(name, req.Allow); err != nil {
+			req.Refused = KindUnknownTool
+			settle(ctx, req, how, done, nil, err)
+			return
+		}
+		if ok {
+			name, req.Ran = e.Name, e.Name
+		}
+	}
 	if !ok || !req.Allow.allows(name) {
 		req.Refused = KindUnknownTool
 		if ok {
@@ -142,13 +153,17 @@ func (n *Node) GetPrompt(ctx context.Context, sess Session, req *Request) (json.
 	return n.forward(ctx, sess, e.Bundle, rename, req)
 }
 
-// ReadResource routes resources/read by the resource's URI.
+// ReadResource routes resources/read by the resource's URI; a view exposed under a
+// namespaced URI is read from its bundle by the URI the bundle names it.
 func (n *Node) ReadResource(ctx context.Context, sess Session, req *Request) (json.RawMessage, error) {
-	bundle, err := n.resourceBundle(req)
+	bundle, own, err := n.viewBundle(req)
 	if err != nil {
 		return nil, err
 	}
-	return n.forward(ctx, sess, bundle, "", req)
+	if own == req.URI {
+		return n.forward(ctx, sess, bundle, "", req)
+	}
+	return n.readRenamed(ctx, sess, bundle, own, req)
 }
 
 // resourceBundle finds the bundle serving the resource req names, when the caller may

@@ -352,8 +352,11 @@ func (n *Node) startInstance(b *bundle) (*instance, lists, error) {
 	cfg.Handler = bundleHandler{n: n, b: b, inst: inst}
 	cfg.ClientInfo = mcp.Implementation{Name: "toolnode", Version: n.cfg.Version}
 	// Offered so that bundles may ask; the node relays each request to the client whose
-	// call caused it, which answers or refuses.
-	cfg.Capabilities = json.RawMessage(`{"roots":{"listChanged":true},"sampling":{},"elicitation":{}}`)
+	// call caused it, which answers or refuses. MCP Apps too: a bundle lists its tools'
+	// views for the clients that show them (a 2026-07-28 bundle is told each caller's own
+	// capabilities with its calls).
+	cfg.Capabilities = json.RawMessage(`{"roots":{"listChanged":true},"sampling":{},"elicitation":{},` +
+		`"extensions":{"` + mcp.ExtensionUI + `":` + string(mcp.UIClientCapability()) + `}}`)
 	cfg.DiscoverTimeout = min(upstream.DefaultDiscoverTimeout, timeout/2)
 	c, err := upstream.Start(cfg)
 	if err != nil {

@@ -1,7 +1,8 @@
+//go:build linux && !toolnode_darwin_proc
+
 package proc
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -16,10 +17,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TagVar names the variable that marks every process of one bundle process's family. A
-// daemon the bundle starts inherits it, which tells it apart once it has left both the
-// bundle's process tree and its group.
-const TagVar = "TOOLNODE_PROCESS_TAG"
+// adoptsOrphans: the node is a child subreaper, to which its bundles' orphans come back and
+// by which they are reaped.
+const adoptsOrphans = true
 
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{
@@ -43,14 +43,12 @@ type family struct {
 	known     map[int]uint64 // descendants seen, by pid, with their start time against pid reuse
 	strangers map[int]uint64 // children of the node found not to be of the family, likewise
 
-	stop      chan struct{}
-	done      chan struct{}
-	closeOnce sync.Once
+	ticking
 }
 
 // newFamily makes the node a subreaper and returns the family of a process about to be
 // started with env, and env with the family's tag added.
-func newFamily(env []string) (*family, []string, error) {
+func newFamily(env []string, _ time.Duration) (*family, []string, error) {
 	// Per process and idempotent: setting it again for each start costs one system call.
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return nil, nil, fmt.Errorf("become a child subreaper: %w", err)
@@ -60,7 +58,7 @@ func newFamily(env []string) (*family, []string, error) {
 		return nil, nil, fmt.Errorf("family tag: %w", err)
 	}
 	tag := TagVar + "=" + hex.EncodeToString(b[:])
-	f := &family{self: os.Getpid(), tag: []byte(tag), known: map[int]uint64{}, strangers: map[int]uint64{}, stop: make(chan struct{}), done: make(chan struct{})}
+	f := &family{self: os.Getpid(), tag: []byte(tag), known: map[int]uint64{}, strangers: map[int]uint64{}, ticking: newTicking()}
 	return f, append(env[:len(env):len(env)], tag), nil
 }
 
@@ -71,28 +69,11 @@ func (f *family) follow(leader int, d time.Duration) {
 	if st, ok := readStat(leader); ok {
 		f.leaderStart = st.start
 	}
-	go func() {
-		defer close(f.done)
-		t := time.NewTicker(d)
-		defer t.Stop()
-		for {
-			select {
-			case <-f.stop:
-				return
-			case <-t.C:
-				f.members()
-			}
-		}
-	}()
+	f.start(d, func() { f.members() })
 }
 
 // close stops following. Safe to call many times.
-func (f *family) close() {
-	f.closeOnce.Do(func() {
-		close(f.stop)
-		<-f.done
-	})
-}
+func (f *family) close() { f.halt() }
 
 // signal sends sig to the leader's group and to every living member of the family.
 func (f *family) signal(sig syscall.Signal) {
@@ -172,18 +153,7 @@ func (f *family) members() []int {
 	return live
 }
 
-func (f *family) tagged(pid int) bool {
-	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return false
-	}
-	for _, kv := range bytes.Split(env, []byte{0}) {
-		if bytes.Equal(kv, f.tag) {
-			return true
-		}
-	}
-	return false
-}
+func (f *family) tagged(pid int) bool { return environHas(pid, f.tag) }
 
 // groupAlive reports whether a process of the leader's group is still running, reaping
 // its members the node adopted. kill(-pgid, 0) alone would count zombies; /proc tells them
@@ -214,34 +184,6 @@ func (f *family) groupAlive() bool {
 		}
 	}
 	return alive
-}
-
-type stat struct {
-	ppid, pgrp int
-	zombie     bool
-	start      uint64 // clock ticks after boot
-}
-
-// readStat reads /proc/PID/stat. The command name may hold spaces and parentheses; the
-// fields after the last ')' are "state ppid pgrp session tty tpgid flags minflt cminflt
-// majflt cmajflt utime stime cutime cstime priority nice threads itrealvalue starttime".
-func readStat(pid int) (stat, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return stat{}, false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return stat{}, false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 {
-		return stat{}, false
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	pgrp, _ := strconv.Atoi(f[2])
-	start, _ := strconv.ParseUint(f[19], 10, 64)
-	return stat{ppid: ppid, pgrp: pgrp, zombie: f[0] == "Z" || f[0] == "X", start: start}, true
 }
 
 // children lists the children of pid, from every thread's children file (a child belongs

@@ -14,7 +14,9 @@ func sysProcAttr() *syscall.SysProcAttr {
 // stop past closing stdin kills the process.
 type family struct{ p *os.Process }
 
-func newFamily(env []string) (*family, []string, error) { return &family{}, env, nil }
+func newFamily(env []string, _ time.Duration) (*family, []string, error) {
+	return &family{}, env, nil
+}
 
 func (f *family) follow(leader int, _ time.Duration) { f.p, _ = os.FindProcess(leader) }
 

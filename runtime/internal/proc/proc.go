@@ -1,9 +1,18 @@
 // Package proc starts a bundle's process and stops it the way the MCP stdio transport asks:
 // close its stdin, wait, SIGTERM, wait, SIGKILL. Each process leads its own process group
 // and every signal goes to the whole group, so wrappers such as `sh -c`, `npx` or `uv run`
-// cannot leave the real server behind. On Linux the node is also a child subreaper and
-// follows each bundle's descendants, so that a daemon that left the group (`setsid`) is
-// stopped and reaped with its bundle too; elsewhere the group is what is stopped.
+// cannot leave the real server behind. Each process's descendants are followed too, so that
+// a daemon that left the group (`setsid`) is stopped with its bundle: on Linux the node is a
+// child subreaper that orphans come back to, and reaps them (family_linux.go); on macOS
+// orphans go to launchd, and the node finds them in the process table by the tag they
+// inherited (family_unix.go). If the node dies without stopping its bundles, Linux sends
+// each bundle process SIGTERM (the parent-death signal); macOS has no such signal, and a
+// watchdog process stops their groups instead (watchdog_unix.go). Elsewhere the group is
+// what is stopped.
+//
+// The macOS supervision builds on Linux too, with the build tag toolnode_darwin_proc: its
+// process table is then read from /proc instead of sysctl(3), and everything else is the
+// code macOS runs, so that the test suites run against it here.
 package proc
 
 import (
@@ -21,6 +30,11 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 )
+
+// TagVar names the variable that marks every process of one bundle process's family. A
+// daemon the bundle starts inherits it, which tells it apart once it has left both the
+// bundle's process tree and its group.
+const TagVar = "TOOLNODE_PROCESS_TAG"
 
 // Config says what to run.
 type Config struct {
@@ -104,7 +118,7 @@ func Start(cfg Config) (*Process, error) {
 		closeAll(inR, inW, outR, outW)
 		return nil, fmt.Errorf("stderr pipe: %w", err)
 	}
-	fam, env, err := newFamily(cfg.Env)
+	fam, env, err := newFamily(cfg.Env, cfg.Grace)
 	if err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW)
 		return nil, err

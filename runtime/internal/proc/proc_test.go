@@ -24,6 +24,8 @@ func TestMain(m *testing.M) {
 		goleak.VerifyTestMain(m)
 	case "flood":
 		flood()
+	case "node":
+		nodeHelper()
 	case "lines":
 		fmt.Fprint(os.Stderr, "[WARN] careful\nplain line\r\n")
 		fmt.Fprint(os.Stderr, strings.Repeat("y", 100)+"\nafter\n")
@@ -44,6 +46,19 @@ func flood() {
 	w.WriteString("\nflood over\n")
 	w.Flush()
 	os.Exit(0)
+}
+
+// nodeHelper is a node that starts one bundle, the shell script PROC_TEST_SCRIPT in the
+// folder PROC_TEST_DIR, says "started" on stdout, and waits to be killed.
+func nodeHelper() {
+	p, err := Start(Config{Path: "/bin/sh", Args: []string{"-c", os.Getenv("PROC_TEST_SCRIPT")}, Dir: os.Getenv("PROC_TEST_DIR"),
+		Env: []string{"PATH=" + os.Getenv("PATH")}, Grace: 200 * time.Millisecond, TrackEvery: 20 * time.Millisecond})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println("started", p.Pid())
+	select {}
 }
 
 // sink is a log destination that keeps what it is told, up to a bound.

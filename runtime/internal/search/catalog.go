@@ -2,12 +2,15 @@ package search
 
 import "github.com/toolnode/toolnode/runtime/internal/catalog"
 
-// FromCatalog indexes the tools of a merged catalog under their exposed names.
+// FromCatalog indexes the tools of a merged catalog under their exposed names, but for the
+// tools only views may call (catalog.Entry.AppOnly), which the model is not shown.
 func FromCatalog(c *catalog.Catalog) *Index {
 	entries := c.Entries()
-	tools := make([]Tool, len(entries))
-	for i, e := range entries {
-		tools[i] = Tool{Name: e.Name, Bundle: e.Bundle, JSON: e.JSON}
+	tools := make([]Tool, 0, len(entries))
+	for _, e := range entries {
+		if !e.AppOnly {
+			tools = append(tools, Tool{Name: e.Name, Bundle: e.Bundle, JSON: e.JSON})
+		}
 	}
 	return Build(tools)
 }

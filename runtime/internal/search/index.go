@@ -38,6 +38,8 @@ type Hit struct {
 	Description string          `json:"description,omitempty"`
 	Category    string          `json:"category,omitempty"`
 	InputSchema json.RawMessage `json:"inputSchema"`
+	// Signature is how a toolnode.run program calls the tool; its searcher sets it.
+	Signature string `json:"signature,omitempty"`
 }
 
 // Results is the structured content of toolnode.search. Truncated says that more tools

@@ -198,6 +198,7 @@ func method(m string) string {
 		mcp.MethodResourcesRead, mcp.MethodResourcesSub, mcp.MethodResourcesUnsub,
 		mcp.MethodPromptsList, mcp.MethodPromptsGet, mcp.MethodComplete,
 		mcp.MethodDiscover, mcp.MethodSubscriptionsListen,
+		mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel, mcp.NotifyTasks,
 		mcp.NotifyInitialized, mcp.NotifyCancelled, mcp.NotifyProgress, mcp.NotifyRootsListChanged:
 		return m
 	}

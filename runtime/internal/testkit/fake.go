@@ -34,12 +34,15 @@ func capabilities(surface bool) map[string]any {
 //	FAKE_EXIT_AFTER_MS exit with status 3 this long after answering initialize
 //	FAKE_RECORD        append every line received on stdin to this file
 //	FAKE_ECHO_TYPE     the JSON type of echo's "text" argument (default string)
+//	FAKE_TASKS=1       with FAKE_STATELESS, hold tasks itself (MCP's tasks extension): its
+//	                   tool "job" becomes a task for a client that declared the extension
 func serveFake(stdin io.Reader, stdout io.Writer) {
 	name := os.Getenv("FAKE_NAME")
 	junk := os.Getenv("FAKE_JUNK") == "1"
 	delay, _ := time.ParseDuration(os.Getenv("FAKE_DELAY_MS") + "ms")
 	surface := os.Getenv("FAKE_SURFACE") == "1"
 	stateless := os.Getenv("FAKE_STATELESS") == "1"
+	holdsTasks := stateless && os.Getenv("FAKE_TASKS") == "1"
 	fmt.Fprintf(os.Stderr, "[INFO] fake bundle %s starting\n", name)
 
 	var wmu sync.Mutex
@@ -88,6 +91,7 @@ func serveFake(stdin io.Reader, stdout io.Writer) {
 		tool("crash", ``),
 		tool("talk", `"text":{"type":"string"}`),
 		tool("mirror", `"region":{"type":"string","x-mcp-header":"Region"},"text":{"type":"string"}`),
+		tool("job", `"ms":{"type":"integer"}`),
 		tool("bad name!", ``),
 	}
 	// Answers to our own requests (sampling) by id.
@@ -109,6 +113,8 @@ func serveFake(stdin io.Reader, stdout io.Writer) {
 		return <-ch
 	}
 
+	tasks := newFakeTasks(send)
+
 	var record *os.File
 	if path := os.Getenv("FAKE_RECORD"); path != "" {
 		record, _ = os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
@@ -129,10 +135,15 @@ func serveFake(stdin io.Reader, stdout io.Writer) {
 			Params struct {
 				Name      string          `json:"name"`
 				Arguments json.RawMessage `json:"arguments"`
+				TaskID    string          `json:"taskId"`
 				Meta      struct {
 					ProgressToken json.RawMessage `json:"progressToken"`
 					LogLevel      string          `json:"io.modelcontextprotocol/logLevel"`
+					Caps          json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
 				} `json:"_meta"`
+				Notifications struct {
+					TaskIDs []string `json:"taskIds"`
+				} `json:"notifications"`
 			} `json:"params"`
 		}
 		if json.Unmarshal(line, &req) != nil {
@@ -160,7 +171,11 @@ func serveFake(stdin io.Reader, stdout io.Writer) {
 				send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": -32601, "message": "method not found"}})
 				continue
 			}
-			reply(req.ID, map[string]any{"supportedVersions": []string{"2026-07-28", "2025-11-25"}, "capabilities": capabilities(surface),
+			caps := capabilities(surface)
+			if holdsTasks {
+				caps["extensions"] = map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}
+			}
+			reply(req.ID, map[string]any{"supportedVersions": []string{"2026-07-28", "2025-11-25"}, "capabilities": caps,
 				"_meta": map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "fake-" + name, "version": "1"}}})
 		case "initialize":
 			time.Sleep(delay)
@@ -196,7 +211,25 @@ func serveFake(stdin io.Reader, stdout io.Writer) {
 				"content": map[string]any{"type": "text", "text": "prompt " + req.Params.Name + " of " + name}}}})
 		case "completion/complete":
 			reply(req.ID, map[string]any{"completion": map[string]any{"values": []string{"completed by " + name}}})
+		case "tasks/get", "tasks/update", "tasks/cancel", "subscriptions/listen":
+			if !holdsTasks {
+				send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": -32601, "message": "method not found"}})
+				continue
+			}
+			res, err := tasks.serve(req.Method, req.ID, req.Params.TaskID, req.Params.Notifications.TaskIDs)
+			switch {
+			case err != "":
+				send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": -32602, "message": err}})
+			case res != nil:
+				reply(req.ID, res)
+			}
 		case "tools/call":
+			if req.Params.Name == "job" && holdsTasks && strings.Contains(string(req.Params.Meta.Caps), "io.modelcontextprotocol/tasks") {
+				var a struct{ MS int }
+				json.Unmarshal(req.Params.Arguments, &a)
+				send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": tasks.start(name, time.Duration(a.MS)*time.Millisecond)})
+				continue
+			}
 			if req.Params.Name == "freeze" {
 				// Stop reading and answering, as a wedged server does.
 				fmt.Fprintf(os.Stderr, "fake bundle %s: frozen\n", name)
@@ -212,6 +245,9 @@ func serveFake(stdin io.Reader, stdout io.Writer) {
 				switch req.Params.Name {
 				case "echo", "mirror":
 					reply(req.ID, text(name+":"+args.Text))
+				case "job":
+					time.Sleep(time.Duration(args.MS) * time.Millisecond)
+					reply(req.ID, text(name+": job done without a task"))
 				case "talk":
 					// A log message about the call, tagged with its id as toolnode's SDKs do
 					// (a stateless bundle sends it only when the request's _meta names a
@@ -354,4 +390,89 @@ func serveFake(stdin io.Reader, stdout io.Writer) {
 			reply(req.ID, map[string]any{})
 		}
 	}
+}
+
+// fakeTasks are the tasks a fake bundle holds itself.
+type fakeTasks struct {
+	send    func(any)
+	mu      sync.Mutex
+	n       int
+	byID    map[string]map[string]any
+	listens map[string]json.RawMessage // the subscriptions/listen watching a task, by task id
+}
+
+func newFakeTasks(send func(any)) *fakeTasks {
+	return &fakeTasks{send: send, byID: map[string]map[string]any{}, listens: map[string]json.RawMessage{}}
+}
+
+// start makes a task that completes after d, and returns its CreateTaskResult.
+func (f *fakeTasks) start(name string, d time.Duration) map[string]any {
+	f.mu.Lock()
+	f.n++
+	id := fmt.Sprintf("fake-task-%d", f.n)
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	t := map[string]any{"taskId": id, "status": "working", "createdAt": now, "lastUpdatedAt": now, "ttlMs": 600000, "pollIntervalMs": 100}
+	f.byID[id] = t
+	created := map[string]any{"resultType": "task"}
+	for k, v := range t {
+		created[k] = v
+	}
+	f.mu.Unlock()
+	go func() {
+		time.Sleep(d)
+		f.mu.Lock()
+		if t["status"] == "working" {
+			t["status"] = "completed"
+			t["result"] = map[string]any{"content": []any{map[string]any{"type": "text", "text": name + ": job done in a task"}}}
+			t["lastUpdatedAt"] = time.Now().UTC().Format(time.RFC3339Nano)
+		}
+		f.mu.Unlock()
+		f.notify(id)
+	}()
+	return created
+}
+
+// notify sends notifications/tasks with the task's state on the listen watching it.
+func (f *fakeTasks) notify(id string) {
+	f.mu.Lock()
+	listen, ok := f.listens[id]
+	params := map[string]any{}
+	for k, v := range f.byID[id] {
+		params[k] = v
+	}
+	f.mu.Unlock()
+	if ok {
+		params["_meta"] = map[string]any{"io.modelcontextprotocol/subscriptionId": listen}
+		f.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks", "params": params})
+	}
+}
+
+// serve answers tasks/* and subscriptions/listen: a result, or an error message, or
+// neither (a listen, which is answered only when it ends).
+func (f *fakeTasks) serve(method string, reqID json.RawMessage, id string, listen []string) (map[string]any, string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if method == "subscriptions/listen" {
+		for _, tid := range listen {
+			f.listens[tid] = reqID
+		}
+		return nil, ""
+	}
+	t := f.byID[id]
+	if t == nil {
+		return nil, "unknown task " + id
+	}
+	switch method {
+	case "tasks/get":
+		out := map[string]any{}
+		for k, v := range t {
+			out[k] = v
+		}
+		return out, ""
+	case "tasks/cancel":
+		if t["status"] == "working" {
+			t["status"] = "cancelled"
+		}
+	}
+	return map[string]any{}, ""
 }

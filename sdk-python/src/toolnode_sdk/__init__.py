@@ -2,16 +2,20 @@
 
 from ._context import Context
 from ._errors import ToolError, ToolnodeError
-from ._protocol import LATEST_VERSION, STATELESS_VERSIONS, SUPPORTED_VERSIONS
+from ._protocol import LATEST_VERSION, STATELESS_VERSIONS, SUPPORTED_VERSIONS, RpcError
 from ._server import Server
 from ._tool import Result, Tool
+from ._views import MIME_APP, UI_EXTENSION
 
 __all__ = [
     "LATEST_VERSION",
+    "MIME_APP",
     "STATELESS_VERSIONS",
     "SUPPORTED_VERSIONS",
+    "UI_EXTENSION",
     "Context",
     "Result",
+    "RpcError",
     "Server",
     "Tool",
     "ToolError",

@@ -86,6 +86,8 @@ class Context:
         self._asker = asker
         self._capable = capable
         self._cancelled = threading.Event()
+        self._statuses = 0
+        self._status_lock = threading.Lock()
 
     @property
     def request_id(self) -> RequestId:
@@ -133,6 +135,20 @@ class Context:
             params["message"] = message
         params["_meta"] = self.routing_meta()
         self._send(notification("notifications/progress", params))
+
+    def status(self, message: str) -> None:
+        """Report what the call is doing now, for a call that runs as a task.
+
+        A node holding the call's task (toolnode does, for any tool that allows one)
+        makes message the task's status message, and makes the call a task at once if it
+        is not one yet; what the handler asks before its first report is asked on the
+        client's request itself, before any task exists. It is sent as progress counting
+        the reports, so it does nothing when the caller asked for no progress.
+        """
+        with self._status_lock:
+            self._statuses += 1
+            count = self._statuses
+        self.progress(count, message=message)
 
     def log(self, level: str, data: Any, logger: Optional[str] = None) -> None:
         """Send notifications/message unless the client's logging/setLevel filters it.

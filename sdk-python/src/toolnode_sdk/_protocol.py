@@ -50,7 +50,11 @@ UNSUPPORTED_VERSION = -32022
 
 
 class RpcError(ToolnodeError):
-    """A failure answered as a JSON-RPC error object instead of a result."""
+    """A failure answered as a JSON-RPC error object instead of a result.
+
+    A tool handler raises it for a failure of the protocol rather than of the tool: a
+    task fails with it, where a result with isError (ToolError) completes the task.
+    """
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)

@@ -32,6 +32,8 @@ class Resource:
     title: Optional[str] = None
     description: Optional[str] = None
     mime_type: Optional[str] = None
+    meta: Optional[Dict[str, Any]] = None
+    listed: bool = True
 
     def definition(self) -> Message:
         return _listed(
@@ -41,6 +43,7 @@ class Resource:
                 "title": self.title,
                 "description": self.description,
                 "mimeType": self.mime_type,
+                "_meta": self.meta,
             }
         )
 

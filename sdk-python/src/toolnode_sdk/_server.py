@@ -45,6 +45,7 @@ from ._resources import (
     PromptHandler,
     Resource,
     ResourceHandler,
+    ResourceReturn,
     Template,
     TemplateHandler,
     contents,
@@ -53,6 +54,7 @@ from ._resources import (
 from ._schema import check_arguments
 from ._state import StateSealer, call_digest
 from ._tool import Handler, Tool, call_result, text_result
+from ._views import MIME_APP, UI_SCHEME, view_meta
 
 H = TypeVar("H", bound=Handler)
 R = TypeVar("R", bound=ResourceHandler)
@@ -122,18 +124,28 @@ class Server:
         input_schema: Optional[Dict[str, Any]] = None,
         output_schema: Optional[Dict[str, Any]] = None,
         annotations: Optional[Dict[str, Any]] = None,
+        meta: Optional[Dict[str, Any]] = None,
+        view: Optional[str] = None,
+        visibility: Optional[Sequence[str]] = None,
+        task_support: Optional[str] = None,
     ) -> Callable[[H], H]:
         """Register the decorated function as a tool and return it unchanged.
 
         The function is called as handler(args, ctx). name defaults to the
         function's name, description to its docstring, input_schema to an
-        object without properties.
+        object without properties. meta is the tool's _meta. view names the ui://
+        view (see Server.view) hosts show its results in, and visibility who may see
+        and call it: ["model", "app"] by default, ["app"] for a tool only views call.
+        task_support says whether a call may ("optional"), must ("required") or must
+        not ("forbidden") run as a task.
         """
         if callable(name):
             raise TypeError(
                 "@server.tool must be called: write @server.tool() or "
                 '@server.tool(name="...", input_schema={...})'
             )
+
+        tool_meta = view_meta(meta, view, visibility)
 
         def register(func: H) -> H:
             self.add_tool(
@@ -149,6 +161,8 @@ class Server:
                     description=description if description is not None else inspect.getdoc(func),
                     output_schema=output_schema,
                     annotations=annotations,
+                    meta=tool_meta,
+                    task_support=task_support,
                 )
             )
             return func
@@ -182,6 +196,34 @@ class Server:
             return func
 
         return register
+
+    def view(
+        self,
+        uri: str,
+        html: str,
+        *,
+        name: Optional[str] = None,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        ui: Optional[Dict[str, Any]] = None,
+        listed: bool = True,
+    ) -> None:
+        """Offer an MCP Apps view: the HTML document at uri (ui://...), read with MIME type
+        text/html;profile=mcp-app and ui (csp, permissions, domain, prefersBorder) as the
+        _meta.ui of its listing and contents. listed=False leaves it out of resources/list;
+        hosts find it through the tools naming it (@server.tool(view=uri))."""
+        if not uri.lower().startswith(UI_SCHEME) or len(uri) == len(UI_SCHEME):
+            raise ValueError(f"view URI {uri!r} must begin {UI_SCHEME}")
+        if uri in self._resources:
+            raise ValueError(f"resource {uri!r} is already registered")
+        meta = {"ui": dict(ui or {})}
+
+        def read(read_uri: str, ctx: Context) -> ResourceReturn:
+            return {"uri": uri, "mimeType": MIME_APP, "text": html, "_meta": meta}
+
+        self._resources[uri] = Resource(
+            uri, name or uri, read, title, description, MIME_APP, meta, listed
+        )
 
     def resource_template(
         self,
@@ -504,7 +546,7 @@ class _Session:
         return self._page("tools", [t.definition() for t in self._server.tools], params, era)
 
     def _list_resources(self, params: Message, era: _Era) -> Message:
-        listed = [r.definition() for r in self._server._resources.values()]
+        listed = [r.definition() for r in self._server._resources.values() if r.listed]
         return self._page("resources", listed, params, era)
 
     def _list_templates(self, params: Message, era: _Era) -> Message:

@@ -29,6 +29,9 @@ Handler = Callable[[Dict[str, Any], Context], ToolReturn]
 # SEP-986: what a tool name may contain.
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
+# Values of a tool's execution.taskSupport (MCP's tasks extension).
+TASK_SUPPORT = ("optional", "required", "forbidden")
+
 
 @dataclass(frozen=True)
 class Tool:
@@ -41,11 +44,21 @@ class Tool:
     description: Optional[str] = None
     output_schema: Optional[Dict[str, Any]] = None
     annotations: Optional[Dict[str, Any]] = None
+    meta: Optional[Dict[str, Any]] = None
+    # Whether a call may ("optional"), must ("required") or must not ("forbidden") run as
+    # a task of MCP's tasks extension; None says nothing. A node in front (toolnode) holds
+    # the task: the handler reports its status (Context.status) and asks for input.
+    task_support: Optional[str] = None
 
     def __post_init__(self) -> None:
         if not _NAME.fullmatch(self.name):
             raise ValueError(
                 f"tool name {self.name!r} must be 1-128 characters of A-Z a-z 0-9 _ - ."
+            )
+        if self.task_support is not None and self.task_support not in TASK_SUPPORT:
+            raise ValueError(
+                f"tool {self.name!r}: task_support {self.task_support!r} must be one of "
+                + ", ".join(TASK_SUPPORT)
             )
 
     def definition(self) -> Message:
@@ -60,6 +73,10 @@ class Tool:
             listed["outputSchema"] = self.output_schema
         if self.annotations is not None:
             listed["annotations"] = self.annotations
+        if self.meta is not None:
+            listed["_meta"] = self.meta
+        if self.task_support is not None:
+            listed["execution"] = {"taskSupport": self.task_support}
         return listed
 
 

@@ -315,6 +315,112 @@ static json_t *multi_round(tn_call_t *call, json_t *args, void *user)
 }
 
 /* ------------------------------------------------------------------------
+ * Tasks (SEP-2663): the node in front holds the tasks; each tool says
+ * whether it allows or requires one, reports its status and asks for input
+ * ------------------------------------------------------------------------ */
+
+#define ASK_CONFIRM                                                        \
+    "{\"confirm\":{\"method\":\"elicitation/create\",\"params\":{"        \
+    "\"message\":\"Delete the file?\",\"requestedSchema\":{\"type\":"      \
+    "\"object\",\"properties\":{\"confirm\":{\"type\":\"boolean\"}},"     \
+    "\"required\":[\"confirm\"]}}}}"
+#define ASK_INPUT(n)                                                       \
+    "{\"method\":\"elicitation/create\",\"params\":{\"message\":"         \
+    "\"Input " n ", please\",\"requestedSchema\":{\"type\":\"object\","   \
+    "\"properties\":{\"name\":{\"type\":\"string\"}},\"required\":"      \
+    "[\"name\"]}}}"
+
+static json_t *greet(tn_call_t *call, json_t *args, void *user)
+{
+    (void)call, (void)user;
+    return tn_result_textf(
+        "Hello, %s!", json_string_value(json_object_get(args, "name")));
+}
+
+static json_t *slow_compute(tn_call_t *call, json_t *args, void *user)
+{
+    (void)user;
+    double seconds = json_number_value(json_object_get(args, "seconds"));
+    const char *label = json_string_value(json_object_get(args, "label"));
+    char status[128];
+    snprintf(status, sizeof status, "computing %s", label ? label : "");
+    tn_status(call, status);
+    if (pause_ms(call, (long long)(seconds * 1000)))
+        return NULL;
+    return tn_result_textf("computed %s in %gs", label ? label : "",
+                           seconds);
+}
+
+static json_t *failing_job(tn_call_t *call, json_t *args, void *user)
+{
+    (void)args, (void)user;
+    tn_status(call, "working");
+    if (pause_ms(call, 1000))
+        return NULL;
+    return tn_result_error("the job failed, as it always does");
+}
+
+/* NULL answers the call with a JSON-RPC error: the task fails. */
+static json_t *protocol_error_job(tn_call_t *call, json_t *args, void *user)
+{
+    (void)args, (void)user;
+    tn_status(call, "working");
+    return NULL;
+}
+
+static json_t *confirm_delete(tn_call_t *call, json_t *args, void *user)
+{
+    (void)user;
+    const char *file = json_string_value(json_object_get(args, "filename"));
+    char status[160];
+    snprintf(status, sizeof status, "about to delete %s", file ? file : "");
+    tn_status(call, status);
+    json_t *answers = tn_ask(call, json_loads(ASK_CONFIRM, 0, NULL));
+    if (!answers)
+        return NULL;
+    int yes = json_is_true(json_object_get(
+        json_object_get(json_object_get(answers, "confirm"), "content"),
+        "confirm"));
+    json_decref(answers);
+    return tn_result_textf("%s %s", yes ? "deleted" : "kept",
+                           file ? file : "");
+}
+
+static json_t *multi_input(tn_call_t *call, json_t *args, void *user)
+{
+    (void)args, (void)user;
+    tn_status(call, "asking");
+    json_t *answers = tn_ask(
+        call, json_pack("{s:o, s:o}", "first",
+                        json_loads(ASK_INPUT("1"), 0, NULL), "second",
+                        json_loads(ASK_INPUT("2"), 0, NULL)));
+    if (!answers)
+        return NULL;
+    json_t *result = tn_result_textf(
+        "%s and %s", field(json_object_get(answers, "first"), "name"),
+        field(json_object_get(answers, "second"), "name"));
+    json_decref(answers);
+    return result;
+}
+
+/* Asks a name on the client's request itself, then works on as a task. */
+static json_t *with_task(tn_call_t *call, json_t *args, void *user)
+{
+    (void)args, (void)user;
+    json_t *answers = tn_ask(call, json_pack("{s:o}", "user_name",
+                                             json_loads(ASK_NAME, 0, NULL)));
+    if (!answers)
+        return NULL;
+    char status[160];
+    snprintf(status, sizeof status, "greeting %s",
+             field(json_object_get(answers, "user_name"), "name"));
+    tn_status(call, status);
+    json_t *result = pause_ms(call, 200) ? NULL : hello(answers);
+    json_decref(answers);
+    return result;
+}
+
+/* ------------------------------------------------------------------------
  * Resources and prompts
  * ------------------------------------------------------------------------ */
 
@@ -599,6 +705,32 @@ static const tn_tool_t tools[] = {
     {.name = "test_input_required_result_multi_round",
      .description = "Asks for input twice (SEP-2322)",
      .input_schema = NO_ARGS, .handler = multi_round},
+    {.name = "greet", .description = "Greets someone at once; never a task",
+     .input_schema = "{\"type\":\"object\",\"properties\":{\"name\":"
+                     "{\"type\":\"string\"}},\"required\":[\"name\"]}",
+     .handler = greet, .task_support = "forbidden"},
+    {.name = "slow_compute", .description = "Computes for the given seconds",
+     .input_schema = "{\"type\":\"object\",\"properties\":{\"seconds\":"
+                     "{\"type\":\"number\"},\"label\":{\"type\":"
+                     "\"string\"}}}",
+     .handler = slow_compute, .task_support = "optional"},
+    {.name = "failing_job", .description = "Fails as a tool after a second",
+     .input_schema = NO_ARGS, .handler = failing_job,
+     .task_support = "required"},
+    {.name = "protocol_error_job",
+     .description = "Fails with a JSON-RPC error", .input_schema = NO_ARGS,
+     .handler = protocol_error_job, .task_support = "optional"},
+    {.name = "confirm_delete", .description = "Asks to confirm a deletion",
+     .input_schema = "{\"type\":\"object\",\"properties\":{\"filename\":"
+                     "{\"type\":\"string\"}}}",
+     .handler = confirm_delete, .task_support = "optional"},
+    {.name = "multi_input", .description = "Asks two questions at once",
+     .input_schema = NO_ARGS, .handler = multi_input,
+     .task_support = "optional"},
+    {.name = "test_tool_with_task",
+     .description = "Asks a name, then works on as a task",
+     .input_schema = NO_ARGS, .handler = with_task,
+     .task_support = "required"},
 };
 
 static const tn_resource_t resources[] = {

@@ -115,3 +115,13 @@ func inputPrompt() prompt {
 				Content: mcp.TextContent("Context: " + field(a["user_context"], "context"))}}}, nil
 		}}
 }
+
+// fieldBool returns a boolean member of an elicitation answer's content.
+func fieldBool(answer json.RawMessage, name string) bool {
+	var a struct {
+		Content map[string]any `json:"content"`
+	}
+	_ = json.Unmarshal(answer, &a)
+	b, _ := a.Content[name].(bool)
+	return b
+}

@@ -41,7 +41,7 @@ const watchedURI = "test://watched-resource"
 func newServer(ctx context.Context) (*bundle.Server, error) {
 	s := bundle.NewServer(bundle.Options{Name: "toolnode-conformance", Version: "0.1.0"})
 	var errs []error
-	for _, t := range append(tools(), inputTools()...) {
+	for _, t := range append(append(tools(), inputTools()...), taskTools()...) {
 		errs = append(errs, s.AddTool(t.tool, t.handler))
 	}
 	for _, r := range resources() {

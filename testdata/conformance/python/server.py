@@ -18,7 +18,7 @@ if importlib.util.find_spec("toolnode_sdk") is None:
     # Run from a checkout where the SDK is not pip-installed: use the copy beside us.
     sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "sdk-python" / "src"))
 
-from toolnode_sdk import Context, Server, ToolError  # noqa: E402
+from toolnode_sdk import Context, RpcError, Server, ToolError  # noqa: E402
 
 server = Server("toolnode-conformance-python", version="0.1.0")
 NO_ARGS: Dict[str, Any] = {"type": "object", "properties": {}}
@@ -579,6 +579,126 @@ def prompt_asking(args: Dict[str, str], ctx: Context) -> str:
         {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]},
     )
     return "Context: " + str((answer.get("content") or {}).get("context"))
+
+
+# Tasks (SEP-2663): the node in front holds the tasks; each tool says whether it allows or
+# requires one, reports its status and asks for input.
+
+
+@server.tool(
+    name="greet",
+    description="Greets someone at once; never a task",
+    input_schema={"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+    task_support="forbidden",
+)
+def greet(args: Dict[str, Any], ctx: Context) -> str:
+    return f"Hello, {args['name']}!"
+
+
+@server.tool(
+    name="slow_compute",
+    description="Computes for the given seconds",
+    input_schema={
+        "type": "object",
+        "properties": {"seconds": {"type": "number"}, "label": {"type": "string"}},
+    },
+    task_support="optional",
+)
+def slow_compute(args: Dict[str, Any], ctx: Context) -> str:
+    seconds, label = args.get("seconds", 0), args.get("label", "")
+    ctx.status(f"computing {label}")
+    if ctx.wait_cancelled(seconds):
+        raise ToolError("cancelled")
+    return f"computed {label} in {seconds}s"
+
+
+@server.tool(
+    name="failing_job",
+    description="Fails as a tool after a second",
+    input_schema=NO_ARGS,
+    task_support="required",
+)
+def failing_job(args: Dict[str, Any], ctx: Context) -> str:
+    ctx.status("working")
+    ctx.wait_cancelled(1)
+    raise ToolError("the job failed, as it always does")
+
+
+@server.tool(
+    name="protocol_error_job",
+    description="Fails with a JSON-RPC error",
+    input_schema=NO_ARGS,
+    task_support="optional",
+)
+def protocol_error_job(args: Dict[str, Any], ctx: Context) -> str:
+    ctx.status("working")
+    raise RpcError(-32603, "the job broke down")
+
+
+def _question(message: str, field: str, kind: str) -> Dict[str, Any]:
+    """An elicitation/create asking for one field of the given JSON type."""
+    return {
+        "method": "elicitation/create",
+        "params": {
+            "message": message,
+            "requestedSchema": {
+                "type": "object",
+                "properties": {field: {"type": kind}},
+                "required": [field],
+            },
+        },
+    }
+
+
+CONFIRM = _question("Delete the file?", "confirm", "boolean")
+
+
+@server.tool(
+    name="confirm_delete",
+    description="Asks to confirm a deletion",
+    input_schema={"type": "object", "properties": {"filename": {"type": "string"}}},
+    task_support="optional",
+)
+def confirm_delete(args: Dict[str, Any], ctx: Context) -> str:
+    filename = args.get("filename", "")
+    ctx.status(f"about to delete {filename}")
+    answer = ctx.ask({"confirm": CONFIRM})["confirm"]
+    content = answer.get("content")
+    yes = isinstance(content, dict) and content.get("confirm") is True
+    return f"{'deleted' if yes else 'kept'} {filename}"
+
+
+@server.tool(
+    name="multi_input",
+    description="Asks two questions at once",
+    input_schema=NO_ARGS,
+    task_support="optional",
+)
+def multi_input(args: Dict[str, Any], ctx: Context) -> str:
+    ctx.status("asking")
+    answers = ctx.ask(
+        {
+            "first": _question("Input 1, please", "name", "string"),
+            "second": _question("Input 2, please", "name", "string"),
+        }
+    )
+    return f"{_name(answers['first'])} and {_name(answers['second'])}"
+
+
+@server.tool(
+    name="test_tool_with_task",
+    description="Asks a name, then works on as a task",
+    input_schema=NO_ARGS,
+    task_support="required",
+)
+def with_task(args: Dict[str, Any], ctx: Context) -> str:
+    # The question comes first, asked on the client's request: only then is there work
+    # for a task.
+    name = _name(ctx.ask({"user_name": NAME})["user_name"])
+    ctx.status(f"greeting {name}")
+    if ctx.wait_cancelled(0.2):
+        raise ToolError("cancelled")
+    return f"Hello, {name}!"
 
 
 def _watch() -> None:

@@ -165,14 +165,16 @@ func checkHeaders(r *http.Request, msg *rpc.Message, req *node.Request, version 
 	return nil
 }
 
-// headerTarget is what Mcp-Name names for a request: the tool or prompt, or the resource's
-// URI; false for a method without one.
+// headerTarget is what Mcp-Name names for a request: the tool or prompt, the resource's
+// URI, or the task; false for a method without one.
 func headerTarget(req *node.Request) (string, bool) {
 	switch req.Method {
 	case mcp.MethodToolsCall, mcp.MethodPromptsGet:
 		return req.Name, true
 	case mcp.MethodResourcesRead:
 		return req.URI, true
+	case mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel:
+		return req.TaskID, true
 	}
 	return "", false
 }

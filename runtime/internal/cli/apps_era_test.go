@@ -1,0 +1,128 @@
+package cli_test
+
+// MCP Apps through the node without a browser: a bundle of the Python SDK with views
+// (sdk-python/tests/fixture_views.py) behind the node, read and called by the official Go
+// SDK client in both protocol eras, and under an access file.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// viewsBundle writes a bundle running the Python SDK's views fixture as views.
+func viewsBundle(t *testing.T) string {
+	t.Helper()
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skipf("python3 is not on PATH: %v", err)
+	}
+	fixture, _ := filepath.Abs("../../../sdk-python/tests/fixture_views.py")
+	dir := t.TempDir()
+	m, _ := json.Marshal(map[string]any{"name": "views", "command": []string{python, fixture}})
+	os.MkdirAll(filepath.Join(dir, "views"), 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "views", "bundle.json"), m, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// viewOf is the resourceUri a listed tool names; "" when none.
+func viewOf(tool *mcp.Tool) string {
+	ui, _ := tool.Meta["ui"].(map[string]any)
+	uri, _ := ui["resourceUri"].(string)
+	return uri
+}
+
+func tryCall(t *testing.T, s *mcp.ClientSession, name string) (string, error) {
+	t.Helper()
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
+	if err != nil {
+		return "", err
+	}
+	if len(res.Content) == 0 {
+		return "", fmt.Errorf("no content")
+	}
+	return res.Content[0].(*mcp.TextContent).Text, nil
+}
+
+func TestAppsInBothEras(t *testing.T) {
+	dir := viewsBundle(t)
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			s := startNodeAt(t, version, nil, nil, "--bundles", dir).session
+			tools := toolNames(t, s)
+			if show := tools["views.show"]; show == nil || viewOf(show) != "ui://views/show.html" || show.Meta["kept"] != 1.0 {
+				t.Errorf("views.show listed as %+v", show)
+			}
+			if _, ok := tools["views.refresh"]; ok {
+				t.Error("the app-only views.refresh is listed")
+			}
+			// The unlisted view reads, its _meta.ui intact; the listed one has its CSP.
+			for uri, want := range map[string]string{
+				"ui://views/hidden.html": `{"ui":{}}`,
+				"ui://views/show.html":   `{"ui":{"csp":{"connectDomains":["https://api.example.com"]},"prefersBorder":true}}`,
+			} {
+				res, err := s.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+				if err != nil {
+					t.Fatalf("read %s: %v", uri, err)
+				}
+				meta, _ := json.Marshal(res.Contents[0].Meta)
+				if c := res.Contents[0]; c.URI != uri || c.MIMEType != "text/html;profile=mcp-app" || string(meta) != want {
+					t.Errorf("read %s: %+v, _meta %s", uri, c, meta)
+				}
+			}
+			// The app-only tool is called by the view's name for it and by the node's.
+			for _, name := range []string{"refresh", "views.refresh", "show"} {
+				if got, err := tryCall(t, s, name); err != nil || !strings.HasSuffix(got, "ed") && got != "shown" {
+					t.Errorf("call %s: %q, %v", name, got, err)
+				}
+			}
+		})
+	}
+}
+
+func TestAppsFollowTheAccessFile(t *testing.T) {
+	dir := viewsBundle(t)
+	accessFile := filepath.Join(t.TempDir(), "access.json")
+	os.WriteFile(accessFile, []byte(fmt.Sprintf(`{"clients": [
+		{"name": "viewer", "token_sha256": %q, "allow": ["views.*"]},
+		{"name": "blind", "token_sha256": %q, "allow": ["views.show"]}]}`,
+		sha("viewer-token"), sha("blind-token"))), 0o600)
+	url := startHTTPNode(t, "--bundles", dir, "--access", accessFile)
+	viewer := connectWithToken(t, url, "viewer-token")
+	blind := connectWithToken(t, url, "blind-token")
+
+	if uri := viewOf(toolNames(t, viewer)["views.show"]); uri != "ui://views/show.html" {
+		t.Errorf("the viewer sees views.show with view %q", uri)
+	}
+	if _, err := viewer.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "ui://views/show.html"}); err != nil {
+		t.Errorf("the viewer reads its view: %v", err)
+	}
+	if got, err := tryCall(t, viewer, "refresh"); err != nil || got != "refreshed" {
+		t.Errorf("the viewer's view calls refresh: %q, %v", got, err)
+	}
+
+	// A client that may not read the bundle's resources gets the tool without its view,
+	// cannot read the view, and its view-style calls reach only what it may call.
+	show := toolNames(t, blind)["views.show"]
+	if show == nil || viewOf(show) != "" || show.Meta["kept"] != 1.0 {
+		t.Errorf("the blind client sees views.show as %+v", show)
+	}
+	if _, err := blind.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "ui://views/show.html"}); err == nil {
+		t.Error("the blind client read the view")
+	}
+	if got, err := tryCall(t, blind, "show"); err != nil || got != "shown" {
+		t.Errorf("the blind client calls show: %q, %v", got, err)
+	}
+	if _, err := tryCall(t, blind, "refresh"); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Errorf("the blind client called refresh: %v", err)
+	}
+}

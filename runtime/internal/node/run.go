@@ -1,0 +1,423 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/toolnode/toolnode/runtime/internal/argcheck"
+	"github.com/toolnode/toolnode/runtime/internal/catalog"
+	"github.com/toolnode/toolnode/runtime/internal/codemode"
+	"github.com/toolnode/toolnode/runtime/internal/rpc"
+	"github.com/toolnode/toolnode/runtime/internal/search"
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
+)
+
+// toolnode.run: a Starlark program that calls tools (runtime/internal/codemode runs it).
+// Every inner call is made as a call of the run's caller: its filter, the tool's argument
+// checks, the relay with its time limits, telemetry under the run's span (the run's
+// context carries it), progress to the run's client, cancellation with the run, and input
+// a bundle asks for passed to the client. Each inner call is reported to the front's
+// InnerCalls hook, which audits it under the run.
+
+// RunToolName is the name of toolnode.run.
+const RunToolName = "toolnode.run"
+
+// InnerCall is what the node tells of a call a run made: the request it made (Ran, Bundle,
+// Via toolnode.run, Run, Refused noted on it as for any call), when it began, and its
+// outcome.
+type InnerCall struct {
+	Session Session // the run's caller
+	Request *Request
+	Start   time.Time
+	Result  json.RawMessage
+	Err     error
+	// Cancelled says the run ended (its client cancelled it, or a bound stopped it)
+	// before the call did.
+	Cancelled bool
+}
+
+// SetInnerCalls sets what is told of every call a run makes (the front audits them); nil
+// for nothing. It is set once, before calls are served.
+func (n *Node) SetInnerCalls(f func(InnerCall)) { n.innerCalls = f }
+
+// RunTool returns the tools/list entry of toolnode.run, its description naming the bounds
+// b.
+func RunTool(b codemode.Bounds) json.RawMessage {
+	b = b.WithDefaults()
+	desc := "Run a short Starlark program (Python-like; no imports, I/O or clock) that calls this node's tools, and get the value of its last line. " +
+		"Every tool you may call is a function taking keyword arguments: meos.speed(point=p) (characters other than letters, digits and _ in a name become _, e.g. node_lamp.on); call(\"name\", {args}) calls any tool by name. " +
+		"search(query, limit=10) finds tools, each with its signature; parallel([(meos.speed, {\"point\": p}), ...]) makes calls at once and gives their results in order. " +
+		"A result is the tool's structuredContent, else its text (json.decode reads JSON text). A failed call gives an error value, not an exception: is_error(r); r.kind, r.dispatched (false: nothing ran), r.message. " +
+		"print() adds to the output; fail(msg) stops the program. Calls whose arguments are literals are checked before anything runs. " +
+		fmt.Sprintf("Bounds: %d steps, %s, %d calls, %d calls at once in parallel(), %d bytes of results.", b.Steps, b.Time, b.Calls, b.Parallel, b.Bytes)
+	d, _ := json.Marshal(desc)
+	return json.RawMessage(`{"name":"` + RunToolName + `","title":"Run a program over the tools",` +
+		`"description":` + string(d) + `,` +
+		`"inputSchema":{"type":"object","properties":{` +
+		`"code":{"type":"string","maxLength":` + fmt.Sprint(codemode.MaxCode) + `,"description":"The Starlark program; its last line, when an expression, is its value."}},` +
+		`"required":["code"],"additionalProperties":false},` +
+		`"outputSchema":{"type":"object","properties":{` +
+		`"value":{"description":"The program's value."},"output":{"type":"string","description":"What it printed."},` +
+		`"calls":{"type":"integer","description":"The calls it made."},` +
+		`"error":{"type":"object","description":"Why it failed: kind (invalid_program: nothing ran; program_error; bound; cancelled), dispatched, message, bound, line, column, problems."}},` +
+		`"required":["calls"]}}`)
+}
+
+// ParseRun reads toolnode.run's arguments: the program's text.
+func ParseRun(args json.RawMessage) (string, error) {
+	var code string
+	var has bool
+	err := decodeExact(args, map[string]func([]byte) error{
+		"code": func(v []byte) error {
+			has = true
+			return jsonString(v, &code)
+		},
+	})
+	if err != nil {
+		return "", fmt.Errorf("%s arguments: %w", RunToolName, err)
+	}
+	if !has {
+		return "", fmt.Errorf("%s arguments: code is missing; give the program's text", RunToolName)
+	}
+	return code, nil
+}
+
+// runProgram serves toolnode.run: req is its tools/call. The program runs on a goroutine of its
+// own, its inner calls waiting on it; done gets the run's result.
+func (n *Node) runProgram(ctx context.Context, sess Session, req *Request, done Done) {
+	req.Run = n.newToken()
+	code, err := ParseRun(req.Arguments)
+	if err != nil {
+		req.Refused = KindInvalidArguments
+		done.CallDone(json.Marshal(mcp.ErrorResult(err.Error())))
+		return
+	}
+	mi := n.metaIndex()
+	h := &runHost{n: n, mi: mi, outer: req, sess: &runSession{Session: sess, token: req.ProgressToken}}
+	go func() {
+		out := codemode.Run(ctx, h, mi.names, n.cfg.Run, code)
+		if out.Error != nil && out.Error.Kind == codemode.KindInvalidProgram {
+			req.Refused = KindInvalidArguments
+		}
+		done.CallDone(runResult(out))
+	}()
+}
+
+// runResult is the tools/call result of a run: its outcome as structured content, its
+// value (or its error's message) and its output as text.
+func runResult(out codemode.Outcome) (json.RawMessage, error) {
+	if out.Value == nil && out.Error == nil {
+		out.Value = json.RawMessage("null")
+	}
+	structured, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("encode the run's outcome: %w", err)
+	}
+	text := string(out.Value)
+	if out.Error != nil {
+		text = out.Error.Message
+	}
+	if out.Output != "" {
+		text = out.Output + text
+	}
+	res := mcp.TextResult(text)
+	res.StructuredContent = structured
+	res.IsError = out.Error != nil
+	return json.Marshal(res)
+}
+
+// runHost makes the inner calls of one run for its caller.
+type runHost struct {
+	n     *Node
+	mi    *metaIndex
+	outer *Request    // the run's tools/call
+	sess  *runSession // its caller, progress made the run's
+}
+
+// Tool implements codemode.Host: a tool the caller may call from a program (not the
+// node's own execute and run: a run does not nest).
+func (h *runHost) Tool(name string) (json.RawMessage, bool) {
+	if name == RunToolName || name == ExecuteToolName || !h.outer.Allow.allows(name) {
+		return nil, false
+	}
+	e, ok := h.mi.cat.Lookup(name)
+	if !ok {
+		return nil, false
+	}
+	schema, _ := rawjson.Member(e.JSON, "inputSchema")
+	return schema, true
+}
+
+// Check implements codemode.Host with the catalog's argument checks.
+func (h *runHost) Check(name string, args json.RawMessage) []codemode.Problem {
+	var invalid *argcheck.InvalidError
+	if err := h.mi.check.Check(name, args); errors.As(err, &invalid) {
+		probs := make([]codemode.Problem, len(invalid.Problems))
+		for i, p := range invalid.Problems {
+			probs[i] = codemode.Problem{Path: p.Path, Reason: p.Reason}
+		}
+		return probs
+	}
+	return nil
+}
+
+// Search implements codemode.Host: toolnode.search for the caller.
+func (h *runHost) Search(query string, limit int) (json.RawMessage, error) {
+	if err := checkLen(SearchToolName, "query", query, MaxQueryLen); err != nil {
+		return nil, err
+	}
+	if limit < 1 || limit > search.MaxLimit {
+		return nil, fmt.Errorf("search: limit is %d, must be from 1 to %d", limit, search.MaxLimit)
+	}
+	res := h.n.searchIn(h.mi, search.Query{Text: query, Limit: limit, Allow: h.outer.Allow})
+	return json.Marshal(res.Results)
+}
+
+// Call implements codemode.Host: one inner call, as toolnode.execute makes it, under the
+// run.
+func (h *runHost) Call(ctx context.Context, name string, args json.RawMessage) codemode.CallResult {
+	outer := h.outer
+	params := append(append(append(append([]byte(`{"name":`), rawjson.AppendString(nil, name)...), `,"arguments":`...), args...), '}')
+	if outer.Meta != nil {
+		params, _ = rawjson.PutMember(params, "_meta", outer.Meta)
+	}
+	inner := &Request{Method: mcp.MethodToolsCall, Params: params, Name: name, Arguments: args, Meta: outer.Meta,
+		ProgressToken: outer.ProgressToken, Allow: outer.Allow, Via: RunToolName, Run: outer.Run, Ran: name}
+	start := time.Now()
+	res, fail, err := h.call(ctx, inner)
+	if fail != nil && fail.Kind != codemode.KindCancelled {
+		inner.Refused = fail.Kind
+	}
+	if f := h.n.innerCalls; f != nil {
+		f(InnerCall{Session: h.sess.Session, Request: inner, Start: start, Result: res, Err: err, Cancelled: ctx.Err() != nil})
+	}
+	h.sess.step(ctx, name)
+	if fail != nil {
+		return codemode.CallResult{Failure: fail}
+	}
+	return codemode.CallResult{Result: res}
+}
+
+// call makes an inner call: the tool's result, or a Failure saying why there is none (and
+// the error, if any, that made it).
+func (h *runHost) call(ctx context.Context, inner *Request) (json.RawMessage, *codemode.Failure, error) {
+	name := inner.Name
+	e, ok := h.mi.cat.Lookup(name)
+	switch {
+	case !ok:
+		return nil, &codemode.Failure{Kind: KindUnknownTool, Message: "no tool is named " + name + "; search() finds tools"}, nil
+	case name == RunToolName || name == ExecuteToolName:
+		return nil, &codemode.Failure{Kind: KindForbidden, Message: name + " cannot be called from a program"}, nil
+	case !inner.Allow.allows(name):
+		return nil, &codemode.Failure{Kind: KindForbidden, Message: "this client may not call " + name}, nil
+	}
+	if probs := h.Check(name, inner.Arguments); probs != nil {
+		msg := (&argcheck.InvalidError{Tool: name, Problems: toArgcheck(probs)}).Error()
+		return nil, &codemode.Failure{Kind: KindInvalidArguments, Message: msg, Details: map[string]any{"problems": probs}}, nil
+	}
+	call := func(req *Request) (json.RawMessage, error) {
+		return rpc.Await(func(done rpc.Done) {
+			if e.Bundle == ownBundle {
+				h.n.callOwn(ctx, h.sess, req, e.Tool, DoneFunc(done))
+				return
+			}
+			h.n.callTool(ctx, h.sess, req, settleExecute, DoneFunc(done))
+		})
+	}
+	res, err := call(inner)
+	if err == nil && isInputRequired(res) {
+		res, err = FulfilInput(ctx, h.sess, inner, res, call)
+	}
+	if inner.Refused != "" && err == nil {
+		// Settled as toolnode.execute settles: the result is an ExecError.
+		var ee struct {
+			Error codemode.Failure `json:"error"`
+		}
+		structured, _ := rawjson.Member(res, "structuredContent")
+		if json.Unmarshal(structured, &ee) == nil && ee.Error.Kind != "" {
+			return res, &ee.Error, nil
+		}
+	}
+	if err != nil && ctx.Err() != nil {
+		inner.Refused = "" // the front names it cancelled
+		return nil, &codemode.Failure{Kind: codemode.KindCancelled, Dispatched: true, Message: err.Error()}, err
+	}
+	if err != nil {
+		return nil, &codemode.Failure{Kind: KindFailed, Dispatched: true, Message: err.Error()}, err
+	}
+	return res, nil, nil
+}
+
+func toArgcheck(probs []codemode.Problem) []argcheck.Problem {
+	out := make([]argcheck.Problem, len(probs))
+	for i, p := range probs {
+		out[i] = argcheck.Problem{Path: p.Path, Reason: p.Reason}
+	}
+	return out
+}
+
+// maxInputRounds bounds the rounds of input one call may ask for.
+const maxInputRounds = 16
+
+// FulfilInput serves the input a bundle of the 2026-07-28 revision asks for in res, an
+// input_required result of req: each input request goes to sess (a session's client gets
+// it as a request; a run's stateless client as the run's own input_required answer), and
+// the call is made again with call, the answers and the bundle's requestState, until the
+// bundle answers in full.
+func FulfilInput(ctx context.Context, sess Session, req *Request, res json.RawMessage, call func(*Request) (json.RawMessage, error)) (json.RawMessage, error) {
+	for round := 0; isInputRequired(res); round++ {
+		if round == maxInputRounds {
+			return nil, fmt.Errorf("%s asked for input %d times in a row; giving up", req.Method, maxInputRounds)
+		}
+		var ir mcp.InputRequiredResult
+		if err := json.Unmarshal(res, &ir); err != nil {
+			return nil, fmt.Errorf("the bundle's input_required result: %w", err)
+		}
+		answers := make(mcp.InputResponses, len(ir.InputRequests))
+		for key, r := range ir.InputRequests {
+			ans, err := sess.Request(ctx, r.Method, r.Params)
+			if err != nil {
+				return nil, err
+			}
+			answers[key] = ans
+		}
+		b, _ := json.Marshal(answers)
+		params, _ := rawjson.PutMember(req.Params, "inputResponses", b)
+		if ir.RequestState != "" {
+			s, _ := json.Marshal(ir.RequestState)
+			params, _ = rawjson.PutMember(params, "requestState", s)
+		} else {
+			params = rawjson.DeleteMember(params, "requestState")
+		}
+		next := *req
+		next.Params = params
+		req = &next
+		var err error
+		if res, err = call(req); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// isInputRequired reports whether a result asks for input.
+func isInputRequired(res json.RawMessage) bool {
+	v, ok := rawjson.Member(res, "resultType")
+	return ok && string(v) == `"`+mcp.ResultTypeInputRequired+`"`
+}
+
+// runSession is the run's caller as its inner calls see it: progress of any of them is the
+// run's progress, under the client's token and counting up, as the protocol wants it; all
+// else is the caller's own.
+type runSession struct {
+	Session
+	token json.RawMessage // the run's progress token; nil when the client asked for none
+
+	mu    sync.Mutex
+	steps int
+}
+
+// Notify passes the inner calls' messages on, their progress made the run's.
+func (s *runSession) Notify(ctx context.Context, method string, params any) error {
+	if method != mcp.NotifyProgress {
+		return s.Session.Notify(ctx, method, params)
+	}
+	msg := ""
+	if p, ok := params.(map[string]json.RawMessage); ok {
+		_ = json.Unmarshal(p["message"], &msg)
+	}
+	return s.progress(ctx, msg)
+}
+
+// step reports an inner call done as the run's progress.
+func (s *runSession) step(ctx context.Context, tool string) { _ = s.progress(ctx, tool+" done") }
+
+func (s *runSession) progress(ctx context.Context, msg string) error {
+	if s.token == nil {
+		return nil
+	}
+	s.mu.Lock()
+	s.steps++
+	p := mcp.ProgressParams{ProgressToken: s.token, Progress: float64(s.steps), Message: msg}
+	err := s.Session.Notify(ctx, mcp.NotifyProgress, p)
+	s.mu.Unlock() // held while sending: the client sees the counts in order
+	return err
+}
+
+// ClientKey implements Keyed as the caller does.
+func (s *runSession) ClientKey() string {
+	k, _ := clientKey(s.Session)
+	return k
+}
+
+// ClientBound implements Keyed as the caller does.
+func (s *runSession) ClientBound() string {
+	if k, ok := s.Session.(Keyed); ok {
+		return k.ClientBound()
+	}
+	return ""
+}
+
+// Ended implements Keyed as the caller does.
+func (s *runSession) Ended() <-chan struct{} {
+	_, ended := clientKey(s.Session)
+	return ended
+}
+
+// ClientCapabilities implements Capable as the caller does.
+func (s *runSession) ClientCapabilities() json.RawMessage {
+	if c, ok := s.Session.(Capable); ok {
+		return c.ClientCapabilities()
+	}
+	return nil
+}
+
+// ClientLogLevel implements Leveled as the caller does.
+func (s *runSession) ClientLogLevel() (string, bool) {
+	if l, ok := s.Session.(Leveled); ok {
+		return l.ClientLogLevel()
+	}
+	return "", true
+}
+
+// programNames maps the tools of a catalog to their names in a program.
+func programNames(cat *catalog.Catalog) *codemode.Names {
+	entries := cat.Entries()
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name
+	}
+	return codemode.NewNames(names)
+}
+
+// searchIn searches the catalog of mi, each result with its signature in a program.
+func (n *Node) searchIn(mi *metaIndex, q search.Query) search.Results {
+	res := mi.index.Search(q)
+	for i := range res.Results {
+		h := &res.Results[i]
+		if sig, ok := mi.sigs.Load(h.Name); ok {
+			h.Signature = sig.(string)
+			continue
+		}
+		h.Signature = mi.names.Signature(h.Name, h.InputSchema)
+		mi.sigs.Store(h.Name, h.Signature)
+	}
+	return res
+}
+
+// runBounds are the bounds of toolnode.run, for toolnode.status.
+func (n *Node) runBounds() []Bound {
+	b := n.cfg.Run.WithDefaults()
+	return []Bound{
+		{Name: "run.steps", Limit: int64(b.Steps)},
+		{Name: "run.time_ms", Limit: b.Time.Milliseconds()},
+		{Name: "run.calls", Limit: int64(b.Calls)},
+		{Name: "run.parallel", Limit: int64(b.Parallel)},
+		{Name: "run.bytes", Limit: b.Bytes},
+	}
+}

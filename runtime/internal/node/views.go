@@ -1,0 +1,127 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/toolnode/toolnode/runtime/internal/catalog"
+	"github.com/toolnode/toolnode/runtime/internal/rpc"
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
+)
+
+// MCP Apps through the node (see catalog.Views): a view calls its server's tools by the
+// server's own names, which the catalog exposes as <bundle>.<tool>, and reads its URIs,
+// which the catalog exposes as they are unless two bundles serve the same one.
+
+// viewCall finds the tool a view calls by its bundle's own name: the one tool of that name
+// among the bundles serving views that allow lets the caller use. None is not an error
+// (false); two or more are, naming them, since the node cannot tell which view called.
+func (n *Node) viewCall(name string, allow Allow) (catalog.Entry, bool, *rpc.Error) {
+	var found []catalog.Entry
+	for _, e := range n.Catalog().ByOwnName(name) {
+		if allow.allows(e.Name) {
+			found = append(found, e)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return catalog.Entry{}, false, nil
+	case 1:
+		return found[0], true, nil
+	}
+	names := make([]string, len(found))
+	for i, e := range found {
+		names[i] = e.Name
+	}
+	return catalog.Entry{}, false, invalidParams(fmt.Sprintf("tool %q is ambiguous: %d bundles serving views have a tool of that name (%s); "+
+		"call it by one of those names, or let this client use one of those bundles only (docs/clients.md, MCP Apps)",
+		name, len(found), strings.Join(names, ", ")))
+}
+
+// MayCall reports whether a caller that allow filters may call the tool name: a name in
+// the catalog, or the own name a view calls a tool of its bundle by.
+func (n *Node) MayCall(name string, allow Allow) bool {
+	if _, ok := n.Catalog().Lookup(name); ok {
+		return allow.allows(name)
+	}
+	_, ok, _ := n.viewCall(name, allow)
+	return ok
+}
+
+// viewBundle finds the bundle serving the resource req names, when the caller may read
+// it, and the URI the bundle names it by; else the error of an unknown resource, which for
+// a view two bundles serve names the URIs to read instead.
+func (n *Node) viewBundle(req *Request) (bundle, own string, err error) {
+	res := n.Resources()
+	bundle, own, ok := res.View(req.URI)
+	if ok && req.Allow.Resource(bundle, own) {
+		return bundle, own, nil
+	}
+	var readable []string
+	for _, exposed := range res.Clash(req.URI) {
+		if b, o, ok := res.View(exposed); ok && req.Allow.Resource(b, o) {
+			readable = append(readable, exposed)
+		}
+	}
+	if len(readable) == 0 {
+		return "", "", resourceNotFound(req.URI)
+	}
+	data, _ := json.Marshal(map[string]any{"uri": req.URI, "candidates": readable})
+	return "", "", rpc.Errorf(mcp.CodeResourceNotFound, "resource %q is served by %d bundles; read one of %s (docs/clients.md, MCP Apps)",
+		req.URI, len(readable), strings.Join(readable, ", ")).WithData(data)
+}
+
+// readRenamed reads the view exposed as req.URI from bundle by its own URI, and gives the
+// contents back under the URI read.
+func (n *Node) readRenamed(ctx context.Context, sess Session, bundle, own string, req *Request) (json.RawMessage, error) {
+	quotedOwn, _ := json.Marshal(own)
+	params, ok := rawjson.PutMember(req.Params, "uri", quotedOwn)
+	if !ok {
+		return nil, invalidParams("resources/read params must be an object")
+	}
+	inner := *req
+	inner.Params, inner.URI = params, own
+	res, err := n.forward(ctx, sess, bundle, "", &inner)
+	if err != nil {
+		return nil, err
+	}
+	return renameContents(res, own, req.URI), nil
+}
+
+// renameContents returns a resources/read result with the uri of each of its contents that
+// is from (as the bundle named it) set to to; the rest byte for byte.
+func renameContents(res json.RawMessage, from, to string) json.RawMessage {
+	contents, ok := rawjson.Member(res, "contents")
+	if !ok {
+		return res
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(contents, &items) != nil {
+		return res
+	}
+	quoted, _ := json.Marshal(to)
+	changed := false
+	for i, it := range items {
+		if u, ok := rawjson.Member(it, "uri"); ok && rawjson.StringIs(u, from) {
+			if out, ok := rawjson.SetMember(it, "uri", quoted); ok {
+				items[i], changed = out, true
+			}
+		}
+	}
+	if !changed {
+		return res
+	}
+	// Joined by hand: json.Marshal would escape the HTML of a view's text.
+	list := []byte{'['}
+	for i, it := range items {
+		if i > 0 {
+			list = append(list, ',')
+		}
+		list = append(list, it...)
+	}
+	out, _ := rawjson.SetMember(res, "contents", append(list, ']'))
+	return out
+}
