@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -228,8 +229,9 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// The official suite, both requirement sets, through the balancer to three replicas: every
-// required scenario passes, its requests spread over the replicas.
+// The official suite, both requirement sets and the tasks extension's scenarios, through
+// the balancer to three replicas: every required scenario passes, its requests spread
+// over the replicas.
 func TestConformanceThroughReplicas(t *testing.T) {
 	node, suite := findSuite(t, "conformance-2026")
 	rs := startReplicas(t, 3, "")
@@ -245,6 +247,24 @@ func TestConformanceThroughReplicas(t *testing.T) {
 			}
 		})
 	}
+	// The tasks extension's scenarios: a task made on one replica is read, updated and
+	// cancelled through whichever the balancer picks.
+	t.Run("tasks", func(t *testing.T) {
+		before := rs.served(t)
+		scenarios := taskScenarios(t, node, suite)
+		results := map[string][]checkResult{}
+		var logs []byte
+		for _, sc := range scenarios {
+			r, log := runSuite(t, node, suite, rs.url, "--scenario", sc)
+			maps.Copy(results, r)
+			logs = append(logs, log...)
+		}
+		check(t, results, scenarios)
+		rs.spread(t, before)
+		if t.Failed() {
+			t.Logf("suite output:\n%s", logs)
+		}
+	})
 }
 
 // The official Go SDK client, in both eras, through the balancer: calls, progress,
@@ -308,18 +328,16 @@ func TestGoClientThroughReplicas(t *testing.T) {
 					t.Errorf("%s: %v %q", tool.name, err, textOf(res))
 				}
 			}
-			if version == "2025-11-25" {
-				if err := s.Subscribe(ctx, &mcp.SubscribeParams{URI: "test://watched-resource"}); err != nil {
-					t.Fatalf("subscribe: %v", err)
+			if err := s.Subscribe(ctx, &mcp.SubscribeParams{URI: "test://watched-resource"}); err != nil {
+				t.Fatalf("subscribe: %v", err)
+			}
+			select {
+			case uri := <-updated:
+				if uri != "test://watched-resource" {
+					t.Errorf("updated %s", uri)
 				}
-				select {
-				case uri := <-updated:
-					if uri != "test://watched-resource" {
-						t.Errorf("updated %s", uri)
-					}
-				case <-ctx.Done():
-					t.Error("no resource update reached the subscribed session")
-				}
+			case <-ctx.Done():
+				t.Error("no resource update reached the subscribed client")
 			}
 			rs.spread(t, before)
 		})
