@@ -209,15 +209,15 @@ func (c *statelessClient) tryPost(method, params string) string {
 	if name, ok := target(method, params); ok {
 		hdr[httpfront.HeaderName] = name
 	}
-	req, _ := http.NewRequest(http.MethodPost, c.ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":99,"method":"`+method+`","params":`+withMeta(params)+`}`))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":99,"method":"`+method+`","params":`+withMeta(params)+`}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
-	client := c.ts.Client()
-	client.Timeout = 20 * time.Second
-	resp, err := client.Do(req)
+	resp, err := c.ts.Client().Do(req) // the client is shared: the time limit is the request's
 	if err != nil {
 		return ""
 	}
