@@ -99,33 +99,33 @@ Type: cpu
 -----------+-------------------------------------------------------
       10ms   runtime.mallocgc
              encoding/json.Unmarshal
-             github.com/toolnode/toolnode/runtime/front.(*HTTPHandler).post
+             github.com/toolnode/toolnode/runtime/internal/front/httpfront.(*Handler).post
              net/http.(*conn).serve
 -----------+-------------------------------------------------------
       1.50ms   runtime.gosched_m
              runtime.mcall
 -----------+-------------------------------------------------------
        5ms   runtime.memmove
-             github.com/toolnode/toolnode/runtime/rpc.(*Pending).Deliver
-             github.com/toolnode/toolnode/runtime/rpc.(*Conn).read
+             github.com/toolnode/toolnode/runtime/internal/rpc.(*Pending).Deliver
+             github.com/toolnode/toolnode/runtime/internal/rpc.(*Conn).read
 -----------+-------------------------------------------------------
        4ms   internal/runtime/syscall/linux.Syscall6
              syscall.Syscall
              os.(*File).Write
-             github.com/toolnode/toolnode/runtime/jsonl.(*Stream).TryWriteLine
-             github.com/toolnode/toolnode/runtime/node.(*Node).send
-             github.com/toolnode/toolnode/runtime/front.(*HTTPHandler).post
+             github.com/toolnode/toolnode/runtime/internal/rpc.(*Outbox).Send
+             github.com/toolnode/toolnode/runtime/internal/node.(*Node).send
+             github.com/toolnode/toolnode/runtime/internal/front/httpfront.(*Handler).post
              net/http.(*conn).serve
 -----------+-------------------------------------------------------
        2ms   internal/runtime/syscall/linux.Syscall6
              syscall.RawSyscall6
-             github.com/toolnode/toolnode/runtime/rpc.rawRead
-             github.com/toolnode/toolnode/runtime/rpc.(*pollReader).read
+             github.com/toolnode/toolnode/runtime/internal/rpc.rawRead
+             github.com/toolnode/toolnode/runtime/internal/rpc.(*pollReader).read
              internal/poll.(*FD).RawRead
              os.(*rawConn).Read
-             github.com/toolnode/toolnode/runtime/rpc.(*pollReader).Read
+             github.com/toolnode/toolnode/runtime/internal/rpc.(*pollReader).Read
              bufio.(*Reader).fill
-             github.com/toolnode/toolnode/runtime/rpc.(*Conn).read
+             github.com/toolnode/toolnode/runtime/internal/rpc.(*Conn).read
 -----------+-------------------------------------------------------
 `
 
@@ -134,7 +134,7 @@ func TestTracesAreParsedAndSortedIntoStages(t *testing.T) {
 	if len(stacks) != 6 || total != 42500*time.Microsecond {
 		t.Fatalf("parsed %d stacks of %s in all; want 6 of 42.5ms", len(stacks), total)
 	}
-	if got := stacks[1].frames[2]; got != "github.com/toolnode/toolnode/runtime/front.(*HTTPHandler).post" {
+	if got := stacks[1].frames[2]; got != "github.com/toolnode/toolnode/runtime/internal/front/httpfront.(*Handler).post" {
 		t.Errorf("third frame of the second stack: %q", got)
 	}
 	var b strings.Builder
