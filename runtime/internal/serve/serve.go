@@ -62,6 +62,9 @@ type Config struct {
 	ConnIdle time.Duration
 	// OnListening, when set, is told the URL of the HTTP front once it listens.
 	OnListening func(url string)
+	// OnServing, when set, is given the fronts' server once everything is built, before
+	// anything is served: a test's way to the node and the front it runs in process.
+	OnServing func(*front.Server)
 	// Hurry, when it ends during shutdown, stops the bundles at once (SIGKILL) instead of
 	// gracefully. Default: never.
 	Hurry context.Context
@@ -109,6 +112,9 @@ func Run(ctx context.Context, cfg Config) error {
 	r, err := build(ctx, cfg)
 	if err != nil {
 		return err
+	}
+	if cfg.OnServing != nil {
+		cfg.OnServing(r.srv)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

@@ -23,23 +23,16 @@ import (
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
-// The test binary doubles as a bundle: UPSTREAM_TEST_BUNDLE says which.
-//   - "sdk": upstreamtest.Recorder, serving the revisions in
-//     UPSTREAM_TEST_VERSIONS (comma-separated; empty for every one it knows, both eras);
-//   - "echo": the same with a tool that echoes its arguments, for benchmarks;
+// The test binary doubles as a bundle: upstreamtest.Recorder when upstreamtest.ChildEnv
+// says the revisions it serves, or else as UPSTREAM_TEST_BUNDLE says:
+//   - "echo": the Recorder with a tool that echoes its arguments, for benchmarks, serving
+//     the revisions in UPSTREAM_TEST_VERSIONS (comma-separated; empty for every one it
+//     knows, both eras);
 //   - "silent": a server of the initialize era that ignores whatever comes before
 //     initialize, as some do.
 func TestMain(m *testing.M) {
+	upstreamtest.RunIfChild()
 	switch os.Getenv("UPSTREAM_TEST_BUNDLE") {
-	case "sdk":
-		var versions []string
-		if v := os.Getenv("UPSTREAM_TEST_VERSIONS"); v != "" {
-			versions = strings.Split(v, ",")
-		}
-		if err := upstreamtest.Recorder(versions).Run(context.Background(), &sdk.StdioTransport{}); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-		os.Exit(0)
 	case "echo":
 		if err := echoServer(os.Getenv("UPSTREAM_TEST_VERSIONS")).Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -181,9 +174,9 @@ func TestEachBundleIsSpokenToInItsEra(t *testing.T) {
 		first   []string // what the bundle must have received first, in order
 		log     *headerLog
 	}{
-		{"stdio, official Go SDK serving both eras", Config{Process: selfProcess(t, "UPSTREAM_TEST_BUNDLE=sdk")},
+		{"stdio, official Go SDK serving both eras", Config{Process: selfProcess(t, upstreamtest.ChildEnv+"=all")},
 			EraStateless, mcp.Version20260728, []string{"server/discover"}, nil},
-		{"stdio, official Go SDK serving 2025-11-25 only", Config{Process: selfProcess(t, "UPSTREAM_TEST_BUNDLE=sdk", "UPSTREAM_TEST_VERSIONS=2025-11-25")},
+		{"stdio, official Go SDK serving 2025-11-25 only", Config{Process: selfProcess(t, upstreamtest.ChildEnv+"=2025-11-25")},
 			EraSession, "2025-11-25", []string{"initialize", "notifications/initialized"}, nil},
 		{"stdio, a server that ignores what comes before initialize", Config{Process: selfProcess(t, "UPSTREAM_TEST_BUNDLE=silent"), DiscoverTimeout: 300 * time.Millisecond},
 			EraSession, "", []string{"server/discover", "initialize", "notifications/initialized"}, nil},
