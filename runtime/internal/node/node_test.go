@@ -3,9 +3,7 @@ package node_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,35 +19,6 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// session records what the node sends a client.
-type session struct {
-	mu   sync.Mutex
-	got  []string
-	seen chan struct{}
-}
-
-func (s *session) Notify(_ context.Context, method string, params any) error {
-	b, _ := json.Marshal(params)
-	s.mu.Lock()
-	s.got = append(s.got, method+" "+string(b))
-	s.mu.Unlock()
-	select {
-	case s.seen <- struct{}{}:
-	default:
-	}
-	return nil
-}
-
-func (s *session) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
-	return nil, fmt.Errorf("no requests")
-}
-
-func (s *session) messages() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Join(s.got, "\n")
-}
-
 // startNode runs a node of the test bundles names, of the initialize era.
 func startNode(t *testing.T, names ...string) *node.Node {
 	t.Helper()
@@ -63,7 +32,23 @@ func startNode(t *testing.T, names ...string) *node.Node {
 // startNodeOf runs a node of ms with their processes started; it is closed with the test.
 func startNodeOf(t *testing.T, ms []*manifest.Manifest) *node.Node {
 	t.Helper()
-	n := node.New(node.Config{Manifests: ms, Supervision: node.Supervision{PingEvery: -1}})
+	n, _ := startNodeWith(t, node.Config{Manifests: ms})
+	return n
+}
+
+// startNodeWith runs a node configured by cfg (with pings off unless cfg sets them), logging
+// to the buffer it returns unless cfg has a logger, and waits until its bundles have
+// started; it is closed with the test.
+func startNodeWith(t *testing.T, cfg node.Config) (*node.Node, *testkit.SyncBuffer) {
+	t.Helper()
+	var logs *testkit.SyncBuffer
+	if cfg.Logger == nil {
+		cfg.Logger, logs = testkit.Log(t)
+	}
+	if cfg.Supervision.PingEvery == 0 {
+		cfg.Supervision.PingEvery = -1
+	}
+	n := node.New(cfg)
 	n.Start()
 	select {
 	case <-n.Ready():
@@ -71,12 +56,76 @@ func startNodeOf(t *testing.T, ms []*manifest.Manifest) *node.Node {
 		t.Fatal("the node did not start its bundles")
 	}
 	t.Cleanup(func() { n.Close(context.Background()) })
-	return n
+	return n, logs
+}
+
+// startFakes writes the fake bundles fakes and runs a node of them, configured by cfg.
+func startFakes(t *testing.T, cfg node.Config, fakes ...testkit.Fake) (*node.Node, *testkit.SyncBuffer) {
+	t.Helper()
+	dir := t.TempDir()
+	var names []string
+	for _, f := range fakes {
+		testkit.Write(t, dir, f)
+		names = append(names, f.Name)
+	}
+	cfg.Manifests = testkit.Manifests(t, dir, names...)
+	return startNodeWith(t, cfg)
+}
+
+// result is a tool's result as the node answers it.
+type result struct {
+	IsError bool `json:"isError"`
+	Content []struct {
+		Text string `json:"text"`
+	} `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+}
+
+// text is the result's text, its parts joined.
+func (r result) text() string {
+	var sb strings.Builder
+	for _, c := range r.Content {
+		sb.WriteString(c.Text)
+	}
+	return sb.String()
+}
+
+// callWithin calls the tool name with args (nil for none) for sess, giving up after d; an
+// error is one of the protocol, not of the tool.
+func callWithin(t *testing.T, n *node.Node, sess node.Session, d time.Duration, name string, args any) (result, error) {
+	t.Helper()
+	params := map[string]any{"name": name}
+	if args != nil {
+		params["arguments"] = args
+	}
+	b, _ := json.Marshal(params)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	raw, err := n.Call(ctx, sess, b)
+	if err != nil {
+		return result{}, err
+	}
+	var r result
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatalf("%s answered %s: %v", name, raw, err)
+	}
+	return r, nil
+}
+
+// call calls the tool name with args for sess and returns its text and whether it is a
+// tool error; an error of the protocol fails the test.
+func call(t *testing.T, n *node.Node, sess node.Session, name string, args any) (string, bool) {
+	t.Helper()
+	r, err := callWithin(t, n, sess, 30*time.Second, name, args)
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	return r.text(), r.IsError
 }
 
 func TestCallsReachTheirBundleAndMessagesTheirSession(t *testing.T) {
 	n := startNode(t, "a", "b")
-	s := &session{seen: make(chan struct{}, 16)}
+	s := &testkit.Session{}
 	n.Attach(s)
 	defer n.Detach(s)
 	for _, tc := range []struct{ tool, want string }{{"a.echo", "a:x"}, {"b.echo", "b:x"}} {
@@ -92,7 +141,7 @@ func TestCallsReachTheirBundleAndMessagesTheirSession(t *testing.T) {
 	if !strings.Contains(string(res), "a:hello") {
 		t.Errorf("talk answered %s", res)
 	}
-	got := s.messages()
+	got := s.Messages()
 	if !strings.Contains(got, `notifications/message {"level":"info","logger":"a","data":"hello"`) ||
 		!strings.Contains(got, `notifications/progress {"progress":1,"progressToken":"mine"}`) {
 		t.Errorf("the session got:\n%s", got)
@@ -144,7 +193,7 @@ func TestAsksClientsFollowsTheRunningProcesses(t *testing.T) {
 
 // leveled is a session whose client said which log messages it wants.
 type leveled struct {
-	*session
+	*testkit.Session
 	level string
 	wants bool
 }
@@ -163,9 +212,9 @@ func TestAStatelessBundleIsAskedForTheLogsItsCallerWants(t *testing.T) {
 		sess  node.Session
 		wants bool
 	}{
-		{"nothing known of the caller", &session{}, true},
-		{"a caller that wants info and above", leveled{&session{}, "info", true}, true},
-		{"a caller that wants none", leveled{&session{}, "", false}, false},
+		{"nothing known of the caller", &testkit.Session{}, true},
+		{"a caller that wants info and above", leveled{&testkit.Session{}, "info", true}, true},
+		{"a caller that wants none", leveled{&testkit.Session{}, "", false}, false},
 	} {
 		res, err := n.Call(context.Background(), tc.sess, json.RawMessage(`{"name":"s.talk","arguments":{"text":"hello"}}`))
 		if err != nil || !strings.Contains(string(res), "s:hello") {
@@ -173,10 +222,10 @@ func TestAStatelessBundleIsAskedForTheLogsItsCallerWants(t *testing.T) {
 		}
 		var got string
 		switch s := tc.sess.(type) {
-		case *session:
-			got = s.messages()
+		case *testkit.Session:
+			got = s.Messages()
 		case leveled:
-			got = s.messages()
+			got = s.Messages()
 		}
 		if logged := strings.Contains(got, "notifications/message"); logged != tc.wants {
 			t.Errorf("%s: log message sent %v, want %v; the session got:\n%s", tc.name, logged, tc.wants, got)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
 // The node's own tools refuse arguments past their bounds with a tool error that says
@@ -12,7 +14,7 @@ import (
 // not repeated back.
 func TestTheNodesToolsBoundTheirArguments(t *testing.T) {
 	n := startNode(t, "a")
-	s := &session{seen: make(chan struct{}, 16)}
+	s := &testkit.Session{}
 	n.Attach(s)
 	defer n.Detach(s)
 	for _, tt := range []struct {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
 // runProgram calls toolnode.run with code and returns its result's structured content and
@@ -30,7 +32,7 @@ func runProgram(t *testing.T, call func(json.RawMessage) (json.RawMessage, error
 // signatures; its value is its last line.
 func TestRunCallsToolsOfBundles(t *testing.T) {
 	n := startNode(t, "a", "b")
-	s := &session{seen: make(chan struct{}, 64)}
+	s := &testkit.Session{}
 	call := func(p json.RawMessage) (json.RawMessage, error) { return n.Call(context.Background(), s, p) }
 	out, isErr := runProgram(t, call, `
 x = a.echo(text="one")

@@ -8,10 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
 // TestNodeKilledLeavesNoBundleRunning kills a node (this test binary as nodeHelper) with
@@ -47,8 +48,8 @@ func TestNodeKilledLeavesNoBundleRunning(t *testing.T) {
 	if _, err := fmt.Sscan(strings.TrimPrefix(line, "started "), &leader); err != nil {
 		t.Fatal(err)
 	}
-	daemon := waitPidFile(t, filepath.Join(dir, "daemon"))
-	child := waitPidFile(t, filepath.Join(dir, "child"))
+	daemon := testkit.PidFile(t, filepath.Join(dir, "daemon"), 1)
+	child := testkit.PidFile(t, filepath.Join(dir, "child"), 1)
 	t.Cleanup(func() {
 		for _, pid := range []int{leader, daemon, child} {
 			if p, err := os.FindProcess(pid); err == nil && running(pid) {
@@ -66,30 +67,16 @@ func TestNodeKilledLeavesNoBundleRunning(t *testing.T) {
 		// Linux signals the node's children only: the rest is left to the bundle.
 		want = map[string]int{"the bundle": leader}
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for what, pid := range want {
-		for running(pid) && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if running(pid) {
-			t.Errorf("%s (%d) still runs after the node was killed", what, pid)
-		}
-	}
-}
-
-func waitPidFile(t *testing.T, path string) int {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
-			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err != nil {
-				t.Fatalf("pid file %q: %v", b, err)
+	testkit.Eventually(t, 15*time.Second, func() string {
+		var left []string
+		for what, pid := range want {
+			if running(pid) {
+				left = append(left, fmt.Sprintf("%s (%d)", what, pid))
 			}
-			return pid
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("no pid in %s", path)
-	return 0
+		if len(left) > 0 {
+			return fmt.Sprintf("%s still run after the node was killed", strings.Join(left, ", "))
+		}
+		return ""
+	})
 }

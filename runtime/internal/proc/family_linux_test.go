@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
 // TestStopLeavesNoDescendant runs bundles that leave daemons behind in the ways real ones
@@ -33,7 +35,7 @@ func TestStopLeavesNoDescendant(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			daemon := waitPidFile(t, filepath.Join(dir, "pid"))
+			daemon := testkit.PidFile(t, filepath.Join(dir, "pid"), 1)
 			if !running(daemon) {
 				t.Fatalf("the daemon %d is not running before Stop", daemon)
 			}
@@ -68,18 +70,10 @@ func TestOrphansThatExitAreReapedWhileTheBundleRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Stop(context.Background())
-	helper := waitPidFile(t, filepath.Join(dir, "pid"))
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		_, err := os.Stat("/proc/" + strconv.Itoa(helper))
-		if err != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			st, _ := os.ReadFile("/proc/" + strconv.Itoa(helper) + "/stat")
-			t.Fatalf("the exited helper is still there while the bundle runs: %s", st)
-		}
-		time.Sleep(20 * time.Millisecond)
+	helper := testkit.PidFile(t, filepath.Join(dir, "pid"), 1)
+	if !testkit.Reaped(helper, 5*time.Second) {
+		st, _ := os.ReadFile("/proc/" + strconv.Itoa(helper) + "/stat")
+		t.Fatalf("the exited helper is still there while the bundle runs: %s", st)
 	}
 	if !running(p.Pid()) {
 		t.Error("the bundle itself is gone")

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
 // startTagged starts script in a process group of its own with tag in its environment, as
@@ -45,7 +47,7 @@ func TestWatchdogStopsTheFamiliesLeftWhenThePipeEnds(t *testing.T) {
 	const tagA, tagB = TagVar + "=aaaa", TagVar + "=bbbb"
 	a, startA := startTagged(t, dir, `setsid sh -c 'echo $$ > daemon; exec sleep 300' </dev/null >/dev/null 2>&1 & exec sleep 300`, tagA)
 	b, startB := startTagged(t, dir, `exec sleep 300`, tagB)
-	daemon := waitPidFile(t, filepath.Join(dir, "daemon"))
+	daemon := testkit.PidFile(t, filepath.Join(dir, "daemon"), 1)
 
 	r, w := io.Pipe()
 	done := make(chan int, 1)
@@ -102,16 +104,12 @@ func TestWatchdogComesBackAndGoes(t *testing.T) {
 	}
 	first.Kill()
 	<-exited
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if next, _ := current(); next != nil && next.Pid != first.Pid && running(next.Pid) {
-			break
+	testkit.Eventually(t, 10*time.Second, func() string {
+		if next, _ := current(); next == nil || next.Pid == first.Pid || !running(next.Pid) {
+			return "no new watchdog since the first one's death"
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no new watchdog within 10s of the first one's death")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return ""
+	})
 	_, exited = current()
 	p.Stop(context.Background())
 	select {

@@ -1,0 +1,234 @@
+package node_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/toolnode/toolnode/runtime/internal/node"
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+)
+
+// bundleStatus is the status of bundle name, or the test fails.
+func bundleStatus(t *testing.T, n *node.Node, name string) node.BundleStatus {
+	t.Helper()
+	for _, st := range n.Status() {
+		if st.Name == name {
+			return st
+		}
+	}
+	t.Fatalf("no bundle %s in %+v", name, n.Status())
+	return node.BundleStatus{}
+}
+
+func TestSupervision(t *testing.T) {
+	dir := t.TempDir()
+	fakes := []testkit.Fake{
+		{Name: "steady"},
+		// crashy exits 30ms after its handshake for as long as its folder holds the file
+		// "crash": removing it is the fix, with no change to the manifest or the program.
+		{Name: "crashy", Prelude: "[ -e crash ] && export FAKE_EXIT_AFTER_MS=30"},
+		{Name: "slowpoke", Extra: `"timeouts": {"call": "300ms"}`},
+		{Name: "pool", Extra: `"instances": 4`},
+	}
+	var names []string
+	for _, f := range fakes {
+		testkit.Write(t, dir, f)
+		names = append(names, f.Name)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "crashy", "crash"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n, logs := startNodeWith(t, node.Config{Manifests: testkit.Manifests(t, dir, names...)})
+	s := &testkit.Session{}
+
+	t.Run("a killed bundle is restarted and serves the next call", func(t *testing.T) {
+		pidText, _ := call(t, n, s, "steady.pid", nil)
+		var pid int
+		fmt.Sscan(pidText, &pid)
+		syscall.Kill(pid, syscall.SIGKILL)
+		testkit.Eventually(t, 5*time.Second, func() string {
+			res, err := callWithin(t, n, s, 10*time.Second, "steady.pid", nil)
+			if err != nil || res.IsError {
+				return fmt.Sprintf("call failed: %v %v", err, res)
+			}
+			if res.text() == pidText {
+				return "answered by the killed process"
+			}
+			return ""
+		})
+		if st := bundleStatus(t, n, "steady"); st.Restarts < 1 || st.State != node.StateReady {
+			t.Errorf("status after the restart: %+v", st)
+		}
+	})
+
+	t.Run("a crash-looping bundle shows its loop, the others serve, and it comes back once fixed", func(t *testing.T) {
+		testkit.Eventually(t, 15*time.Second, func() string {
+			if st := bundleStatus(t, n, "crashy"); st.State != node.StateCrashLoop {
+				return fmt.Sprintf("crashy is %+v", st)
+			}
+			return ""
+		})
+		st := bundleStatus(t, n, "crashy")
+		if !strings.Contains(st.LastError, "exit status 3") || st.FailuresInARow < 5 || st.Restarts < 5 || st.RetryAt == "" {
+			t.Errorf("the crash loop is not shown with its reason, count and next try: %+v", st)
+		}
+		if _, ok := n.Catalog().Lookup("crashy.echo"); ok {
+			t.Error("the crash-looping bundle's tools are still listed")
+		}
+		if got, _ := call(t, n, s, "steady.echo", map[string]any{"text": "ok"}); got != "steady:ok" {
+			t.Errorf("steady answered %q", got)
+		}
+		if err := os.Remove(filepath.Join(dir, "crashy", "crash")); err != nil {
+			t.Fatal(err)
+		}
+		// The next try comes after the backoff reached so far, a few seconds here.
+		testkit.Eventually(t, 20*time.Second, func() string {
+			res, err := callWithin(t, n, s, 10*time.Second, "crashy.echo", map[string]any{"text": "back"})
+			if err != nil || res.IsError || res.text() != "crashy:back" {
+				return fmt.Sprintf("crashy answered %v %v; status %+v", res, err, bundleStatus(t, n, "crashy"))
+			}
+			return ""
+		})
+		if st := bundleStatus(t, n, "crashy"); st.State != node.StateReady {
+			t.Errorf("crashy answers but its state is %+v", st)
+		}
+	})
+
+	t.Run("a hanging call is cancelled at its timeout and the bundle told", func(t *testing.T) {
+		got, isErr := call(t, n, s, "slowpoke.sleep", map[string]any{"ms": 10000})
+		if !isErr || !strings.Contains(got, "showed no progress for 300ms") {
+			t.Errorf("got %q (isError %v), want a timeout error", got, isErr)
+		}
+		logs.WaitFor(t, 2*time.Second, "fake bundle slowpoke: cancelled")
+	})
+
+	t.Run("progress extends the timeout", func(t *testing.T) {
+		got, isErr := call(t, n, s, "slowpoke.ticker", map[string]any{"ms": 1000, "every": 100})
+		if isErr {
+			t.Errorf("a call showing progress every 100ms timed out: %q", got)
+		}
+	})
+
+	t.Run("a pool spreads calls over its processes", func(t *testing.T) {
+		var wg sync.WaitGroup
+		pids := make(chan string, 4)
+		for i := range 4 {
+			wg.Add(1)
+			token := fmt.Sprintf("pool-%d", i)
+			go func() {
+				defer wg.Done()
+				raw, err := n.Call(context.Background(), s, json.RawMessage(`{"name":"pool.sleep","arguments":{"ms":500},"_meta":{"progressToken":"`+token+`"}}`))
+				var r result
+				if err == nil {
+					err = json.Unmarshal(raw, &r)
+				}
+				if err != nil {
+					t.Errorf("pool.sleep: %v", err)
+				}
+				pids <- r.text()
+			}()
+			// Each call is in its process, which says so, before the next comes, as calls
+			// read one after another from a client's connection do.
+			s.WaitFor(t, 10*time.Second, `"progressToken":"`+token+`"`)
+		}
+		wg.Wait()
+		close(pids)
+		distinct := map[string]bool{}
+		for p := range pids {
+			distinct[p] = true
+		}
+		if len(distinct) != 4 {
+			t.Errorf("4 slow calls ran on %d processes (%v), want 4", len(distinct), distinct)
+		}
+		if st := bundleStatus(t, n, "pool"); len(st.PIDs) != 4 {
+			t.Errorf("pool status: %+v", st)
+		}
+	})
+}
+
+func TestABundleThatStopsAnsweringPingsIsRestarted(t *testing.T) {
+	n, logs := startFakes(t, node.Config{Supervision: node.Supervision{PingEvery: 200 * time.Millisecond, PingTimeout: 200 * time.Millisecond}},
+		testkit.Fake{Name: "wedged", Extra: `"timeouts": {"call": "2s"}`})
+	s := &testkit.Session{}
+	first, _ := call(t, n, s, "wedged.pid", nil)
+	// The call itself hangs until its timeout; meanwhile a ping goes unanswered.
+	frozen := make(chan struct{})
+	go func() {
+		defer close(frozen)
+		callWithin(t, n, s, 10*time.Second, "wedged.freeze", nil)
+	}()
+	testkit.Eventually(t, 10*time.Second, func() string {
+		res, err := callWithin(t, n, s, 10*time.Second, "wedged.pid", nil)
+		if err != nil || res.IsError {
+			return fmt.Sprintf("call failed: %v", err)
+		}
+		if res.text() == first {
+			return "still the wedged process"
+		}
+		return ""
+	})
+	if !strings.Contains(logs.String(), "did not answer a ping; killing it") {
+		t.Error("the restart was not for the missed ping")
+	}
+	<-frozen
+}
+
+// TestNoDaemonOfABundleOutlivesItsProcess: a bundle that starts a setsid daemon (out of
+// its process group and session) each time it starts. When the bundle is killed and
+// restarted, the daemon of the killed one is gone; when the node stops, the daemon of the
+// last one is gone too. Checked in /proc: not running, not a zombie.
+func TestNoDaemonOfABundleOutlivesItsProcess(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only Linux lets the node follow daemons that left the group")
+	}
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("setsid(1) is not installed: cannot start a daemon that leaves the group")
+	}
+	dir := t.TempDir()
+	testkit.Write(t, dir, testkit.Fake{Name: "daemonic",
+		Prelude: "setsid sh -c 'echo $$ >> daemons; exec sleep 300' </dev/null >/dev/null 2>&1 &"})
+	daemons := filepath.Join(dir, "daemonic", "daemons")
+	n, _ := startNodeWith(t, node.Config{Manifests: testkit.Manifests(t, dir, "daemonic")})
+	s := &testkit.Session{}
+
+	first, _ := call(t, n, s, "daemonic.pid", nil)
+	pid, err := strconv.Atoi(first)
+	if err != nil {
+		t.Fatalf("pid %q: %v", first, err)
+	}
+	daemon1 := testkit.PidFile(t, daemons, 1)
+	if !testkit.Alive(daemon1) {
+		t.Fatalf("the first daemon %d is not running", daemon1)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	testkit.Eventually(t, 10*time.Second, func() string {
+		if got, _ := call(t, n, s, "daemonic.pid", nil); got == first {
+			return "still the killed process"
+		}
+		return ""
+	})
+	daemon2 := testkit.PidFile(t, daemons, 2)
+	// A daemon is killed at the last step of a stop: it is given a while to go (a long
+	// one on a loaded machine).
+	if !testkit.Reaped(daemon1, 10*time.Second) {
+		t.Errorf("the daemon %d of the killed bundle is left after its restart", daemon1)
+	}
+	if !testkit.Alive(daemon2) {
+		t.Fatalf("the second daemon %d is not running", daemon2)
+	}
+	n.Close(context.Background())
+	if !testkit.Reaped(daemon2, 10*time.Second) {
+		t.Errorf("the daemon %d is left after the node stopped", daemon2)
+	}
+}
