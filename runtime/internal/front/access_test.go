@@ -3,25 +3,27 @@ package front_test
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/toolnode/toolnode/runtime/internal/access"
 	"github.com/toolnode/toolnode/runtime/internal/front"
 	"github.com/toolnode/toolnode/runtime/internal/front/httpfront"
 	"github.com/toolnode/toolnode/runtime/internal/front/stdiofront"
 	"github.com/toolnode/toolnode/runtime/internal/node"
+	"github.com/toolnode/toolnode/runtime/internal/reload"
+	"github.com/toolnode/toolnode/runtime/internal/serve"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
+	"github.com/toolnode/toolnode/runtime/internal/testkit/nodekit"
 )
 
 // Two clients of one access file: "a" may use bundle pub, "b" bundle sec, and both the
@@ -36,7 +38,7 @@ func writeAccess(t *testing.T, dir string) string {
 	t.Helper()
 	var clients []map[string]any
 	for _, c := range guardedClients {
-		clients = append(clients, map[string]any{"name": c.name, "token_sha256": sha(c.token), "allow": c.allow})
+		clients = append(clients, map[string]any{"name": c.name, "token_sha256": testkit.TokenSHA(c.token), "allow": c.allow})
 	}
 	b, _ := json.Marshal(map[string]any{"clients": clients})
 	path := filepath.Join(dir, "access.json")
@@ -50,7 +52,7 @@ func writeAccess(t *testing.T, dir string) string {
 // completions, under the access file of guardedClients.
 type guarded struct {
 	srv    *front.Server
-	ts     *httptest.Server
+	url    string // the HTTP front's
 	access *access.Holder
 	dir    string
 }
@@ -68,40 +70,21 @@ func startGuardedHTTP(t *testing.T, edit func(*front.Options), ho httpfront.Opti
 	if fakes == nil {
 		fakes = []testkit.Fake{{Name: "pub", Surface: true}, {Name: "sec", Surface: true}}
 	}
-	var names []string
 	for _, f := range fakes {
 		testkit.Write(t, dir, f)
-		names = append(names, f.Name)
 	}
 	holder, err := access.Open(writeAccess(t, dir), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := node.New(node.Config{Manifests: testkit.Manifests(t, dir, names...), Supervision: node.Supervision{PingEvery: -1}})
-	n.Start()
-	<-n.Ready()
-	t.Cleanup(func() { n.Close(context.Background()) })
 	opts := front.Options{Access: holder}
 	if edit != nil {
 		edit(&opts)
 	}
-	srv := front.NewServer(n, opts)
-	h := httpfront.New(srv, ho)
-	ts := httptest.NewServer(h)
-	t.Cleanup(func() {
-		h.Close()
-		closed := make(chan struct{})
-		go func() {
-			ts.Close() // waits for every handler to return
-			close(closed)
-		}()
-		select {
-		case <-closed:
-		case <-time.After(20 * time.Second):
-			t.Error("a request's handler never returned")
-		}
-	})
-	return &guarded{srv: srv, ts: ts, access: holder, dir: dir}
+	n := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, Node: node.Config{Supervision: node.Supervision{PingEvery: -1}},
+		Front: opts, HTTP: nodekit.Loopback, HTTPOptions: ho})
+	n.Ready(t)
+	return &guarded{srv: n.Server(), url: n.URL, access: holder, dir: dir}
 }
 
 // client speaks to a front the way one client of one era does: a 2025-11-25 session over
@@ -114,14 +97,14 @@ type client interface {
 // sessionClient is a 2025-11-25 client over HTTP with a bearer token.
 type sessionClient struct {
 	t     *testing.T
-	ts    *httptest.Server
+	url   string
 	token string
 	sid   string
 	ids   int
 }
 
-func newSessionClient(t *testing.T, ts *httptest.Server, token string) *sessionClient {
-	c := &sessionClient{t: t, ts: ts, token: token}
+func newSessionClient(t *testing.T, url string, token string) *sessionClient {
+	c := &sessionClient{t: t, url: url, token: token}
 	resp, body := c.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}`, nil)
 	if c.sid = resp.Header.Get(httpfront.HeaderSessionID); c.sid == "" {
 		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
@@ -141,7 +124,7 @@ func (c *sessionClient) post(body string, hdr map[string]string) (*http.Response
 	if c.sid != "" {
 		hdr[httpfront.HeaderSessionID], hdr[httpfront.HeaderProtocolVersion] = c.sid, "2025-11-25"
 	}
-	resp, b := postTo(c.t, c.ts, body, hdr)
+	resp, b := postTo(c.t, c.url, body, hdr)
 	return resp, lastMessage(b)
 }
 
@@ -154,7 +137,7 @@ func (c *sessionClient) request(method, params string) string {
 // statelessClient is a 2026-07-28 client over HTTP with a bearer token.
 type statelessClient struct {
 	t     *testing.T
-	ts    *httptest.Server
+	url   string
 	token string
 	ids   int
 }
@@ -198,7 +181,7 @@ func (c *statelessClient) post(method, params string, extra map[string]string) (
 	for k, v := range extra {
 		hdr[k] = v
 	}
-	resp, b := postTo(c.t, c.ts, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, c.ids, method, withMeta(params)), hdr)
+	resp, b := postTo(c.t, c.url, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, c.ids, method, withMeta(params)), hdr)
 	return resp, lastMessage(b)
 }
 
@@ -211,13 +194,13 @@ func (c *statelessClient) tryPost(method, params string) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":99,"method":"`+method+`","params":`+withMeta(params)+`}`))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.url, strings.NewReader(`{"jsonrpc":"2.0","id":99,"method":"`+method+`","params":`+withMeta(params)+`}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
-	resp, err := c.ts.Client().Do(req) // the client is shared: the time limit is the request's
+	resp, err := http.DefaultClient.Do(req) // the time limit is the request's
 	if err != nil {
 		return ""
 	}
@@ -305,8 +288,8 @@ func lastMessage(body string) string {
 func TestAccessCoversEverythingABundleServes(t *testing.T) {
 	g := startGuarded(t, func(o *front.Options) { o.Client = "a" })
 	clients := map[string]client{
-		"2025-11-25 session": newSessionClient(t, g.ts, "token-a"),
-		"2026-07-28":         &statelessClient{t: t, ts: g.ts, token: "token-a"},
+		"2025-11-25 session": newSessionClient(t, g.url, "token-a"),
+		"2026-07-28":         &statelessClient{t: t, url: g.url, token: "token-a"},
 		"stdio --client a":   newStdioClient(t, g.srv),
 	}
 	tests := []struct {
@@ -368,67 +351,30 @@ func TestAccessCoversEverythingABundleServes(t *testing.T) {
 // allow, and is held until the bundles have started instead of agreeing to nothing.
 func TestListenAgreesOnlyToAllowedResources(t *testing.T) {
 	g := startGuarded(t, nil)
-	req, _ := http.NewRequest(http.MethodPost, g.ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":`+
-		withMeta(`{"notifications":{"resourceSubscriptions":["fake://sec/readme","fake://pub/readme"]}}`)+`}`))
-	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-		"Authorization": "Bearer token-a", httpfront.HeaderProtocolVersion: "2026-07-28", httpfront.HeaderMethod: "subscriptions/listen"} {
-		req.Header.Set(k, v)
+	if data := listenAck(t, g.url, "token-a", "fake://sec/readme", "fake://pub/readme"); !strings.Contains(data, "fake://pub/readme") ||
+		strings.Contains(data, "fake://sec/readme") {
+		t.Errorf("the listen was agreed for %s; want fake://pub/readme alone", data)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	resp, err := g.ts.Client().Do(req.WithContext(ctx))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok || !strings.Contains(data, "acknowledged") {
-			continue
-		}
-		if !strings.Contains(data, "fake://pub/readme") || strings.Contains(data, "fake://sec/readme") {
-			t.Errorf("the listen was agreed for %s; want fake://pub/readme alone", data)
-		}
-		return
-	}
-	t.Fatalf("no acknowledgment: %v", sc.Err())
 }
 
-// sha is the token_sha256 of token in an access file.
-func sha(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
-}
-
-// A listen sent while the bundles still start waits for them, and agrees to the resources
-// they serve, rather than to none.
-func TestAListenBeforeTheBundlesAreReadyWaitsForThem(t *testing.T) {
-	dir := t.TempDir()
-	testkit.Write(t, dir, testkit.Fake{Name: "pub", Surface: true, Env: map[string]string{"FAKE_DELAY_MS": "300"}})
-	n := node.New(node.Config{Manifests: testkit.Manifests(t, dir, "pub"), Supervision: node.Supervision{PingEvery: -1}})
-	n.Start()
-	t.Cleanup(func() { n.Close(context.Background()) })
-	h := httpfront.New(front.NewServer(n, front.Options{}), httpfront.Options{})
-	ts := httptest.NewServer(h)
-	t.Cleanup(func() {
-		h.Close()
-		ts.Close()
-	})
-	select {
-	case <-n.Ready():
-		t.Fatal("the bundle was ready before the listen: nothing tested")
-	default:
-	}
-	req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":`+
-		withMeta(`{"notifications":{"resourceSubscriptions":["fake://pub/readme"]}}`)+`}`))
+// listenAck sends a 2026-07-28 subscriptions/listen for the resources uris to the HTTP
+// front at url, with the bearer token when there is one, and returns the data of the
+// acknowledgment it gets.
+func listenAck(t *testing.T, url, token string, uris ...string) string {
+	t.Helper()
+	subs, _ := json.Marshal(uris)
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":`+
+		withMeta(`{"notifications":{"resourceSubscriptions":`+string(subs)+`}}`)+`}`))
 	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
 		httpfront.HeaderProtocolVersion: "2026-07-28", httpfront.HeaderMethod: "subscriptions/listen"} {
 		req.Header.Set(k, v)
 	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	resp, err := ts.Client().Do(req.WithContext(ctx))
+	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,11 +382,165 @@ func TestAListenBeforeTheBundlesAreReadyWaitsForThem(t *testing.T) {
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(data, "acknowledged") {
-			if !strings.Contains(data, "fake://pub/readme") {
-				t.Errorf("a listen before the bundle was ready was agreed for %s", data)
-			}
-			return
+			return data
 		}
 	}
 	t.Fatalf("no acknowledgment: %v", sc.Err())
+	return ""
+}
+
+// A listen sent while the bundles still start waits for them, and agrees to the resources
+// they serve, rather than to none.
+func TestAListenBeforeTheBundlesAreReadyWaitsForThem(t *testing.T) {
+	dir := t.TempDir()
+	testkit.Write(t, dir, testkit.Fake{Name: "pub", Surface: true, Env: map[string]string{"FAKE_DELAY_MS": "300"}})
+	n := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, Node: node.Config{Supervision: node.Supervision{PingEvery: -1}},
+		HTTP: nodekit.Loopback})
+	select {
+	case <-n.Node().Ready():
+		t.Fatal("the bundle was ready before the listen: nothing tested")
+	default:
+	}
+	if data := listenAck(t, n.URL, "", "fake://pub/readme"); !strings.Contains(data, "fake://pub/readme") {
+		t.Errorf("a listen before the bundle was ready was agreed for %s", data)
+	}
+}
+
+// listed are the names of the tools s is shown, sorted.
+func listed(t *testing.T, s *mcp.ClientSession) []string {
+	t.Helper()
+	return nodekit.Names(nodekit.Tools(t, s))
+}
+
+// writeFile writes content to path, or fails the test.
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// execError reads the structured error of a failed toolnode.execute.
+func execError(t *testing.T, res *mcp.CallToolResult) (kind string, dispatched bool) {
+	t.Helper()
+	b, _ := json.Marshal(res.StructuredContent)
+	var v struct {
+		Error struct {
+			Kind       string `json:"kind"`
+			Dispatched bool   `json:"dispatched"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil || !res.IsError {
+		t.Fatalf("not an execute error: %s (isError %v)", b, res.IsError)
+	}
+	return v.Error.Kind, v.Error.Dispatched
+}
+
+// Two clients of one node, each with its token, patterns and view, see, find and call only
+// their tools; a forbidden tool never reaches its bundle; the audit log names the client and
+// holds no arguments.
+func TestClientsSeeFindAndCallOnlyTheirTools(t *testing.T) {
+	dir := t.TempDir()
+	record := filepath.Join(t.TempDir(), "beta-received")
+	testkit.Write(t, dir, testkit.Fake{Name: "alpha", Extra: `"timeouts": {"call": "500ms"}`})
+	testkit.Write(t, dir, testkit.Fake{Name: "beta", Env: map[string]string{"FAKE_RECORD": record}})
+	accessFile := filepath.Join(t.TempDir(), "access.json")
+	auditFile := filepath.Join(t.TempDir(), "audit.jsonl")
+	writeFile(t, accessFile, fmt.Sprintf(`{"clients": [
+		{"name": "analyst", "token_sha256": %q, "allow": ["alpha.*"]},
+		{"name": "ops", "token_sha256": %q, "allow": ["beta.echo", "beta.pid"], "view": "search"}]}`,
+		testkit.TokenSHA("analyst-token"), testkit.TokenSHA("ops-token")))
+	url := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, HTTP: nodekit.Loopback,
+		AccessFile: accessFile, AuditFile: auditFile}).URL
+
+	analyst := nodekit.ConnectWithToken(t, url, "analyst-token")
+	ops := nodekit.ConnectWithToken(t, url, "ops-token")
+
+	for _, name := range listed(t, analyst) {
+		if !strings.HasPrefix(name, "alpha.") && name != "toolnode.search" && name != "toolnode.execute" {
+			t.Errorf("the analyst sees %s", name)
+		}
+	}
+	if got := strings.Join(listed(t, ops), " "); got != "toolnode.execute toolnode.search" {
+		t.Errorf("ops, in the search view, lists %s", got)
+	}
+
+	// A forbidden tool is unknown to a direct call and never reaches its bundle.
+	if _, err := analyst.CallTool(context.Background(), &mcp.CallToolParams{Name: "beta.echo", Arguments: map[string]any{"text": "FORBIDDEN"}}); err == nil ||
+		!strings.Contains(err.Error(), "unknown tool") {
+		t.Errorf("the analyst called beta.echo: %v", err)
+	}
+
+	res, err := ops.CallTool(context.Background(), &mcp.CallToolParams{Name: "toolnode.search", Arguments: map[string]any{"query": "echo text"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, _ := json.Marshal(res.StructuredContent)
+	if !strings.Contains(string(found), `"beta.echo"`) || strings.Contains(string(found), `"alpha.`) {
+		t.Errorf("ops found %s", found)
+	}
+
+	execute := func(s *mcp.ClientSession, args map[string]any) *mcp.CallToolResult {
+		t.Helper()
+		res, err := nodekit.CallWithin(t, s, 20*time.Second, "toolnode.execute", args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	for _, c := range []struct {
+		who        *mcp.ClientSession
+		args       map[string]any
+		kind       string
+		dispatched bool
+	}{
+		{ops, map[string]any{"name": "alpha.echo", "arguments": map[string]any{"text": "FORBIDDEN"}}, "forbidden", false},
+		{ops, map[string]any{"name": "beta.nope"}, "unknown_tool", false},
+		{ops, map[string]any{"name": "beta.echo", "arguments": map[string]any{"text": 5}}, "invalid_arguments", false},
+		{analyst, map[string]any{"name": "alpha.sleep", "arguments": map[string]any{"ms": 3000}}, "timeout", true},
+	} {
+		kind, dispatched := execError(t, execute(c.who, c.args))
+		if kind != c.kind || dispatched != c.dispatched {
+			t.Errorf("execute %v: kind %s dispatched %v, want %s %v", c.args, kind, dispatched, c.kind, c.dispatched)
+		}
+	}
+	if got := nodekit.ResultText(execute(ops, map[string]any{"name": "beta.echo", "arguments": map[string]any{"text": "SECRET-ARG"}})); got != "beta:SECRET-ARG" {
+		t.Errorf("execute beta.echo answered %q", got)
+	}
+
+	received, _ := os.ReadFile(record)
+	if strings.Contains(string(received), "FORBIDDEN") {
+		t.Error("a forbidden call reached the bundle")
+	}
+
+	// An unknown token is refused.
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Authorization", "Bearer nobody")
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("an unknown token got %v %v", resp.StatusCode, err)
+	}
+
+	testkit.Eventually(t, 15*time.Second, func() string {
+		b, _ := os.ReadFile(auditFile)
+		if !strings.Contains(string(b), `"client":"ops"`) || !strings.Contains(string(b), `"outcome":"forbidden"`) {
+			return "the audit log lacks the calls: " + string(b)
+		}
+		return ""
+	})
+	f, _ := os.Open(auditFile)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var rec map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		if rec["client"] == nil || rec["tool"] == nil || rec["outcome"] == nil || rec["duration_ms"] == nil {
+			t.Errorf("audit line lacks a field: %s", sc.Text())
+		}
+		if strings.Contains(sc.Text(), "SECRET-ARG") || rec["arguments"] != nil {
+			t.Errorf("the audit log holds arguments: %s", sc.Text())
+		}
+	}
 }

@@ -53,7 +53,7 @@ func TestAuditNamesWhatRan(t *testing.T) {
 		t.Cleanup(func() { log.Close() })
 		o.Audit, o.Access = log, nil
 	})
-	c := newSessionClient(t, g.ts, "")
+	c := newSessionClient(t, g.url, "")
 	calls := []struct{ params, ran string }{
 		{`{"name":"toolnode.execute","arguments":{"name":"pub.echo","NAME":"sec.echo","arguments":{"text":"x"}}}`, ""},
 		{`{"name":"toolnode.execute","arguments":{"NAME":"sec.echo","name":"pub.echo","arguments":{"text":"x"}}}`, ""},

@@ -21,7 +21,7 @@ func benchServer(b *testing.B) *front.Server {
 	dir := b.TempDir()
 	testkit.Write(b, dir, testkit.Fake{Name: "a"})
 	testkit.Write(b, dir, testkit.Fake{Name: "s", Stateless: true})
-	return serveBundles(b, dir, "a", "s")
+	return serveBundles(b, dir, front.Options{})
 }
 
 // benchCall is one tools/call of a benchmark: a client of one era calling the echo tool

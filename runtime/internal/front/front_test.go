@@ -4,9 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -17,29 +18,43 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/front/httpfront"
 	"github.com/toolnode/toolnode/runtime/internal/front/stdiofront"
 	"github.com/toolnode/toolnode/runtime/internal/node"
+	"github.com/toolnode/toolnode/runtime/internal/reload"
+	"github.com/toolnode/toolnode/runtime/internal/serve"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
+	"github.com/toolnode/toolnode/runtime/internal/testkit/nodekit"
+	"github.com/toolnode/toolnode/runtime/internal/upstream/upstreamtest"
 )
 
+// The test binary doubles as a bundle: testkit's fake bundle, upstreamtest's recorder built
+// with the official Go SDK, or one built with our Go SDK that traces its calls.
 func TestMain(m *testing.M) {
 	testkit.RunIfChild()
-	goleak.VerifyTestMain(m)
+	upstreamtest.RunIfChild()
+	if os.Getenv(tracedBundleEnv) == "1" {
+		if err := tracedBundle(); err != nil {
+			fmt.Fprintln(os.Stderr, "traced bundle:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m, testkit.KeptAliveConns()...)
 }
 
 func startServer(t testing.TB) *front.Server {
 	t.Helper()
 	dir := t.TempDir()
 	testkit.Write(t, dir, testkit.Fake{Name: "a"})
-	return serveBundles(t, dir, "a")
+	return serveBundles(t, dir, front.Options{})
 }
 
-// serveBundles serves the bundles of dir named names, with their processes started.
-func serveBundles(t testing.TB, dir string, names ...string) *front.Server {
+// serveBundles serves the bundles of dir with the front's options opts, their processes
+// started, and returns the server a test drives its fronts over.
+func serveBundles(t testing.TB, dir string, opts front.Options) *front.Server {
 	t.Helper()
-	n := node.New(node.Config{Manifests: testkit.Manifests(t, dir, names...), Supervision: node.Supervision{PingEvery: -1}})
-	n.Start()
-	<-n.Ready()
-	t.Cleanup(func() { n.Close(context.Background()) })
-	return front.NewServer(n, front.Options{})
+	n := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, Node: node.Config{Supervision: node.Supervision{PingEvery: -1}},
+		Front: opts})
+	n.Ready(t)
+	return n.Server()
 }
 
 // The stdio front answers every request it received before its input ended, in either era.
@@ -79,8 +94,8 @@ func TestStdioAnswersBothErasUpToEOF(t *testing.T) {
 
 // The HTTP front serves a session and a stateless request side by side.
 func TestHTTPServesBothEras(t *testing.T) {
-	ts := startHTTP(t)
-	post := func(body string, hdr map[string]string) (*http.Response, string) { return postTo(t, ts, body, hdr) }
+	url := startHTTP(t)
+	post := func(body string, hdr map[string]string) (*http.Response, string) { return postTo(t, url, body, hdr) }
 	resp, body := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
 	sid := resp.Header.Get(httpfront.HeaderSessionID)
 	if sid == "" || !strings.Contains(body, "2025-11-25") {
@@ -107,7 +122,7 @@ func TestHTTPServesBothEras(t *testing.T) {
 // A stateless call gets its answer as plain JSON unless it asked for what comes before an
 // answer (progress, log messages): then it gets an event stream carrying those first.
 func TestHTTPStatelessCallStreamsWhatItAskedFor(t *testing.T) {
-	ts := startHTTP(t)
+	url := startHTTP(t)
 	hdr := map[string]string{httpfront.HeaderProtocolVersion: "2026-07-28", httpfront.HeaderMethod: "tools/call", httpfront.HeaderName: "a.talk"}
 	for _, tc := range []struct {
 		name, meta, contentType string
@@ -117,7 +132,7 @@ func TestHTTPStatelessCallStreamsWhatItAskedFor(t *testing.T) {
 		{"asking for progress and log messages", `,"progressToken":"p1","io.modelcontextprotocol/logLevel":"info"`, "text/event-stream",
 			[]string{`"method":"notifications/progress"`, `"progressToken":"p1"`, `"method":"notifications/message"`, `a:x`}, nil},
 	} {
-		resp, b := postTo(t, ts, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a.talk","arguments":{"text":"x"},`+
+		resp, b := postTo(t, url, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a.talk","arguments":{"text":"x"},`+
 			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`+tc.meta+`}}}`, hdr)
 		if got := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || !strings.HasPrefix(got, tc.contentType) {
 			t.Errorf("%s: %d %s, want 200 %s: %s", tc.name, resp.StatusCode, got, tc.contentType, b)
@@ -136,31 +151,26 @@ func TestHTTPStatelessCallStreamsWhatItAskedFor(t *testing.T) {
 }
 
 // startHTTP serves the test bundle "a" over the HTTP front, on loopback, until the test
-// ends.
-func startHTTP(t *testing.T) *httptest.Server {
+// ends, and returns the front's URL.
+func startHTTP(t *testing.T) string {
 	t.Helper()
-	h := httpfront.New(startServer(t), httpfront.Options{})
-	ts := httptest.NewServer(h)
-	t.Cleanup(func() {
-		h.Close() // ends the front's streams, which the server would wait for
-		ts.Close()
-	})
-	return ts
+	dir := t.TempDir()
+	testkit.Write(t, dir, testkit.Fake{Name: "a"})
+	return nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, HTTP: nodekit.Loopback}).URL
 }
 
-// postTo posts one JSON-RPC message to ts as an MCP client does, with the headers hdr, and
-// returns the response and its body.
-func postTo(t *testing.T, ts *httptest.Server, body string, hdr map[string]string) (*http.Response, string) {
+// postTo posts one JSON-RPC message to the front at url as an MCP client does, with the
+// headers hdr, and returns the response and its body.
+func postTo(t *testing.T, url string, body string, hdr map[string]string) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
 	// A bound on every request: one the front leaves unanswered fails the test here.
-	client := ts.Client()
-	client.Timeout = 20 * time.Second
+	client := &http.Client{Timeout: 20 * time.Second}
 	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)

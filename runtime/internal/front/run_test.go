@@ -52,7 +52,7 @@ func startRunNodeWith(t *testing.T, b codemode.Bounds, rec telemetry.Recorder) *
 		names = append(names, name)
 	}
 	acc, _ := json.Marshal(map[string]any{"clients": []map[string]any{
-		{"name": "analyst", "token_sha256": sha("analyst-token"), "allow": []string{"pub.*", "iso.*", "toolnode.run"}}}})
+		{"name": "analyst", "token_sha256": testkit.TokenSHA("analyst-token"), "allow": []string{"pub.*", "iso.*", "toolnode.run"}}}})
 	accPath := filepath.Join(dir, "access.json")
 	if err := os.WriteFile(accPath, acc, 0o600); err != nil {
 		t.Fatal(err)

@@ -2,12 +2,10 @@ package front_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,14 +17,16 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/front"
 	"github.com/toolnode/toolnode/runtime/internal/front/httpfront"
 	"github.com/toolnode/toolnode/runtime/internal/node"
+	"github.com/toolnode/toolnode/runtime/internal/serve"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
+	"github.com/toolnode/toolnode/runtime/internal/testkit/nodekit"
 )
 
 // taskClient is a 2026-07-28 client over HTTP that declares the tasks extension (or not,
 // with plain), with a bearer token when it has one.
 type taskClient struct {
 	t     *testing.T
-	ts    *httptest.Server
+	url   string // the HTTP front's
 	token string
 	plain bool
 	ids   int
@@ -58,7 +58,7 @@ func (c *taskClient) post(method, params string) string {
 	if c.token != "" {
 		hdr["Authorization"] = "Bearer " + c.token
 	}
-	_, b := postTo(c.t, c.ts, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, c.ids, method, body), hdr)
+	_, b := postTo(c.t, c.url, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, c.ids, method, body), hdr)
 	return lastMessage(b)
 }
 
@@ -134,38 +134,24 @@ func terminal(a taskAnswer) bool {
 }
 
 // startTasks serves fakes (pub, a 2025-era bundle, by default) over HTTP with the task
-// options given, and no access file.
-func startTasks(t *testing.T, opts front.TaskOptions, fakes ...testkit.Fake) (*httptest.Server, *front.Server, string) {
+// options given, and no access file; it returns the HTTP front's URL and the server.
+func startTasks(t *testing.T, opts front.TaskOptions, fakes ...testkit.Fake) (string, *front.Server) {
 	t.Helper()
-	dir := t.TempDir()
 	if fakes == nil {
 		fakes = []testkit.Fake{{Name: "pub"}}
 	}
-	var names []string
-	for _, f := range fakes {
-		testkit.Write(t, dir, f)
-		names = append(names, f.Name)
-	}
-	n := node.New(node.Config{Manifests: testkit.Manifests(t, dir, names...), Supervision: node.Supervision{PingEvery: -1}})
-	n.Start()
-	<-n.Ready()
-	t.Cleanup(func() { n.Close(context.Background()) })
-	srv := front.NewServer(n, front.Options{Tasks: opts})
-	h := httpfront.New(srv, httpfront.Options{})
-	ts := httptest.NewServer(h)
-	t.Cleanup(func() {
-		h.Close()
-		ts.Close()
-	})
-	return ts, srv, dir
+	n := nodekit.StartFakes(t, serve.Config{Node: node.Config{Supervision: node.Supervision{PingEvery: -1}},
+		Front: front.Options{Tasks: opts}, HTTP: nodekit.Loopback}, fakes...)
+	n.Ready(t)
+	return n.URL, n.Server()
 }
 
 // A 2025-era bundle's slow tool, called by a client that declared the extension, runs as a
 // task: working with its progress as status message, then completed with its result,
 // kept until its TTL, unknown after.
 func TestTaskOfA2025BundleRunsToItsResultAndExpires(t *testing.T) {
-	ts, _, _ := startTasks(t, front.TaskOptions{TTL: 3 * time.Second, PollInterval: 250 * time.Millisecond})
-	c := &taskClient{t: t, ts: ts}
+	url, _ := startTasks(t, front.TaskOptions{TTL: 3 * time.Second, PollInterval: 250 * time.Millisecond})
+	c := &taskClient{t: t, url: url}
 	id := c.create("pub.ticker", `{"ms":1500,"every":100}`)
 	first := c.get(id)
 	if first.Result.ResultType != "complete" || first.Result.TaskID != id {
@@ -195,14 +181,14 @@ func TestTaskOfA2025BundleRunsToItsResultAndExpires(t *testing.T) {
 // A quick call is answered with its result, as without tasks; a client that did not declare
 // the extension always gets the plain call.
 func TestQuickCallsAndPlainClientsGetResults(t *testing.T) {
-	ts, _, _ := startTasks(t, front.TaskOptions{})
-	for _, c := range []*taskClient{{t: t, ts: ts}, {t: t, ts: ts, plain: true}} {
+	url, _ := startTasks(t, front.TaskOptions{})
+	for _, c := range []*taskClient{{t: t, url: url}, {t: t, url: url, plain: true}} {
 		a := readAnswer(t, c.post("tools/call", `{"name":"pub.echo","arguments":{"text":"hi"}}`))
 		if a.Result.ResultType != "complete" || len(a.Result.Content) != 1 || a.Result.Content[0].Text != "pub:hi" {
 			t.Errorf("plain=%v: %+v, want the result", c.plain, a)
 		}
 	}
-	c := &taskClient{t: t, ts: ts, plain: true}
+	c := &taskClient{t: t, url: url, plain: true}
 	a := readAnswer(t, c.post("tools/call", `{"name":"pub.ticker","arguments":{"ms":300,"every":100}}`))
 	if a.Result.ResultType != "complete" || a.Result.TaskID != "" {
 		t.Errorf("a client without the extension got %+v, want the plain result", a)
@@ -216,8 +202,8 @@ func TestQuickCallsAndPlainClientsGetResults(t *testing.T) {
 // What a 2025-era bundle asks during the call (elicitation) makes the task
 // input_required, and tasks/update answers the bundle.
 func TestTaskInputRequiredFromA2025Elicitation(t *testing.T) {
-	ts, _, _ := startTasks(t, front.TaskOptions{})
-	c := &taskClient{t: t, ts: ts}
+	url, _ := startTasks(t, front.TaskOptions{})
+	c := &taskClient{t: t, url: url}
 	id := c.create("pub.elicit", `{"question":"go on?","ms":200}`)
 	asked := c.until(id, "input_required", func(a taskAnswer) bool { return a.Result.Status == "input_required" })
 	if len(asked.Result.InputRequests) != 1 {
@@ -246,8 +232,8 @@ func TestTaskInputRequiredFromA2025Elicitation(t *testing.T) {
 // acknowledged the same.
 func TestTaskCancelReachesTheBundle(t *testing.T) {
 	record := filepath.Join(t.TempDir(), "record")
-	ts, _, _ := startTasks(t, front.TaskOptions{}, testkit.Fake{Name: "pub", Env: map[string]string{"FAKE_RECORD": record}})
-	c := &taskClient{t: t, ts: ts}
+	url, _ := startTasks(t, front.TaskOptions{}, testkit.Fake{Name: "pub", Env: map[string]string{"FAKE_RECORD": record}})
+	c := &taskClient{t: t, url: url}
 	id := c.create("pub.ticker", `{"ms":60000,"every":100}`)
 	for range 2 {
 		ack := readAnswer(t, c.post("tasks/cancel", `{"taskId":"`+id+`"}`))
@@ -269,8 +255,8 @@ func TestTaskCancelReachesTheBundle(t *testing.T) {
 
 // A bundle that dies under a task fails it, saying so.
 func TestKilledBundleFailsItsTask(t *testing.T) {
-	ts, _, _ := startTasks(t, front.TaskOptions{})
-	c := &taskClient{t: t, ts: ts, plain: true}
+	url, _ := startTasks(t, front.TaskOptions{})
+	c := &taskClient{t: t, url: url, plain: true}
 	pid := readAnswer(t, c.post("tools/call", `{"name":"pub.pid","arguments":{}}`)).Result.Content[0].Text
 	c.plain = false
 	id := c.create("pub.ticker", `{"ms":60000,"every":100}`)
@@ -288,8 +274,8 @@ func TestKilledBundleFailsItsTask(t *testing.T) {
 
 // Tasks per client and the bytes of kept results are bounded, with errors that say so.
 func TestTaskBoundsRefuseWithTheirError(t *testing.T) {
-	ts, _, _ := startTasks(t, front.TaskOptions{MaxPerClient: 2, MaxBytes: 4096})
-	c := &taskClient{t: t, ts: ts}
+	url, _ := startTasks(t, front.TaskOptions{MaxPerClient: 2, MaxBytes: 4096})
+	c := &taskClient{t: t, url: url}
 	c.create("pub.ticker", `{"ms":60000,"every":100}`)
 	c.create("pub.ticker", `{"ms":60000,"every":100}`)
 	a := readAnswer(t, c.post("tools/call", `{"name":"pub.ticker","arguments":{"ms":60000,"every":100}}`))
@@ -297,8 +283,8 @@ func TestTaskBoundsRefuseWithTheirError(t *testing.T) {
 		t.Errorf("a third task: %+v, want too many tasks", a)
 	}
 
-	ts, _, _ = startTasks(t, front.TaskOptions{MaxBytes: 4096, After: 50 * time.Millisecond})
-	c = &taskClient{t: t, ts: ts}
+	url, _ = startTasks(t, front.TaskOptions{MaxBytes: 4096, After: 50 * time.Millisecond})
+	c = &taskClient{t: t, url: url}
 	id := c.create("pub.late", `{"ms":300,"bytes":10000}`)
 	failed := c.until(id, "ended", terminal)
 	if failed.Result.Status != "failed" || !strings.Contains(failed.Result.Error.Message, "not kept") {
@@ -309,8 +295,8 @@ func TestTaskBoundsRefuseWithTheirError(t *testing.T) {
 // A tool the bundle's manifest says requires a task is refused (-32021) to a client
 // without the extension, and is a task for one with it, however quick.
 func TestRequiredTaskTool(t *testing.T) {
-	ts, _, _ := startTasks(t, front.TaskOptions{}, testkit.Fake{Name: "pub", Extra: `"tasks": {"ech*": "required"}`})
-	plain := &taskClient{t: t, ts: ts, plain: true}
+	url, _ := startTasks(t, front.TaskOptions{}, testkit.Fake{Name: "pub", Extra: `"tasks": {"ech*": "required"}`})
+	plain := &taskClient{t: t, url: url, plain: true}
 	a := readAnswer(t, plain.post("tools/call", `{"name":"pub.echo","arguments":{"text":"x"}}`))
 	if a.Error == nil || a.Error.Code != -32021 || !strings.Contains(string(a.Error.Data), `"extensions":{"io.modelcontextprotocol/tasks":{}}`) {
 		t.Errorf("a required tool without the extension: %+v", a)
@@ -319,7 +305,7 @@ func TestRequiredTaskTool(t *testing.T) {
 	if !strings.Contains(list, `"execution":{"taskSupport":"required"}`) {
 		t.Errorf("tools/list does not say echo requires a task: %s", list)
 	}
-	c := &taskClient{t: t, ts: ts}
+	c := &taskClient{t: t, url: url}
 	id := c.create("pub.echo", `{"text":"x"}`)
 	done := c.until(id, "completed", terminal)
 	if done.Result.Result == nil || done.Result.Result.Content[0].Text != "pub:x" {
@@ -334,8 +320,8 @@ func TestBundleHeldTasksPassThroughUnderTheNodesIDs(t *testing.T) {
 	held := func(name string) testkit.Fake {
 		return testkit.Fake{Name: name, Stateless: true, Env: map[string]string{"FAKE_TASKS": "1"}}
 	}
-	ts, srv, _ := startTasks(t, front.TaskOptions{}, held("one"), held("two"))
-	c := &taskClient{t: t, ts: ts}
+	url, srv := startTasks(t, front.TaskOptions{}, held("one"), held("two"))
+	c := &taskClient{t: t, url: url}
 	ids := map[string]string{}
 	for _, b := range []string{"one", "two"} {
 		raw := c.post("tools/call", `{"name":"`+b+`.job","arguments":{"ms":200}}`)
@@ -364,7 +350,7 @@ func TestBundleHeldTasksPassThroughUnderTheNodesIDs(t *testing.T) {
 	if a := c.get(srv.Node().TaskTag() + ".fake-task-1"); a.Error == nil || a.Error.Code != -32602 {
 		t.Errorf("the bundle's own id through the node: %+v, want -32602", a)
 	}
-	plain := &taskClient{t: t, ts: ts, plain: true}
+	plain := &taskClient{t: t, url: url, plain: true}
 	if a := readAnswer(t, plain.post("tools/call", `{"name":"one.job","arguments":{"ms":10}}`)); a.Result.TaskID != "" ||
 		a.Result.Content[0].Text != "one: job done without a task" {
 		t.Errorf("a client without the extension: %+v, want the bundle's plain result", a)
@@ -451,7 +437,7 @@ func (p *stdioPeer) answer(id string) map[string]json.RawMessage {
 // A client listening to tasks gets notifications/tasks for those it owns, for tasks the
 // node holds and for those a bundle holds alike, tagged with its listen request.
 func TestTaskNotificationsReachTheListener(t *testing.T) {
-	_, srv, _ := startTasks(t, front.TaskOptions{}, testkit.Fake{Name: "pub"},
+	_, srv := startTasks(t, front.TaskOptions{}, testkit.Fake{Name: "pub"},
 		testkit.Fake{Name: "held", Stateless: true, Env: map[string]string{"FAKE_TASKS": "1"}})
 	p := newStdioPeer(t, srv)
 	taskOf := func(tool, args string) string {
@@ -504,8 +490,8 @@ func TestTasksBelongToTheirClient(t *testing.T) {
 		t.Cleanup(func() { log.Close() })
 		o.Audit = log
 	}, testkit.Fake{Name: "iso"})
-	a := &taskClient{t: t, ts: g.ts, token: "token-a"}
-	b := &taskClient{t: t, ts: g.ts, token: "token-b"}
+	a := &taskClient{t: t, url: g.url, token: "token-a"}
+	b := &taskClient{t: t, url: g.url, token: "token-b"}
 	id := a.create("iso.ticker", `{"ms":60000,"every":100}`)
 	for _, req := range []struct{ method, params string }{
 		{"tasks/get", `{"taskId":"` + id + `"}`},
@@ -528,7 +514,7 @@ func TestTasksBelongToTheirClient(t *testing.T) {
 
 	// The access rules apply to tasks/* as to the call: a client that may no longer use
 	// the tool no longer reaches its task.
-	b2, _ := json.Marshal(map[string]any{"clients": []map[string]any{{"name": "a", "token_sha256": sha("token-a"), "allow": []string{"pub.*"}}}})
+	b2, _ := json.Marshal(map[string]any{"clients": []map[string]any{{"name": "a", "token_sha256": testkit.TokenSHA("token-a"), "allow": []string{"pub.*"}}}})
 	if err := os.WriteFile(filepath.Join(g.dir, "access.json"), b2, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -542,28 +528,28 @@ func TestTasksBelongToTheirClient(t *testing.T) {
 
 // sessionTaskClient is a 2025-11-25 session over HTTP that declared the tasks extension
 // in initialize.
-func sessionTaskClient(t *testing.T, ts *httptest.Server) func(method, params string) taskAnswer {
-	resp, body := postTo(t, ts, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",`+
+func sessionTaskClient(t *testing.T, url string) func(method, params string) taskAnswer {
+	resp, body := postTo(t, url, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",`+
 		`"capabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}},"clientInfo":{"name":"t","version":"1"}}}`, nil)
 	if !strings.Contains(body, `"io.modelcontextprotocol/tasks"`) {
 		t.Fatalf("initialize does not offer tasks: %s", body)
 	}
 	hdr := map[string]string{httpfront.HeaderSessionID: resp.Header.Get(httpfront.HeaderSessionID), httpfront.HeaderProtocolVersion: "2025-11-25"}
-	postTo(t, ts, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
+	postTo(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
 	ids := 0
 	return func(method, params string) taskAnswer {
 		if method == "DELETE" {
-			req, _ := http.NewRequest(http.MethodDelete, ts.URL, nil)
+			req, _ := http.NewRequest(http.MethodDelete, url, nil)
 			for k, v := range hdr {
 				req.Header.Set(k, v)
 			}
-			if resp, err := ts.Client().Do(req); err == nil {
+			if resp, err := http.DefaultClient.Do(req); err == nil {
 				resp.Body.Close()
 			}
 			return taskAnswer{}
 		}
 		ids++
-		_, b := postTo(t, ts, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, ids, method, params), hdr)
+		_, b := postTo(t, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, ids, method, params), hdr)
 		return readAnswer(t, lastMessage(b))
 	}
 }
@@ -572,8 +558,8 @@ func sessionTaskClient(t *testing.T, ts *httptest.Server) func(method, params st
 // an anonymous client has nothing else to be known by: another session cannot see them,
 // and they end with the session.
 func TestSessionTasksBelongToTheSession(t *testing.T) {
-	ts, srv, _ := startTasks(t, front.TaskOptions{})
-	one, two := sessionTaskClient(t, ts), sessionTaskClient(t, ts)
+	url, srv := startTasks(t, front.TaskOptions{})
+	one, two := sessionTaskClient(t, url), sessionTaskClient(t, url)
 	created := one("tools/call", `{"name":"pub.ticker","arguments":{"ms":300,"every":100}}`)
 	id := created.Result.TaskID
 	if created.Result.ResultType != "task" || id == "" {
@@ -582,7 +568,7 @@ func TestSessionTasksBelongToTheSession(t *testing.T) {
 	if got := two("tasks/get", `{"taskId":"`+id+`"}`); got.Error == nil || got.Error.Code != -32602 {
 		t.Errorf("another session's tasks/get: %+v, want -32602", got)
 	}
-	anon := &taskClient{t: t, ts: ts}
+	anon := &taskClient{t: t, url: url}
 	if got := anon.get(id); got.Error == nil || got.Error.Code != -32602 {
 		t.Errorf("a stateless client's tasks/get of a session's task: %+v, want -32602", got)
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/internal/front"
 	"github.com/toolnode/toolnode/runtime/internal/front/stdiofront"
-	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
@@ -82,12 +81,8 @@ func names(t *testing.T, answer string) ([]string, string) {
 func TestThinClientSeesEveryToolAndCallsByEitherName(t *testing.T) {
 	dir := t.TempDir()
 	testkit.Write(t, dir, testkit.Fake{Name: "a"})
-	n := node.New(node.Config{Manifests: testkit.Manifests(t, dir, "a"), Supervision: node.Supervision{PingEvery: -1}})
-	n.Start()
-	<-n.Ready()
-	t.Cleanup(func() { n.Close(context.Background()) })
-	srv := front.NewServer(n, front.Options{PageSize: 1})
-	all := n.Catalog().Len()
+	srv := serveBundles(t, dir, front.Options{PageSize: 1})
+	all := srv.Node().Catalog().Len()
 	if all < 3 {
 		t.Fatalf("the catalog holds %d tools; the test needs more than a page", all)
 	}
