@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolnode/toolnode/runtime/internal/testkit"
-
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 	"go.uber.org/goleak"
+
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -226,12 +227,12 @@ func TestWriteErrorsRecover(t *testing.T) {
 	l := New(f, nil, Config{Log: hclog.New(&hclog.LoggerOptions{Output: &logs})})
 	wait := func(what string, done func() bool) {
 		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); !done(); {
-			if time.Now().After(deadline) {
-				t.Fatalf("never %s; log:\n%s", what, logs.String())
+		testkit.Eventually(t, 30*time.Second, func() string {
+			if !done() {
+				return fmt.Sprintf("never %s; log:\n%s", what, logs.String())
 			}
-			time.Sleep(5 * time.Millisecond)
-		}
+			return ""
+		})
 	}
 	for range 3 {
 		l.Record(call)

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolnode/toolnode/runtime/internal/testkit"
-
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
 // Values over MaxValue are left out of the line, a tool name over MaxToolBytes is cut at a
@@ -152,11 +152,12 @@ func TestRotation(t *testing.T) {
 		l.Record(r)
 		if i%10 == 9 {
 			// Let the writer take them, so none is dropped: this test is about files.
-			for deadline := time.Now().Add(10 * time.Second); l.Written() < uint64(i+1); time.Sleep(time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatalf("%d written of %d", l.Written(), i+1)
+			testkit.Eventually(t, 10*time.Second, func() string {
+				if l.Written() < uint64(i+1) {
+					return fmt.Sprintf("%d written of %d", l.Written(), i+1)
 				}
-			}
+				return ""
+			})
 		}
 	}
 	if err := l.Close(); err != nil {

@@ -5,12 +5,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -115,36 +113,12 @@ func TestLargeMessagesCrossInParts(t *testing.T) {
 	}
 }
 
-// session records what a node sends a client.
-type session struct {
-	mu  sync.Mutex
-	got []string
-}
-
-func (s *session) Notify(_ context.Context, method string, params any) error {
-	b, _ := json.Marshal(params)
-	s.mu.Lock()
-	s.got = append(s.got, method+" "+string(b))
-	s.mu.Unlock()
-	return nil
-}
-
-func (s *session) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
-	return nil, fmt.Errorf("no requests")
-}
-
-func (s *session) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Join(s.got, "\n")
-}
-
 // nodeOptions say how startNode runs a node.
 type nodeOptions struct {
 	bundles []string // test bundles the node runs
 	broken  []string // bundles whose program is missing: they fail to start
 	key     string   // the cluster key's file
-	logs    *logBuffer
+	logs    *testkit.SyncBuffer
 	bounds  Bounds
 }
 
@@ -186,16 +160,12 @@ func startNode(t *testing.T, url, id string, o nodeOptions) (*node.Node, *Cluste
 // waitListed waits until n lists the tool name.
 func waitListed(t *testing.T, n *node.Node, name string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, ok := n.Catalog().Lookup(name); ok {
-			return
+	testkit.Eventually(t, 10*time.Second, func() string {
+		if _, ok := n.Catalog().Lookup(name); !ok {
+			return name + " was never listed"
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s was never listed", name)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return ""
+	})
 }
 
 // writeKey writes a cluster key file only its owner may read.
@@ -216,12 +186,12 @@ func TestCallsCrossBetweenNodes(t *testing.T) {
 	a, _ := startNode(t, srv.URL, "a", nodeOptions{})
 	_, cb := startNode(t, srv.URL, "b", nodeOptions{bundles: []string{"tb"}})
 	waitListed(t, a, "tb.talk")
-	s := &session{}
+	s := &testkit.Session{}
 	res, err := a.Call(context.Background(), s, json.RawMessage(`{"name":"tb.talk","arguments":{"text":"hi"},"_meta":{"progressToken":"mine"}}`))
 	if err != nil || !strings.Contains(string(res), `"tb:hi"`) {
 		t.Fatalf("tb.talk answered %s, %v", res, err)
 	}
-	got := s.String()
+	got := s.Messages()
 	for _, want := range []string{`notifications/message {"level":"info","logger":"tb","data":"hi"`, `notifications/progress {"progress":1,"progressToken":"mine"}`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the client got\n%s\nwithout %s", got, want)
@@ -236,14 +206,10 @@ func TestCallsCrossBetweenNodes(t *testing.T) {
 	}
 
 	cb.Leave()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, ok := a.Catalog().Lookup("tb.talk"); !ok {
-			break
+	testkit.Eventually(t, 5*time.Second, func() string {
+		if _, ok := a.Catalog().Lookup("tb.talk"); ok {
+			return "node a still lists tb.talk after node b said goodbye"
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("node a still lists tb.talk after node b said goodbye")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return ""
+	})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/toolnode/toolnode/runtime/internal/cluster/natstest"
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
 // frontLog records the requests a node's front was forwarded.
@@ -91,9 +92,12 @@ func TestForwardedRequestsReachTheirNode(t *testing.T) {
 	go func() {
 		errc <- ca.Forward(ctx, "b", &Forwarded{Method: http.MethodPost, Body: []byte("hang")}, httptest.NewRecorder())
 	}()
-	for s.count() < 3 {
-		time.Sleep(10 * time.Millisecond) // until b serves it
-	}
+	testkit.Eventually(t, 10*time.Second, func() string { // until b serves it
+		if s.count() < 3 {
+			return "node b does not serve the forward"
+		}
+		return ""
+	})
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Errorf("the forward of a client that left ended with %v", err)
@@ -117,7 +121,7 @@ func TestForwardedRequestsReachTheirNode(t *testing.T) {
 func TestForwardsOfStrangersAndTheGoneFail(t *testing.T) {
 	srv := natstest.Start(t)
 	key := writeKey(t, "the cluster's own key, 32 bytes or more")
-	logs := &logBuffer{}
+	logs := &testkit.SyncBuffer{}
 	_, ca := startNode(t, srv.URL, "a", nodeOptions{key: key})
 	_, cb := startNode(t, srv.URL, "b", nodeOptions{key: key, logs: logs})
 	s := &frontLog{done: make(chan error, 1)}
@@ -133,11 +137,8 @@ func TestForwardsOfStrangersAndTheGoneFail(t *testing.T) {
 	hdr.Set(hFrom, "a")
 	p.publish(&nats.Msg{Subject: p.prefix + "front.b", Reply: p.prefix + "reply.a.x", Header: hdr,
 		Data: []byte(`{"method":"POST","body":"d2hvbGU=","client":"admin"}`)})
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(logs.String(), "forwarded request") && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond) // until b logs the refusal
-	}
-	if s.count() != 0 || !strings.Contains(logs.String(), "forwarded request") {
+	logs.WaitFor(t, 10*time.Second, "forwarded request") // node b's refusal
+	if s.count() != 0 {
 		t.Errorf("an unsigned forward: served %d, node b's log:\n%s", s.count(), logs)
 	}
 
@@ -145,9 +146,12 @@ func TestForwardsOfStrangersAndTheGoneFail(t *testing.T) {
 	go func() {
 		errc <- ca.Forward(t.Context(), "b", &Forwarded{Method: http.MethodPost, Body: []byte("hang")}, httptest.NewRecorder())
 	}()
-	for s.count() < 1 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, 10*time.Second, func() string {
+		if s.count() < 1 {
+			return "node b does not serve the forward"
+		}
+		return ""
+	})
 	cb.Leave()
 	select {
 	case err := <-errc:
@@ -162,9 +166,10 @@ func TestForwardsOfStrangersAndTheGoneFail(t *testing.T) {
 // waitMember waits until c has heard node id.
 func waitMember(t *testing.T, c *Cluster, id string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !c.Member(id); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("node %s never joined", id)
+	testkit.Eventually(t, 10*time.Second, func() string {
+		if !c.Member(id) {
+			return "node " + id + " never joined"
 		}
-	}
+		return ""
+	})
 }

@@ -63,8 +63,7 @@ func TestPartsFromPeersAreBounded(t *testing.T) {
 	// Pending messages (at most Bounds.Message and 8 MiB more per subscription), the parts
 	// of one call (Bounds.Message) and the garbage of copies the collector has not met yet.
 	const bound = 64 << 10
-	if raceDetector {
-		t.Log("memory not checked: the race detector multiplies what the node holds")
+	if !testkit.MemoryChecked(t) {
 		return
 	}
 	if inbox > bound {
@@ -81,7 +80,7 @@ func TestPartsFromPeersAreBounded(t *testing.T) {
 func TestAnnouncesFromPeersAreBounded(t *testing.T) {
 	srv := natstest.Start(t, "max_payload: 8388608")
 	nodes, bounds := 300, Bounds{}
-	if raceDetector {
+	if testkit.RaceDetector {
 		// Each heartbeat that changes the list costs the node many times more.
 		nodes, bounds = 40, Bounds{Nodes: 16, RemoteBundles: 64}
 	}
@@ -98,18 +97,15 @@ func TestAnnouncesFromPeersAreBounded(t *testing.T) {
 	// read every heartbeat sent before.
 	synced := func(k int) childStatus {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
+		var st childStatus
+		testkit.Eventually(t, 60*time.Second, func() string {
 			p.announce("sync", bundles("sync", k))
-			st := v.status(t)
-			if st.Members["sync"] == k {
-				return st
+			if st = v.status(t); st.Members["sync"] != k {
+				return fmt.Sprintf("node sync was never listed with %d bundles\n%s", k, v.logs)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("node sync was never listed with %d bundles\n%s", k, v.logs)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return ""
+		})
+		return st
 	}
 	synced(1)
 	before, cpu := testkit.RSSKiB(t, v.pid), v.cpu(t)
@@ -137,9 +133,7 @@ func TestAnnouncesFromPeersAreBounded(t *testing.T) {
 	t.Logf("%d nodes of 8 bundles: %d nodes listed, the node grew by %d KiB, %s of processor time in all",
 		nodes, len(st.Members), grew, v.cpu(t)-cpu)
 	// At most Bounds.RemoteBundles bundles, none of which starts.
-	if raceDetector {
-		t.Log("memory not checked: the race detector multiplies what the node holds")
-	} else if grew > 96<<10 {
+	if testkit.MemoryChecked(t) && grew > 96<<10 {
 		t.Errorf("heartbeats grew the node by %d KiB, over 96 MiB", grew)
 	}
 	if !strings.Contains(v.logs.String(), "bytes, over the bound of 262144") {
@@ -172,18 +166,13 @@ func TestPeerBundleNamesAreChecked(t *testing.T) {
 		}
 		return true
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testkit.Eventually(t, 20*time.Second, func() string {
 		p.announce("mallory", ann)
-		_, listed := n.Catalog().Lookup("fine.ok")
-		if listed && settled() {
-			break
+		if _, listed := n.Catalog().Lookup("fine.ok"); !listed || !settled() {
+			return fmt.Sprintf("the node never settled: %+v", n.Status())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the node never settled: %+v", n.Status())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return ""
+	})
 	var names []string
 	for _, e := range n.Catalog().Entries() {
 		names = append(names, e.Name)
@@ -215,12 +204,12 @@ func manifestName(s string) bool {
 func TestForgedNodeMessagesAreRefused(t *testing.T) {
 	srv := natstest.Start(t)
 	key := writeKey(t, "the cluster's own key, 32 bytes or more")
-	logs := &logBuffer{}
+	logs := &testkit.SyncBuffer{}
 	a, ca := startNode(t, srv.URL, "a", nodeOptions{key: key, logs: logs})
 	startNode(t, srv.URL, "b", nodeOptions{key: key, bundles: []string{"tb"}})
 	startNode(t, srv.URL, "c", nodeOptions{key: writeKey(t, "another key, also 32 bytes or more"), bundles: []string{"sea"}})
 	waitListed(t, a, "tb.talk")
-	res, err := a.Call(t.Context(), &session{}, json.RawMessage(`{"name":"tb.echo","arguments":{"text":"signed"}}`))
+	res, err := a.Call(t.Context(), &testkit.Session{}, json.RawMessage(`{"name":"tb.echo","arguments":{"text":"signed"}}`))
 	if err != nil || !strings.Contains(string(res), `"tb:signed"`) {
 		t.Fatalf("tb.echo across signed nodes answered %s, %v", res, err)
 	}
@@ -233,7 +222,7 @@ func TestForgedNodeMessagesAreRefused(t *testing.T) {
 		if _, ok := a.Catalog().Lookup("tb.talk"); !ok {
 			t.Fatal("a forged goodbye or heartbeat of node b took tb.talk off node a's list")
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // the forgeries keep coming for a while: part of what is tested
 	}
 	for _, e := range a.Catalog().Entries() {
 		if strings.HasPrefix(e.Name, "evil.") || strings.HasPrefix(e.Name, "sea.") {
@@ -270,14 +259,14 @@ func TestDocumentedPermissionsTieNodesToTheirUsers(t *testing.T) {
 		return strings.Replace(srv.URL, "nats://", "nats://"+user+":"+user+"-secret@", 1)
 	}
 	keyFile := writeKey(t, "the cluster's own key, 32 bytes or more")
-	logs := &logBuffer{}
+	logs := &testkit.SyncBuffer{}
 	a, _ := startNode(t, as("a"), "a", nodeOptions{key: keyFile, logs: logs})
 	startNode(t, as("b"), "b", nodeOptions{key: keyFile, bundles: []string{"tb"}})
 	waitListed(t, a, "tb.talk")
-	s := &session{}
+	s := &testkit.Session{}
 	res, err := a.Call(t.Context(), s, json.RawMessage(`{"name":"tb.talk","arguments":{"text":"allowed"},"_meta":{"progressToken":"p"}}`))
-	if err != nil || !strings.Contains(string(res), `"tb:allowed"`) || !strings.Contains(s.String(), "notifications/progress") {
-		t.Fatalf("tb.talk under the documented permissions answered %s, %v; the client got %s", res, err, s)
+	if err != nil || !strings.Contains(string(res), `"tb:allowed"`) || !strings.Contains(s.Messages(), "notifications/progress") {
+		t.Fatalf("tb.talk under the documented permissions answered %s, %v; the client got %s", res, err, s.Messages())
 	}
 
 	denied := make(chan string, 16)
@@ -303,7 +292,7 @@ func TestDocumentedPermissionsTieNodesToTheirUsers(t *testing.T) {
 		if _, ok := a.Catalog().Lookup("tb.talk"); !ok {
 			t.Fatal("a goodbye or heartbeat for node b, sent as user a, took tb.talk off node a's list")
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // the forgeries keep coming for a while: part of what is tested
 	}
 	select {
 	case why := <-denied:
@@ -323,7 +312,7 @@ func TestDocumentedPermissionsTieNodesToTheirUsers(t *testing.T) {
 // listed, and the node says why.
 func TestPeerListsAreBounded(t *testing.T) {
 	srv := natstest.Start(t)
-	logs := &logBuffer{}
+	logs := &testkit.SyncBuffer{}
 	n, _ := startNode(t, srv.URL, "victim", nodeOptions{logs: logs, bounds: Bounds{Tools: 6, Lists: 4 << 10}})
 	p := newPeer(t, srv.URL)
 	fat := map[string]any{"name": "fat", "description": strings.Repeat("f", 8<<10), "inputSchema": map[string]any{"type": "object"}}
@@ -342,8 +331,7 @@ func TestPeerListsAreBounded(t *testing.T) {
 	}
 	// Each refused list fails its bundle's start, which the node logs and tries again.
 	whys := []string{"over this node's bound of 6", "over this node's bound of 4096", "nextCursor"}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testkit.Eventually(t, 20*time.Second, func() string {
 		p.announce("mallory", ann)
 		_, listed := n.Catalog().Lookup("small.c")
 		said := 0
@@ -352,14 +340,11 @@ func TestPeerListsAreBounded(t *testing.T) {
 				said++
 			}
 		}
-		if listed && said == len(whys) {
-			break
+		if !listed || said != len(whys) {
+			return fmt.Sprintf("the node never listed small.c and said why it refused the others (%q):\n%s", whys, logs)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the node never listed small.c and said why it refused the others (%q):\n%s", whys, logs)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return ""
+	})
 	for _, e := range n.Catalog().Entries() {
 		if b, _, _ := strings.Cut(e.Name, "."); b == "many" || b == "fat" || b == "paged" {
 			t.Errorf("%s is listed", e.Name)
@@ -368,7 +353,7 @@ func TestPeerListsAreBounded(t *testing.T) {
 }
 
 // mute is a client that never answers what a bundle asks it.
-type mute struct{ session }
+type mute struct{ testkit.Session }
 
 func (*mute) Request(ctx context.Context, _ string, _ json.RawMessage) (json.RawMessage, error) {
 	<-ctx.Done()

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/toolnode/toolnode/runtime/internal/node"
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
 // nodeEnv marks the test binary run as a node of a cluster (see runNodeIfChild); its value
@@ -87,7 +87,7 @@ type nodeProc struct {
 	pid  int
 	in   io.WriteCloser
 	out  *bufio.Reader
-	logs *logBuffer
+	logs *testkit.SyncBuffer
 }
 
 // startNodeProc runs the test binary as a node of the cluster (see runNodeIfChild) until
@@ -109,7 +109,7 @@ func startNodeProc(t *testing.T, cfg childConfig) *nodeProc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &nodeProc{in: in, out: bufio.NewReader(out), logs: &logBuffer{}}
+	p := &nodeProc{in: in, out: bufio.NewReader(out), logs: &testkit.SyncBuffer{}}
 	cmd.Stderr = p.logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -164,23 +164,6 @@ func (p *nodeProc) cpu(t *testing.T) time.Duration {
 	user, _ := strconv.Atoi(f[11])
 	sys, _ := strconv.Atoi(f[12])
 	return time.Duration(user+sys) * time.Second / 100 // USER_HZ
-}
-
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // peer is a hostile publisher on a cluster's subjects: a plain NATS connection that holds

@@ -18,15 +18,11 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/internal/oauth"
 	"github.com/toolnode/toolnode/runtime/internal/oauth/oauthtest"
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// Keep-alive connections of http.DefaultTransport and the providers' clients.
-		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
-		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
-		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
-	)
+	goleak.VerifyTestMain(m, testkit.KeptAliveConns()...)
 }
 
 const (
@@ -135,7 +131,8 @@ func TestAgainstHydra(t *testing.T) {
 	}
 	srv := front(t, rs)
 	good := idp.Token(t, client, resource, "tools:read", "tools:call")
-	time.Sleep(time.Until(expiredAt.Add(1100 * time.Millisecond))) // exp has second precision
+	// The expired token's time must have passed: what is tested. exp has second precision.
+	time.Sleep(time.Until(expiredAt.Add(1100 * time.Millisecond)))
 
 	metadataURL := `resource_metadata="https://node.test/.well-known/oauth-protected-resource/mcp"`
 	tests := []struct {

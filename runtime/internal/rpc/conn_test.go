@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -131,13 +133,8 @@ func call(t *testing.T, c *Conn, method string) (ID, <-chan outcome) {
 }
 
 func TestCallsAreAnsweredOnceAndStrayAnswersDropped(t *testing.T) {
-	var mu sync.Mutex
-	var unmatched []string
-	p := newPipePeer(t, ConnOptions{OnUnmatched: func(m *Message) {
-		mu.Lock()
-		unmatched = append(unmatched, m.ID.String())
-		mu.Unlock()
-	}})
+	var unmatched testkit.Inbox
+	p := newPipePeer(t, ConnOptions{OnUnmatched: func(m *Message) { unmatched.Add(m.ID.String()) }})
 	id, ch := call(t, p.conn, "tools/call")
 	req := p.next(t)
 	if req.ID != id || req.Method != "tools/call" {
@@ -151,7 +148,10 @@ func TestCallsAreAnsweredOnceAndStrayAnswersDropped(t *testing.T) {
 	if o := waitOutcome(t, ch); o.err != nil || string(o.res) != `{"n":1}` {
 		t.Fatalf("outcome %s %v", o.res, o.err)
 	}
-	eventuallyTrue(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(unmatched) == 3 })
+	unmatched.Wait(t, 10*time.Second, 3, nil)
+	if got := unmatched.Items(); len(got) != 3 {
+		t.Errorf("unmatched answers %v, want the three stray ones", got)
+	}
 	select {
 	case o := <-ch:
 		t.Fatalf("done ran twice: %+v", o)
@@ -350,17 +350,6 @@ func TestCallWaitForgetsACallWhoseContextEnds(t *testing.T) {
 	}
 }
 
-func eventuallyTrue(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // FuzzConnLines feeds a Conn arbitrary bytes as its peer's stream: it never panics, hands
 // on only messages that pass Parse, and ends when the stream does.
 func FuzzConnLines(f *testing.F) {
@@ -409,7 +398,7 @@ func TestAConnReadsANonBlockingPipeInPieces(t *testing.T) {
 		if _, err := w.WriteString(line[i:min(i+7000, len(line))]); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(time.Millisecond) // a pause between the pieces: what is tested
 	}
 	select {
 	case m := <-got:

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/telemetry"
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
 // startPrometheus runs the prometheus binary (Debian's package) with the configuration
@@ -146,18 +147,16 @@ func TestPrometheusScrapesCalls(t *testing.T) {
 	done.End("")
 
 	api := startPrometheus(t, strings.TrimPrefix(srv.URL, "http://"))
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if v, ok := query(t, api, `up{job="toolnode"}`); ok && v == 1 {
-			if _, ok := query(t, api, `toolnode_sessions`); ok {
-				break
-			}
+	// Prometheus, a program of its own, tells nothing of its scrapes but its answers.
+	testkit.Eventually(t, 60*time.Second, func() string {
+		if v, ok := query(t, api, `up{job="toolnode"}`); !ok || v != 1 {
+			return "prometheus did not scrape the node"
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("prometheus did not scrape the node within 60s")
+		if _, ok := query(t, api, `toolnode_sessions`); !ok {
+			return "prometheus scraped the node, but has no toolnode_sessions"
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return ""
+	})
 
 	tests := []struct {
 		query string

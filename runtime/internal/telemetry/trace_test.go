@@ -22,6 +22,7 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/internal/telemetry"
 	"github.com/toolnode/toolnode/runtime/internal/telemetry/otlptest"
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
 // bundleEnv makes the test binary act as a bundle: it answers one tools/call read from
@@ -36,11 +37,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	goleak.VerifyTestMain(m,
-		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
-		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
-		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
-	)
+	goleak.VerifyTestMain(m, testkit.KeptAliveConns()...)
 }
 
 // tracerProvider exports to the OTLP endpoint of the environment as service.

@@ -8,9 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
 // Server is a nats-server run by Start.
@@ -19,7 +20,7 @@ type Server struct {
 	URL  string
 	cmd  *exec.Cmd
 	conf string
-	logs *buffer
+	logs *testkit.SyncBuffer
 }
 
 // Start runs nats-server on a free loopback port until the test ends, with the
@@ -43,7 +44,7 @@ func Start(t testing.TB, conf ...string) *Server {
 	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{URL: "nats://" + addr, conf: file, logs: &buffer{}}
+	s := &Server{URL: "nats://" + addr, conf: file, logs: &testkit.SyncBuffer{}}
 	s.Restart(t)
 	t.Cleanup(func() {
 		s.Stop()
@@ -100,21 +101,4 @@ func (s *Server) Stop() {
 		_ = s.cmd.Wait()
 		s.cmd = nil
 	}
-}
-
-type buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *buffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *buffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
