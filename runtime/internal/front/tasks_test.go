@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -262,7 +261,7 @@ func TestKilledBundleFailsItsTask(t *testing.T) {
 	id := c.create("pub.ticker", `{"ms":60000,"every":100}`)
 	var n int
 	fmt.Sscan(pid, &n)
-	if err := syscall.Kill(n, syscall.SIGKILL); err != nil {
+	if err := testkit.Kill(n); err != nil {
 		t.Fatal(err)
 	}
 	failed := c.until(id, "ended", terminal)
@@ -361,7 +360,7 @@ func TestBundleHeldTasksPassThroughUnderTheNodesIDs(t *testing.T) {
 	orphan := c.create("two.job", `{"ms":60000}`)
 	var n int
 	fmt.Sscan(pid, &n)
-	if err := syscall.Kill(n, syscall.SIGKILL); err != nil {
+	if err := testkit.Kill(n); err != nil {
 		t.Fatal(err)
 	}
 	failed := c.until(orphan, "ended", terminal)

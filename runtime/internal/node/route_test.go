@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -89,7 +88,7 @@ func TestBundleKilledMidCallFailsTheCall(t *testing.T) {
 	}()
 	s.WaitFor(t, 10*time.Second, `"progressToken":"in"`)
 	killed := time.Now()
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	if err := testkit.Kill(pid); err != nil {
 		t.Fatalf("kill bundle %d: %v", pid, err)
 	}
 	select {

@@ -49,13 +49,13 @@ func Alive(pid int) bool {
 
 // Exited reports whether process pid ends (or is left a zombie) within d.
 func Exited(pid int, within time.Duration) bool {
-	return poll(within, func() bool { return !Alive(pid) })
+	return Until(within, func() bool { return !Alive(pid) })
 }
 
 // Reaped reports whether process pid is gone from /proc within d: ended and waited for,
 // not even a zombie.
 func Reaped(pid int, within time.Duration) bool {
-	return poll(within, func() bool {
+	return Until(within, func() bool {
 		_, err := os.Stat("/proc/" + strconv.Itoa(pid))
 		return err != nil
 	})
@@ -105,4 +105,13 @@ func MemoryChecked(t testing.TB) bool {
 		t.Log("memory not checked: the race detector multiplies what the node holds")
 	}
 	return !RaceDetector
+}
+
+// Kill ends process pid at once (SIGKILL on Unix).
+func Kill(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Kill()
 }

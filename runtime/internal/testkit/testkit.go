@@ -216,14 +216,14 @@ func waitChange(within time.Duration, mu *sync.Mutex, sig *signal, done func() b
 func Eventually(t testing.TB, within time.Duration, check func() string) {
 	t.Helper()
 	var why string
-	if !poll(within, func() bool { why = check(); return why == "" }) {
+	if !Until(within, func() bool { why = check(); return why == "" }) {
 		t.Fatalf("after %s: %s", within, why)
 	}
 }
 
-// poll calls cond, more and more rarely, until it holds or within has passed, and reports
-// whether it held.
-func poll(within time.Duration, cond func() bool) bool {
+// Until calls cond, more and more rarely, until it holds or within has passed, and reports
+// whether it held: for a test that acts either way.
+func Until(within time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(within)
 	wait := time.Millisecond
 	for !cond() {
