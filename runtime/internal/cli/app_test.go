@@ -6,8 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +16,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	openaioption "github.com/openai/openai-go/v3/option"
 
+	"github.com/toolnode/toolnode/runtime/internal/testkit/nodekit"
 	"github.com/toolnode/toolnode/sdk-go/app"
 	"github.com/toolnode/toolnode/sdk-go/app/provider"
 )
@@ -54,11 +53,7 @@ func (f *fakeAPI) request(t *testing.T, i int) map[string]any {
 // appNode serves the Go and C examples and the Go conformance bundle (an image tool).
 func appNode(t *testing.T) *app.Node {
 	t.Helper()
-	root, _ := filepath.Abs("../../..")
-	if _, err := os.Stat(filepath.Join(root, "testdata", "conformance", "go", "build", "conformance")); err != nil {
-		t.Skip("testdata/conformance/go is not built: run make fixtures")
-	}
-	url := startHTTPNode(t, "--bundles", examplesDir(t, "go", "c", "../testdata/conformance/go"))
+	url := httpNode(t, nodekit.Examples(t, "go", "c", "../testdata/conformance/go"))
 	n, err := app.New(app.Config{URL: url, Allow: []string{"c.greet", "node-lamp.*", "test_image_content", "go.sleep"}})
 	if err != nil {
 		t.Fatal(err)

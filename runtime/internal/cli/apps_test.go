@@ -101,7 +101,7 @@ func TestAppsExampleServerThroughTheNode(t *testing.T) {
 	npm, node22 := appsPeers(t)
 	dir := t.TempDir()
 	basicServer(t, dir, "clock", npm, node22)
-	url := startHTTPNode(t, "--bundles", dir)
+	url := httpNode(t, dir)
 	// The view shows the time of the first call, then its button calls get-time, by the
 	// server's own name, through the host and the node; it must then show that answer.
 	v := openView(t, npm, url, map[string]any{
@@ -141,7 +141,7 @@ func TestAppsTwoBundlesWithTheSameViewAndTool(t *testing.T) {
 	dir := t.TempDir()
 	basicServer(t, dir, "clock", npm, node22)
 	basicServer(t, dir, "twin", npm, node22)
-	url := startHTTPNode(t, "--bundles", dir)
+	url := httpNode(t, dir)
 	// Both views render, each from its namespaced URI; the view's call by the shared name
 	// is refused with an error that names both tools.
 	for _, b := range []string{"clock", "twin"} {

@@ -1,14 +1,16 @@
+//lint:file-ignore SA1019 sampling, roots and logging are part of protocol 2025-11-25, which the node serves; they are deprecated only from 2026-07-28 on.
+
 package cli_test
 
 import (
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
+	"github.com/toolnode/toolnode/runtime/internal/testkit/nodekit"
 
 	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -22,56 +24,44 @@ import (
 )
 
 // startClusterNode runs a node of the bundles in dir, serving HTTP, in the cluster at nats.
-func startClusterNode(t *testing.T, dir, nats, id string) httpNode {
+func startClusterNode(t *testing.T, dir, nats, id string) *nodekit.Child {
 	t.Helper()
-	n := startHTTPNodeRun(t, "--bundles", dir, "--cluster", nats, "--cluster-node", id)
-	t.Cleanup(func() {
-		if strings.Contains(n.logs.String(), "DATA RACE") {
-			t.Errorf("the race detector found a data race in node %s:\n%s", id, n.logs)
-		}
-	})
-	return n
+	return nodekit.ChildHTTP(t, toolnode(t, "serve", "--http", "127.0.0.1:0", "--bundles", dir, "--cluster", nats, "--cluster-node", id))
 }
 
 // waitCallable waits until each tool of names (echo tools) answers a call.
 func waitCallable(t *testing.T, s *mcp.ClientSession, within time.Duration, names ...string) {
 	t.Helper()
-	deadline := time.Now().Add(within)
 	for _, name := range names {
-		for {
-			res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "?"}})
-			if err == nil && !res.IsError {
-				break
+		testkit.Eventually(t, within, func() string {
+			res, err := nodekit.CallWithin(t, s, within, name, map[string]any{"text": "?"})
+			if err != nil || res.IsError {
+				return fmt.Sprintf("%s does not answer: %v %v", name, err, res)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s did not answer within %s: %v %v", name, within, err, res)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return ""
+		})
 	}
 }
 
 // waitTools waits until s lists every tool of want and none of gone.
 func waitTools(t *testing.T, s *mcp.ClientSession, within time.Duration, want, gone []string) map[string]*mcp.Tool {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		have := toolNames(t, s)
-		ok := true
+	var have map[string]*mcp.Tool
+	testkit.Eventually(t, within, func() string {
+		have = nodekit.Tools(t, s)
 		for _, w := range want {
-			ok = ok && have[w] != nil
+			if have[w] == nil {
+				return fmt.Sprintf("the list is %v; want %v listed and %v gone", nodekit.Names(have), want, gone)
+			}
 		}
 		for _, g := range gone {
-			ok = ok && have[g] == nil
+			if have[g] != nil {
+				return fmt.Sprintf("the list is %v; want %v listed and %v gone", nodekit.Names(have), want, gone)
+			}
 		}
-		if ok {
-			return have
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s the list is %v; want %v listed and %v gone", within, keys(have), want, gone)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return ""
+	})
+	return have
 }
 
 // A client of node A, which runs no bundle, lists and calls the bundles of nodes B and C
@@ -95,9 +85,7 @@ func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
 		asked.Add(1)
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "blue"}}, nil
 	}
-	var progressMu sync.Mutex
-	progress := map[string]int{}
-	var logged atomic.Value
+	var progress, logged testkit.Inbox
 	opts := func() *mcp.ClientOptions {
 		return &mcp.ClientOptions{
 			ElicitationHandler: elicit,
@@ -109,22 +97,22 @@ func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
 				return &mcp.CreateMessageResult{Model: "test", Role: "assistant", Content: &mcp.TextContent{Text: "4 is " + prompt}}, nil
 			},
 			ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
-				progressMu.Lock()
-				progress[fmt.Sprint(r.Params.ProgressToken)]++
-				progressMu.Unlock()
+				progress.Add(fmt.Sprint(r.Params.ProgressToken))
 			},
 			LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
-				logged.Store(fmt.Sprintf("%v from %s", r.Params.Data, r.Params.Logger))
+				logged.Add(fmt.Sprintf("%v from %s", r.Params.Data, r.Params.Logger))
 			},
 		}
 	}
+	stdio := func(version, id string) *mcp.ClientSession {
+		s, _ := nodekit.ChildStdio(t, toolnode(t, "serve", "--bundles", dirA, "--cluster", nats, "--cluster-node", id), version, opts())
+		return s
+	}
 	clients := map[string]*mcp.ClientSession{
-		"http 2025-11-25": connectHTTPAt(t, a.url, opts(), "2025-11-25"),
-		"http 2026-07-28": connectHTTPAt(t, a.url, opts(), "2026-07-28"),
-		"stdio 2025-11-25": startNodeAt(t, "2025-11-25", opts(), nil,
-			"--bundles", dirA, "--cluster", nats, "--cluster-node", "a-stdio-old").session,
-		"stdio 2026-07-28": startNodeAt(t, "2026-07-28", opts(), nil,
-			"--bundles", dirA, "--cluster", nats, "--cluster-node", "a-stdio-new").session,
+		"http 2025-11-25":  nodekit.Connect(t, a.URL, "2025-11-25", opts()),
+		"http 2026-07-28":  nodekit.Connect(t, a.URL, "2026-07-28", opts()),
+		"stdio 2025-11-25": stdio("2025-11-25", "a-stdio-old"),
+		"stdio 2026-07-28": stdio("2026-07-28", "a-stdio-new"),
 	}
 	ctx := context.Background()
 	for what, s := range clients {
@@ -134,24 +122,24 @@ func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
 				waitCallable(t, s, 15*time.Second, "bee.echo", "sea.echo", "shared.echo")
 			}
 			waitTools(t, s, 15*time.Second, []string{"bee.echo", "sea.echo", "shared.echo", "node-lamp.on", "sea.node-lamp.on"}, nil)
-			if got, _ := callText(t, s, "node-lamp.on", nil); got != "lamp on by bee" {
+			if got, _ := nodekit.CallText(t, s, "node-lamp.on", nil); got != "lamp on by bee" {
 				t.Errorf("node-lamp.on answered %q; bee sorts first", got)
 			}
 			for _, bundle := range []string{"bee", "sea"} {
-				if got, isErr := callText(t, s, bundle+".echo", map[string]any{"text": "hi"}); got != bundle+":hi" || isErr {
+				if got, isErr := nodekit.CallText(t, s, bundle+".echo", map[string]any{"text": "hi"}); got != bundle+":hi" || isErr {
 					t.Errorf("%s.echo answered %q (error %v)", bundle, got, isErr)
 				}
 			}
 			// The bundle asks its user a question during the call, the 2025 way; the
 			// question crosses to the client and the answer back, whatever the client's era.
 			before := asked.Load()
-			if got, _ := callText(t, s, "bee.elicit", map[string]any{"question": "colour?"}); got != "accept: blue" {
+			if got, _ := nodekit.CallText(t, s, "bee.elicit", map[string]any{"question": "colour?"}); got != "accept: blue" {
 				t.Errorf("bee.elicit answered %q", got)
 			}
 			if asked.Load() != before+1 {
 				t.Errorf("the client was asked %d times, want once", asked.Load()-before)
 			}
-			if got, _ := callText(t, s, "sea.sample", map[string]any{"prompt": "2+2?"}); got != "model said: 4 is 2+2?" {
+			if got, _ := nodekit.CallText(t, s, "sea.sample", map[string]any{"prompt": "2+2?"}); got != "model said: 4 is 2+2?" {
 				t.Errorf("sea.sample answered %q", got)
 			}
 			// Progress of the bundle on B reaches the client of A under its own token.
@@ -161,29 +149,18 @@ func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
 			if res, err := s.CallTool(ctx, params); err != nil || res.IsError {
 				t.Fatalf("sea.ticker: %v %+v", err, res)
 			}
-			deadline := time.Now().Add(5 * time.Second)
-			for {
-				progressMu.Lock()
-				n := progress[token]
-				progressMu.Unlock()
-				if n >= 5 {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("%d progress notifications reached the client; the bundle sent 5", n)
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			// The bundle sent 5; they may come after the answer.
+			progress.Wait(t, 5*time.Second, 5, func(tok string) bool { return tok == token })
 		})
 	}
 
 	s := clients["http 2025-11-25"]
 	t.Run("same names on every node", func(t *testing.T) {
-		want := slices.Sorted(maps.Keys(toolNames(t, s)))
-		for _, n := range []httpNode{b, c} {
-			other := connectHTTPAt(t, n.url, nil, "2025-11-25")
+		want := slices.Sorted(maps.Keys(nodekit.Tools(t, s)))
+		for _, n := range []*nodekit.Child{b, c} {
+			other := nodekit.Connect(t, n.URL, "2025-11-25", nil)
 			waitTools(t, other, 15*time.Second, want, nil)
-			if got := slices.Sorted(maps.Keys(toolNames(t, other))); !slices.Equal(got, want) {
+			if got := slices.Sorted(maps.Keys(nodekit.Tools(t, other))); !slices.Equal(got, want) {
 				t.Errorf("a node lists\n%v\nwhere node a lists\n%v", got, want)
 			}
 		}
@@ -192,14 +169,8 @@ func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
 		if err := s.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 			t.Fatal(err)
 		}
-		callText(t, s, "bee.chatty", map[string]any{"tag": "across"})
-		deadline := time.Now().Add(5 * time.Second)
-		for logged.Load() == nil || logged.Load().(string) != "across from bee" {
-			if time.Now().After(deadline) {
-				t.Fatalf("the bundle's log message reached the client as %v; want %q", logged.Load(), "across from bee")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		nodekit.CallText(t, s, "bee.chatty", map[string]any{"tag": "across"})
+		logged.Wait(t, 5*time.Second, 1, func(m string) bool { return m == "across from bee" })
 	})
 	t.Run("prompts and resources", func(t *testing.T) {
 		var prompts []string
@@ -229,7 +200,7 @@ func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
 	})
 	t.Run("20 MiB result", func(t *testing.T) {
 		const size = 20 << 20
-		got, isErr := callText(t, s, "bee.big", map[string]any{"bytes": size})
+		got, isErr := nodekit.CallText(t, s, "bee.big", map[string]any{"bytes": size})
 		if isErr || len(got) != size || strings.Trim(got, "x") != "" {
 			t.Fatalf("bee.big gave %d bytes (error %v), want %d x's", len(got), isErr, size)
 		}
@@ -238,21 +209,18 @@ func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		errc := make(chan error, 1)
 		go func() {
-			_, err := s.CallTool(cctx, &mcp.CallToolParams{Name: "bee.sleep", Arguments: map[string]any{"ms": 60000}})
+			params := &mcp.CallToolParams{Name: "bee.sleep", Arguments: map[string]any{"ms": 60000}}
+			params.SetProgressToken("to cancel") // the bundle reports progress once it has the call
+			_, err := s.CallTool(cctx, params)
 			errc <- err
 		}()
-		time.Sleep(300 * time.Millisecond)
+		progress.Wait(t, 10*time.Second, 1, func(tok string) bool { return tok == "to cancel" })
 		cancel()
 		if err := <-errc; err == nil {
 			t.Fatal("the cancelled call succeeded")
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for !strings.Contains(b.logs.String(), "fake bundle bee: cancelled") {
-			if time.Now().After(deadline) {
-				t.Fatal("the bundle on node b was not told that the client on node a cancelled its call")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		// The bundle on node b is told that the client on node a cancelled its call.
+		b.Logs.WaitFor(t, 5*time.Second, "fake bundle bee: cancelled")
 	})
 	t.Run("one bundle on two nodes shares the calls", func(t *testing.T) {
 		var onB, onC atomic.Int32
@@ -262,7 +230,7 @@ func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for j := range 10 {
-					got, isErr := callText(t, s, "shared.echo", map[string]any{"text": fmt.Sprint(i, j)})
+					got, isErr := nodekit.CallText(t, s, "shared.echo", map[string]any{"text": fmt.Sprint(i, j)})
 					switch {
 					case isErr:
 						t.Errorf("shared.echo: %s", got)
@@ -282,15 +250,13 @@ func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
 		}
 	})
 	t.Run("status", func(t *testing.T) {
-		got, _ := callText(t, s, "toolnode.status", nil)
+		got, _ := nodekit.CallText(t, s, "toolnode.status", nil)
 		for _, want := range []string{"cluster toolnode", "node a (this node)", "node b: bee (", "node c: sea (", "round trip"} {
 			if !strings.Contains(got, want) {
 				t.Errorf("status lacks %q:\n%s", want, got)
 			}
 		}
-		cmd := exec.Command(os.Args[0], "status", "--url", a.url)
-		cmd.Env = append(os.Environ(), "TOOLNODE_TEST_MAIN=1")
-		out, err := cmd.CombinedOutput()
+		out, err := toolnode(t, "status", "--url", a.URL).CombinedOutput()
 		if err != nil {
 			t.Fatalf("toolnode status: %v\n%s", err, out)
 		}
@@ -322,14 +288,18 @@ func TestClusterNodeKilledUnderLoad(t *testing.T) {
 	startClusterNode(t, dirC, nats, "c")
 	a := startClusterNode(t, dirA, nats, "a")
 	changed := make(chan struct{}, 64)
-	s := connectHTTPAt(t, a.url, &mcp.ClientOptions{
+	var progress testkit.Inbox
+	s := nodekit.Connect(t, a.URL, "2025-11-25", &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
 			case changed <- struct{}{}:
 			default:
 			}
 		},
-	}, "2025-11-25")
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			progress.Add(fmt.Sprint(r.Params.ProgressToken))
+		},
+	})
 	waitTools(t, s, 15*time.Second, []string{"bee.sleep", "shared.echo"}, nil)
 	for len(changed) > 0 {
 		<-changed
@@ -358,7 +328,7 @@ func TestClusterNodeKilledUnderLoad(t *testing.T) {
 			case err != nil:
 				text = err.Error()
 			case res.IsError:
-				text = resultText(res)
+				text = nodekit.ResultText(res)
 			default:
 				answered.Add(1)
 				continue
@@ -381,19 +351,22 @@ func TestClusterNodeKilledUnderLoad(t *testing.T) {
 	}
 	// Calls B would hold for a minute: they must fail once B is gone, not then.
 	long := make(chan error, 2)
-	for range 2 {
+	for i := range 2 {
 		go func() {
-			res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "bee.sleep", Arguments: map[string]any{"ms": 60000}})
+			params := &mcp.CallToolParams{Name: "bee.sleep", Arguments: map[string]any{"ms": 60000}}
+			params.SetProgressToken(fmt.Sprintf("long-%d", i)) // the bundle reports progress once it has the call
+			res, err := s.CallTool(context.Background(), params)
 			if err == nil && !res.IsError {
-				err = errors.New("answered " + resultText(res))
+				err = errors.New("answered " + nodekit.ResultText(res))
 			} else if err == nil {
-				err = errors.New(resultText(res))
+				err = errors.New(nodekit.ResultText(res))
 			}
 			long <- err
 		}()
 	}
-	time.Sleep(time.Second)
-	if err := killProcess(b.pid); err != nil {
+	// B is killed once it holds both long calls, the load running.
+	progress.Wait(t, 10*time.Second, 2, func(tok string) bool { return strings.HasPrefix(tok, "long-") })
+	if err := testkit.Kill(b.Pid()); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()
@@ -414,21 +387,21 @@ func TestClusterNodeKilledUnderLoad(t *testing.T) {
 			t.Fatal("a call held by node b was still unanswered 10s after b was withdrawn")
 		}
 	}
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // the load goes on after B is gone: part of what is tested
 	close(stop)
 	wg.Wait()
 	t.Logf("node b withdrawn %s after SIGKILL; %d calls answered, %d failed naming node b", withdrawn.Round(time.Millisecond), answered.Load(), failedNamingB.Load())
 	if answered.Load() == 0 {
 		t.Error("no call succeeded")
 	}
-	got, isErr := callText(t, s, "shared.echo", map[string]any{"text": "still"})
+	got, isErr := nodekit.CallText(t, s, "shared.echo", map[string]any{"text": "still"})
 	if isErr || got != "shared:still" {
 		t.Errorf("after b's death shared.echo answered %q (error %v); c serves it", got, isErr)
 	}
 
 	startClusterNode(t, dirB, nats, "b")
 	waitTools(t, s, 15*time.Second, []string{"bee.sleep"}, nil)
-	if got, isErr := callText(t, s, "bee.echo", map[string]any{"text": "back"}); isErr || got != "bee:back" {
+	if got, isErr := nodekit.CallText(t, s, "bee.echo", map[string]any{"text": "back"}); isErr || got != "bee:back" {
 		t.Errorf("bee.echo after b's return answered %q", got)
 	}
 }
@@ -449,9 +422,7 @@ func TestClusterFlagsChecked(t *testing.T) {
 		{[]string{"--bundles", ".", "--cluster-key", short}, "--cluster-* flags go with --cluster URL"},
 		{[]string{"--cluster", "nats://127.0.0.1:1", "--cluster-key", short}, "9 bytes, want at least 32"},
 	} {
-		cmd := exec.Command(os.Args[0], append([]string{"serve"}, tc.args...)...)
-		cmd.Env = append(os.Environ(), "TOOLNODE_TEST_MAIN=1")
-		out, err := cmd.CombinedOutput()
+		out, err := toolnode(t, append([]string{"serve"}, tc.args...)...).CombinedOutput()
 		if err == nil || !strings.Contains(string(out), tc.want) {
 			t.Errorf("serve %v: %v, %s; want an error saying %q", tc.args, err, out, tc.want)
 		}
@@ -466,19 +437,19 @@ func TestClusterNodeRejoinsAfterLosingTheServer(t *testing.T) {
 	testkit.Write(t, dirB, testkit.Fake{Name: "bee"})
 	b := startClusterNode(t, dirB, srv.URL, "b")
 	a := startClusterNode(t, dirA, srv.URL, "a")
-	sa := connectHTTPAt(t, a.url, nil, "2025-11-25")
-	sb := connectHTTPAt(t, b.url, nil, "2025-11-25")
+	sa := nodekit.Connect(t, a.URL, "2025-11-25", nil)
+	sb := nodekit.Connect(t, b.URL, "2025-11-25", nil)
 	waitTools(t, sa, 15*time.Second, []string{"bee.echo"}, nil)
 
 	srv.Stop()
-	if got, isErr := callText(t, sb, "bee.echo", map[string]any{"text": "alone"}); isErr || got != "bee:alone" {
+	if got, isErr := nodekit.CallText(t, sb, "bee.echo", map[string]any{"text": "alone"}); isErr || got != "bee:alone" {
 		t.Errorf("without its NATS server, node b's own client got %q", got)
 	}
 	waitTools(t, sa, 10*time.Second, nil, []string{"bee.echo"})
 
 	srv.Restart(t)
 	waitTools(t, sa, 15*time.Second, []string{"bee.echo"}, nil)
-	if got, isErr := callText(t, sa, "bee.echo", map[string]any{"text": "again"}); isErr || got != "bee:again" {
+	if got, isErr := nodekit.CallText(t, sa, "bee.echo", map[string]any{"text": "again"}); isErr || got != "bee:again" {
 		t.Errorf("after b rejoined, a's client got %q", got)
 	}
 }
@@ -491,7 +462,7 @@ func TestClusterFollowsBundlesAddedAndRemoved(t *testing.T) {
 	testkit.Write(t, dirB, testkit.Fake{Name: "bee"})
 	startClusterNode(t, dirB, nats, "b")
 	a := startClusterNode(t, dirA, nats, "a")
-	s := connectHTTPAt(t, a.url, nil, "2025-11-25")
+	s := nodekit.Connect(t, a.URL, "2025-11-25", nil)
 	waitTools(t, s, 15*time.Second, []string{"bee.echo"}, nil)
 
 	testkit.Write(t, dirB, testkit.Fake{Name: "wasp"})
@@ -503,14 +474,10 @@ func TestClusterFollowsBundlesAddedAndRemoved(t *testing.T) {
 
 	// The same name on a: a's own bundle serves a's calls.
 	testkit.Write(t, dirA, testkit.Fake{Name: "bee", Env: map[string]string{"FAKE_NAME": "bee-on-a"}})
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if got, _ := callText(t, s, "bee.echo", map[string]any{"text": "x"}); got == "bee-on-a:x" {
-			break
+	testkit.Eventually(t, 15*time.Second, func() string {
+		if got, _ := nodekit.CallText(t, s, "bee.echo", map[string]any{"text": "x"}); got != "bee-on-a:x" {
+			return "node a's own bee never took its calls from node b's: " + got
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("node a's own bee never took its calls from node b's")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return ""
+	})
 }

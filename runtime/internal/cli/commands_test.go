@@ -1,7 +1,10 @@
 package cli_test
 
 import (
+	"github.com/toolnode/toolnode/runtime/internal/reload"
+	"github.com/toolnode/toolnode/runtime/internal/serve"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
+	"github.com/toolnode/toolnode/runtime/internal/testkit/nodekit"
 
 	"bytes"
 	"os"
@@ -13,6 +16,13 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/internal/cli"
 )
+
+// httpNode serves the bundles of dir over the HTTP front of a node in process, and returns
+// the front's URL: for the commands that speak to a running node.
+func httpNode(t *testing.T, dir string) string {
+	t.Helper()
+	return nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, HTTP: nodekit.Loopback}).URL
+}
 
 // runCLI runs toolnode in-process with args and returns its exit code and output. A
 // stdio serve sets GOMAXPROCS for its process, which here is the test binary: it is put
@@ -91,7 +101,7 @@ func TestCheckGivesBrokenBundlesAClearVerdict(t *testing.T) {
 func TestToolsCallAndStatusOnARunningNode(t *testing.T) {
 	dir := t.TempDir()
 	testkit.Write(t, dir, testkit.Fake{Name: "remote"})
-	url := startHTTPNode(t, "--bundles", dir)
+	url := httpNode(t, dir)
 	if code, out, errs := runCLI("tools", "--url", url); code != 0 || !strings.Contains(out, "remote.echo") {
 		t.Errorf("tools: exit %d\n%s%s", code, out, errs)
 	}

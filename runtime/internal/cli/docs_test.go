@@ -1,7 +1,11 @@
 package cli_test
 
 import (
+	"github.com/toolnode/toolnode/runtime/internal/front/httpfront"
+	"github.com/toolnode/toolnode/runtime/internal/reload"
+	"github.com/toolnode/toolnode/runtime/internal/serve"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
+	"github.com/toolnode/toolnode/runtime/internal/testkit/nodekit"
 
 	"context"
 	"encoding/json"
@@ -12,7 +16,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
 	"github.com/toolnode/toolnode/runtime/internal/remote"
@@ -64,7 +67,7 @@ func buildToolnode(t *testing.T) string {
 
 func TestClientSnippetsServe(t *testing.T) {
 	bin := buildToolnode(t)
-	examples := examplesDir(t, "go", "python")
+	examples := nodekit.Examples(t, "go", "python")
 	for _, name := range []string{"claude_desktop_config.json", "cursor-mcp.json", "vscode-mcp.json", "macos-mcpServers.json", "vscode-mcp-macos.json"} {
 		t.Run(name, func(t *testing.T) {
 			// The snippet as a client would run it, with the placeholder paths made real: a
@@ -77,8 +80,8 @@ func TestClientSnippetsServe(t *testing.T) {
 			}
 			cfg := filepath.Join(t.TempDir(), name)
 			os.WriteFile(cfg, []byte(body), 0o644)
-			run := startNode(t, nil, nil, "--config", cfg)
-			if got, isErr := callText(t, run.session, "toolnode.go.greet", map[string]any{"name": "Doc"}); isErr || got != "Hello, Doc!" {
+			s := nodekit.Start(t, serve.Config{Source: reload.Source{Config: cfg}, Stdio: true}).Client(t, "", nil)
+			if got, isErr := nodekit.CallText(t, s, "toolnode.go.greet", map[string]any{"name": "Doc"}); isErr || got != "Hello, Doc!" {
 				t.Errorf("toolnode.go.greet through the snippet: %q (isError %v)", got, isErr)
 			}
 		})
@@ -96,9 +99,8 @@ func TestClientSnippetsServe(t *testing.T) {
 func TestHTTPSnippetsConnect(t *testing.T) {
 	dir := t.TempDir()
 	testkit.Write(t, dir, testkit.Fake{Name: "doc"})
-	token := filepath.Join(t.TempDir(), "token")
-	os.WriteFile(token, []byte("t0ken\n"), 0o600)
-	url := startHTTPNode(t, "--bundles", dir, "--token-file", token)
+	url := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, HTTP: nodekit.Loopback,
+		HTTPOptions: httpfront.Options{Token: "t0ken"}}).URL
 	for _, name := range []string{"cursor-mcp-http.json", "vscode-mcp-http.json"} {
 		t.Run(name, func(t *testing.T) {
 			var cfg struct {
@@ -153,21 +155,15 @@ func TestServiceUnitCommandLineServes(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	args := strings.Fields(strings.NewReplacer("/srv/bundles", dir, "/etc/toolnode/token", token, "127.0.0.1:7777", addr).Replace(m[2]))
-	exe, _ := os.Executable()
-	cmd := exec.Command(exe, args...)
-	cmd.Env = append(os.Environ(), "TOOLNODE_TEST_MAIN=1")
-	if err := cmd.Start(); err != nil {
+	node := nodekit.ChildHTTP(t, toolnode(t, args...))
+	if node.URL != "http://"+addr+"/mcp" {
+		t.Errorf("the node listens at %s, want the unit's address %s", node.URL, addr)
+	}
+	c, err := remote.Dial(context.Background(), node.URL, "s3rvice")
+	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
-	eventually(t, 10*time.Second, func() string {
-		c, err := remote.Dial(context.Background(), "http://"+addr+"/mcp", "s3rvice")
-		if err != nil {
-			return err.Error()
-		}
-		c.Close()
-		return ""
-	})
+	c.Close()
 }
 
 func TestSnippetManifestLoads(t *testing.T) {

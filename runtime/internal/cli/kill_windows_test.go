@@ -3,6 +3,8 @@ package cli_test
 import (
 	"os/exec"
 	"syscall"
+
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
 // ownGroup makes cmd lead a process group of its own.
@@ -11,4 +13,4 @@ func ownGroup(cmd *exec.Cmd) {
 }
 
 // killGroup ends pid: Windows has no signal for a group.
-func killGroup(pid int) { _ = killProcess(pid) }
+func killGroup(pid int) { _ = testkit.Kill(pid) }

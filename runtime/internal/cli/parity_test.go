@@ -1,11 +1,13 @@
 package cli_test
 
 import (
+	"github.com/toolnode/toolnode/runtime/internal/reload"
+	"github.com/toolnode/toolnode/runtime/internal/serve"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
+	"github.com/toolnode/toolnode/runtime/internal/testkit/nodekit"
 
 	"context"
 	"encoding/json"
-	"iter"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,18 +29,6 @@ func canonical(t *testing.T, v any) string {
 	return string(b)
 }
 
-func collect[T any](t *testing.T, seq iter.Seq2[T, error]) []T {
-	t.Helper()
-	out := []T{}
-	for v, err := range seq {
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
 // surfaceLists is the four lists a client gets, decoded into the official SDK's types.
 type surfaceLists struct {
 	Tools     []*mcp.Tool
@@ -51,10 +41,10 @@ func listAll(t *testing.T, s *mcp.ClientSession) surfaceLists {
 	t.Helper()
 	ctx := context.Background()
 	return surfaceLists{
-		Tools:     collect(t, s.Tools(ctx, nil)),
-		Prompts:   collect(t, s.Prompts(ctx, nil)),
-		Resources: collect(t, s.Resources(ctx, nil)),
-		Templates: collect(t, s.ResourceTemplates(ctx, nil)),
+		Tools:     nodekit.Collect(t, s.Tools(ctx, nil)),
+		Prompts:   nodekit.Collect(t, s.Prompts(ctx, nil)),
+		Resources: nodekit.Collect(t, s.Resources(ctx, nil)),
+		Templates: nodekit.Collect(t, s.ResourceTemplates(ctx, nil)),
 	}
 }
 
@@ -88,10 +78,14 @@ func TestBothFrontsListWhatManifestPrints(t *testing.T) {
 		t.Fatalf("manifest lists %d prompts, %d resources, %d templates; want 2 of each", len(want.Prompts), len(want.Resources), len(want.Templates))
 	}
 
-	stdio := startNode(t, nil, nil, "--bundles", dir, "--state-dir", t.TempDir(), "--page-size", "7")
-	http := connectHTTP(t, startHTTPNode(t, "--bundles", dir, "--state-dir", t.TempDir(), "--page-size", "5"), nil)
+	node := func(cfg serve.Config, pageSize int) *nodekit.Node {
+		cfg.Source, cfg.Node.StateDir, cfg.Front.PageSize = reload.Source{Dirs: []string{dir}}, t.TempDir(), pageSize
+		return nodekit.Start(t, cfg)
+	}
+	stdio := node(serve.Config{Stdio: true}, 7).Client(t, "", nil)
+	http := nodekit.Connect(t, node(serve.Config{HTTP: nodekit.Loopback}, 5).URL, "", nil)
 	wantJSON := canonical(t, want)
-	for front, s := range map[string]*mcp.ClientSession{"stdio": stdio.session, "HTTP": http} {
+	for front, s := range map[string]*mcp.ClientSession{"stdio": stdio, "HTTP": http} {
 		if got := canonical(t, listAll(t, s)); got != wantJSON {
 			t.Errorf("%s lists differ from the manifest:\n%s\nmanifest:\n%s", front, got, wantJSON)
 		}

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
+	"github.com/toolnode/toolnode/runtime/internal/testkit/nodekit"
 
 	"context"
 	"encoding/json"
@@ -28,8 +29,10 @@ func TestAStdioOnlyNodeRunsOnOneProcessor(t *testing.T) {
 		{"stdio beside HTTP", nil, []string{"--stdio", "--http", "127.0.0.1:0"}, runtime.GOMAXPROCS(0)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			run := startNode(t, nil, c.env, append([]string{"--bundles", dir}, c.args...)...)
-			res, err := run.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "toolnode.status"})
+			cmd := toolnode(t, append([]string{"serve", "--bundles", dir}, c.args...)...)
+			cmd.Env = append(cmd.Env, c.env...)
+			session, _ := nodekit.ChildStdio(t, cmd, "", nil)
+			res, err := session.CallTool(context.Background(), &mcp.CallToolParams{Name: "toolnode.status"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -22,16 +22,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolnode/toolnode/runtime/internal/reload"
+	"github.com/toolnode/toolnode/runtime/internal/serve"
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+	"github.com/toolnode/toolnode/runtime/internal/testkit/nodekit"
 	"github.com/toolnode/toolnode/runtime/internal/upstream/upstreamtest"
 )
-
-// goSDKBundle runs upstreamtest.Recorder, a bundle built with the official Go SDK that
-// tells what it received, on stdin and stdout.
-func goSDKBundle() {
-	if err := upstreamtest.Recorder(nil).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-}
 
 // freePort returns a loopback port nothing listens on.
 func freePort(t *testing.T) string {
@@ -141,7 +137,7 @@ func TestRemoteBundlesBesideLocalOnesInBothEras(t *testing.T) {
 		"remote": map[string]any{"type": "http", "url": gate.URL + "/mcp",
 			"headers": map[string]string{"Authorization": "Bearer ${REMOTE_TOKEN}"}},
 		"everything": map[string]any{"command": "npx", "args": []string{"--no-install", "@modelcontextprotocol/server-everything"}, "cwd": npm},
-		"gosdk":      map[string]any{"command": exe, "env": map[string]string{"TOOLNODE_GOSDK_BUNDLE": "1"}},
+		"gosdk":      map[string]any{"command": exe, "env": map[string]string{upstreamtest.ChildEnv: "all"}},
 	}}
 	cfgPath := filepath.Join(t.TempDir(), "mcp.json")
 	b, _ := json.Marshal(cfg)
@@ -150,20 +146,22 @@ func TestRemoteBundlesBesideLocalOnesInBothEras(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "gosdkhttp"), 0o755)
 	os.WriteFile(filepath.Join(dir, "gosdkhttp", "bundle.json"), []byte(`{"name": "gosdkhttp", "url": "`+stateless.URL+`"}`), 0o644)
 
-	run := startNode(t, nil, []string{"REMOTE_TOKEN=" + token}, "--config", cfgPath, "--bundles", dir)
-	tools := toolNames(t, run.session)
+	t.Setenv("REMOTE_TOKEN", token) // in the node's environment
+	n := nodekit.Start(t, serve.Config{Source: reload.Source{Config: cfgPath, Dirs: []string{dir}}, Stdio: true})
+	s := n.Client(t, "", nil)
+	tools := nodekit.Tools(t, s)
 	for _, want := range []string{"remote.echo", "everything.echo", "gosdk.received", "gosdkhttp.received"} {
 		if tools[want] == nil {
-			t.Fatalf("%s missing; have %v", want, keys(tools))
+			t.Fatalf("%s missing; have %v", want, nodekit.Names(tools))
 		}
 	}
 	for _, name := range []string{"remote.echo", "everything.echo"} {
-		if got, isErr := callText(t, run.session, name, map[string]any{"message": "via " + name}); isErr || !strings.Contains(got, "via "+name) {
+		if got, isErr := nodekit.CallText(t, s, name, map[string]any{"message": "via " + name}); isErr || !strings.Contains(got, "via "+name) {
 			t.Errorf("%s: %q (isError %v)", name, got, isErr)
 		}
 	}
 	for _, name := range []string{"gosdk.received", "gosdkhttp.received"} {
-		got := received(t, run.session, name)
+		got := received(t, s, name)
 		if got.Version != "2026-07-28" || slices.Contains(got.Methods, "initialize") || !slices.Contains(got.Methods, "server/discover") {
 			t.Errorf("%s was not spoken to statelessly: it received %v, the call as revision %q", name, got.Methods, got.Version)
 		}
@@ -171,7 +169,7 @@ func TestRemoteBundlesBesideLocalOnesInBothEras(t *testing.T) {
 	if refused.Load() != 0 || authorized.Load() == 0 {
 		t.Errorf("the proxy refused %d requests and let %d through; every one should carry the token", refused.Load(), authorized.Load())
 	}
-	st := status(t, run.session)
+	st := nodekit.Status(t, s)
 	for name, era := range map[string]string{"remote": "initialize", "everything": "initialize", "gosdk": "stateless", "gosdkhttp": "stateless"} {
 		if e, _ := st[name]["era"].(string); !strings.HasPrefix(e, era) {
 			t.Errorf("status of %s: era %q, want %s", name, e, era)
@@ -180,36 +178,38 @@ func TestRemoteBundlesBesideLocalOnesInBothEras(t *testing.T) {
 	if st["remote"]["url"] != gate.URL+"/mcp" || len(st["remote"]["pids"].([]any)) != 0 {
 		t.Errorf("status of the remote bundle: %v", st["remote"])
 	}
-	if strings.Contains(run.logs.String(), token) {
+	if strings.Contains(n.Logs.String(), token) {
 		t.Error("the node logged the token")
 	}
 
 	t.Run("a remote server that goes away and comes back is connected again", func(t *testing.T) {
 		everything.stop()
-		eventually(t, 15*time.Second, func() string {
-			if st := status(t, run.session)["remote"]; st["state"] == "ready" {
+		testkit.Eventually(t, 15*time.Second, func() string {
+			if st := nodekit.Status(t, s)["remote"]; st["state"] == "ready" {
 				return fmt.Sprintf("still ready after its server went away: %v", st)
 			}
 			return ""
 		})
-		time.Sleep(time.Second) // a few attempts fail meanwhile, each waiting longer
+		// The server stays away a while, which is part of what is tested: the node's
+		// attempts fail meanwhile, each waiting longer.
+		time.Sleep(time.Second)
 		startEverythingHTTP(t, npm, port)
-		eventually(t, 20*time.Second, func() string {
-			res, err := run.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "remote.echo", Arguments: map[string]any{"message": "back"}})
+		testkit.Eventually(t, 20*time.Second, func() string {
+			res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "remote.echo", Arguments: map[string]any{"message": "back"}})
 			if err != nil || res.IsError {
 				return fmt.Sprintf("remote.echo: %v %v", err, res)
 			}
 			return ""
 		})
-		st := status(t, run.session)["remote"]
+		st := nodekit.Status(t, s)["remote"]
 		if st["state"] != "ready" || st["restarts"].(float64) < 2 {
 			t.Errorf("status after reconnecting: %v", st)
 		}
-		if !strings.Contains(run.logs.String(), "remote bundle disconnected; connecting again") {
+		if !strings.Contains(n.Logs.String(), "remote bundle disconnected; connecting again") {
 			t.Error("the disconnection was not logged")
 		}
-		if tools := toolNames(t, run.session); tools["remote.echo"] == nil {
-			t.Errorf("remote.echo is not listed after reconnecting: %v", keys(tools))
+		if tools := nodekit.Tools(t, s); tools["remote.echo"] == nil {
+			t.Errorf("remote.echo is not listed after reconnecting: %v", nodekit.Names(tools))
 		}
 	})
 }
@@ -226,50 +226,6 @@ func received(t *testing.T, s *mcp.ClientSession, tool string) upstreamtest.Rece
 	return got
 }
 
-// TestInputAskedByA2026BundleReachesClientsOfBothEras: a bundle built with the official Go
-// SDK, spoken to statelessly, asks for input with an input_required result. Through the
-// node's HTTP front, a client of either era gets the question (the 2026 one as the
-// bundle's result, the 2025 one as an elicitation request) and its answer reaches the
-// bundle, which greets it.
-func TestInputAskedByA2026BundleReachesClientsOfBothEras(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "gosdk"), 0o755)
-	m, _ := json.Marshal(map[string]any{"name": "gosdk", "command": []string{exe}, "env": map[string]string{"TOOLNODE_GOSDK_BUNDLE": "1"}})
-	os.WriteFile(filepath.Join(dir, "gosdk", "bundle.json"), m, 0o644)
-	node := startHTTPNodeRun(t, "--bundles", dir)
-	for _, version := range []string{"2026-07-28", "2025-11-25"} {
-		t.Run(version, func(t *testing.T) {
-			var asked atomic.Int64
-			client := mcp.NewClient(&mcp.Implementation{Name: "asker-" + version, Version: "1"}, &mcp.ClientOptions{
-				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-					asked.Add(1)
-					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada " + version}}, nil
-				}})
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: node.url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sess.Close()
-			res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "gosdk.ask"})
-			if err != nil || res.IsError || len(res.Content) == 0 {
-				t.Fatalf("gosdk.ask: %v %+v", err, res)
-			}
-			if got := res.Content[0].(*mcp.TextContent).Text; got != "hello Ada "+version || asked.Load() != 1 {
-				t.Errorf("answer %q after %d questions, want %q after 1", got, asked.Load(), "hello Ada "+version)
-			}
-		})
-	}
-	if !strings.Contains(node.logs.String(), "bundle speaks MCP without sessions") {
-		t.Error("the bundle was not spoken to statelessly")
-	}
-}
-
 // TestCheckSpeaksEachEraAndReachesRemoteBundles: toolnode check passes an official Go SDK
 // bundle spoken to statelessly, over stdio and at a url, and says so.
 func TestCheckSpeaksEachEraAndReachesRemoteBundles(t *testing.T) {
@@ -281,7 +237,7 @@ func TestCheckSpeaksEachEraAndReachesRemoteBundles(t *testing.T) {
 		&mcp.StreamableHTTPOptions{Stateless: true}))
 	defer srv.Close()
 	for name, m := range map[string]map[string]any{
-		"local":  {"name": "local", "command": []string{exe}, "env": map[string]string{"TOOLNODE_GOSDK_BUNDLE": "1"}},
+		"local":  {"name": "local", "command": []string{exe}, "env": map[string]string{upstreamtest.ChildEnv: "all"}},
 		"remote": {"name": "remote", "url": srv.URL},
 	} {
 		t.Run(name, func(t *testing.T) {

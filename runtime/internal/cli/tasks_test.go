@@ -13,7 +13,10 @@ import (
 	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/cluster/natstest"
+	"github.com/toolnode/toolnode/runtime/internal/reload"
+	"github.com/toolnode/toolnode/runtime/internal/serve"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
+	"github.com/toolnode/toolnode/runtime/internal/testkit/nodekit"
 )
 
 // taskPeer is a 2026-07-28 client over HTTP that declares the tasks extension, with a
@@ -84,10 +87,12 @@ func TestClusterTasksReachTheirNodeFromAnyNode(t *testing.T) {
 	accessFile := filepath.Join(t.TempDir(), "access.json")
 	os.WriteFile(accessFile, []byte(fmt.Sprintf(`{"clients": [
 		{"name": "owner", "token_sha256": %q, "allow": ["work.*"]},
-		{"name": "other", "token_sha256": %q, "allow": ["work.*"]}]}`, sha("owner-token"), sha("other-token"))), 0o600)
-	a := startHTTPNodeRun(t, "--bundles", dirA, "--cluster", nats, "--cluster-node", "a", "--access", accessFile)
-	b := startHTTPNodeRun(t, "--bundles", dirB, "--cluster", nats, "--cluster-node", "b", "--access", accessFile)
-	viaA, viaB := taskPeer{t, a.url, "owner-token"}, taskPeer{t, b.url, "owner-token"}
+		{"name": "other", "token_sha256": %q, "allow": ["work.*"]}]}`, testkit.TokenSHA("owner-token"), testkit.TokenSHA("other-token"))), 0o600)
+	node := func(dir, id string) string {
+		return nodekit.ChildHTTP(t, toolnode(t, "serve", "--http", "127.0.0.1:0", "--bundles", dir, "--cluster", nats, "--cluster-node", id, "--access", accessFile)).URL
+	}
+	a, b := node(dirA, "a"), node(dirB, "b")
+	viaA, viaB := taskPeer{t, a, "owner-token"}, taskPeer{t, b, "owner-token"}
 
 	var id string
 	testkit.Eventually(t, 20*time.Second, func() string { // until node a lists b's bundle
@@ -103,7 +108,7 @@ func TestClusterTasksReachTheirNodeFromAnyNode(t *testing.T) {
 	if got := viaB.status(id); got != "working" {
 		t.Errorf("the task read through node b: %s, want working", got)
 	}
-	for _, other := range []taskPeer{{t, a.url, "other-token"}, {t, b.url, "other-token"}} {
+	for _, other := range []taskPeer{{t, a, "other-token"}, {t, b, "other-token"}} {
 		if got := other.status(id); got != "-32602" {
 			t.Errorf("another client through %s: %s, want -32602", other.url, got)
 		}
@@ -144,8 +149,8 @@ func TestOfficialPythonClientDrivesATask(t *testing.T) {
 	}
 	dir := t.TempDir()
 	testkit.Write(t, dir, testkit.Fake{Name: "pub"})
-	h := startHTTPNodeRun(t, "--bundles", dir, "--metrics", "127.0.0.1:0")
-	url := h.url
+	h := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, HTTP: nodekit.Loopback, Metrics: "127.0.0.1:0"})
+	url := h.URL
 	run := func(tool, args string) (statuses [][]string, text string) {
 		t.Helper()
 		cmd := exec.Command(python, "testdata/tasks_client.py", url, tool, args)
@@ -191,9 +196,9 @@ func TestOfficialPythonClientDrivesATask(t *testing.T) {
 		t.Errorf("pub.elicit: statuses %v, text %q; want input_required, then the bundle's answer to the client's", statuses, text)
 	}
 	// The requests of tasks are measured as every request is, by method.
-	_, ops := operations(t, metricsAddress(t, h.logs))
+	_, ops := nodekit.Operations(t, h.MetricsURL(t))
 	for _, method := range []string{"tasks/get", "tasks/update"} {
-		if ops.count(`mcp_method_name="`+method+`"`) == 0 {
+		if ops.Count(`mcp_method_name="`+method+`"`) == 0 {
 			t.Errorf("no mcp.server.operation.duration series for %s: %v", method, ops)
 		}
 	}

@@ -48,7 +48,7 @@ func TestToolsShowsTheBundleThatServes(t *testing.T) {
 		"toolnode.status":   "(toolnode)",
 	})
 	// A running node does not say who serves a seat verb or an unprefixed tool.
-	url := startHTTPNode(t, "--bundles", dir)
+	url := httpNode(t, dir)
 	code, out, errs = runCLI("tools", "--url", url)
 	if code != 0 {
 		t.Fatalf("tools --url: exit %d\n%s", code, errs)
@@ -77,7 +77,7 @@ func TestToolsFormat(t *testing.T) {
 	dir := t.TempDir()
 	testkit.Write(t, dir, testkit.Fake{Name: "aa-seat", Seats: []string{"node-lamp"}})
 	testkit.Write(t, dir, testkit.Fake{Name: "bb"})
-	url := startHTTPNode(t, "--bundles", dir)
+	url := httpNode(t, dir)
 	nameRule := regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
 	for _, c := range []struct {
 		format string

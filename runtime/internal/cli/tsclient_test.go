@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/toolnode/toolnode/runtime/internal/testkit/nodekit"
 )
 
 // runTSClient runs the official TypeScript MCP client (installed by make under build/npm)
@@ -45,20 +47,20 @@ func runTSClient(t *testing.T, env []string, args ...string) (tools []string, te
 }
 
 func TestTypeScriptClient(t *testing.T) {
-	dir := examplesDir(t, "go", "python")
+	dir := nodekit.Examples(t, "go", "python")
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Run("http", func(t *testing.T) {
-		url := startHTTPNode(t, "--bundles", dir)
-		tools, text := runTSClient(t, nil, "http", url, "python.greet", `{"name":"TS"}`)
+		tools, text := runTSClient(t, nil, "http", httpNode(t, dir), "python.greet", `{"name":"TS"}`)
 		if !slices.Contains(tools, "go.greet") || text != "Hello, TS!" {
 			t.Errorf("tools %v, answer %q", tools, text)
 		}
 	})
 	t.Run("stdio", func(t *testing.T) {
-		tools, text := runTSClient(t, []string{"TOOLNODE_TEST_MAIN=1"}, "stdio", "go.greet", `{"name":"TS"}`, exe, "serve", "--bundles", dir)
+		// The node as the client's child process, over its stdin and stdout.
+		tools, text := runTSClient(t, []string{mainEnv + "=1"}, "stdio", "go.greet", `{"name":"TS"}`, exe, "serve", "--bundles", dir)
 		if !slices.Contains(tools, "python.greet") || text != "Hello, TS!" {
 			t.Errorf("tools %v, answer %q", tools, text)
 		}

@@ -3,18 +3,16 @@
 package conformance_test
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolnode/toolnode/runtime/internal/testkit/nodekit"
 )
 
 // scenarios are the server scenarios of the conformance suite for 2025-11-25, pending ones
@@ -274,55 +272,7 @@ func startNode(t *testing.T, toolnode string, args ...string) string {
 // startNodeProcess is startNode, returning the node's process too.
 func startNodeProcess(t *testing.T, toolnode string, args ...string) (string, *exec.Cmd) {
 	t.Helper()
-	cmd := exec.Command(toolnode, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var once sync.Once
-	var logs bytes.Buffer
-	urlc, ready := make(chan string, 1), make(chan struct{})
-	go func() {
-		re := regexp.MustCompile(`url=(http://\S+/mcp)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			mu.Lock()
-			fmt.Fprintln(&logs, sc.Text())
-			mu.Unlock()
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				urlc <- m[1]
-			}
-			if strings.Contains(sc.Text(), "node ready") {
-				once.Do(func() { close(ready) })
-			}
-		}
-	}()
-	dump := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return logs.String()
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("node log (%v):\n%s", args, dump())
-		}
-	})
-	var url string
-	deadline := time.After(30 * time.Second)
-	for url == "" || ready != nil {
-		select {
-		case url = <-urlc:
-		case <-ready:
-			ready = nil
-		case <-deadline:
-			t.Fatalf("the node did not get ready; log:\n%s", dump())
-		}
-	}
-	return url, cmd
+	n := nodekit.ChildHTTP(t, exec.Command(toolnode, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...))
+	n.Logs.WaitFor(t, 30*time.Second, "node ready")
+	return n.URL, n.Cmd
 }

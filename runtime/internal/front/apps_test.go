@@ -1,4 +1,4 @@
-package cli_test
+package front_test
 
 // MCP Apps through the node without a browser: a bundle of the Python SDK with views
 // (sdk-python/tests/fixture_views.py) behind the node, read and called by the official Go
@@ -15,6 +15,11 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolnode/toolnode/runtime/internal/reload"
+	"github.com/toolnode/toolnode/runtime/internal/serve"
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+	"github.com/toolnode/toolnode/runtime/internal/testkit/nodekit"
 )
 
 // viewsBundle writes a bundle running the Python SDK's views fixture as views.
@@ -24,7 +29,7 @@ func viewsBundle(t *testing.T) string {
 	if err != nil {
 		t.Skipf("python3 is not on PATH: %v", err)
 	}
-	fixture, _ := filepath.Abs("../../../sdk-python/tests/fixture_views.py")
+	fixture := filepath.Join(nodekit.Root(t), "sdk-python", "tests", "fixture_views.py")
 	dir := t.TempDir()
 	m, _ := json.Marshal(map[string]any{"name": "views", "command": []string{python, fixture}})
 	os.MkdirAll(filepath.Join(dir, "views"), 0o755)
@@ -57,8 +62,8 @@ func TestAppsInBothEras(t *testing.T) {
 	dir := viewsBundle(t)
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
-			s := startNodeAt(t, version, nil, nil, "--bundles", dir).session
-			tools := toolNames(t, s)
+			s := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, Stdio: true}).Client(t, version, nil)
+			tools := nodekit.Tools(t, s)
 			if show := tools["views.show"]; show == nil || viewOf(show) != "ui://views/show.html" || show.Meta["kept"] != 1.0 {
 				t.Errorf("views.show listed as %+v", show)
 			}
@@ -92,15 +97,15 @@ func TestAppsInBothEras(t *testing.T) {
 func TestAppsFollowTheAccessFile(t *testing.T) {
 	dir := viewsBundle(t)
 	accessFile := filepath.Join(t.TempDir(), "access.json")
-	os.WriteFile(accessFile, []byte(fmt.Sprintf(`{"clients": [
+	writeFile(t, accessFile, fmt.Sprintf(`{"clients": [
 		{"name": "viewer", "token_sha256": %q, "allow": ["views.*"]},
 		{"name": "blind", "token_sha256": %q, "allow": ["views.show"]}]}`,
-		sha("viewer-token"), sha("blind-token"))), 0o600)
-	url := startHTTPNode(t, "--bundles", dir, "--access", accessFile)
-	viewer := connectWithToken(t, url, "viewer-token")
-	blind := connectWithToken(t, url, "blind-token")
+		testkit.TokenSHA("viewer-token"), testkit.TokenSHA("blind-token")))
+	url := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, HTTP: nodekit.Loopback, AccessFile: accessFile}).URL
+	viewer := nodekit.ConnectWithToken(t, url, "viewer-token")
+	blind := nodekit.ConnectWithToken(t, url, "blind-token")
 
-	if uri := viewOf(toolNames(t, viewer)["views.show"]); uri != "ui://views/show.html" {
+	if uri := viewOf(nodekit.Tools(t, viewer)["views.show"]); uri != "ui://views/show.html" {
 		t.Errorf("the viewer sees views.show with view %q", uri)
 	}
 	if _, err := viewer.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "ui://views/show.html"}); err != nil {
@@ -112,7 +117,7 @@ func TestAppsFollowTheAccessFile(t *testing.T) {
 
 	// A client that may not read the bundle's resources gets the tool without its view,
 	// cannot read the view, and its view-style calls reach only what it may call.
-	show := toolNames(t, blind)["views.show"]
+	show := nodekit.Tools(t, blind)["views.show"]
 	if show == nil || viewOf(show) != "" || show.Meta["kept"] != 1.0 {
 		t.Errorf("the blind client sees views.show as %+v", show)
 	}
