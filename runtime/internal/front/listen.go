@@ -21,7 +21,8 @@ type listener struct {
 	send func(ctx context.Context, m *rpc.Message) error
 
 	tools, prompts, resources bool
-	uris                      map[string]bool
+	mu                        sync.Mutex      // guards uris: the node's broadcasts read it while Listen fills it
+	uris                      map[string]bool // the resources whose updates it gets
 	taskIDs                   map[string]bool // the tasks whose notifications/tasks it gets
 	closeOnce                 sync.Once
 }
@@ -69,7 +70,9 @@ func (s *Server) Listen(ctx context.Context, v *Stateless, id rpc.ID, req *node.
 		sub := &node.Request{Method: mcp.MethodResourcesSub, URI: uri, Allow: allow}
 		sub.Params, _ = json.Marshal(map[string]string{"uri": uri})
 		if _, err := s.node.Subscribe(ctx, l, sub); err == nil {
+			l.mu.Lock()
 			l.uris[uri] = true
+			l.mu.Unlock()
 			agreed.ResourceSubscriptions = append(agreed.ResourceSubscriptions, uri)
 		}
 	}
@@ -118,7 +121,7 @@ func (l *listener) Notify(ctx context.Context, method string, params any) error 
 		var p struct {
 			URI string `json:"uri"`
 		}
-		if json.Unmarshal(raw, &p) != nil || !l.uris[p.URI] {
+		if json.Unmarshal(raw, &p) != nil || !l.watches(p.URI) {
 			return nil
 		}
 	default:
@@ -137,6 +140,13 @@ func (l *listener) Notify(ctx context.Context, method string, params any) error 
 	}
 	raw, _ = rawjson.PutMember(raw, "_meta", meta)
 	return l.send(ctx, rpc.Notification(method, raw))
+}
+
+// watches reports whether the listener gets the updates of the resource uri.
+func (l *listener) watches(uri string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.uris[uri]
 }
 
 // Request implements node.Session: a listen stream takes no requests.

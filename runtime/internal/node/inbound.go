@@ -78,6 +78,9 @@ func (h bundleHandler) Notify(c *upstream.Client, method string, params json.Raw
 	case mcp.NotifyTasks:
 		h.n.taskNote(h.inst, params)
 	case mcp.NotifyToolsListChanged, mcp.NotifyPromptsListChanged, mcp.NotifyResourcesChanged:
+		if !h.inst.initialized.Load() {
+			return // the start lists everything once the handshake is done
+		}
 		h.n.wg.Add(1)
 		go func() {
 			defer h.n.wg.Done()

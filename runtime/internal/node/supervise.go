@@ -104,10 +104,13 @@ type bundle struct {
 
 // instance is one process of a bundle.
 type instance struct {
-	client  *upstream.Client
-	busy    atomic.Int64
-	flights map[rpc.ID]*flight // calls in flight by bundle-side id; guarded by Node.mu
-	byToken map[string]*flight // the same by the progress token the bundle was given; guarded by Node.mu
+	client *upstream.Client
+	// initialized is set once the client's handshake is done: a list_changed sent before
+	// it is not acted on (the start lists everything after it), and c.Init is whole.
+	initialized atomic.Bool
+	busy        atomic.Int64
+	flights     map[rpc.ID]*flight // calls in flight by bundle-side id; guarded by Node.mu
+	byToken     map[string]*flight // the same by the progress token the bundle was given; guarded by Node.mu
 }
 
 func newBundle(n *Node, m *manifest.Manifest, fp string) *bundle {
@@ -367,6 +370,7 @@ func (n *Node) startInstance(b *bundle) (*instance, lists, error) {
 		c.Close(context.Background())
 		return nil, lists{}, err
 	}
+	inst.initialized.Store(true)
 	l, err := fetchLists(ctx, c)
 	if err != nil {
 		c.Close(context.Background())
