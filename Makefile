@@ -89,14 +89,15 @@ test: all deps fixtures test-go test-c test-python test-app test-meos
 
 # ORY Hydra, the OpenID provider the OAuth tests run (runtime/internal/oauth/oauthtest). Its go.mod
 # replaces its API client by a directory the module zip leaves out, so `go install` refuses
-# it: build a copy with that replace dropped. sqlite (cgo) backs its in-memory store.
+# it: build a copy with that replace dropped, as a module of its own (GOWORK=off: not one of
+# this checkout's workspace). sqlite (cgo) backs its in-memory store.
 HYDRA_VERSION := v2.3.0
 build/hydra:
 	@mkdir -p build
 	@rm -rf build/hydra-src
 	$(GO) mod download github.com/ory/hydra/v2@$(HYDRA_VERSION)
 	cp -r "$$($(GO) env GOMODCACHE)/github.com/ory/hydra/v2@$(HYDRA_VERSION)" build/hydra-src && chmod -R u+w build/hydra-src
-	cd build/hydra-src && $(GO) mod edit -dropreplace github.com/ory/hydra-client-go/v2 && \
+	cd build/hydra-src && export GOWORK=off && $(GO) mod edit -dropreplace github.com/ory/hydra-client-go/v2 && \
 		$(GO) get github.com/ory/hydra-client-go/v2@v2.2.1 && \
 		CGO_ENABLED=1 $(GO) build -tags sqlite,sqlite_omit_load_extension -o ../hydra .
 	@rm -rf build/hydra-src
