@@ -179,7 +179,7 @@ $(DD_VENV)/.ok: Makefile
 	@$(DD_VENV)/bin/pip install --disable-pip-version-check -q $(PY_DD_PACKAGES)
 	@touch $@
 
-test-app: toolnode $(APP_VENV)/.ok $(DD_VENV)/.ok
+test-app: toolnode fixtures $(APP_VENV)/.ok $(DD_VENV)/.ok
 	PYTHONDONTWRITEBYTECODE=1 $(APP_VENV)/bin/python -m pytest -p no:cacheprovider -q -rs sdk-python/tests/app
 
 # Bundles the benchmarks run (testdata/bench/README.md says which does what).

@@ -1,4 +1,4 @@
-"""A real node serving the example bundles and MEOS, and a loopback server that answers as
+"""A real node serving the example bundles, the Go conformance bundle and MEOS, and a loopback server that answers as
 the model APIs do, for the application library's tests."""
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ sys.path.insert(0, str(ROOT / "sdk-python" / "src"))
 
 TOOLNODE = ROOT / "bin" / "toolnode"
 MEOS = ROOT / "bundles" / "meos" / "build" / "meos-bundle"
+# The Go conformance bundle serves an image tool and a failing tool under bare names (make fixtures).
+CONFORMANCE = ROOT / "testdata" / "conformance" / "go"
 # Generous: it bounds a hang on a busy machine, it does not measure anything.
 TIMEOUT = 60.0
 
@@ -94,9 +96,17 @@ class Node:
 
 
 @pytest.fixture(scope="session")
-def node() -> Iterator[Node]:
-    """A node over the examples and MEOS (when built), with default settings."""
-    bundles = [ROOT / "examples"]
+def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Node]:
+    """A node over the examples, the Go conformance bundle and MEOS (when built), with
+    default settings."""
+    if not (CONFORMANCE / "build" / "conformance").exists():
+        pytest.skip(f"{CONFORMANCE} is not built: run make fixtures")
+    folder = tmp_path_factory.mktemp("bundles")
+    for b in sorted((ROOT / "examples").iterdir()):
+        if (b / "bundle.json").exists():
+            (folder / b.name).symlink_to(b)
+    (folder / "conformance").symlink_to(CONFORMANCE)
+    bundles = [folder]
     if MEOS.exists():
         bundles.append(ROOT / "bundles")
     n = Node(*bundles)
