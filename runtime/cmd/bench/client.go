@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // caller makes one MCP call and returns when its answer is in.
@@ -166,10 +168,22 @@ func (c *stdioClient) roundTrip(rest string) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("connection closed")
 	}
-	if bytes.Contains(line, []byte(`"error"`)) || bytes.Contains(line, []byte(`"isError":true`)) {
+	if failed(line) {
 		return nil, fmt.Errorf("call failed: %s", line)
 	}
 	return line, nil
+}
+
+// failed tells whether an answer is a JSON-RPC error or a tool's error result. It reads
+// the members themselves: a result may hold the word "error" anywhere (a tool's schema
+// does).
+func failed(answer []byte) bool {
+	if _, ok := rawjson.Member(answer, "error"); ok {
+		return true
+	}
+	result, _ := rawjson.Member(answer, "result")
+	isError, _ := rawjson.Member(result, "isError")
+	return string(isError) == "true"
 }
 
 func (c *stdioClient) call(args string) error {

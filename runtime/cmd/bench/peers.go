@@ -382,7 +382,7 @@ func (c *sseClient) roundTrip(rest string) ([]byte, error) {
 		if !ok {
 			return nil, fmt.Errorf("event stream closed")
 		}
-		if bytes.Contains(msg, []byte(`"error"`)) || bytes.Contains(msg, []byte(`"isError":true`)) {
+		if failed(msg) {
 			return nil, fmt.Errorf("call failed: %s", msg)
 		}
 		return msg, nil

@@ -17,7 +17,7 @@ import (
 // search-quality test, and over 10,000 synthetic tools in process; and the bytes of
 // tools/list in the full view against the search view of the same catalog.
 func searchSection(cfg config, w *strings.Builder) error {
-	b, err := os.ReadFile(filepath.Join(cfg.root, "runtime", "search", "testdata", "tasks.json"))
+	b, err := os.ReadFile(filepath.Join(cfg.root, "runtime", "internal", "search", "testdata", "tasks.json"))
 	if err != nil {
 		return err
 	}
