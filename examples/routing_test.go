@@ -71,12 +71,24 @@ func TestTwoClientsGetOnlyTheirOwnLogs(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	// A log message may trail its call's answer by a moment.
-	time.Sleep(200 * time.Millisecond)
+	// A log message may trail its call's answer by a moment: wait until each client has
+	// its own two, or a generous while, then check what each got.
+	own := func(i int) string { return fmt.Sprintf("sleeping %d ms", 300+i) }
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		all := true
+		for i := range sessions {
+			all = all && strings.Count(strings.Join(logs[i], "\n"), own(i)) >= 2
+		}
+		mu.Unlock()
+		if all {
+			break
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	for i := range sessions {
-		own, other := fmt.Sprintf("sleeping %d ms", 300+i), fmt.Sprintf("sleeping %d ms", 301-i)
+		own, other := own(i), fmt.Sprintf("sleeping %d ms", 301-i)
 		if n := strings.Count(strings.Join(logs[i], "\n"), own); n != 2 {
 			t.Errorf("client %d got its own log line %d times, want 2 (one per bundle): %q", i, n, logs[i])
 		}
