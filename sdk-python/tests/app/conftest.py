@@ -1,5 +1,5 @@
-"""A real node serving the example bundles, the Go conformance bundle and MEOS, and a loopback server that answers as
-the model APIs do, for the application library's tests."""
+"""A real node serving the example bundles, the Go conformance bundle and MEOS, and a
+loopback server that answers as the model APIs do, for the application library's tests."""
 
 from __future__ import annotations
 
