@@ -71,6 +71,11 @@ func Run(ctx context.Context, host Host, names *Names, b Bounds, code string) Ou
 	r.thread.SetMaxExecutionSteps(b.Steps)
 	stopWatch := context.AfterFunc(ctx, func() { r.thread.Cancel("the run's context ended") })
 	defer stopWatch()
+	if ctx.Err() != nil {
+		// Ended already: AfterFunc's goroutine may be scheduled only after a busy program
+		// has met its steps bound, which would then be reported instead of the cancel.
+		r.thread.Cancel("the run's context ended")
+	}
 
 	globals, err := prog.Init(r.thread, predeclared)
 	out := Outcome{Calls: r.calls, Sent: int(r.sent.Load()), Output: r.output.String()}
