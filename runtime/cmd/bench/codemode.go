@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -16,21 +15,11 @@ import (
 // ways are checked to give the same answer. Then it times a run's inner calls against the
 // same calls made one by one by a client.
 func runSection(cfg config, w *strings.Builder) error {
-	bundle, err := filepath.Abs(filepath.Join(cfg.root, "bundles", "meos"))
-	if err != nil {
-		return err
-	}
-	if _, err := os.Stat(filepath.Join(bundle, "build", "meos-bundle")); err != nil {
-		return fmt.Errorf("MEOS bundle (run make -C bundles/meos first): %w", err)
-	}
-	dir, err := os.MkdirTemp("", "toolnode-bench-run-")
+	_, dir, err := meosFolder(cfg)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	if err := os.Symlink(bundle, filepath.Join(dir, "meos")); err != nil {
-		return err
-	}
 	c, err := startStdio("toolnode.run", cfg.node, "serve", "--bundles", dir, "--log-level", "warn")
 	if err != nil {
 		return err

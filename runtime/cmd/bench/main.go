@@ -208,15 +208,11 @@ func summarize(rs []round) result {
 
 // bundleDir links one example bundle into a folder of its own, for a node serving only it.
 func bundleDir(cfg config, name string) (string, error) {
-	dir, err := os.MkdirTemp("", "toolnode-bench-")
-	if err != nil {
-		return "", err
-	}
 	abs, err := filepath.Abs(filepath.Join(cfg.root, "examples", name))
 	if err != nil {
 		return "", err
 	}
-	return dir, os.Symlink(abs, filepath.Join(dir, name))
+	return linkBundle(abs)
 }
 
 func freeAddr() (string, error) {

@@ -13,19 +13,31 @@ import (
 	"time"
 )
 
+// meosFolder finds the built MEOS bundle and links it into a folder of its own, for a node
+// serving only it; the caller removes the folder.
+func meosFolder(cfg config) (bundle, folder string, err error) {
+	bundle, err = filepath.Abs(filepath.Join(cfg.root, "bundles", "meos"))
+	if err != nil {
+		return "", "", err
+	}
+	if _, err := os.Stat(filepath.Join(bundle, "build", "meos-bundle")); err != nil {
+		return "", "", fmt.Errorf("MEOS bundle (run make -C bundles/meos first): %w", err)
+	}
+	folder, err = linkBundle(bundle)
+	return bundle, folder, err
+}
+
 // meosThroughput compares meos.length and meos.distance called directly on the MEOS bundle
 // over stdio with the same calls through the node's stdio front, and an aggregate over a
 // fleet with the same through pymeos. The inputs of the first are the 3-4-5 segments of the
 // bundle's tests/cases.json, as in its own `make bench`.
 func meosThroughput(cfg config, w *strings.Builder) error {
-	bundle, err := filepath.Abs(filepath.Join(cfg.root, "bundles", "meos"))
+	bundle, dir, err := meosFolder(cfg)
 	if err != nil {
 		return err
 	}
+	defer os.RemoveAll(dir)
 	bin := filepath.Join(bundle, "build", "meos-bundle")
-	if _, err := os.Stat(bin); err != nil {
-		return fmt.Errorf("MEOS bundle (run make -C bundles/meos first): %w", err)
-	}
 	b, err := os.ReadFile(filepath.Join(bundle, "tests", "cases.json"))
 	if err != nil {
 		return err
@@ -37,14 +49,6 @@ func meosThroughput(cfg config, w *strings.Builder) error {
 	p, r := cases.Fixtures["P"], cases.Fixtures["R"]
 	if p == "" || r == "" {
 		return fmt.Errorf("bundles/meos/tests/cases.json lacks the fixtures P and R")
-	}
-	dir, err := os.MkdirTemp("", "toolnode-bench-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	if err := os.Symlink(bundle, filepath.Join(dir, "meos")); err != nil {
-		return err
 	}
 
 	fmt.Fprintf(w, "## MEOS analytics (`meos.length`, `meos.distance`, an aggregate), direct and through the node\n\n")
