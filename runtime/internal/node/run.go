@@ -216,9 +216,9 @@ func (h *runHost) call(ctx context.Context, inner *Request) (json.RawMessage, *c
 	case !inner.Allow.allows(name):
 		return nil, &codemode.Failure{Kind: KindForbidden, Message: "this client may not call " + name}, nil
 	}
-	if probs := h.Check(name, inner.Arguments); probs != nil {
-		msg := (&argcheck.InvalidError{Tool: name, Problems: toArgcheck(probs)}).Error()
-		return nil, &codemode.Failure{Kind: KindInvalidArguments, Message: msg, Details: map[string]any{"problems": probs}}, nil
+	var invalid *argcheck.InvalidError
+	if errors.As(h.mi.check.Check(name, inner.Arguments), &invalid) {
+		return nil, &codemode.Failure{Kind: KindInvalidArguments, Message: invalid.Error(), Details: map[string]any{"problems": invalid.Problems}}, nil
 	}
 	call := func(req *Request) (json.RawMessage, error) {
 		return rpc.Await(func(done rpc.Done) {
@@ -251,14 +251,6 @@ func (h *runHost) call(ctx context.Context, inner *Request) (json.RawMessage, *c
 		return nil, &codemode.Failure{Kind: KindFailed, Dispatched: true, Message: err.Error()}, err
 	}
 	return res, nil, nil
-}
-
-func toArgcheck(probs []codemode.Problem) []argcheck.Problem {
-	out := make([]argcheck.Problem, len(probs))
-	for i, p := range probs {
-		out[i] = argcheck.Problem{Path: p.Path, Reason: p.Reason}
-	}
-	return out
 }
 
 // maxInputRounds bounds the rounds of input one call may ask for.
