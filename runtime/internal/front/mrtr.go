@@ -227,8 +227,7 @@ func (v *Stateless) resume(c *Call) bool {
 func (s *Server) allowed(req *node.Request) bool {
 	switch req.Method {
 	case mcp.MethodResourcesRead:
-		bundle, own, ok := s.node.Resources().View(req.URI)
-		return ok && req.Allow.Resource(bundle, own)
+		return s.node.MayRead(req)
 	case mcp.MethodToolsCall:
 		return s.node.MayCall(req.Target(), req.Allow)
 	default:

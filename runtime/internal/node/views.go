@@ -51,6 +51,13 @@ func (n *Node) MayCall(name string, allow Allow) bool {
 	return ok
 }
 
+// MayRead reports whether req's caller may read the resource req names, by the same rule
+// resources/read follows.
+func (n *Node) MayRead(req *Request) bool {
+	_, _, err := n.viewBundle(req)
+	return err == nil
+}
+
 // viewBundle finds the bundle serving the resource req names, when the caller may read
 // it, and the URI the bundle names it by; else the error of an unknown resource, which for
 // a view two bundles serve names the URIs to read instead.
