@@ -336,9 +336,13 @@ func (c *Cluster) bundleSubject(bundle string) string { return c.subject("bundle
 
 func (c *Cluster) inboxSubject(node string) string { return c.subject("node." + node) }
 
-// tell sends a message about a call to the node serving it.
-func (c *Cluster) tell(node, key string, line []byte) {
+// tell sends a message about a call to the node serving it: a line of the call, or, with
+// a kind, what the kind says (kindGone: its client left).
+func (c *Cluster) tell(node, key, kind string, line []byte) {
 	hdr := nats.Header{}
+	if kind != "" {
+		hdr.Set(hKind, kind)
+	}
 	hdr.Set(hKey, key)
 	hdr.Set(hFrom, c.id)
 	if err := publish(c.out, c.inboxSubject(node), "", hdr, line); err != nil {

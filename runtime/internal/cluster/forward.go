@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -331,7 +330,7 @@ func (c *Cluster) forwardReplies() (string, error) {
 // forwardReply hands a message of an answer to the forward waiting for it. One that comes
 // faster than its client takes the answer ends that forward rather than pile up.
 func (c *Cluster) forwardReply(msg *nats.Msg) {
-	key := msg.Subject[strings.LastIndexByte(msg.Subject, '.')+1:]
+	key := tail(msg.Subject)
 	c.fwd.mu.Lock()
 	fw := c.fwd.waiting[key]
 	c.fwd.mu.Unlock()
@@ -353,10 +352,7 @@ func (c *Cluster) forwardReply(msg *nats.Msg) {
 // ErrUnknownNode when owner is not a live member. Once the answer has begun, a failure
 // ends it where it is.
 func (c *Cluster) Forward(ctx context.Context, owner string, f *Forwarded, w http.ResponseWriter) error {
-	c.mu.Lock()
-	_, live := c.members[owner]
-	c.mu.Unlock()
-	if !live {
+	if owner == c.id || !c.Member(owner) {
 		return fmt.Errorf("node %q: %w", owner, ErrUnknownNode)
 	}
 	body, err := json.Marshal(f)
@@ -462,18 +458,18 @@ func (c *Cluster) Forward(ctx context.Context, owner string, f *Forwarded, w htt
 }
 
 // tellGone tells node owner that the client of the request key it serves left.
-func (c *Cluster) tellGone(owner, key string) {
-	hdr := nats.Header{}
-	hdr.Set(hKind, kindGone)
-	hdr.Set(hKey, key)
-	hdr.Set(hFrom, c.id)
-	_ = c.out.publish(&nats.Msg{Subject: c.inboxSubject(owner), Header: hdr})
-}
+func (c *Cluster) tellGone(owner, key string) { c.tell(owner, key, kindGone, nil) }
 
-// forwardsLost ends the requests forwarded to node id, which left the cluster.
+// forwardsLost ends the requests forwarded to node id, which left the cluster, and those
+// this node serves for it, whose answers have nowhere to go now.
 func (c *Cluster) forwardsLost(id, why string) {
 	c.fwd.mu.Lock()
 	defer c.fwd.mu.Unlock()
+	for _, s := range c.fwd.serving {
+		if s.from == id {
+			s.cancel(fmt.Errorf("node %q, which forwarded the request, left the cluster: %s", id, why))
+		}
+	}
 	for _, fw := range c.fwd.waiting {
 		if fw.owner == id {
 			select {

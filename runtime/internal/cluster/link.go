@@ -272,7 +272,7 @@ func (l *link) cancel(m *rpc.Message, line []byte) {
 	l.forget(c)
 	node, key := c.node, c.key
 	l.mu.Unlock()
-	l.c.tell(node, key, line)
+	l.c.tell(node, key, "", line)
 }
 
 // forget drops a call; the caller holds l.mu.
@@ -362,7 +362,7 @@ func (l *link) receive(msg *nats.Msg) {
 		return
 	}
 	if first && cancelled != nil {
-		l.c.tell(node, c.key, cancelled)
+		l.c.tell(node, c.key, "", cancelled)
 		return
 	}
 	if msg.Header.Get(hKind) == "accept" {
