@@ -33,19 +33,12 @@ var scenarios = []string{
 // 2025-11-25. Failures fail the test; warnings are logged.
 func TestConformance(t *testing.T) {
 	node, suite := findSuite(t, "conformance")
-	url := serveBundle(t, "testdata/conformance/go")
+	url := serveBundle(t, "go")
 	results, log := runSuite(t, node, suite, url, "--suite", "all", "--spec-version", "2025-11-25")
 	check(t, results, scenarios)
 	if t.Failed() {
 		t.Logf("suite output:\n%s", log)
 	}
-}
-
-// sdkBundles are the conformance bundles written with each SDK.
-var sdkBundles = map[string]string{
-	"go":     "testdata/conformance/go",
-	"c":      "testdata/conformance/c",
-	"python": "testdata/conformance/python",
 }
 
 // TestConformanceRequirements runs the suite 0.2.0-alpha.12 with the frozen requirement
@@ -56,7 +49,7 @@ func TestConformanceRequirements(t *testing.T) {
 	for _, sdk := range []string{"go", "c", "python"} {
 		for _, rev := range []string{"2025-11-25", "2026-07-28"} {
 			t.Run(sdk+"/"+rev, func(t *testing.T) {
-				url := serveBundle(t, sdkBundles[sdk])
+				url := serveBundle(t, sdk)
 				required := requiredScenarios(t, filepath.Dir(filepath.Dir(suite)), rev)
 				results, log := runSuite(t, node, suite, url, "--requirements", rev)
 				check(t, results, required)
@@ -78,7 +71,7 @@ func TestConformanceTasks(t *testing.T) {
 	scenarios := taskScenarios(t, node, suite)
 	for _, sdk := range []string{"go", "c", "python"} {
 		t.Run(sdk, func(t *testing.T) {
-			url := serveBundle(t, sdkBundles[sdk])
+			url := serveBundle(t, sdk)
 			results := map[string][]checkResult{}
 			var logs []byte
 			for _, sc := range scenarios {
@@ -205,41 +198,23 @@ func requiredScenarios(t *testing.T, pkg, rev string) []string {
 	return out
 }
 
-// serveBundle builds the node and the bundle in dir (relative to the repository) and
+// serveBundle builds the node and the conformance bundle of sdk (go, c or python) and
 // serves that bundle alone over Streamable HTTP; it returns the URL.
-func serveBundle(t *testing.T, dir string) string {
+func serveBundle(t *testing.T, sdk string) string {
 	t.Helper()
-	root, toolnode := build(t, dir)
-	bundles := t.TempDir()
-	if err := os.Symlink(filepath.Join(root, dir), filepath.Join(bundles, filepath.Base(dir))); err != nil {
-		t.Fatal(err)
-	}
-	return startNode(t, toolnode, "--bundles", bundles)
+	return startNode(t, buildNode(t), "--bundles", nodekit.Conformance(t, sdk))
 }
 
-// build builds the node, into a directory of the test's, and the bundle in dir (relative
-// to the repository); it returns the repository's root and the node's binary.
-func build(t *testing.T, dir string) (root, toolnode string) {
+// buildNode builds the node from this checkout into a directory of the test's.
+func buildNode(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs("../../..")
-	if err != nil {
-		t.Fatal(err)
+	toolnode := filepath.Join(t.TempDir(), "toolnode")
+	cmd := exec.Command("go", "build", "-o", toolnode, "./runtime/cmd/toolnode")
+	cmd.Dir = nodekit.Root(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the node: %v\n%s", err, out)
 	}
-	toolnode = filepath.Join(t.TempDir(), "toolnode")
-	builds := [][]string{{"go", "build", "-o", toolnode, "./runtime/cmd/toolnode"}}
-	if dir == "testdata/conformance/go" {
-		builds = append(builds, []string{"go", "build", "-o", filepath.Join(root, dir, "build/conformance"), "./" + dir})
-	} else {
-		builds = append(builds, []string{"make", "-C", dir})
-	}
-	for _, b := range builds {
-		cmd := exec.Command(b[0], b[1:]...)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(b, " "), err, out)
-		}
-	}
-	return root, toolnode
+	return toolnode
 }
 
 // findSuite returns Node 22 and the entry point of the suite installed under the package

@@ -27,6 +27,7 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/internal/cluster/natstest"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
+	"github.com/toolnode/toolnode/runtime/internal/testkit/nodekit"
 )
 
 // replicaSet is nats-server, replicas of one node serving the Go conformance bundle on one
@@ -50,11 +51,7 @@ func startReplicas(t *testing.T, n int, token string, extra ...string) *replicaS
 	if _, err := exec.LookPath("haproxy"); err != nil {
 		t.Fatalf("haproxy is not installed: make deps installs Debian's")
 	}
-	root, toolnode := build(t, "testdata/conformance/go")
-	bundles := t.TempDir()
-	if err := os.Symlink(filepath.Join(root, "testdata/conformance/go"), filepath.Join(bundles, "conformance")); err != nil {
-		t.Fatal(err)
-	}
+	toolnode, bundles := buildNode(t), nodekit.Conformance(t, "go")
 	nats := natstest.Start(t)
 	key := filepath.Join(t.TempDir(), "cluster.key")
 	if err := os.WriteFile(key, []byte("a key the replicas share, long enough to sign with\n"), 0o600); err != nil {
@@ -580,7 +577,8 @@ func TestASessionCannotBeTakenThroughAnotherReplica(t *testing.T) {
 // that asked goes on: the conformance bundle's elicitation, many at once, over two
 // instances.
 func TestABundlesInstancesTakeEachOthersStates(t *testing.T) {
-	root, toolnode := build(t, "testdata/conformance/go")
+	toolnode, root := buildNode(t), nodekit.Root(t)
+	nodekit.Conformance(t, "go") // built, though served here under a manifest of the test's
 	bundles := t.TempDir()
 	dir := filepath.Join(bundles, "conformance")
 	if err := os.Mkdir(dir, 0o755); err != nil {
