@@ -115,20 +115,33 @@ func runFloor(addr string) error {
 	if err != nil {
 		return fmt.Errorf("floor: %w", err)
 	}
-	// The same hook as the node's, for `make bench-http-profile`.
-	if path := os.Getenv("TOOLNODE_CPUPROFILE"); path != "" {
-		f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid()))
-		if err != nil {
-			return fmt.Errorf("floor: %w", err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("floor: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startProfile()
+	if err != nil {
+		return fmt.Errorf("floor: %w", err)
 	}
+	defer stopProfile()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return serveFloor(ctx, ln)
+}
+
+// startProfile starts a CPU profile into the file TOOLNODE_CPUPROFILE names, with this
+// process's id after it, as the node does, for `make bench-http-profile`; the function it
+// returns ends it. Without the variable it does nothing.
+func startProfile() (func(), error) {
+	path := os.Getenv("TOOLNODE_CPUPROFILE")
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid()))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // floorName is the floor's name in tables.

@@ -58,7 +58,7 @@ func httpCPU(cfg config, w *strings.Builder, out string) error {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
-	dir, _, err := benchFolder(cfg, "echo-go")
+	dir, bin, err := benchFolder(cfg, "echo-go")
 	if err != nil {
 		return err
 	}
@@ -80,16 +80,30 @@ func httpCPU(cfg config, w *strings.Builder, out string) error {
 	if err != nil {
 		return err
 	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	relay, err := startPeer("the least HTTP relay", func(port string) []string {
+		return []string{self, "-serve-relay", "127.0.0.1:" + port, "echo-go.echo", bin}
+	}, []string{"TOOLNODE_CPUPROFILE=" + out + ".relay"}, "", func(addr string) (caller, error) { return startHTTP("http://"+addr+"/mcp", "echo-go.echo") })
+	if err != nil {
+		return err
+	}
+	rl, err := profileUnderLoad("least HTTP relay", relay.c, relay.pid, relay.stop, load, out+".relay")
+	if err != nil {
+		return err
+	}
 
-	fmt.Fprintf(w, "## CPU per HTTP call: the HTTP front against the floor\n\n")
-	fmt.Fprintf(w, "echo-go behind the node's HTTP front, %d calls in flight for %s, then the floor under the same load\n"+
-		"(`make bench-http-profile` runs this alone). CPU per call is a process's user and system time\n"+
-		"over the calls made; the breakdowns share the node's and the floor's out by the samples\n"+
-		"of each process's CPU profile (pprof; each writes one where `TOOLNODE_CPUPROFILE` says), kept in\n"+
-		"%s and %s.floor.\n\n",
-		profileInflight, load, rel(cfg, out), rel(cfg, out))
+	fmt.Fprintf(w, "## CPU per HTTP call: the HTTP front against the floor and the least HTTP relay\n\n")
+	fmt.Fprintf(w, "echo-go behind the node's HTTP front, %d calls in flight for %s, then the floor and the least HTTP relay\n"+
+		"(in front of its own echo-go) under the same load (`make bench-http-profile` runs this alone). CPU per call\n"+
+		"is a process's user and system time over the calls made; the breakdowns share each process's CPU\n"+
+		"out by the samples of its CPU profile (pprof; each writes one where `TOOLNODE_CPUPROFILE` says),\n"+
+		"kept in %s, %s.floor and %s.relay.\n\n",
+		profileInflight, load, rel(cfg, out), rel(cfg, out), rel(cfg, out))
 	fmt.Fprintf(w, "| process | calls/s | p50 | p99 | CPU per call | its bundle's | the client's | all three | samples |\n|---|---|---|---|---|---|---|---|---|\n")
-	for _, p := range []profiled{node, fl} {
+	for _, p := range []profiled{node, fl, rl} {
 		fmt.Fprintf(w, "| %s | %.0f | %s | %s | %.1f µs | %.1f µs | %.1f µs | %.1f µs | %s |\n", p.name, p.res.perSec, us(p.res.p50), us(p.res.p99),
 			micros(p.perCall), micros(p.bundle), micros(p.client), micros(p.perCall+p.bundle+p.client), p.total)
 	}
@@ -98,7 +112,12 @@ func httpCPU(cfg config, w *strings.Builder, out string) error {
 		"the node costs %.2f× the CPU of a call to the floor: on a machine whose cores are all busy, the\n"+
 		"node's rate can reach at most %.2f× the floor's until that changes.\n\n",
 		float64(node.perCall)/float64(fl.perCall), all(node)/all(fl), all(fl)/all(node))
-	writeBreakdown(w, node, fl)
+	fmt.Fprintf(w, "Against the least HTTP relay, which also writes each call to a bundle and reads its answer, the node\n"+
+		"spends %.2f× the CPU per call (%+.1f µs), its bundle %+.1f µs and the client %+.1f µs: all three %.2f×, so the node's\n"+
+		"rate can reach at most %.2f× the relay's.\n\n",
+		float64(node.perCall)/float64(rl.perCall), micros(node.perCall-rl.perCall), micros(node.bundle-rl.bundle),
+		micros(node.client-rl.client), all(node)/all(rl), all(rl)/all(node))
+	writeBreakdown(w, node, fl, rl)
 	return nil
 }
 
@@ -340,6 +359,7 @@ var stages = classes(
 	"front: encode the answer, set headers, write the body", `toolnode/runtime/internal/(front/httpfront\.(\(\*stream\)\.(finish|event)|writeMessage)|rpc\.\(\*Message\)\.(Encode|Append))\b`,
 	"front: header checks and the rest of the handler", `toolnode/runtime/internal/front[./]`,
 	"floor: its whole handler (decode, answer, encode, write)", `main\.floorHandler\b`,
+	"least relay: its handler and its reader (read, rename, write to the bundle, match the answer, write it)", `main\.\(\*(httpRelay|pending)\)\.`,
 	"net/http: flush the response (write(2) to the socket)", `net/http\.\(\*response\)\.finishRequest\b`,
 	"net/http: read and parse the request line and headers", `net/http\.\(\*conn\)\.readRequest\b`,
 	"net/http: the rest of the connection loop (deadlines, background read)", `net/http\.\(\*conn\)\.serve\b|net/http\.\(\*connReader\)\.backgroundRead\b`,

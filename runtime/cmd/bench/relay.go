@@ -128,6 +128,11 @@ func relayHTTP(addr string, program []string, rename func([]byte) []byte) error 
 		return fmt.Errorf("relay: %w", err)
 	}
 	defer ln.Close()
+	stopProfile, err := startProfile()
+	if err != nil {
+		return fmt.Errorf("relay: %w", err)
+	}
+	defer stopProfile()
 	cmd, in, out, err := spawn(program[0], program[1:]...)
 	if err != nil {
 		return fmt.Errorf("relay: start the bundle: %w", err)
