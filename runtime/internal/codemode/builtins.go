@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	starjson "go.starlark.net/lib/json"
@@ -47,12 +48,29 @@ func (r *run) member(parent, seg string) starlark.Value {
 		}
 		return nil
 	}
-	for _, tool := range r.names.Under(path) {
-		if _, may := r.host.Tool(tool); may {
-			return &namespace{r: r, path: path}
-		}
+	if r.reach(path) {
+		return &namespace{r: r, path: path}
 	}
 	return nil
+}
+
+// reach reports whether the caller may call a tool under the namespace path. A namespace
+// may hold most of the catalog (meos), and a program may name it in a loop: the answer is
+// kept for the run, so that each name costs one look at its tools, not one per use. Only
+// the Starlark thread calls it.
+func (r *run) reach(path string) bool {
+	if may, ok := r.reachable[path]; ok {
+		return may
+	}
+	may := slices.ContainsFunc(r.names.Under(path), func(tool string) bool {
+		_, may := r.host.Tool(tool)
+		return may
+	})
+	if r.reachable == nil {
+		r.reachable = map[string]bool{}
+	}
+	r.reachable[path] = may
+	return may
 }
 
 // namespace is a dotted prefix of tool names: meos, go.node_lamp.

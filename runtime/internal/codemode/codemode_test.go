@@ -3,6 +3,7 @@ package codemode
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -263,4 +264,43 @@ func FuzzRun(f *testing.F) {
 			t.Fatalf("the value is no JSON: %q", out.Value)
 		}
 	})
+}
+
+// wideHost serves a namespace of many tools of which the caller may call only the last,
+// counting how often it is asked whether a tool may be called.
+type wideHost struct {
+	tableHost
+	allowed string
+	asked   int
+}
+
+func (h *wideHost) Tool(name string) (json.RawMessage, bool) {
+	h.asked++
+	return json.RawMessage(`{"type":"object"}`), name == h.allowed
+}
+
+// A program naming a wide namespace again and again costs one look at its tools per name
+// for the whole run, not one per use: the host is asked about each tool a bounded number
+// of times, however often the program names the namespace.
+func TestNamingANamespaceAgainLooksAtItsToolsOnce(t *testing.T) {
+	const tools, uses = 300, 200
+	names := make([]string, tools)
+	for i := range names {
+		names[i] = fmt.Sprintf("wide.sub.t%03d", i)
+	}
+	h := &wideHost{allowed: names[tools-1]}
+	out := Run(context.Background(), h, NewNames(names), Bounds{}, fmt.Sprintf(`
+n = 0
+for i in range(%d):
+    if wide.sub:
+        n += 1
+n`, uses))
+	if out.Error != nil || string(out.Value) != fmt.Sprint(uses) {
+		t.Fatalf("outcome %s %+v, want %d", out.Value, out.Error, uses)
+	}
+	// The check before the run and the two namespaces' first uses each look at every
+	// tool once; without the run keeping the answers, every use would.
+	if limit := 4 * tools; h.asked > limit {
+		t.Errorf("the host was asked %d times whether a tool may be called, want at most %d for %d tools named %d times", h.asked, limit, tools, uses)
+	}
 }

@@ -38,12 +38,13 @@ type run struct {
 	b      Bounds
 	thread *starlark.Thread
 
-	calls  int          // inner calls made or begun; the Starlark thread alone counts them
-	sent   atomic.Int64 // of them, those that reached a tool
-	taken  atomic.Int64 // bytes of results taken in
-	output strings.Builder
-	halted atomic.Pointer[RunError] // the bound that stopped the run, first come
-	stop   context.CancelFunc
+	calls     int          // inner calls made or begun; the Starlark thread alone counts them
+	sent      atomic.Int64 // of them, those that reached a tool
+	taken     atomic.Int64 // bytes of results taken in
+	output    strings.Builder
+	halted    atomic.Pointer[RunError] // the bound that stopped the run, first come
+	stop      context.CancelFunc
+	reachable map[string]bool // namespaces the caller may call a tool under (see reach)
 }
 
 // Run runs the program code for host's caller, within bounds b (zero fields take the
