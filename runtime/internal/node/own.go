@@ -236,27 +236,12 @@ func (n *Node) execute(ctx context.Context, sess Session, req *Request, done Don
 		fail(&ExecError{Kind: KindInvalidArguments, Message: "toolnode.execute does not call itself"})
 		return
 	}
-	mi := n.metaIndex()
-	e, ok := mi.cat.Lookup(name)
-	if !ok {
-		fail(&ExecError{Kind: KindUnknownTool, Message: "no tool is named " + name + "; find one with toolnode.search"})
+	e, xerr := gate(n.metaIndex(), req.Allow, name, arguments, "find one with toolnode.search")
+	if xerr != nil {
+		fail(xerr)
 		return
 	}
-	if !req.Allow.allows(name) {
-		fail(&ExecError{Kind: KindForbidden, Message: "this client may not call " + name})
-		return
-	}
-	var invalid *argcheck.InvalidError
-	if err := mi.check.Check(name, arguments); errors.As(err, &invalid) {
-		fail(&ExecError{Kind: KindInvalidArguments, Message: invalid.Error(), Details: map[string]any{"problems": invalid.Problems}})
-		return
-	}
-	params := append(append(append(append([]byte(`{"name":`), rawjson.AppendString(nil, name)...), `,"arguments":`...), arguments...), '}')
-	if req.Meta != nil {
-		params, _ = rawjson.PutMember(params, "_meta", req.Meta)
-	}
-	inner := &Request{Method: mcp.MethodToolsCall, Params: params, Name: name, Arguments: arguments, Meta: req.Meta,
-		ProgressToken: req.ProgressToken, Allow: req.Allow}
+	inner := innerRequest(req, name, arguments)
 	if e.Bundle == ownBundle {
 		n.callOwn(ctx, sess, inner, e.Tool, done)
 		return
@@ -266,6 +251,37 @@ func (n *Node) execute(ctx context.Context, sess Session, req *Request, done Don
 		req.Refused = inner.Refused
 		done.CallDone(res, err)
 	}))
+}
+
+// gate checks the call of tool name with arguments that toolnode.execute or a program of
+// toolnode.run is to make for a caller allowed what allow says, as a direct call would be
+// checked: the tool exists, the caller may call it, the arguments fit its schema. It returns
+// the tool's entry, or the ExecError that keeps the call from being sent; find tells the
+// caller how to find tools.
+func gate(mi *metaIndex, allow Allow, name string, arguments json.RawMessage, find string) (catalog.Entry, *ExecError) {
+	e, ok := mi.cat.Lookup(name)
+	if !ok {
+		return e, &ExecError{Kind: KindUnknownTool, Message: "no tool is named " + name + "; " + find}
+	}
+	if !allow.allows(name) {
+		return e, &ExecError{Kind: KindForbidden, Message: "this client may not call " + name}
+	}
+	var invalid *argcheck.InvalidError
+	if err := mi.check.Check(name, arguments); errors.As(err, &invalid) {
+		return e, &ExecError{Kind: KindInvalidArguments, Message: invalid.Error(), Details: map[string]any{"problems": invalid.Problems}}
+	}
+	return e, nil
+}
+
+// innerRequest is the tools/call of tool name with arguments made for outer, the caller's
+// tools/call of toolnode.execute or toolnode.run: under its _meta, progress token and access.
+func innerRequest(outer *Request, name string, arguments json.RawMessage) *Request {
+	params := append(append(append(append([]byte(`{"name":`), rawjson.AppendString(nil, name)...), `,"arguments":`...), arguments...), '}')
+	if outer.Meta != nil {
+		params, _ = rawjson.PutMember(params, "_meta", outer.Meta)
+	}
+	return &Request{Method: mcp.MethodToolsCall, Params: params, Name: name, Arguments: arguments, Meta: outer.Meta,
+		ProgressToken: outer.ProgressToken, Allow: outer.Allow}
 }
 
 // ParseSearch reads toolnode.search's arguments into a Query (without Allow, which is the

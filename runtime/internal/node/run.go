@@ -181,13 +181,8 @@ func (h *runHost) Search(query string, limit int) (json.RawMessage, error) {
 // Call implements codemode.Host: one inner call, as toolnode.execute makes it, under the
 // run.
 func (h *runHost) Call(ctx context.Context, name string, args json.RawMessage) codemode.CallResult {
-	outer := h.outer
-	params := append(append(append(append([]byte(`{"name":`), rawjson.AppendString(nil, name)...), `,"arguments":`...), args...), '}')
-	if outer.Meta != nil {
-		params, _ = rawjson.PutMember(params, "_meta", outer.Meta)
-	}
-	inner := &Request{Method: mcp.MethodToolsCall, Params: params, Name: name, Arguments: args, Meta: outer.Meta,
-		ProgressToken: outer.ProgressToken, Allow: outer.Allow, Via: RunToolName, Run: outer.Run, Ran: name}
+	inner := innerRequest(h.outer, name, args)
+	inner.Via, inner.Run, inner.Ran = RunToolName, h.outer.Run, name
 	start := time.Now()
 	res, fail, err := h.call(ctx, inner)
 	if fail != nil && fail.Kind != codemode.KindCancelled {
@@ -207,18 +202,12 @@ func (h *runHost) Call(ctx context.Context, name string, args json.RawMessage) c
 // the error, if any, that made it).
 func (h *runHost) call(ctx context.Context, inner *Request) (json.RawMessage, *codemode.Failure, error) {
 	name := inner.Name
-	e, ok := h.mi.cat.Lookup(name)
-	switch {
-	case !ok:
-		return nil, &codemode.Failure{Kind: KindUnknownTool, Message: "no tool is named " + name + "; search() finds tools"}, nil
-	case name == RunToolName || name == ExecuteToolName:
+	if name == RunToolName || name == ExecuteToolName {
 		return nil, &codemode.Failure{Kind: KindForbidden, Message: name + " cannot be called from a program"}, nil
-	case !inner.Allow.allows(name):
-		return nil, &codemode.Failure{Kind: KindForbidden, Message: "this client may not call " + name}, nil
 	}
-	var invalid *argcheck.InvalidError
-	if errors.As(h.mi.check.Check(name, inner.Arguments), &invalid) {
-		return nil, &codemode.Failure{Kind: KindInvalidArguments, Message: invalid.Error(), Details: map[string]any{"problems": invalid.Problems}}, nil
+	e, xerr := gate(h.mi, inner.Allow, name, inner.Arguments, "search() finds tools")
+	if xerr != nil {
+		return nil, (*codemode.Failure)(xerr), nil
 	}
 	call := func(req *Request) (json.RawMessage, error) {
 		return rpc.Await(func(done rpc.Done) {
