@@ -171,7 +171,17 @@ func (s *SyncBuffer) String() string {
 // within the time given: for what a node says once it has done something.
 func (s *SyncBuffer) WaitFor(t testing.TB, within time.Duration, text string) {
 	t.Helper()
-	if !waitChange(within, &s.mu, &s.written, func() bool { return strings.Contains(s.b.String(), text) }) {
+	// Each wake looks only at what came since the last look, and the text's length before
+	// it: a chatty process's log is not searched whole for every line it writes.
+	want, from := []byte(text), 0
+	if !waitChange(within, &s.mu, &s.written, func() bool {
+		seen := s.b.Bytes()
+		if bytes.Contains(seen[from:], want) {
+			return true
+		}
+		from = max(0, len(seen)-len(want)+1)
+		return false
+	}) {
 		t.Fatalf("after %s the log does not say %q", within, text)
 	}
 }

@@ -72,6 +72,16 @@ func TestWaitsAreWokenAndFailWhenNothingComes(t *testing.T) {
 			t.Errorf("%s: failed with %q, want %q", tc.name, got, tc.fail)
 		}
 	}
+	// Text that comes in two writes, the first looked at before the second comes, is found.
+	var split SyncBuffer
+	fmt.Fprint(&split, "the text comes ac")
+	go func() {
+		time.Sleep(10 * time.Millisecond) // a look at the first part comes first
+		fmt.Fprint(&split, "ross two writes")
+	}()
+	if got := fails(t, func(tb testing.TB) { split.WaitFor(tb, 10*time.Second, "across two writes") }); got != "" {
+		t.Errorf("text written in two parts: failed with %q", got)
+	}
 	if Until(20*time.Millisecond, func() bool { return false }) {
 		t.Error("Until held a condition that never did")
 	}
