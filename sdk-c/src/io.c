@@ -30,20 +30,42 @@ ssize_t tn__read_line(FILE *in, char **line, size_t *capacity)
     return n;
 }
 
+/* Most messages fit in SEND_STACK bytes and are encoded on the stack; a larger
+ * one is encoded into memory allocated for it. */
+#define SEND_STACK 4096
+
 /* JSON_COMPACT never emits a raw newline: those inside strings are escaped,
- * so one message is exactly one line. */
+ * so one message is exactly one line. The message is encoded whole before
+ * the lock is taken, and written with one fwrite: json_dumpf would write each
+ * token with a call of its own, all under the lock the other workers wait
+ * on. */
 int tn__send(tn_server_t *server, json_t *message)
 {
     int rc = -1;
     if (!message)
         return -1;
+    char stack[SEND_STACK];
+    char *text = stack;
+    /* json_dumpb returns the length the message needs, written or not. */
+    size_t n = json_dumpb(message, stack, sizeof stack - 1, JSON_COMPACT);
+    if (n >= sizeof stack) {
+        text = malloc(n + 1);
+        if (text && json_dumpb(message, text, n, JSON_COMPACT) != n) {
+            free(text);
+            text = NULL;
+        }
+    }
+    json_decref(message);
+    if (n == 0 || !text)
+        return -1;
+    text[n] = '\n';
     pthread_mutex_lock(&server->out_lock);
-    if (server->out &&
-        json_dumpf(message, server->out, JSON_COMPACT) == 0 &&
-        fputc('\n', server->out) != EOF && fflush(server->out) == 0)
+    if (server->out && fwrite(text, 1, n + 1, server->out) == n + 1 &&
+        fflush(server->out) == 0)
         rc = 0;
     pthread_mutex_unlock(&server->out_lock);
-    json_decref(message);
+    if (text != stack)
+        free(text);
     return rc;
 }
 
