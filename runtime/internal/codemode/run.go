@@ -122,7 +122,7 @@ func (r *run) onMaxSteps(t *starlark.Thread) {
 const memoryTick = 5 * time.Millisecond
 
 // watchMemory stops the run once the node's heap has grown by more than its Memory bound
-// since the run began, and returns what ends the watch. Starlark bounds no value's size,
+// since the watch began, and returns what ends the watch. Starlark bounds no value's size,
 // and one step can double a string (s += s): some thirty steps make gigabytes. The heap is
 // the process's, so what the node's other work holds meanwhile counts too; the collector's
 // goal at the start is allowed for, so that garbage not yet collected does not. A single
