@@ -152,9 +152,8 @@ type serveFlags struct {
 	oauthAudience     string
 	oauthRequireATJWT bool
 
-	run       codemode.Bounds // toolnode.run's bounds; the flags hold them as bytes and counts
-	runBytes  byteSize
-	runMemory byteSize
+	run      codemode.Bounds // toolnode.run's bounds; the flags hold them as bytes and counts
+	runBytes byteSize
 
 	cluster clusterFlags
 }
@@ -162,7 +161,7 @@ type serveFlags struct {
 func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	f := &serveFlags{maxBody: 16 << 20, maxBundleMessage: rpc.DefaultMaxLine, maxQueue: rpc.DefaultMaxQueue, maxStderrLine: proc.DefaultStderrLineMax,
 		auditArgsMax: audit.DefaultMaxValue, auditMaxSize: audit.DefaultMaxSize, runBytes: codemode.DefaultBytes,
-		runMemory: codemode.DefaultMemory, maxTaskBytes: front.DefaultMaxTaskBytes}
+		maxTaskBytes: front.DefaultMaxTaskBytes}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Var(&f.bundles, "bundles", "`DIR` whose subdirectories holding a bundle.json are bundles (may be repeated)")
@@ -204,7 +203,6 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&f.run.Calls, "run-max-calls", codemode.DefaultCalls, "a toolnode.run program may make `N` calls (searches included)")
 	fs.IntVar(&f.run.Parallel, "run-max-parallel", codemode.DefaultParallel, "a toolnode.run program's parallel() may make `N` calls at once")
 	fs.Var(&f.runBytes, "run-max-bytes", "a toolnode.run program may take in `BYTES` of results, and send, print or answer as many")
-	fs.Var(&f.runMemory, "run-max-memory", "the node's heap may grow by `BYTES` while a toolnode.run program runs; past them the program is stopped")
 	f.cluster.register(fs)
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: trace, debug, info, warn or error")
 	fs.BoolVar(&f.logJSON, "log-json", false, "write logs as JSON lines")
@@ -281,8 +279,8 @@ Flags:
 		return nil, errors.New("--audit-max-size and --audit-keep go with --audit FILE")
 	case set["audit-args-max"] && !f.auditArgs:
 		return nil, errors.New("--audit-args-max goes with --audit-args")
-	case f.run.Steps == 0 || f.run.Time <= 0 || f.run.Calls < 1 || f.run.Parallel < 1 || f.runBytes < 1 || f.runMemory < 1:
-		return nil, errors.New("--run-max-steps, --run-max-time, --run-max-calls, --run-max-parallel, --run-max-bytes and --run-max-memory bound toolnode.run: each must be more than 0")
+	case f.run.Steps == 0 || f.run.Time <= 0 || f.run.Calls < 1 || f.run.Parallel < 1 || f.runBytes < 1:
+		return nil, errors.New("--run-max-steps, --run-max-time, --run-max-calls, --run-max-parallel and --run-max-bytes bound toolnode.run: each must be more than 0")
 	case f.oauthIssuer != "" && f.http == "":
 		return nil, errors.New("--oauth-issuer guards the HTTP front: give --http too")
 	case f.oauthAudience != "" && f.oauthIssuer == "", f.oauthRequireATJWT && f.oauthIssuer == "":
@@ -373,8 +371,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			OnStarting: startProgress(stderr),
 			Lazy:       f.lazy,
 			StateDir:   f.stateDir,
-			Run: codemode.Bounds{Steps: f.run.Steps, Time: f.run.Time, Calls: f.run.Calls, Parallel: f.run.Parallel, Bytes: int64(f.runBytes),
-				Memory: int64(f.runMemory)},
+			Run:        codemode.Bounds{Steps: f.run.Steps, Time: f.run.Time, Calls: f.run.Calls, Parallel: f.run.Parallel, Bytes: int64(f.runBytes)},
 		},
 		Front: front.Options{PageSize: f.pageSize, Names: f.names, MaxMessage: int(f.maxBody),
 			MaxQueue: int(f.maxQueue), MaxInflight: f.maxInflight, Limits: limits,

@@ -37,9 +37,6 @@ type Bounds struct {
 	// of each of what it sends and answers: a call's arguments, its printed output, its
 	// value. Default DefaultBytes.
 	Bytes int64
-	// Memory bounds how far the node's heap may grow while the run goes on (see
-	// watchMemory). Default DefaultMemory.
-	Memory int64
 }
 
 // Defaults of Bounds.
@@ -49,7 +46,6 @@ const (
 	DefaultCalls    = 200
 	DefaultParallel = 10
 	DefaultBytes    = 4 << 20
-	DefaultMemory   = 64 << 20
 )
 
 // WithDefaults returns b with its zero fields set to the defaults.
@@ -69,9 +65,6 @@ func (b Bounds) WithDefaults() Bounds {
 	if b.Bytes <= 0 {
 		b.Bytes = DefaultBytes
 	}
-	if b.Memory <= 0 {
-		b.Memory = DefaultMemory
-	}
 	return b
 }
 
@@ -83,7 +76,6 @@ const (
 	BoundCalls    = "calls"
 	BoundParallel = "parallel"
 	BoundBytes    = "bytes"
-	BoundMemory   = "memory"
 )
 
 // Flag is the `toolnode serve` flag that sets the bound named bound.

@@ -4,13 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
 // tableHost is a Host over a fixed table of tools: add(a, b) answers structured content,
@@ -180,7 +177,7 @@ func TestRunErrorsHaveTheirLine(t *testing.T) {
 }
 
 func TestRunBounds(t *testing.T) {
-	b := Bounds{Steps: 5000, Time: 2 * time.Second, Calls: 3, Parallel: 2, Bytes: 1000, Memory: 16 << 20}
+	b := Bounds{Steps: 5000, Time: 200 * time.Millisecond, Calls: 3, Parallel: 2, Bytes: 1000}
 	for _, tc := range []struct{ bound, code string }{
 		{BoundSteps, "while True:\n    pass"},
 		{BoundCalls, "[m.echo(text='x') for i in range(4)]"},
@@ -190,38 +187,11 @@ func TestRunBounds(t *testing.T) {
 		{BoundBytes, "'x' * 2000"},
 		{BoundBytes, "m.echo(text='x' * 2000)"},
 		{BoundBytes, "s = 'x'\nfor i in range(20):\n    s += s\n    print(s)"},
-		{BoundMemory, "s = 'ab'\nfor i in range(60):\n    s += s\nlen(s)"},
-		{BoundMemory, "l = [0]\nfor i in range(60):\n    l += l\nlen(l)"},
 	} {
 		out, _ := runCode(t, b, tc.code)
 		if out.Error == nil || out.Error.Kind != KindBound || out.Error.Bound != tc.bound {
 			t.Errorf("%q: %+v, want the %s bound", tc.code, out.Error, tc.bound)
 		}
-	}
-	// A steps bound below the steps after which memory is watched is met all the same.
-	if out, _ := runCode(t, Bounds{Steps: watchAfter / 2}, "while True:\n    pass"); out.Error == nil || out.Error.Bound != BoundSteps {
-		t.Errorf("%d steps: %+v, want the steps bound", watchAfter/2, out.Error)
-	}
-}
-
-// A program that doubles a string at every step is stopped by the memory bound long before
-// it makes the node hold gigabytes (without the bound it does, until the run's time is up
-// or the process dies): the process's peak resident memory grows by a bounded amount. The
-// step under way when the bound is passed finishes, and may double what the program holds.
-func TestAProgramCannotMakeTheNodeHoldMemory(t *testing.T) {
-	if _, err := os.Stat("/proc/self/status"); err != nil {
-		t.Skip("no /proc to read the peak resident memory from:", err)
-	}
-	const bound, limit = 16 << 20, 512 << 20
-	before := testkit.PeakRSSKiB(t, os.Getpid())
-	out, _ := runCode(t, Bounds{Time: 30 * time.Second, Memory: bound}, "s = 'ab'\nfor i in range(60):\n    s += s\nlen(s)")
-	if out.Error == nil || out.Error.Bound != BoundMemory || !strings.Contains(out.Error.Message, "--run-max-memory") {
-		t.Fatalf("%+v, want the memory bound, naming its flag", out.Error)
-	}
-	grown := testkit.PeakRSSKiB(t, os.Getpid()) - before
-	t.Logf("peak resident memory grew by %d MiB for a bound of %d MiB", grown>>10, bound>>20)
-	if grown > limit>>10 {
-		t.Errorf("peak resident memory grew by %d MiB, more than %d MiB", grown>>10, limit>>20)
 	}
 }
 
@@ -278,7 +248,7 @@ func FuzzRun(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	b := Bounds{Steps: 20_000, Time: 2 * time.Second, Calls: 5, Parallel: 2, Bytes: 1000, Memory: 16 << 20}
+	b := Bounds{Steps: 20_000, Time: 2 * time.Second, Calls: 5, Parallel: 2, Bytes: 1000}
 	f.Fuzz(func(t *testing.T, code string) {
 		out, h := runCode(t, b, code)
 		if out.Calls > b.Calls || int(h.sent.Load()) > b.Calls {

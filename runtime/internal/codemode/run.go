@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/metrics"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unicode/utf8"
 
 	"go.starlark.net/resolve"
@@ -47,9 +45,6 @@ type run struct {
 	halted    atomic.Pointer[RunError] // the bound that stopped the run, first come
 	stop      context.CancelFunc
 	reachable map[string]bool // namespaces the caller may call a tool under (see reach)
-	// stopMemory ends the watch on the node's memory, once started (see onMaxSteps); only
-	// the Starlark thread and Run, after it, touch it.
-	stopMemory func()
 }
 
 // Run runs the program code for host's caller, within bounds b (zero fields take the
@@ -71,8 +66,10 @@ func Run(ctx context.Context, host Host, names *Names, b Bounds, code string) Ou
 	ctx, cancel := context.WithTimeout(ctx, b.Time)
 	defer cancel()
 	r.ctx, r.stop = ctx, cancel
-	r.thread = &starlark.Thread{Name: fileName, Print: r.print, OnMaxSteps: r.onMaxSteps}
-	r.thread.SetMaxExecutionSteps(min(watchAfter, b.Steps))
+	r.thread = &starlark.Thread{Name: fileName, Print: r.print, OnMaxSteps: func(t *starlark.Thread) {
+		r.halt(boundError(BoundSteps, fmt.Sprintf("it ran %d execution steps", b.Steps)))
+	}}
+	r.thread.SetMaxExecutionSteps(b.Steps)
 	stopWatch := context.AfterFunc(ctx, func() { r.thread.Cancel("the run's context ended") })
 	defer stopWatch()
 	if ctx.Err() != nil {
@@ -82,9 +79,6 @@ func Run(ctx context.Context, host Host, names *Names, b Bounds, code string) Ou
 	}
 
 	globals, err := prog.Init(r.thread, predeclared)
-	if r.stopMemory != nil {
-		r.stopMemory() // a run that ended is not stopped after
-	}
 	out := Outcome{Calls: r.calls, Sent: int(r.sent.Load()), Output: r.output.String()}
 	if err == nil {
 		out.Value, err = toJSON(valueOf(globals), b.Bytes)
@@ -100,56 +94,6 @@ func Run(ctx context.Context, host Host, names *Names, b Bounds, code string) Ou
 		out.Error.Dispatched = out.Sent > 0
 	}
 	return out
-}
-
-// watchAfter is how many steps a program runs before its memory is watched: too few to
-// double a string past a few kilobytes, enough to spare the many short programs the watch.
-const watchAfter = 64
-
-// onMaxSteps is called by the thread at watchAfter steps, when the run's memory starts
-// being watched, and at the steps bound, which stops the run.
-func (r *run) onMaxSteps(t *starlark.Thread) {
-	if t.ExecutionSteps() < r.b.Steps {
-		r.stopMemory = r.watchMemory()
-		t.SetMaxExecutionSteps(r.b.Steps)
-		return
-	}
-	r.halt(boundError(BoundSteps, fmt.Sprintf("it ran %d execution steps", r.b.Steps)))
-}
-
-// memoryTick is how often watchMemory looks at the heap: well within the tens of
-// milliseconds one step takes to copy a string of a hundred megabytes.
-const memoryTick = 5 * time.Millisecond
-
-// watchMemory stops the run once the node's heap has grown by more than its Memory bound
-// since the watch began, and returns what ends the watch. Starlark bounds no value's size,
-// and one step can double a string (s += s): some thirty steps make gigabytes. The heap is
-// the process's, so what the node's other work holds meanwhile counts too; the collector's
-// goal at the start is allowed for, so that garbage not yet collected does not. A single
-// step still takes what it takes before the run is stopped at the next (Starlark caps one
-// repetition, "x" * n, at 1 GiB).
-func (r *run) watchMemory() (stop func()) {
-	heap := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/goal:bytes"}}
-	metrics.Read(heap)
-	limit := max(heap[0].Value.Uint64(), heap[1].Value.Uint64()) + uint64(r.b.Memory)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(memoryTick)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-			if metrics.Read(heap[:1]); heap[0].Value.Uint64() > limit {
-				r.halt(boundError(BoundMemory, fmt.Sprintf("the node's heap grew by more than %d bytes while it ran", r.b.Memory)))
-				return
-			}
-		}
-	})
-	return func() { close(done); wg.Wait() }
 }
 
 // valueOf is the program's value: its last expression's, None when it did not end with one.

@@ -400,6 +400,5 @@ func (n *Node) runBounds() []Bound {
 		{Name: "run.calls", Limit: int64(b.Calls)},
 		{Name: "run.parallel", Limit: int64(b.Parallel)},
 		{Name: "run.bytes", Limit: b.Bytes},
-		{Name: "run.memory", Limit: b.Memory},
 	}
 }
