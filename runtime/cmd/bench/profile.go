@@ -80,13 +80,7 @@ func httpCPU(cfg config, w *strings.Builder, out string) error {
 	if err != nil {
 		return err
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	relay, err := startPeer("the least HTTP relay", func(port string) []string {
-		return []string{self, "-serve-relay", "127.0.0.1:" + port, "echo-go.echo", bin}
-	}, []string{"TOOLNODE_CPUPROFILE=" + out + ".relay"}, "", func(addr string) (caller, error) { return startHTTP("http://"+addr+"/mcp", "echo-go.echo") })
+	relay, err := startHTTPRelay("echo-go.echo", []string{bin}, "TOOLNODE_CPUPROFILE="+out+".relay")
 	if err != nil {
 		return err
 	}

@@ -240,15 +240,26 @@ func startRelays(name string, program []string) ([]route, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("least relay, stdio: %w", err)
 	}
-	viaHTTP, err := startPeer("the least HTTP relay", func(port string) []string {
-		return append([]string{self, "-serve-relay", "127.0.0.1:" + port, name}, program...)
-	}, nil, "", func(addr string) (caller, error) { return startHTTP("http://"+addr+"/mcp", name) })
+	viaHTTP, err := startHTTPRelay(name, program)
 	if err != nil {
 		viaStdio.close()
 		return nil, nil, err
 	}
 	return []route{{name: "least relay, stdio", c: viaStdio}, {name: "least relay, HTTP", c: viaHTTP.c, http: true}},
 		func() { viaHTTP.stop(); viaStdio.close() }, nil
+}
+
+// startHTTPRelay runs this program as the least HTTP relay in front of program, in a
+// process of its own with env added to its environment, and connects a client calling name
+// (bundle.tool) to it.
+func startHTTPRelay(name string, program []string, env ...string) (peer, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return peer{}, fmt.Errorf("least relay: %w", err)
+	}
+	return startPeer("the least HTTP relay", func(port string) []string {
+		return append([]string{self, "-serve-relay", "127.0.0.1:" + port, name}, program...)
+	}, env, "", func(addr string) (caller, error) { return startHTTP("http://"+addr+"/mcp", name) })
 }
 
 // stdioRelayArgs are the arguments that run this program as the least stdio relay in front
