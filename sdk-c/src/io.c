@@ -3,6 +3,7 @@
 #include "tn_private.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,8 +32,40 @@ ssize_t tn__read_line(FILE *in, char **line, size_t *capacity)
 }
 
 /* Most messages fit in SEND_STACK bytes and are encoded on the stack; a larger
- * one is encoded into memory allocated for it. */
+ * one moves to memory allocated as it grows, so that it is encoded once. */
 #define SEND_STACK 4096
+
+/* A message being encoded: data is stack until it outgrows it. */
+struct send_buffer {
+    char *data;
+    size_t len, cap;
+    char stack[SEND_STACK];
+};
+
+/* json_dump_callback's sink: appends size bytes, growing the buffer; -1 when
+ * memory runs out. */
+static int send_append(const char *bytes, size_t size, void *data)
+{
+    struct send_buffer *b = data;
+    if (size > b->cap - b->len) {
+        size_t cap = b->cap;
+        while (cap - b->len < size) {
+            if (cap > SIZE_MAX / 2)
+                return -1;
+            cap *= 2;
+        }
+        char *grown = b->data == b->stack ? malloc(cap) : realloc(b->data, cap);
+        if (!grown)
+            return -1;
+        if (b->data == b->stack)
+            memcpy(grown, b->stack, b->len);
+        b->data = grown;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, bytes, size);
+    b->len += size;
+    return 0;
+}
 
 /* JSON_COMPACT never emits a raw newline: those inside strings are escaped,
  * so one message is exactly one line. The message is encoded whole before
@@ -44,28 +77,22 @@ int tn__send(tn_server_t *server, json_t *message)
     int rc = -1;
     if (!message)
         return -1;
-    char stack[SEND_STACK];
-    char *text = stack;
-    /* json_dumpb returns the length the message needs, written or not. */
-    size_t n = json_dumpb(message, stack, sizeof stack - 1, JSON_COMPACT);
-    if (n >= sizeof stack) {
-        text = malloc(n + 1);
-        if (text && json_dumpb(message, text, n, JSON_COMPACT) != n) {
-            free(text);
-            text = NULL;
-        }
-    }
+    struct send_buffer b;
+    b.data = b.stack;
+    b.len = 0;
+    b.cap = sizeof b.stack;
+    int encoded = json_dump_callback(message, send_append, &b, JSON_COMPACT) == 0 &&
+                  send_append("\n", 1, &b) == 0;
     json_decref(message);
-    if (n == 0 || !text)
-        return -1;
-    text[n] = '\n';
-    pthread_mutex_lock(&server->out_lock);
-    if (server->out && fwrite(text, 1, n + 1, server->out) == n + 1 &&
-        fflush(server->out) == 0)
-        rc = 0;
-    pthread_mutex_unlock(&server->out_lock);
-    if (text != stack)
-        free(text);
+    if (encoded) {
+        pthread_mutex_lock(&server->out_lock);
+        if (server->out && fwrite(b.data, 1, b.len, server->out) == b.len &&
+            fflush(server->out) == 0)
+            rc = 0;
+        pthread_mutex_unlock(&server->out_lock);
+    }
+    if (b.data != b.stack)
+        free(b.data);
     return rc;
 }
 
