@@ -418,3 +418,59 @@ func TestAConnReadsANonBlockingPipeInPieces(t *testing.T) {
 		t.Fatal("the end of the pipe was not seen")
 	}
 }
+
+// Closed and Done are made when first asked for; whatever the order of Close, Run and the
+// asking, each is closed when it should be, and Run ends after Close.
+func TestOutboxClosedAndDoneWhateverTheOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		askFirst, runLate bool
+	}{
+		{"asked before Close, Run before", true, false},
+		{"asked after Close, Run before", false, false},
+		{"asked before Close, Run after", true, true},
+		{"asked after Close, Run after", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			o := NewOutbox(&buf, OutboxOptions{})
+			var closed <-chan struct{}
+			if tc.askFirst {
+				closed = o.Closed()
+				select {
+				case <-closed:
+					t.Fatal("Closed is closed before Close")
+				default:
+				}
+			}
+			ran := make(chan struct{})
+			run := func() { o.Run(); close(ran) }
+			if !tc.runLate {
+				go run()
+			}
+			if err := o.Send([]byte("a\n")); err != nil {
+				t.Fatal(err)
+			}
+			o.Close()
+			if tc.runLate {
+				go run()
+			}
+			if closed == nil {
+				closed = o.Closed()
+			}
+			for what, ch := range map[string]<-chan struct{}{"Closed": closed, "Done": o.Done(), "Run": ran} {
+				select {
+				case <-ch:
+				case <-time.After(10 * time.Second):
+					t.Fatalf("%s not closed after Close", what)
+				}
+			}
+			if err := o.Send([]byte("b\n")); err == nil {
+				t.Error("a send after Close was taken")
+			}
+			if buf.String() != "a\n" {
+				t.Errorf("wrote %q, want what was queued before Close", buf.String())
+			}
+		})
+	}
+}

@@ -29,7 +29,6 @@ const keepSpare = 1 << 20
 // messages fail. Safe for concurrent use.
 type Outbox struct {
 	w      io.Writer
-	flush  func() error
 	direct func([]byte) (int, error)
 	limit  int
 	batch  *Batch
@@ -42,8 +41,10 @@ type Outbox struct {
 	err     error
 	closing bool
 	wake    chan struct{}
-	stop    chan struct{} // closed by Close
-	done    chan struct{}
+	// stop (closed by Close) and done (closed when Run returns) are made when first
+	// asked for: an HTTP response's outbox, made for every call, is never Run.
+	stop chan struct{}
+	done chan struct{}
 }
 
 // OutboxOptions configures an Outbox. The zero value is usable.
@@ -51,8 +52,6 @@ type OutboxOptions struct {
 	// MaxQueue bounds the bytes queued and being written. A message is always taken when
 	// nothing is queued, whatever its size. Default DefaultMaxQueue.
 	MaxQueue int
-	// Flush, when set, runs after each batch of writes (an HTTP stream flushes).
-	Flush func() error
 	// Batch, when set, defers the writes made at once (to a non-blocking pipe) while it is
 	// held.
 	Batch *Batch
@@ -63,8 +62,8 @@ func NewOutbox(w io.Writer, opts OutboxOptions) *Outbox {
 	if opts.MaxQueue <= 0 {
 		opts.MaxQueue = DefaultMaxQueue
 	}
-	return &Outbox{w: w, flush: opts.Flush, direct: directWriter(w), limit: opts.MaxQueue, batch: opts.Batch,
-		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	return &Outbox{w: w, direct: directWriter(w), limit: opts.MaxQueue, batch: opts.Batch,
+		wake: make(chan struct{}, 1)}
 }
 
 // Send queues b (whole messages; the outbox copies what it keeps). It never blocks on the
@@ -143,11 +142,12 @@ func (o *Outbox) Queued() int {
 // write fails. The writes block on the peer; nothing else waits for them. A caller that
 // writes on a goroutine it already has (an HTTP handler) uses Wake and WriteQueued instead.
 func (o *Outbox) Run() {
-	defer close(o.done)
+	stop, done := o.Closed(), o.runDone()
+	defer close(done)
 	for {
 		select {
 		case <-o.wake:
-		case <-o.stop:
+		case <-stop:
 		}
 		more, err := o.WriteQueued()
 		if err != nil || !more {
@@ -180,9 +180,6 @@ func (o *Outbox) WriteQueued() (bool, error) {
 		o.mu.Unlock()
 
 		_, err := o.w.Write(out)
-		if err == nil && o.flush != nil {
-			err = o.flush()
-		}
 
 		o.mu.Lock()
 		o.writing = 0
@@ -206,12 +203,36 @@ func (o *Outbox) Close() {
 	defer o.mu.Unlock()
 	if !o.closing {
 		o.closing = true
-		close(o.stop)
+		if o.stop != nil {
+			close(o.stop)
+		}
 	}
 }
 
+// Closed is closed by Close.
+func (o *Outbox) Closed() <-chan struct{} {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.stop == nil {
+		o.stop = make(chan struct{})
+		if o.closing {
+			close(o.stop)
+		}
+	}
+	return o.stop
+}
+
 // Done is closed when Run has returned.
-func (o *Outbox) Done() <-chan struct{} { return o.done }
+func (o *Outbox) Done() <-chan struct{} { return o.runDone() }
+
+func (o *Outbox) runDone() chan struct{} {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done == nil {
+		o.done = make(chan struct{})
+	}
+	return o.done
+}
 
 // Err is why the outbox broke, or nil.
 func (o *Outbox) Err() error {

@@ -177,7 +177,7 @@ loop:
 			break loop
 		case <-hs.ctx.Done():
 			break loop
-		case <-st.closed:
+		case <-st.out.Closed():
 			break loop
 		case <-t.C:
 			_ = st.out.Send([]byte(": keep-alive\n\n"))

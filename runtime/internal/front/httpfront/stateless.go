@@ -310,7 +310,7 @@ func (h *Handler) listen(r *http.Request, st *stream, msg *rpc.Message, req *nod
 			// A graceful end: the listen request's own answer.
 			_ = st.finish(http.StatusOK, rpc.Result(msg.ID, l.EndResult()))
 			return
-		case <-st.closed:
+		case <-st.out.Closed():
 			return
 		case <-t.C:
 			_ = st.out.Send([]byte(":\n\n"))

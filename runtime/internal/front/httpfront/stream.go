@@ -3,10 +3,10 @@ package httpfront
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/front"
@@ -23,16 +23,17 @@ import (
 // streamCall serves a request whose answer, and what comes before it, go on st. status
 // gives the HTTP status of an answer written as plain JSON.
 func (h *Handler) streamCall(r *http.Request, st *stream, call *front.Call, msg *rpc.Message, req *node.Request, status func(*rpc.Error) int) {
-	answered := make(answer, 1)
+	st.answered = make(chan struct{}, 1)
 	if msg.Method == mcp.MethodToolsCall {
-		call.Serve(req, answered)
+		call.Serve(req, st)
 	} else {
-		go call.Serve(req, answered)
+		go call.Serve(req, st)
 	}
 	gone := r.Context().Done()
 	for {
 		select {
-		case o := <-answered:
+		case <-st.answered:
+			o := st.answer
 			if call.Cancelled() {
 				return
 			}
@@ -56,26 +57,36 @@ func (h *Handler) streamCall(r *http.Request, st *stream, call *front.Call, msg 
 }
 
 // stream is one event stream: a POST's, or a session's GET one. Messages are queued on its
-// Outbox and written by the handler's goroutine.
+// Outbox and written by the handler's goroutine. A POST makes one for every call, and most
+// never start (the answer comes first, as plain JSON): it is kept to three allocations.
 type stream struct {
 	h         *Handler
 	sessionID string        // sent back in the headers; "" without a session
 	primer    func() string // the first event of a POST's stream; nil for none
 	w         http.ResponseWriter
-	rc        *http.ResponseController
+	rc        http.ResponseController
 	out       *rpc.Outbox
 	started   bool // headers out; only the handler's goroutine touches it
-	closeOnce sync.Once
-	closed    chan struct{}
+
+	// The call's answer, set by Reply before it signals answered (a POST's stream only).
+	answer   outcome
+	answered chan struct{}
+}
+
+// Reply implements front.Replier for the call a POST's stream carries.
+func (st *stream) Reply(_ *front.Call, res json.RawMessage, err *rpc.Error) {
+	st.answer = outcome{res, err}
+	st.answered <- struct{}{}
 }
 
 func (h *Handler) newStream(w http.ResponseWriter, sessionID string, primer func() string) *stream {
-	st := &stream{h: h, sessionID: sessionID, primer: primer, w: w, rc: http.NewResponseController(w), closed: make(chan struct{})}
-	st.out = rpc.NewOutbox(streamWriter{st}, rpc.OutboxOptions{MaxQueue: h.srv.Options().MaxQueue, Flush: st.rc.Flush})
+	st := &stream{h: h, sessionID: sessionID, primer: primer, w: w, rc: *http.NewResponseController(w)}
+	st.out = rpc.NewOutbox(streamWriter{st}, rpc.OutboxOptions{MaxQueue: h.srv.Options().MaxQueue})
 	return st
 }
 
-// streamWriter starts the event stream on its first write, and bounds each write in time.
+// streamWriter starts the event stream on its first write, bounds each write in time, and
+// flushes what it wrote: the Outbox writes all it holds at once.
 type streamWriter struct{ st *stream }
 
 func (sw streamWriter) Write(b []byte) (int, error) {
@@ -84,7 +95,11 @@ func (sw streamWriter) Write(b []byte) (int, error) {
 		st.start()
 	}
 	_ = st.rc.SetWriteDeadline(time.Now().Add(st.h.opts.StreamWriteTimeout))
-	return st.w.Write(b)
+	n, err := st.w.Write(b)
+	if err != nil {
+		return n, err
+	}
+	return n, st.rc.Flush()
 }
 
 // start writes the event stream's headers, and the primer when there is one.
@@ -106,11 +121,6 @@ func (st *stream) start() {
 
 // event queues one message as a server-sent event.
 func (st *stream) event(data []byte) error {
-	select {
-	case <-st.closed:
-		return errors.New("stream closed")
-	default:
-	}
 	data = bytes.TrimSuffix(data, []byte{'\n'})
 	b := make([]byte, 0, len(data)+32)
 	b = append(append(append(b, "event: message\ndata: "...), data...), "\n\n"...)
@@ -145,9 +155,5 @@ func (st *stream) finish(status int, answer *rpc.Message) error {
 	return st.rc.Flush()
 }
 
-func (st *stream) close() {
-	st.closeOnce.Do(func() {
-		close(st.closed)
-		st.out.Close()
-	})
-}
+// close ends the stream: what is queued after is refused.
+func (st *stream) close() { st.out.Close() }
