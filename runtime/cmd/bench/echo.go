@@ -180,7 +180,8 @@ func nodeRows(cfg config, w *strings.Builder, label, dir, tool, args string, rel
 		label, us(one[1].p50-one[0].p50), us(one[1].p99-one[0].p99), us(one[2].p50-one[3].p50),
 		us(one[4].p50), us(one[5].p50), us(one[1].p50), us(one[2].p50))
 	if relays {
-		note += " " + relayNote(res, relayRefs{direct: 0, nodeStdio: 1, nodeHTTP: 2, floor: 3, stdioRelay: 6, httpRelay: 7})
+		note += " " + relayNote(res, relayRefs{direct: 0, nodeStdio: 1, nodeHTTP: 2, floor: 3, nodeStdio26: 4, nodeHTTP26: 5,
+			stdioRelay: 6, httpRelay: 7, stdioRelay26: 8, httpRelay26: 9})
 	}
 	return note, nil
 }

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -228,25 +229,47 @@ func (h *httpRelay) roundTrip(ctx context.Context, id uint64, msg []byte) ([]byt
 }
 
 // startRelays runs this program as the least stdio relay and as the least HTTP relay in front
-// of program, each in a process of its own, and connects a client calling name (bundle.tool)
-// to each. It returns them as the routes "least relay, stdio" and "least relay, HTTP", and
-// what ends both.
+// of program, each in a process of its own, and connects clients calling name (bundle.tool)
+// to each: a 2025-11-25 one and a 2026-07-28 one (over stdio, to a relay of its own). It
+// returns them as the routes "least relay, stdio", "least relay, HTTP" and the same with
+// ", 2026-07-28 stateless", in that order, and what ends them all.
 func startRelays(name string, program []string) ([]route, func(), error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, nil, fmt.Errorf("least relay: %w", err)
 	}
+	var stops []func()
+	stop := func() {
+		for _, s := range slices.Backward(stops) {
+			s()
+		}
+	}
 	viaStdio, err := startStdio(name, self, stdioRelayArgs(name, program)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("least relay, stdio: %w", err)
 	}
+	stops = append(stops, viaStdio.close)
 	viaHTTP, err := startHTTPRelay(name, program)
 	if err != nil {
-		viaStdio.close()
+		stop()
 		return nil, nil, err
 	}
-	return []route{{name: "least relay, stdio", c: viaStdio}, {name: "least relay, HTTP", c: viaHTTP.c, http: true}},
-		func() { viaHTTP.stop(); viaStdio.close() }, nil
+	stops = append(stops, viaHTTP.stop)
+	stdio26, err := startStdioStateless(name, self, stdioRelayArgs(name, program)...)
+	if err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("least relay, stdio, 2026-07-28 client: %w", err)
+	}
+	stops = append(stops, stdio26.close)
+	session, ok := viaHTTP.c.(*httpClient)
+	if !ok {
+		stop()
+		return nil, nil, fmt.Errorf("least relay, HTTP: its client is a %T, not an HTTP one", viaHTTP.c)
+	}
+	http26 := startHTTPStateless(session.url, name)
+	stops = append(stops, http26.close)
+	return []route{{name: "least relay, stdio", c: viaStdio}, {name: "least relay, HTTP", c: viaHTTP.c, http: true},
+		{name: "least relay, stdio, 2026-07-28 stateless", c: stdio26}, {name: "least relay, HTTP, 2026-07-28 stateless", c: http26, http: true}}, stop, nil
 }
 
 // startHTTPRelay runs this program as the least HTTP relay in front of program, in a
@@ -268,15 +291,24 @@ func stdioRelayArgs(name string, program []string) []string {
 	return append([]string{"-serve-relay", "stdio", name}, program...)
 }
 
-// relayRefs says where, among the routes of a table, are those relayNote compares.
-type relayRefs struct{ direct, stdioRelay, nodeStdio, floor, httpRelay, nodeHTTP int }
+// relayRefs says where, among the routes of a table, are those relayNote compares: the
+// fronts and the least relays with a 2025-11-25 client, and with a 2026-07-28 one (the 26
+// fields).
+type relayRefs struct {
+	direct, stdioRelay, nodeStdio, floor, httpRelay, nodeHTTP int
+	stdioRelay26, nodeStdio26, httpRelay26, nodeHTTP26        int
+}
 
-// relayNote reads the node's fronts against the least relays at 8 in flight, and the least
-// relays against what they relay to at 1 in flight; res is by in flight, 1 then 8.
+// relayNote reads the node's fronts against the least relays at 8 in flight, for clients of
+// either era, and the least relays against what they relay to at 1 in flight; res is by in
+// flight, 1 then 8.
 func relayNote(res [][]result, at relayRefs) string {
 	one, eight := res[0], res[1]
-	return fmt.Sprintf("At 8 in flight the node's stdio front makes %.2f× the calls/s of the least stdio relay, and its HTTP front %.2f× those of the least HTTP relay; "+
-		"one call in flight, the least stdio relay adds %s at the median over direct stdio, and the least HTTP relay %s over the floor.",
-		eight[at.nodeStdio].perSec/eight[at.stdioRelay].perSec, eight[at.nodeHTTP].perSec/eight[at.httpRelay].perSec,
+	rate := func(node, relay int) float64 { return eight[node].perSec / eight[relay].perSec }
+	return fmt.Sprintf("At 8 in flight the node's stdio front makes %.2f× the calls/s of the least stdio relay, and its HTTP front %.2f× those of the least HTTP relay, "+
+		"with 2025-11-25 clients (the node tells the bundle what the 2026-07-28 revision asks of each request; the relay passes the client's bare line); "+
+		"with 2026-07-28 clients, whose requests carry that themselves, %.2f× and %.2f×. "+
+		"One call in flight, the least stdio relay adds %s at the median over direct stdio, and the least HTTP relay %s over the floor.",
+		rate(at.nodeStdio, at.stdioRelay), rate(at.nodeHTTP, at.httpRelay), rate(at.nodeStdio26, at.stdioRelay26), rate(at.nodeHTTP26, at.httpRelay26),
 		us(one[at.stdioRelay].p50-one[at.direct].p50), us(one[at.httpRelay].p50-one[at.floor].p50))
 }
