@@ -13,9 +13,10 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"runtime/pprof"
 	"syscall"
 	"time"
+
+	"github.com/toolnode/toolnode/runtime/internal/telemetry"
 )
 
 var floorFlag = flag.String("serve-floor", "", "serve the HTTP floor on this address and do nothing else (the benchmark starts itself so)")
@@ -115,7 +116,7 @@ func runFloor(addr string) error {
 	if err != nil {
 		return fmt.Errorf("floor: %w", err)
 	}
-	stopProfile, err := startProfile()
+	stopProfile, err := telemetry.StartCPUProfile()
 	if err != nil {
 		return fmt.Errorf("floor: %w", err)
 	}
@@ -123,25 +124,6 @@ func runFloor(addr string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return serveFloor(ctx, ln)
-}
-
-// startProfile starts a CPU profile into the file TOOLNODE_CPUPROFILE names, with this
-// process's id after it, as the node does, for `make bench-http-profile`; the function it
-// returns ends it. Without the variable it does nothing.
-func startProfile() (func(), error) {
-	path := os.Getenv("TOOLNODE_CPUPROFILE")
-	if path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid()))
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // floorName is the floor's name in tables.

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolnode/toolnode/runtime/internal/telemetry"
 )
 
 var profileFlag = flag.String("profile-http", "", "only profile the HTTP front and the floor under the echo load, into this file and file.floor, and print where their CPU goes per call")
@@ -64,7 +66,7 @@ func httpCPU(cfg config, w *strings.Builder, out string) error {
 	}
 	defer os.RemoveAll(dir)
 	load := 5 * cfg.duration
-	c, pid, stop, err := startNodeEnv(cfg, dir, "echo-go.echo", []string{"TOOLNODE_CPUPROFILE=" + out})
+	c, pid, stop, err := startNodeEnv(cfg, dir, "echo-go.echo", []string{telemetry.ProfileEnv + "=" + out})
 	if err != nil {
 		return err
 	}
@@ -72,7 +74,7 @@ func httpCPU(cfg config, w *strings.Builder, out string) error {
 	if err != nil {
 		return err
 	}
-	floor, err := startFloor("TOOLNODE_CPUPROFILE=" + out + ".floor")
+	floor, err := startFloor(telemetry.ProfileEnv + "=" + out + ".floor")
 	if err != nil {
 		return err
 	}
@@ -80,7 +82,7 @@ func httpCPU(cfg config, w *strings.Builder, out string) error {
 	if err != nil {
 		return err
 	}
-	relay, err := startHTTPRelay("echo-go.echo", []string{bin}, "TOOLNODE_CPUPROFILE="+out+".relay")
+	relay, err := startHTTPRelay("echo-go.echo", []string{bin}, telemetry.ProfileEnv+"="+out+".relay")
 	if err != nil {
 		return err
 	}

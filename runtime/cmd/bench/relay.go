@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolnode/toolnode/runtime/internal/telemetry"
 	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
@@ -129,7 +130,7 @@ func relayHTTP(addr string, program []string, rename func([]byte) []byte) error 
 		return fmt.Errorf("relay: %w", err)
 	}
 	defer ln.Close()
-	stopProfile, err := startProfile()
+	stopProfile, err := telemetry.StartCPUProfile()
 	if err != nil {
 		return fmt.Errorf("relay: %w", err)
 	}

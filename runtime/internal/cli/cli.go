@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,6 +28,7 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/reload"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	serveapi "github.com/toolnode/toolnode/runtime/internal/serve"
+	"github.com/toolnode/toolnode/runtime/internal/telemetry"
 )
 
 // Version is toolnode's version.
@@ -326,13 +326,12 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 
-	if path := os.Getenv("TOOLNODE_CPUPROFILE"); path != "" {
-		// For finding what a benchmark spends its time on; see docs/PERFORMANCE.md.
-		if f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid())); err == nil {
-			if pprof.StartCPUProfile(f) == nil {
-				defer pprof.StopCPUProfile()
-			}
-		}
+	// For finding what a benchmark spends its time on (docs/PERFORMANCE.md): a profile that
+	// cannot be written is said, and the node serves without it.
+	if stopProfile, err := telemetry.StartCPUProfile(); err != nil {
+		fmt.Fprintf(stderr, "toolnode serve: no CPU profile: %v\n", err)
+	} else {
+		defer stopProfile()
 	}
 
 	// The first SIGINT or SIGTERM stops the node gracefully; a second hurries the bundles
