@@ -100,8 +100,8 @@ func echoRows(cfg config, w *strings.Builder, name string) (string, error) {
 // nodeRoutes are the routes every table of the node has.
 type nodeRoutes struct {
 	direct, stdio, http, floor route
-	url                        string   // of the node's HTTP front
-	stops                      []func() // what ends each route, in the order they started
+	url                        string // of the node's HTTP front
+	stops                      stops  // what ends each route
 }
 
 // startNodeRoutes starts a tool called directly on a bundle's program over stdio, through
@@ -136,9 +136,15 @@ func startNodeRoutes(cfg config, label, dir, tool string, program []string) (*no
 	return r, nil
 }
 
-// stop ends every route, the last started first.
-func (r *nodeRoutes) stop() {
-	for _, stop := range slices.Backward(r.stops) {
+// stop ends every route.
+func (r *nodeRoutes) stop() { r.stops.run() }
+
+// stops are what end the processes and clients of a table, in the order they started.
+type stops []func()
+
+// run ends them all, the last started first.
+func (s stops) run() {
+	for _, stop := range slices.Backward(s) {
 		stop()
 	}
 }

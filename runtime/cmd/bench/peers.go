@@ -72,19 +72,15 @@ func peers(cfg config, w *strings.Builder) error {
 	defer floor.stop()
 	routes := []route{{name: "toolnode, HTTP front", c: viaNode, http: true}, {name: floorName, c: floor.c, http: true}}
 	var notes []string
-	var stops []func()
-	defer func() {
-		for _, stop := range stops {
-			stop()
-		}
-	}()
+	var ends stops
+	defer func() { ends.run() }()
 	add := func(name string, p peer, err error) {
 		if err != nil {
 			notes = append(notes, err.Error())
 			return
 		}
 		routes = append(routes, route{name: name, c: p.c, http: true})
-		stops = append(stops, p.stop)
+		ends = append(ends, p.stop)
 	}
 	streamable := func(addr string) (caller, error) { return startHTTP("http://"+addr+"/mcp", "echo") }
 

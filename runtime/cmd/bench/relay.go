@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -239,38 +238,34 @@ func startRelays(name string, program []string) ([]route, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("least relay: %w", err)
 	}
-	var stops []func()
-	stop := func() {
-		for _, s := range slices.Backward(stops) {
-			s()
-		}
+	var ends stops
+	fail := func(err error) ([]route, func(), error) {
+		ends.run()
+		return nil, nil, err
 	}
 	viaStdio, err := startStdio(name, self, stdioRelayArgs(name, program)...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("least relay, stdio: %w", err)
+		return fail(fmt.Errorf("least relay, stdio: %w", err))
 	}
-	stops = append(stops, viaStdio.close)
+	ends = append(ends, viaStdio.close)
 	viaHTTP, err := startHTTPRelay(name, program)
 	if err != nil {
-		stop()
-		return nil, nil, err
+		return fail(err)
 	}
-	stops = append(stops, viaHTTP.stop)
+	ends = append(ends, viaHTTP.stop)
 	stdio26, err := startStdioStateless(name, self, stdioRelayArgs(name, program)...)
 	if err != nil {
-		stop()
-		return nil, nil, fmt.Errorf("least relay, stdio, 2026-07-28 client: %w", err)
+		return fail(fmt.Errorf("least relay, stdio, 2026-07-28 client: %w", err))
 	}
-	stops = append(stops, stdio26.close)
+	ends = append(ends, stdio26.close)
 	session, ok := viaHTTP.c.(*httpClient)
 	if !ok {
-		stop()
-		return nil, nil, fmt.Errorf("least relay, HTTP: its client is a %T, not an HTTP one", viaHTTP.c)
+		return fail(fmt.Errorf("least relay, HTTP: its client is a %T, not an HTTP one", viaHTTP.c))
 	}
 	http26 := startHTTPStateless(session.url, name)
-	stops = append(stops, http26.close)
+	ends = append(ends, http26.close)
 	return []route{{name: "least relay, stdio", c: viaStdio}, {name: "least relay, HTTP", c: viaHTTP.c, http: true},
-		{name: "least relay, stdio, 2026-07-28 stateless", c: stdio26}, {name: "least relay, HTTP, 2026-07-28 stateless", c: http26, http: true}}, stop, nil
+		{name: "least relay, stdio, 2026-07-28 stateless", c: stdio26}, {name: "least relay, HTTP, 2026-07-28 stateless", c: http26, http: true}}, ends.run, nil
 }
 
 // startHTTPRelay runs this program as the least HTTP relay in front of program, in a
