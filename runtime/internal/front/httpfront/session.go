@@ -170,6 +170,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, id front.Identity)
 	}
 	t := time.NewTicker(h.opts.KeepAlive)
 	defer t.Stop()
+	closed := st.out.Closed()
 loop:
 	for {
 		select {
@@ -177,7 +178,7 @@ loop:
 			break loop
 		case <-hs.ctx.Done():
 			break loop
-		case <-st.out.Closed():
+		case <-closed:
 			break loop
 		case <-t.C:
 			_ = st.out.Send([]byte(": keep-alive\n\n"))

@@ -302,6 +302,7 @@ func (h *Handler) listen(r *http.Request, st *stream, msg *rpc.Message, req *nod
 	_ = st.send(r.Context(), ack)
 	t := time.NewTicker(h.opts.KeepAlive)
 	defer t.Stop()
+	closed := st.out.Closed()
 	for {
 		select {
 		case <-r.Context().Done():
@@ -310,7 +311,7 @@ func (h *Handler) listen(r *http.Request, st *stream, msg *rpc.Message, req *nod
 			// A graceful end: the listen request's own answer.
 			_ = st.finish(http.StatusOK, rpc.Result(msg.ID, l.EndResult()))
 			return
-		case <-st.out.Closed():
+		case <-closed:
 			return
 		case <-t.C:
 			_ = st.out.Send([]byte(":\n\n"))
