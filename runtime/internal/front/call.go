@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,6 +36,11 @@ type Call struct {
 	cancel    context.CancelCauseFunc
 	cancelled atomic.Bool // by the client, as opposed to the end of the call
 	longLived bool        // a subscription, which ends only when the client cancels it
+
+	// mu orders a relay's Watch and the client's cancellation: the relay is either told or
+	// sees the call cancelled.
+	mu      sync.Mutex
+	abandon node.Abandoner // the relay of a session's call; nil before one watches
 
 	req   *node.Request
 	reply Replier
@@ -77,9 +83,35 @@ func (c *Call) Context() context.Context { return c.ctx }
 // Cancelled reports whether the client cancelled the call, in which case no answer is sent.
 func (c *Call) Cancelled() bool { return c.cancelled.Load() }
 
+// cancelByClient cancels the call: its client cancelled it, or its session closed. Both come
+// here, which is what lets a session's call watch for its relay (see Watch).
 func (c *Call) cancelByClient(reason error) {
+	c.mu.Lock()
 	c.cancelled.Store(true)
 	c.cancel(reason)
+	a := c.abandon
+	c.mu.Unlock()
+	if a != nil {
+		// Not on this goroutine: the relay ends the call, and the session's close calls
+		// this holding the session's lock, which ending a call takes.
+		go a.Abandon(context.Cause(c.ctx))
+	}
+}
+
+// Watch implements node.Watcher: the relay of a session's call is told of its cancellation
+// by cancelByClient, and spared a watch on the call's context. A stateless request's call
+// ends with its HTTP request's context, which only a watch on it sees.
+func (c *Call) Watch(a node.Abandoner) bool {
+	if c.owner == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx.Err() != nil {
+		return false
+	}
+	c.abandon = a
+	return true
 }
 
 // Serve serves req, the request the call began for as the transport read it, and gives

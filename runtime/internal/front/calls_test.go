@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolnode/toolnode/runtime/internal/front"
+	"github.com/toolnode/toolnode/runtime/internal/front/httpfront"
 	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/reload"
 	"github.com/toolnode/toolnode/runtime/internal/serve"
@@ -226,5 +228,82 @@ func TestInputAskedByA2026BundleReachesClientsOfBothEras(t *testing.T) {
 	}
 	if !strings.Contains(n.Logs.String(), "bundle speaks MCP without sessions") {
 		t.Error("the bundle was not spoken to statelessly")
+	}
+}
+
+// A call its client cancels, and over HTTP the calls of a session its client ends, are
+// cancelled at their bundle: the session's calls tell their relays themselves (Call.Watch),
+// and no end of a call may miss the bundle.
+func TestACancelledCallIsCancelledAtItsBundle(t *testing.T) {
+	for _, over := range []string{"stdio", "http"} {
+		t.Run(over, func(t *testing.T) {
+			cfg := serve.Config{Stdio: over == "stdio"}
+			if over == "http" {
+				cfg.HTTP = nodekit.Loopback
+			}
+			n := nodekit.StartFakes(t, cfg, testkit.Fake{Name: "slow"})
+			started := make(chan struct{}, 4)
+			opts := &mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+				started <- struct{}{}
+			}}
+			connect := func() *mcp.ClientSession {
+				if over == "stdio" {
+					return n.Client(t, "2025-11-25", opts)
+				}
+				return nodekit.Connect(t, n.URL, "2025-11-25", opts)
+			}
+			// sleep reports progress when it begins: the call has reached the bundle.
+			call := func(ctx context.Context, sess *mcp.ClientSession, token string) chan error {
+				ended := make(chan error, 1)
+				go func() {
+					_, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "slow.sleep", Arguments: map[string]any{"ms": 60000},
+						Meta: mcp.Meta{"progressToken": token}})
+					ended <- err
+				}()
+				select {
+				case <-started:
+				case err := <-ended:
+					t.Fatalf("the call ended before it reached the bundle: %v", err)
+				case <-time.After(10 * time.Second):
+					t.Fatal("the call did not reach the bundle")
+				}
+				return ended
+			}
+
+			sess := connect()
+			ctx, cancel := context.WithCancel(context.Background())
+			ended := call(ctx, sess, "by-client")
+			cancel()
+			if err := <-ended; err == nil {
+				t.Fatal("a cancelled call was answered")
+			}
+			n.Logs.WaitFor(t, 10*time.Second, "fake bundle slow: cancelled")
+			if over == "stdio" {
+				return
+			}
+
+			before := strings.Count(n.Logs.String(), "fake bundle slow: cancelled")
+			other := connect()
+			call(context.Background(), other, "by-close")
+			end, err := http.NewRequest(http.MethodDelete, n.URL, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			end.Header.Set(httpfront.HeaderSessionID, other.ID())
+			resp, err := http.DefaultClient.Do(end)
+			if err != nil {
+				t.Fatalf("end the session: %v", err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode/100 != 2 {
+				t.Fatalf("end the session: %s", resp.Status)
+			}
+			testkit.Eventually(t, 10*time.Second, func() string {
+				if strings.Count(n.Logs.String(), "fake bundle slow: cancelled") == before {
+					return "the bundle was not told to cancel the call of the ended session"
+				}
+				return ""
+			})
+		})
 	}
 }

@@ -163,7 +163,8 @@ func (sess *Session) Version() string {
 // Begin registers the request id for cancellation. It must be called in the order requests
 // arrive, before a later notifications/cancelled can be handled; the call may then be
 // served on its own goroutine. A request is refused when its id is already in flight or the
-// session has MaxInflight requests in flight.
+// session has MaxInflight requests in flight. ctx may end only with the session: Close
+// cancels the calls, and tells their relays (see Call.Watch).
 func (sess *Session) Begin(ctx context.Context, id rpc.ID) (*Call, error) {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()

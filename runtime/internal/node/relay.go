@@ -46,7 +46,7 @@ type relay struct {
 	mu        sync.Mutex
 	timer     *time.Timer
 	id        rpc.ID
-	stopOuter func() bool
+	stopOuter func() bool // ends the watch on outer; nil when the Done watches the call
 	ended     bool
 	// What the bundle asks the client during the call lives as long as the call: its
 	// context is made when the bundle first asks, which few calls see.
@@ -122,7 +122,9 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 		// One timer serves both limits: it is due when the call has gone idle without
 		// progress or reaches call_max, whichever comes first; progress pushes it back.
 		r.timer = time.AfterFunc(r.idle, r.expire)
-		r.stopOuter = context.AfterFunc(outer, r.abandon)
+		if w, ok := done.(Watcher); !ok || !w.Watch(r) {
+			r.stopOuter = context.AfterFunc(outer, func() { r.Abandon(context.Cause(outer)) })
+		}
 	}
 	r.mu.Unlock()
 	if err := inst.client.Send(id, req.Method, req.Params, edit); err != nil {
@@ -172,8 +174,8 @@ func (r *relay) expire() {
 	r.giveUp(timedOut(fmt.Sprintf("%s of bundle %q showed no progress for %s; the bundle was told to cancel", r.what(), r.b.name, r.idle)))
 }
 
-// abandon gives up on a call its client no longer waits for.
-func (r *relay) abandon() { r.giveUp(context.Cause(r.outer)) }
+// Abandon gives up on a call its client no longer waits for (it implements Abandoner).
+func (r *relay) Abandon(cause error) { r.giveUp(cause) }
 
 // giveUp ends the call with err unless its answer came first: whoever takes the call from
 // the connection first ends it.
