@@ -90,6 +90,7 @@ func (c *Call) cancelByClient(reason error) {
 	c.cancelled.Store(true)
 	c.cancel(reason)
 	a := c.abandon
+	c.abandon = nil // told once: a session's close may follow the client's cancellation
 	c.mu.Unlock()
 	if a != nil {
 		// Not on this goroutine: the relay ends the call, and the session's close calls
