@@ -44,10 +44,10 @@ type Done interface {
 // session call knows its own end (its client's cancellation, the session's close) and is
 // one.
 type Watcher interface {
-	// Watch has a told, once, when the client stops waiting for the request, from a
-	// goroutine that holds no lock of the caller's. It reports false when it cannot (the
-	// request is already cancelled, or its end is only its context's): the relay then
-	// watches the context.
+	// Watch arranges for a to be told, once, when the client stops waiting for the
+	// request, from a goroutine that holds none of the Watcher's locks. It reports false
+	// when it cannot (the request is already cancelled, or only its context knows its end):
+	// the relay then watches the context.
 	Watch(a Abandoner) bool
 }
 
