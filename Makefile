@@ -220,7 +220,7 @@ bench-http-profile: all bench-bundles
 # toolnode-VERSION-OS-ARCH and SHA256SUMS (sha256sum -c and shasum -a 256 -c read it).
 # Static (no cgo) and built with -trimpath, so that the same source gives the same bytes.
 DIST_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
-VERSION := $(shell sed -n 's/^const Version = "\(.*\)"/\1/p' runtime/internal/cli/cli.go)
+VERSION := $(shell cat VERSION)
 SHA256SUM := $(shell command -v sha256sum >/dev/null 2>&1 && echo sha256sum || echo shasum -a 256)
 dist:
 	@rm -rf build/dist && mkdir -p build/dist

@@ -50,9 +50,9 @@ extern "C" {
  * ------------------------------------------------------------------------ */
 
 #define TN_VERSION_MAJOR 0
-#define TN_VERSION_MINOR 2
+#define TN_VERSION_MINOR 3
 #define TN_VERSION_PATCH 0
-#define TN_VERSION "0.2.0"
+#define TN_VERSION "0.3.0"
 
 /* ------------------------------------------------------------------------
  * Errors

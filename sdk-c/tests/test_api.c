@@ -201,10 +201,10 @@ static void limits(void)
 
 int main(void)
 {
-    CHECK_STR(TN_VERSION, "0.2.0");
+    CHECK_STR(TN_VERSION, "0.3.0");
     CHECK_INT(TN_VERSION_MAJOR * 10000 + TN_VERSION_MINOR * 100 +
                   TN_VERSION_PATCH,
-              200);
+              300);
 
     /* The entry points of 0.2 refuse NULL; tn_ask() still takes its
      * argument over. */

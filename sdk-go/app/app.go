@@ -28,8 +28,9 @@ import (
 // and pages, and it maps names itself.
 const ClientName = "toolnode-app"
 
-// Version is the package's version, sent as clientInfo.version.
-const Version = "0.1.0"
+// Version is the package's version, sent as clientInfo.version: the release of the node and
+// its SDKs (the checkout's VERSION file).
+const Version = "0.3.0"
 
 // maxPages bounds a server whose cursors never end.
 const maxPages = 1000

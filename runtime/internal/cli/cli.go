@@ -29,10 +29,11 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	serveapi "github.com/toolnode/toolnode/runtime/internal/serve"
 	"github.com/toolnode/toolnode/runtime/internal/telemetry"
+	"github.com/toolnode/toolnode/runtime/internal/version"
 )
 
-// Version is toolnode's version.
-const Version = "0.1.0"
+// Version is toolnode's version: the release of the node and its SDKs (the VERSION file).
+const Version = version.Version
 
 // Exit codes.
 const (

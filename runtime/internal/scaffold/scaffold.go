@@ -22,18 +22,16 @@ import (
 	"unicode"
 
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
+	"github.com/toolnode/toolnode/runtime/internal/version"
 )
 
 //go:embed templates
 var templateFS embed.FS
 
-// sdkModule is the module path of the Go SDK a Go bundle builds against, and sdkPlaceholder
-// the version its go.mod requires until the bundle is pointed at a published one: the
-// go.work written beside it replaces that version with the checkout's sdk-go.
-const (
-	sdkModule      = "github.com/toolnode/toolnode/sdk-go"
-	sdkPlaceholder = "v0.0.0-00010101000000-000000000000"
-)
+// sdkModule is the module path of the Go SDK a Go bundle builds against. Its go.mod requires
+// the release of this node (version.Tag), which a module proxy serves once tagged; the
+// go.work written beside it builds against the checkout's sdk-go instead.
+const sdkModule = "github.com/toolnode/toolnode/sdk-go"
 
 // Options says what Create makes. Lang, Name and SDKRoot are required.
 type Options struct {
@@ -125,7 +123,7 @@ func Create(opts Options) (dir string, err error) {
 			return "", err
 		}
 		d.GoModule = goModule(opts.Name)
-		d.SDKModule, d.SDKVersion = sdkModule, sdkPlaceholder
+		d.SDKModule, d.SDKVersion = sdkModule, version.Tag
 	}
 	files, err := render(d)
 	if err != nil {

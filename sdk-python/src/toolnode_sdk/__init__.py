@@ -21,4 +21,4 @@ __all__ = [
     "ToolError",
     "ToolnodeError",
 ]
-__version__ = "0.2.0"
+__version__ = "0.3.0"
