@@ -137,6 +137,7 @@ type serveFlags struct {
 	taskTTL           time.Duration
 	maxClientTasks    int
 	maxTaskBytes      byteSize
+	maxClientBytes    byteSize
 
 	view         string
 	pins         listFlag
@@ -162,7 +163,7 @@ type serveFlags struct {
 func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	f := &serveFlags{maxBody: 16 << 20, maxBundleMessage: rpc.DefaultMaxLine, maxQueue: rpc.DefaultMaxQueue, maxStderrLine: proc.DefaultStderrLineMax,
 		auditArgsMax: audit.DefaultMaxValue, auditMaxSize: audit.DefaultMaxSize, runBytes: codemode.DefaultBytes,
-		maxTaskBytes: front.DefaultMaxTaskBytes}
+		maxTaskBytes: front.DefaultMaxTaskBytes, maxClientBytes: front.DefaultMaxClientTaskBytes}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Var(&f.bundles, "bundles", "`DIR` whose subdirectories holding a bundle.json are bundles (may be repeated)")
@@ -184,7 +185,8 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.DurationVar(&f.connIdle, "conn-idle", serveapi.DefaultConnIdle, "close kept-alive HTTP connections idle for `DURATION`")
 	fs.DurationVar(&f.taskTTL, "task-ttl", front.DefaultTaskTTL, "keep each task of MCP's tasks extension, its result included, for `DURATION` after it is made (its ttlMs); a task still working then is cancelled")
 	fs.IntVar(&f.maxClientTasks, "max-client-tasks", front.DefaultMaxClientTasks, "tasks one client may hold at once, working or kept (`N`); past it a call that would make one is refused")
-	fs.Var(&f.maxTaskBytes, "max-task-bytes", "`BYTES` of results and errors the node keeps for all tasks together; a task whose result would pass it fails, saying so")
+	fs.Var(&f.maxTaskBytes, "max-task-bytes", "`BYTES` of results and errors the node keeps for all tasks together; while they are reached a call that would make a task is refused, before its tool runs")
+	fs.Var(&f.maxClientBytes, "max-client-task-bytes", "`BYTES` of results and errors the node keeps for one client's tasks; while they are reached the client's calls that would make a task are refused, before their tool runs")
 	fs.IntVar(&f.maxDepth, "max-depth", rpc.DefaultMaxDepth, "deepest nesting of arrays and objects accepted in any message (`N`)")
 	fs.StringVar(&f.view, "view", string(access.ViewFull), "what tools/list shows: `VIEW` full (every tool) or search (toolnode.search, toolnode.execute, toolnode.run, toolnode.status and --pin tools; every tool stays callable)")
 	fs.Var(&f.pins, "pin", "in the search view, also list the tools matching `PATTERN` (* matches any run of characters, dots included; may be repeated)")
@@ -376,7 +378,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Front: front.Options{PageSize: f.pageSize, Names: f.names, MaxMessage: int(f.maxBody),
 			MaxQueue: int(f.maxQueue), MaxInflight: f.maxInflight, Limits: limits,
 			View: access.View(f.view), Pins: pins(f.pins), Client: f.client,
-			Tasks: front.TaskOptions{TTL: f.taskTTL, MaxPerClient: f.maxClientTasks, MaxBytes: int64(f.maxTaskBytes)}},
+			Tasks: front.TaskOptions{TTL: f.taskTTL, MaxPerClient: f.maxClientTasks, MaxBytes: int64(f.maxTaskBytes), MaxClientBytes: int64(f.maxClientBytes)}},
 		Cluster:           f.cluster.cfg,
 		AccessFile:        f.access,
 		AuditFile:         f.audit,

@@ -207,3 +207,67 @@ func TestOfficialPythonClientDrivesATask(t *testing.T) {
 		}
 	}
 }
+
+// One client whose tasks keep their share of result bytes (--max-client-task-bytes,
+// 16 MiB by default) is refused a new task before its tool runs; another client's task
+// still runs and keeps its result; no task that ran loses its result; and what the node
+// keeps stays near the share.
+func TestAClientAtItsTaskByteShareIsRefusedUpFrontAndOthersKeepTheirResults(t *testing.T) {
+	dir := t.TempDir()
+	testkit.Write(t, dir, testkit.Fake{Name: "big"})
+	accessFile := filepath.Join(t.TempDir(), "access.json")
+	os.WriteFile(accessFile, []byte(fmt.Sprintf(`{"clients": [
+		{"name": "a", "token_sha256": %q, "allow": ["big.*"]},
+		{"name": "b", "token_sha256": %q, "allow": ["big.*"]}]}`, testkit.TokenSHA("a-token"), testkit.TokenSHA("b-token"))), 0o600)
+	h := nodekit.ChildHTTP(t, toolnode(t, "serve", "--http", "127.0.0.1:0", "--bundles", dir, "--access", accessFile))
+	before := testkit.RSSKiB(t, h.Pid())
+	const eight = 8 << 20
+	// task makes a task of an 8 MiB result and waits for its end; "" when it was refused
+	// up front (with the error's message), else its final status.
+	task := func(p taskPeer) (status, refusal string) {
+		for range 5 { // a call that answers before it becomes a task is asked again
+			m := p.post("tools/call", fmt.Sprintf(`{"name":"big.late","arguments":{"ms":1500,"bytes":%d}}`, eight))
+			if m["error"] != nil {
+				var e struct{ Message string }
+				_ = json.Unmarshal(m["error"], &e)
+				return "", e.Message
+			}
+			var r struct{ ResultType, TaskID string }
+			_ = json.Unmarshal(m["result"], &r)
+			if r.ResultType != "task" {
+				continue
+			}
+			testkit.Eventually(t, 20*time.Second, func() string {
+				if status = p.status(r.TaskID); status == "working" {
+					return "task " + r.TaskID + " still working"
+				}
+				return ""
+			})
+			return status, ""
+		}
+		t.Fatal("big.late never became a task")
+		return "", ""
+	}
+	a, b := taskPeer{t, h.URL, "a-token"}, taskPeer{t, h.URL, "b-token"}
+	kept, refusal := 0, ""
+	for kept < 8 && refusal == "" {
+		var status string
+		if status, refusal = task(a); refusal == "" {
+			if status != "completed" {
+				t.Fatalf("client a's task %d ended %s: the result of a tool that ran was lost", kept+1, status)
+			}
+			kept++
+		}
+	}
+	if kept != 2 || !strings.Contains(refusal, "--max-client-task-bytes") {
+		t.Errorf("client a kept %d results of 8 MiB, then was refused with %q; want 2, then a refusal naming --max-client-task-bytes", kept, refusal)
+	}
+	if status, refusal := task(b); status != "completed" {
+		t.Errorf("client b's task beside client a at its share: %q %q, want completed", status, refusal)
+	}
+	if grew := testkit.RSSKiB(t, h.Pid()) - before; testkit.MemoryChecked(t) && grew > 128<<10 {
+		t.Errorf("three kept results of 8 MiB grew the node by %d KiB", grew)
+	} else {
+		t.Logf("the node grew by %d KiB", grew)
+	}
+}

@@ -101,7 +101,7 @@ var taskToken = json.RawMessage(`"task"`)
 // allows a task, as a task the node holds.
 func (s *taskStore) begin(c *Call, required bool) {
 	owner, bound := ownerOf(c.peer)
-	if err := s.reserve(bound); err != nil {
+	if err := s.reserve(bound, true); err != nil {
 		c.req.Refused = audit.Failed
 		s.srv.audit(c.req, c.peer.base().id, c.start, nil, err, false)
 		c.end(nil, err)
@@ -431,27 +431,20 @@ func (t *task) openRoundLocked(res json.RawMessage) {
 	}
 }
 
-// settleLocked ends the task with the call's outcome; the caller holds t.mu.
+// settleLocked ends the task with the call's outcome, kept whatever its size (see
+// TaskOptions.MaxBytes); the caller holds t.mu.
 func (t *task) settleLocked(res json.RawMessage, err error) {
 	now := time.Now()
 	t.updated = now
 	t.closeAsksLocked()
 	if err == nil {
-		if cerr := t.s.charge(int64(len(res))); cerr != nil {
-			err = cerr
-		} else {
-			t.status, t.message, t.result, t.size = mcp.TaskCompleted, "", res, int64(len(res))
-			return
-		}
-	}
-	e := rpc.AsError(err)
-	b, _ := json.Marshal(e)
-	if t.s.charge(int64(len(b))) != nil {
-		b, _ = json.Marshal(rpc.Errorf(mcp.CodeInternalError, "the task failed; its error is not kept: the tasks' results and errors are at their bound"))
+		t.status, t.message, t.result, t.size = mcp.TaskCompleted, "", res, int64(len(res))
 	} else {
-		t.size = int64(len(b))
+		e := rpc.AsError(err)
+		t.failure, _ = json.Marshal(e)
+		t.status, t.message, t.size = mcp.TaskFailed, e.Message, int64(len(t.failure))
 	}
-	t.status, t.message, t.failure = mcp.TaskFailed, e.Message, b
+	t.s.charge(t.bound, t.size)
 }
 
 // closeAsksLocked ends every question open; the caller holds t.mu.
@@ -646,7 +639,7 @@ func (s *taskStore) passThrough(c *Call) {
 // that names it by the node's id.
 func (s *taskStore) adopt(c *Call, bt *node.BundleTask, res json.RawMessage) (json.RawMessage, error) {
 	owner, bound := ownerOf(c.peer)
-	if err := s.reserve(bound); err != nil {
+	if err := s.reserve(bound, false); err != nil { // the bundle keeps its task's result
 		go func() { // the bundle's task is of no use to anyone now
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()

@@ -55,9 +55,14 @@ type TaskOptions struct {
 	// call that would make one is refused. Default DefaultMaxClientTasks.
 	MaxPerClient int
 	// MaxBytes bounds the bytes of results and errors the node keeps for all tasks
-	// together; a task whose result would pass it fails, saying so. Default
-	// DefaultMaxTaskBytes.
-	MaxBytes int64
+	// together, and MaxClientBytes those of one client's tasks. Both are checked when a
+	// task is asked for: a call that would make one while its client's kept results, or
+	// all of them, are at their bound is refused before its tool runs. A task admitted is
+	// always kept with its result, so that a tool that ran never loses its result: the
+	// bounds can be passed by the results of the tasks working when they were reached.
+	// Defaults DefaultMaxTaskBytes and DefaultMaxClientTaskBytes.
+	MaxBytes       int64
+	MaxClientBytes int64
 }
 
 // Defaults of TaskOptions.
@@ -67,6 +72,8 @@ const (
 	DefaultTaskAfter      = time.Second
 	DefaultMaxClientTasks = 100
 	DefaultMaxTaskBytes   = 64 << 20
+
+	DefaultMaxClientTaskBytes = 16 << 20
 )
 
 func (o TaskOptions) withDefaults() TaskOptions {
@@ -84,6 +91,9 @@ func (o TaskOptions) withDefaults() TaskOptions {
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = DefaultMaxTaskBytes
 	}
+	if o.MaxClientBytes <= 0 {
+		o.MaxClientBytes = DefaultMaxClientTaskBytes
+	}
 	return o
 }
 
@@ -94,12 +104,13 @@ type taskStore struct {
 
 	mu    sync.Mutex
 	byID  map[string]*task
-	held  map[string]int // tasks per client (Identity.bound), calls that may become one included
-	bytes int64          // results and errors kept
+	held  map[string]int   // tasks per client (Identity.bound), calls that may become one included
+	kept  map[string]int64 // bytes of results and errors kept per client
+	bytes int64            // results and errors kept, all clients'
 }
 
 func newTaskStore(srv *Server, opts TaskOptions) *taskStore {
-	return &taskStore{srv: srv, opts: opts.withDefaults(), byID: map[string]*task{}, held: map[string]int{}}
+	return &taskStore{srv: srv, opts: opts.withDefaults(), byID: map[string]*task{}, held: map[string]int{}, kept: map[string]int64{}}
 }
 
 // newTaskID returns an unguessable id under the node's tag.
@@ -109,13 +120,23 @@ func (s *taskStore) newTaskID() string {
 	return s.srv.node.TaskTag() + "." + base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// reserve counts one more task against the client bound; an error past the bound.
-func (s *taskStore) reserve(bound string) *rpc.Error {
+// reserve counts one more task against the client bound; an error past the bound. A task
+// whose result the node keeps (keeps) is refused too while the client's kept results, or
+// everyone's, are at their bound: refused now, before its tool runs, rather than its
+// result lost once it has.
+func (s *taskStore) reserve(bound string, keeps bool) *rpc.Error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.held[bound] >= s.opts.MaxPerClient {
+	switch {
+	case s.held[bound] >= s.opts.MaxPerClient:
 		return rpc.Errorf(mcp.CodeInvalidRequest, "too many tasks: this client holds %d, the limit; wait for some to end or cancel them (tasks/cancel)",
 			s.opts.MaxPerClient)
+	case keeps && s.kept[bound] >= s.opts.MaxClientBytes:
+		return rpc.Errorf(mcp.CodeInvalidRequest, "no task is made: this client's tasks keep %d bytes of results, and may keep %d (--max-client-task-bytes); read their results, then cancel them (tasks/cancel) or wait for their ttlMs to pass",
+			s.kept[bound], s.opts.MaxClientBytes)
+	case keeps && s.bytes >= s.opts.MaxBytes:
+		return rpc.Errorf(mcp.CodeInvalidRequest, "no task is made: the node's tasks keep %d bytes of results, and may keep %d (--max-task-bytes); try again when some have expired",
+			s.bytes, s.opts.MaxBytes)
 	}
 	s.held[bound]++
 	return nil
@@ -129,18 +150,18 @@ func (s *taskStore) release(bound string, size int64) {
 		delete(s.held, bound)
 	}
 	s.bytes -= size
+	if s.kept[bound] -= size; s.kept[bound] <= 0 {
+		delete(s.kept, bound)
+	}
 }
 
-// charge takes n bytes for a result kept, unless that passes the bound.
-func (s *taskStore) charge(n int64) *rpc.Error {
+// charge counts the n bytes of a result kept for a task of the client bound. It never
+// refuses: the task was admitted under the bounds (reserve), and its tool has run.
+func (s *taskStore) charge(bound string, n int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.bytes+n > s.opts.MaxBytes {
-		return rpc.Errorf(mcp.CodeInternalError, "the result of %d bytes is not kept: the results of tasks may take %d bytes together, and %d are taken; the result is lost",
-			n, s.opts.MaxBytes, s.bytes)
-	}
 	s.bytes += n
-	return nil
+	s.kept[bound] += n
 }
 
 func (s *taskStore) register(t *task) {
@@ -164,12 +185,16 @@ func (s *taskStore) forget(t *task) bool {
 func (s *taskStore) bounds() []node.Bound {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	most := 0
+	most, mostBytes := 0, int64(0)
 	for _, n := range s.held {
 		most = max(most, n)
 	}
+	for _, n := range s.kept {
+		mostBytes = max(mostBytes, n)
+	}
 	return []node.Bound{
 		{Name: "tasks.client_tasks", Limit: int64(s.opts.MaxPerClient), Used: int64(most)},
+		{Name: "tasks.client_result_bytes", Limit: s.opts.MaxClientBytes, Used: mostBytes},
 		{Name: "tasks.result_bytes", Limit: s.opts.MaxBytes, Used: s.bytes},
 	}
 }

@@ -282,12 +282,17 @@ func TestTaskBoundsRefuseWithTheirError(t *testing.T) {
 		t.Errorf("a third task: %+v, want too many tasks", a)
 	}
 
-	url, _ = startTasks(t, front.TaskOptions{MaxBytes: 4096, After: 50 * time.Millisecond})
+	// A result past the byte bounds is kept: its tool ran. The client's next task is
+	// refused before its tool runs.
+	url, _ = startTasks(t, front.TaskOptions{MaxBytes: 8192, MaxClientBytes: 4096, After: 50 * time.Millisecond})
 	c = &taskClient{t: t, url: url}
 	id := c.create("pub.late", `{"ms":300,"bytes":10000}`)
-	failed := c.until(id, "ended", terminal)
-	if failed.Result.Status != "failed" || !strings.Contains(failed.Result.Error.Message, "not kept") {
-		t.Errorf("a result past the bound: %+v", failed)
+	if done := c.until(id, "ended", terminal); done.Result.Status != "completed" || len(done.Result.Result.Content[0].Text) != 10000 {
+		t.Errorf("a result past the bound: %+v, want it completed and kept", done)
+	}
+	a = readAnswer(t, c.post("tools/call", `{"name":"pub.late","arguments":{"ms":300,"bytes":10}}`))
+	if a.Error == nil || !strings.Contains(a.Error.Message, "--max-client-task-bytes") {
+		t.Errorf("a task of a client at its share: %+v, want refused naming --max-client-task-bytes", a)
 	}
 }
 
