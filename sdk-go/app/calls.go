@@ -41,7 +41,7 @@ func (n *Node) Tools(ctx context.Context) ([]provider.Tool, error) {
 
 // Definitions returns the tools in the format f (provider.Formats), with the names they
 // were given; strict asks OpenAI's strict mode wherever a schema allows it. A tool whose
-// schema cannot be used is left out and logged.
+// schema cannot be given is left out, named in the result's LeftOut, and logged.
 func (n *Node) Definitions(ctx context.Context, f string, strict bool) (*provider.Definitions, error) {
 	if err := provider.CheckFormat(f); err != nil {
 		return nil, err
@@ -63,12 +63,11 @@ func (n *Node) Definitions(ctx context.Context, f string, strict bool) (*provide
 			allowed = append(allowed, t)
 		}
 	}
-	allowed, problems := provider.Usable(allowed)
-	for _, p := range problems {
-		slog.Warn("toolnode app", "error", p)
-	}
 	if d, err = provider.Make(allowed, f, strict); err != nil {
 		return nil, err
+	}
+	for _, p := range d.LeftOut {
+		slog.Warn("toolnode app", "error", p)
 	}
 	n.mu.Lock()
 	for k := range n.defs {

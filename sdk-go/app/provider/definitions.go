@@ -77,6 +77,7 @@ type Definitions struct {
 	Names   *Names            // tool names and the names the API was given
 	Schemas map[string]Schema // tool name -> its schema with references inlined
 	Strict  map[string]bool   // tools sent in strict mode
+	LeftOut map[string]error  // tool name -> why it is not given (see Usable)
 }
 
 func describeTool(t Tool) string {
@@ -128,27 +129,28 @@ func one(format, name, description string, schema Schema, strict bool) (map[stri
 }
 
 // Make returns the tools in the format f (see Formats); strict asks OpenAI's strict mode
-// where a schema allows it. A tool whose schema cannot be used fails the whole call: leave
-// it out first (see Usable).
+// where a schema allows it. A tool whose schema cannot be given (see Usable) is left out,
+// and named with the reason in LeftOut.
 func Make(tools []Tool, f string, strict bool) (*Definitions, error) {
 	if err := CheckFormat(f); err != nil {
 		return nil, err
 	}
-	sorted := append([]Tool(nil), tools...)
+	schemas, leftOut := inlineAll(tools, MaxToolBytes, MaxAllBytes)
+	var sorted []Tool
+	for _, t := range tools {
+		if _, ok := schemas[t.Name]; ok {
+			sorted = append(sorted, t)
+		}
+	}
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	names := make([]string, len(sorted))
 	for i, t := range sorted {
 		names[i] = t.Name
 	}
-	d := &Definitions{Format: f, Names: MapNames(names), Schemas: map[string]Schema{}, Strict: map[string]bool{}}
+	d := &Definitions{Format: f, Names: MapNames(names), Schemas: schemas, Strict: map[string]bool{}, LeftOut: leftOut}
 	var decls []any
 	for _, t := range sorted {
-		schema, err := InlineRefs(t.InputSchema)
-		if err != nil {
-			return nil, fmt.Errorf("tool %s: %w", t.Name, err)
-		}
-		d.Schemas[t.Name] = schema
-		def, isStrict := one(f, d.Names.Render(t.Name), describeTool(t), schema, strict)
+		def, isStrict := one(f, d.Names.Render(t.Name), describeTool(t), schemas[t.Name], strict)
 		if isStrict {
 			d.Strict[t.Name] = true
 		}
@@ -165,17 +167,43 @@ func Make(tools []Tool, f string, strict bool) (*Definitions, error) {
 	return d, nil
 }
 
-// Usable splits tools into those whose schema every format can be made from and the
-// errors of the others.
+// Usable splits tools into those whose schema can be given and the errors, each naming
+// its tool, of the others: a schema no format can be made from, one past MaxToolBytes once
+// inlined, or one that would take the tools' schemas, by name, past MaxAllBytes together.
 func Usable(tools []Tool) ([]Tool, []error) {
+	schemas, leftOut := inlineAll(tools, MaxToolBytes, MaxAllBytes)
 	var ok []Tool
 	var errs []error
 	for _, t := range tools {
-		if _, err := InlineRefs(t.InputSchema); err != nil {
-			errs = append(errs, fmt.Errorf("tool %s left out: %w", t.Name, err))
-			continue
+		if _, given := schemas[t.Name]; given {
+			ok = append(ok, t)
+		} else if err := leftOut[t.Name]; err != nil {
+			errs = append(errs, err)
 		}
-		ok = append(ok, t)
 	}
 	return ok, errs
+}
+
+// inlineAll inlines the schema of each tool, in order of name, within maxTool bytes each
+// and maxAll in all; the errors of those left out name them.
+func inlineAll(tools []Tool, maxTool, maxAll int) (map[string]Schema, map[string]error) {
+	sorted := append([]Tool(nil), tools...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	schemas := map[string]Schema{}
+	leftOut := map[string]error{}
+	total := 0
+	for _, t := range sorted {
+		schema, size, err := InlineSized(t.InputSchema, maxTool)
+		switch {
+		case err != nil:
+			leftOut[t.Name] = fmt.Errorf("tool %s left out: %w", t.Name, err)
+		case total+size > maxAll:
+			leftOut[t.Name] = fmt.Errorf("tool %s left out: %w: its schema takes %d bytes once inlined, and the "+
+				"tools before it by name %d of the %d allowed in all", t.Name, ErrSchema, size, total, maxAll)
+		default:
+			schemas[t.Name] = schema
+			total += size
+		}
+	}
+	return schemas, leftOut
 }

@@ -18,6 +18,16 @@ const (
 	maxDepth = 64
 )
 
+// Bounds, in bytes of compact JSON, what inlining may make of a listing. A value named by
+// $ref is repeated wherever it is named, so a small schema can name a large one thousands
+// of times: counting bytes, not nodes, bounds what an application sends and holds.
+const (
+	// MaxToolBytes bounds one tool's schema once its references are inlined.
+	MaxToolBytes = 1 << 20
+	// MaxAllBytes bounds the inlined schemas of every tool of one listing together.
+	MaxAllBytes = 16 << 20
+)
+
 var dropped = map[string]bool{"$defs": true, "definitions": true, "$schema": true, "$id": true, "$comment": true,
 	"$anchor": true, "$dynamicAnchor": true, "$vocabulary": true}
 
@@ -60,12 +70,28 @@ var keyed = map[string]bool{"properties": true, "patternProperties": true, "$def
 // InlineRefs returns the schema with every local $ref replaced by what it names; a
 // reference back into itself, or one that names nothing here, becomes {} (any value) with
 // its siblings. A schema that is not an object is taken as one without properties.
+// It fails when the result would take more than MaxToolBytes of JSON.
 func InlineRefs(schema any) (Schema, error) {
+	s, _, err := InlineSized(schema, MaxToolBytes)
+	return s, err
+}
+
+// InlineSized is InlineRefs bounded at maxBytes of compact JSON, and the bytes its result
+// takes (escapes aside). Values are shared with schema, not copied.
+func InlineSized(schema any, maxBytes int) (Schema, int, error) {
 	root, ok := schema.(map[string]any)
 	if !ok {
-		return Schema{"type": "object", "properties": Schema{}}, nil
+		return Schema{"type": "object", "properties": Schema{}}, 33, nil
 	}
 	budget := maxNodes
+	room := maxBytes
+	errBytes := fmt.Errorf("%w: it expands past %d bytes once its references are inlined", ErrSchema, maxBytes)
+	spend := func(n int) error {
+		if room -= n; room < 0 {
+			return errBytes
+		}
+		return nil
+	}
 	var walk func(node any, stack []string, depth int) (any, error)
 	walk = func(node any, stack []string, depth int) (any, error) {
 		if budget--; budget < 0 {
@@ -76,6 +102,9 @@ func InlineRefs(schema any) (Schema, error) {
 		}
 		switch n := node.(type) {
 		case []any:
+			if err := spend(2 + max(len(n)-1, 0)); err != nil {
+				return nil, err
+			}
 			out := make([]any, len(n))
 			for i, v := range n {
 				w, err := walk(v, stack, depth+1)
@@ -109,13 +138,27 @@ func InlineRefs(schema any) (Schema, error) {
 				return walk(merged, append(stack[:len(stack):len(stack)], ref), depth+1)
 			}
 			out := Schema{}
+			if err := spend(1); err != nil {
+				return nil, err
+			}
 			for k, v := range n {
+				if !dropped[k] {
+					if err := spend(scalarSize(k) + 2); err != nil {
+						return nil, err
+					}
+				}
 				switch {
 				case dropped[k]:
 				case keyed[k]:
 					if m, ok := v.(map[string]any); ok {
 						props := Schema{}
+						if err := spend(1); err != nil {
+							return nil, err
+						}
 						for pk, pv := range m {
+							if err := spend(scalarSize(pk) + 2); err != nil {
+								return nil, err
+							}
 							w, err := walk(pv, stack, depth+1)
 							if err != nil {
 								return nil, err
@@ -124,9 +167,15 @@ func InlineRefs(schema any) (Schema, error) {
 						}
 						out[k] = props
 					} else {
+						if err := spend(JSONSize(v, room)); err != nil {
+							return nil, err
+						}
 						out[k] = v
 					}
 				case opaque[k]:
+					if err := spend(JSONSize(v, room)); err != nil {
+						return nil, err
+					}
 					out[k] = v
 				default:
 					w, err := walk(v, stack, depth+1)
@@ -142,9 +191,52 @@ func InlineRefs(schema any) (Schema, error) {
 	}
 	out, err := walk(root, nil, 0)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return out.(Schema), nil
+	return out.(Schema), maxBytes - room, nil
+}
+
+func scalarSize(v any) int {
+	switch s := v.(type) {
+	case string:
+		return len(s) + 2 // escapes aside
+	case nil:
+		return 4
+	case bool:
+		if s {
+			return 4
+		}
+		return 5
+	case json.Number:
+		return len(s)
+	default:
+		return len(fmt.Sprint(s))
+	}
+}
+
+// JSONSize is the size of v (decoded JSON) as compact JSON, escapes aside, counted no
+// further than past limit: the work is bounded by the limit, not by the value.
+func JSONSize(v any, limit int) int {
+	size := 0
+	stack := []any{v}
+	for len(stack) > 0 && size <= limit {
+		top := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch n := top.(type) {
+		case map[string]any:
+			size += 2 + max(len(n)-1, 0)
+			for k, item := range n {
+				size += scalarSize(k) + 1
+				stack = append(stack, item)
+			}
+		case []any:
+			size += 2 + max(len(n)-1, 0)
+			stack = append(stack, n...)
+		default:
+			size += scalarSize(n)
+		}
+	}
+	return size
 }
 
 func contains(list []string, s string) bool {

@@ -8,20 +8,23 @@ Gemini (``gemini``, one Tool holding every function declaration).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ._names import NameMap, map_names
 from ._schema import (
     Schema,
+    MAX_ALL_BYTES,
+    MAX_TOOL_BYTES,
+    SchemaError,
     anthropic_input_schema,
     gemini_parameters,
-    inline_refs,
+    inline_sized,
     openai_parameters,
     openai_strict_parameters,
 )
 
-__all__ = ["FORMATS", "Definitions", "check_format", "definitions"]
+__all__ = ["FORMATS", "Definitions", "check_format", "definitions", "usable"]
 
 FORMATS = ("openai", "openai-responses", "anthropic", "gemini")
 
@@ -42,6 +45,7 @@ class Definitions:
     names: NameMap
     schemas: dict[str, Schema]  # tool name -> its schema with references inlined
     strict: frozenset[str]  # tools sent in strict mode
+    left_out: dict[str, str] = field(default_factory=dict)  # tool name -> why it is not given
 
 
 def _description(tool: dict[str, Any]) -> str:
@@ -79,23 +83,50 @@ def _one(fmt: str, name: str, description: str, schema: Schema, strict: bool) ->
     return decl, False
 
 
+def usable(
+    tools: Sequence[dict[str, Any]], *, max_tool_bytes: int = MAX_TOOL_BYTES, max_all_bytes: int = MAX_ALL_BYTES
+) -> tuple[dict[str, Schema], dict[str, str]]:
+    """The inlined schema of each tool that can be given, by name, and why each other one
+    cannot: its schema is unusable (see :class:`SchemaError`) or takes more than
+    ``max_tool_bytes`` once inlined, or the tools before it, by name, took ``max_all_bytes``.
+    Neither bound lets a listing make the library build more than it allows."""
+    schemas: dict[str, Schema] = {}
+    left_out: dict[str, str] = {}
+    total = 0
+    for t in sorted(tools, key=lambda t: t["name"]):
+        name = t["name"]
+        try:
+            schema, size = inline_sized(t.get("inputSchema"), max_bytes=max_tool_bytes)
+        except SchemaError as e:
+            left_out[name] = f"tool {name} left out: {e}"
+            continue
+        if total + size > max_all_bytes:
+            left_out[name] = (f"tool {name} left out: its schema takes {size} bytes once inlined, and the "
+                              f"tools before it by name {total} of the {max_all_bytes} allowed in all")
+            continue
+        schemas[name] = schema
+        total += size
+    return schemas, left_out
+
+
 def definitions(tools: Sequence[dict[str, Any]], fmt: str, *, strict: bool = False) -> Definitions:
     """Definitions of MCP tools (``tools/list`` entries, as JSON objects) for one API.
 
-    A tool whose schema cannot be converted (see :class:`SchemaError`) raises; filter first.
+    A tool whose schema cannot be given (see :func:`usable`) is left out, and named with
+    the reason in ``left_out``.
     """
     check_format(fmt)
+    schemas, left_out = usable(tools)
+    tools = [t for t in tools if t["name"] in schemas]
     names = map_names(t["name"] for t in tools)
     out: list[dict[str, Any]] = []
-    schemas: dict[str, Schema] = {}
     strict_tools: set[str] = set()
     for t in sorted(tools, key=lambda t: t["name"]):
-        schema = inline_refs(t.get("inputSchema"))
-        schemas[t["name"]] = schema
+        schema = schemas[t["name"]]
         d, is_strict = _one(fmt, names.provider_name(t["name"]), _description(t), schema, strict)
         if is_strict:
             strict_tools.add(t["name"])
         out.append(d)
     if fmt == "gemini":
         out = [{"functionDeclarations": out}]
-    return Definitions(fmt, out, names, schemas, frozenset(strict_tools))
+    return Definitions(fmt, out, names, schemas, frozenset(strict_tools), left_out)

@@ -28,6 +28,8 @@ import re
 from typing import Any
 
 __all__ = [
+    "MAX_ALL_BYTES",
+    "MAX_TOOL_BYTES",
     "SchemaError",
     "drop_strict_nulls",
     "gemini_parameters",
@@ -42,6 +44,13 @@ Schema = dict[str, Any]
 # Bounds what one hostile schema can make the library build.
 _MAX_NODES = 100_000
 _MAX_DEPTH = 64
+
+#: Bytes of compact JSON one tool's schema may take once its references are inlined. A
+#: value named by ``$ref`` is repeated wherever it is named, so a small schema can name a
+#: large one thousands of times; counting bytes, not nodes, bounds what that builds.
+MAX_TOOL_BYTES = 1 << 20
+#: Bytes of compact JSON the inlined schemas of every tool of one listing may take together.
+MAX_ALL_BYTES = 16 << 20
 
 _DROPPED = ("$defs", "definitions", "$schema", "$id", "$comment", "$anchor", "$dynamicAnchor", "$vocabulary")
 
@@ -67,11 +76,55 @@ def _pointer(root: Any, ref: str) -> Any:
     return node
 
 
-def inline_refs(schema: Any) -> Schema:
-    """The schema with every local ``$ref`` replaced by what it names."""
+def _scalar_size(v: Any) -> int:
+    if isinstance(v, str):
+        return len(v.encode()) + 2  # escapes aside
+    if v is None or v is True:
+        return 4
+    if v is False:
+        return 5
+    return len(repr(v))
+
+
+def json_size(value: Any, limit: int) -> int:
+    """The size of ``value`` as compact JSON (escapes aside), counted no further than past
+    ``limit``: the work is bounded by the limit, not by the value."""
+    size = 0
+    stack = [value]
+    while stack and size <= limit:
+        v = stack.pop()
+        if isinstance(v, dict):
+            size += 2 + max(len(v) - 1, 0)
+            for k, item in v.items():
+                size += _scalar_size(str(k)) + 1
+                stack.append(item)
+        elif isinstance(v, list):
+            size += 2 + max(len(v) - 1, 0)
+            stack.extend(v)
+        else:
+            size += _scalar_size(v)
+    return size
+
+
+def inline_refs(schema: Any, *, max_bytes: int = MAX_TOOL_BYTES) -> Schema:
+    """The schema with every local ``$ref`` replaced by what it names.
+
+    Raises SchemaError when the result would take more than ``max_bytes`` of JSON, nest
+    deeper than 64 or hold more than 100,000 schemas."""
+    return inline_sized(schema, max_bytes=max_bytes)[0]
+
+
+def inline_sized(schema: Any, *, max_bytes: int = MAX_TOOL_BYTES) -> tuple[Schema, int]:
+    """:func:`inline_refs`, and the bytes of compact JSON its result takes."""
     if not isinstance(schema, dict):
-        return {"type": "object", "properties": {}}
+        return {"type": "object", "properties": {}}, 33
     budget = [_MAX_NODES]
+    room = [max_bytes]
+
+    def spend(n: int) -> None:
+        room[0] -= n
+        if room[0] < 0:
+            raise SchemaError(f"schema expands past {max_bytes} bytes once its references are inlined")
 
     def walk(node: Any, stack: tuple[str, ...], depth: int) -> Any:
         budget[0] -= 1
@@ -80,8 +133,10 @@ def inline_refs(schema: Any) -> Schema:
         if depth > _MAX_DEPTH:
             raise SchemaError(f"schema nests deeper than {_MAX_DEPTH}")
         if isinstance(node, list):
+            spend(2 + max(len(node) - 1, 0))
             return [walk(v, stack, depth + 1) for v in node]
         if not isinstance(node, dict):
+            spend(_scalar_size(node))
             return node
         ref = node.get("$ref")
         if isinstance(ref, str):
@@ -94,19 +149,31 @@ def inline_refs(schema: Any) -> Schema:
             merged.update(siblings)
             return walk(merged, stack + (ref,), depth + 1)
         out: dict[str, Any] = {}
+        spend(1)
         for k, v in node.items():
             if k in _DROPPED:
                 continue
+            spend(_scalar_size(k) + 2)
             if k in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"):
-                out[k] = {pk: walk(pv, stack, depth + 1) for pk, pv in v.items()} if isinstance(v, dict) else v
+                if isinstance(v, dict):
+                    spend(1)
+                    out[k] = {}
+                    for pk, pv in v.items():
+                        spend(_scalar_size(pk) + 2)
+                        out[k][pk] = walk(pv, stack, depth + 1)
+                else:
+                    spend(json_size(v, room[0]))
+                    out[k] = v
             elif k in ("enum", "const", "default", "examples", "example", "required"):
+                # Measured before it is copied: the copy is made only once it fits.
+                spend(json_size(v, room[0]))
                 out[k] = copy.deepcopy(v)
             else:
                 out[k] = walk(v, stack, depth + 1)
         return out
 
     inlined: Schema = walk(schema, (), 0)
-    return inlined
+    return inlined, max_bytes - room[0]
 
 
 # Constraints across properties at the top, which no API here takes there; the node still

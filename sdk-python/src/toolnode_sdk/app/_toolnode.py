@@ -16,7 +16,7 @@ from ._formats import Definitions, check_format, definitions
 from ._names import map_names
 from ._patterns import Filter
 from ._results import Call, Outcome, calls_of, error_outcome, outcome_of, result_messages
-from ._schema import SchemaError, drop_strict_nulls
+from ._schema import drop_strict_nulls
 
 __all__ = ["Conversation", "Toolnode", "REFUSAL"]
 
@@ -83,18 +83,11 @@ class Toolnode:
         cached = self._defs.get((fmt, strict))
         if cached is not None and cached[0] == listed.version:
             return cached[1]
-        allowed = []
-        for t in listed.tools:
-            if not self.filter(t["name"]):
-                continue
-            try:
-                definitions([t], fmt)
-            except SchemaError as e:
-                # One unusable schema must not cost the application every other tool.
-                logging.getLogger("toolnode_sdk.app").warning("tool %s left out: %s", t["name"], e)
-                continue
-            allowed.append(t)
+        allowed = [t for t in listed.tools if self.filter(t["name"])]
         defs = definitions(allowed, fmt, strict=strict)
+        # One unusable schema must not cost the application every other tool: it is left out.
+        for why in defs.left_out.values():
+            logging.getLogger("toolnode_sdk.app").warning("%s", why)
         self._defs[(fmt, strict)] = (listed.version, defs)
         return defs
 
