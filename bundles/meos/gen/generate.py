@@ -1,8 +1,8 @@
 """Generate the MEOS bundle's tools from the MEOS 1.3 prototypes.
 
 Reads builder/meos.h of the pymeos-cffi 1.3.0 source distribution (with
-cffi's C parser, which keeps parameter names), policy.toml and the pymeos
-1.3.0 docstrings, and writes:
+cffi's C parser, which keeps parameter names) and policy.toml, describes each
+tool in plain words from its name (describe.py, words.py), and writes:
 
   build/gen/meos_api.h    the prototypes, compilable as C
   build/gen/tools_gen.c   one tool body per exposed function and the table
@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 
 from cffi import cparser
 from pycparser import c_ast
+
+import describe as plain
 
 VALUE_FAMILIES = {
     "Temporal": "GF_TEMPORAL",
@@ -251,31 +253,6 @@ def prototype(decl: c_ast.Decl) -> str:
     from pycparser import c_generator
 
     return c_generator.CGenerator().visit(decl).replace("\n", " ") + ";"
-
-
-def load_docstrings() -> dict[str, str]:
-    """The first paragraph of each pymeos docstring, by the MEOS functions it names."""
-    try:
-        import pymeos
-    except ImportError:
-        return {}
-    root = os.path.dirname(pymeos.__file__)
-    docs: dict[str, str] = {}
-    for dirpath, _, files in os.walk(root):
-        for f in sorted(files):
-            if not f.endswith(".py"):
-                continue
-            text = open(os.path.join(dirpath, f), encoding="utf-8").read()
-            for m in re.finditer(r'"""(.*?)"""', text, re.S):
-                doc = m.group(1)
-                if "MEOS Functions" not in doc:
-                    continue
-                first = re.split(r"\n\s*\n", doc.strip())[0]
-                first = " ".join(first.split())
-                tail = doc.split("MEOS Functions", 1)[1]
-                for name in re.findall(r"\b([a-z][a-z0-9_]+)\b", tail):
-                    docs.setdefault(name, first)
-    return docs
 
 
 def is_geodetic(name: str) -> bool:
@@ -738,7 +715,8 @@ def describe_aggregate(t: Tool) -> str:
     op, of = words[-1], " ".join(words[:-1])
     what = AGG_OPERATIONS[op].format(result=RESULT_WORDS[t.params[0].ct.base])
     steps = f"{t.function} then {t.final}" if t.final else t.function
-    return (f"Aggregate of {of} values, all given at once in the array values: {what}. "
+    return (f"{plain.describe_aggregate(t.name)} "
+            f"Aggregate of {of} values, all given at once in the array values: {what}. "
             f"Generated from the MEOS 1.3 aggregate functions {steps} (aggregates); the "
             "answer is structuredContent.result, null for no values.")
 
@@ -750,16 +728,11 @@ def category(name: str, cats: dict[str, str]) -> str:
     return "other"
 
 
-def describe(t: Tool, docs: dict[str, str]) -> str:
-    doc = docs.get(t.name)
-    if not doc:
-        args = ", ".join(t.props) or "no arguments"
-        words = t.name.replace("_", " ")
-        doc = f"MEOS {words} ({args})."
-    if not doc.endswith("."):
-        doc += "."
-    return (f"{doc} Generated from the MEOS 1.3 C function {t.name} ({t.category}); "
-            f"the answer is structuredContent.result, null when MEOS answers nothing.")
+def describe(t: Tool) -> str:
+    """The tool's description: what it is in plain words, then where it comes from."""
+    return (f"{plain.describe(t.name, t.category)} Generated from the MEOS 1.3 C function "
+            f"{t.name} ({t.category}); the answer is structuredContent.result, null when MEOS "
+            "answers nothing.")
 
 
 def c_string(s: str) -> str:
@@ -813,7 +786,7 @@ def signature(decl: c_ast.Decl) -> tuple[CType, list[Param]]:
     return ret, params
 
 
-def decide(name: str, section: str, decl: c_ast.Decl, rules: Rules, docs: dict) -> Tool:
+def decide(name: str, section: str, decl: c_ast.Decl, rules: Rules) -> Tool:
     """The tool a function becomes; Excluded says why it becomes none."""
     reason = rules.sections.get(section)
     if reason is None:
@@ -837,7 +810,7 @@ def decide(name: str, section: str, decl: c_ast.Decl, rules: Rules, docs: dict) 
     bounded = rules.bounds.search(name) is not None
     build(t, rules.static_names, rules.enums, rules.limits,
           rules.max_pieces if bounded else None)
-    t.description = describe(t, docs)
+    t.description = describe(t)
     return t
 
 
@@ -845,7 +818,6 @@ def main() -> int:
     meos_h, policy_path, out_dir, docs_md = sys.argv[1:5]
     funcs, enums = parse_header(meos_h)
     rules = Rules.load(policy_path, enums)
-    docs = load_docstrings()
     os.makedirs(out_dir, exist_ok=True)
 
     with open(meos_h, encoding="utf-8") as f:
@@ -865,7 +837,7 @@ def main() -> int:
             continue
         seen.add(name)
         try:
-            t = decide(name, section, decl, rules, docs)
+            t = decide(name, section, decl, rules)
         except Excluded as e:
             table.append((name, section, "excluded: " + str(e)))
             continue
