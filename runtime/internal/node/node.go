@@ -138,6 +138,7 @@ type Node struct {
 	tokenTag string        // makes this node's tokens its own
 	meta     metaIndexes
 	tasks    nodeTasks
+	held     heldNames
 	wg       sync.WaitGroup
 
 	innerCalls func(InnerCall) // told of every call a run makes; see SetInnerCalls
@@ -264,6 +265,7 @@ func (n *Node) apply(manifests []*manifest.Manifest, settle *sync.WaitGroup, set
 		}
 	}
 	n.noteQuiet()
+	n.held.hold(n.bundles, n.Catalog())
 	n.mu.Unlock()
 
 	for _, b := range stop {
@@ -343,6 +345,7 @@ func (n *Node) rebuild() {
 	oldTools := n.catalog.Swap(toolCat)
 	oldPrompts := n.prompts.Swap(promptCat)
 	oldRes := n.resources.Swap(resCat)
+	n.held.hold(n.bundles, toolCat)
 	n.mu.Unlock()
 
 	if !n.settled.Load() {

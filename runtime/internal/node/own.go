@@ -65,6 +65,9 @@ func checkLen(tool, member, s string, limit int) error {
 // node and to such a bundle alone.
 const ownBundle = "(toolnode)"
 
+// ownNamespace begins the names of the node's own tools.
+const ownNamespace = "toolnode"
+
 // IsOwnTool reports whether name is one of the node's own tools.
 func IsOwnTool(name string) bool {
 	return name == StatusToolName || name == SearchToolName || name == ExecuteToolName || name == RunToolName
@@ -72,7 +75,7 @@ func IsOwnTool(name string) bool {
 
 // ownTools is the node's own tool list, as the catalog takes it.
 func (n *Node) ownTools() catalog.Source {
-	return catalog.Source{Bundle: ownBundle, Namespace: "toolnode", NoPrefix: true,
+	return catalog.Source{Bundle: ownBundle, Namespace: ownNamespace, NoPrefix: true,
 		Tools: []json.RawMessage{statusTool(), SearchTool(), ExecuteTool(), RunTool(n.cfg.Run)}}
 }
 

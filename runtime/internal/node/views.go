@@ -17,12 +17,13 @@ import (
 // which the catalog exposes as they are unless two bundles serve the same one.
 
 // viewCall finds the tool a view calls by its bundle's own name: the one tool of that name
-// among the bundles serving views that allow lets the caller use. None is not an error
-// (false); two or more are, naming them, since the node cannot tell which view called.
+// among the bundles serving views that allow lets the caller use, unless the name is, or
+// was, another bundle's (see heldNames). None is not an error (false); two or more are,
+// naming them, since the node cannot tell which view called.
 func (n *Node) viewCall(name string, allow Allow) (catalog.Entry, bool, *rpc.Error) {
 	var found []catalog.Entry
 	for _, e := range n.Catalog().ByOwnName(name) {
-		if allow.allows(e.Name) {
+		if allow.allows(e.Name) && !n.held.heldByOther(name, e.Bundle) {
 			found = append(found, e)
 		}
 	}
