@@ -25,6 +25,8 @@ import (
 type checker struct {
 	out    io.Writer
 	failed []string
+	// tail returns the bundle's last stderr lines, once its process has started.
+	tail func() []string
 }
 
 func (c *checker) step(name string, start time.Time, err error, detail string) bool {
@@ -72,7 +74,18 @@ Flags:
 	fmt.Fprintf(stdout, "checking %s\n", fs.Arg(0))
 	c.run(fs.Arg(0), log)
 	if len(c.failed) > 0 {
+		if c.tail != nil && !*verbose {
+			if tail := c.tail(); len(tail) > 0 {
+				fmt.Fprintln(stdout, "the bundle's last lines on stderr:")
+				for _, line := range tail {
+					fmt.Fprintf(stdout, "    %s\n", line)
+				}
+			}
+		}
 		fmt.Fprintf(stdout, "verdict: FAIL (%s)\n", strings.Join(c.failed, ", "))
+		if !*verbose {
+			fmt.Fprintf(stdout, "toolnode check -v %s shows all of the bundle's stderr and the node's log\n", fs.Arg(0))
+		}
 		return ExitError
 	}
 	fmt.Fprintln(stdout, "verdict: PASS")
@@ -110,6 +123,7 @@ func (c *checker) run(dir string, log hclog.Logger) {
 	if !c.step("start", t, err, startDetail(client)) {
 		return
 	}
+	c.tail = client.StderrTail
 	defer func() {
 		t := time.Now()
 		err := client.Close(context.Background())

@@ -94,6 +94,11 @@ func (t *targetFlags) open(ctx context.Context, stderr io.Writer) (target, error
 			n.Close(context.Background())
 			return nil, ctx.Err()
 		}
+		for _, b := range n.Status() {
+			if b.LastError != "" && b.State != node.StateReady {
+				fmt.Fprintf(stderr, "toolnode: bundle %q is not running, so its tools are missing: %s\n", b.Name, b.LastError)
+			}
+		}
 		return localTarget{n}, nil
 	}
 	return nil, errors.New("say where the tools are: --bundles DIR, --config FILE or --url URL")
@@ -126,9 +131,15 @@ func (r remoteTarget) listTools(ctx context.Context) ([]json.RawMessage, error) 
 
 // servedBy asks the node for its bundles: a name beginning "<bundle>." belongs to that
 // bundle (no other may take it), and "toolnode." to the node. Over HTTP the node does not
-// say which bundle serves a seat verb or an unprefixed tool; those show "-".
+// say which bundle serves a seat verb or an unprefixed tool; those show "-". A client the
+// node does not let call toolnode.status (an access file may not) is shown "-" for every
+// tool but the node's own: the list is what it asked for, the column a courtesy.
 func (r remoteTarget) servedBy(ctx context.Context) (func(string) string, error) {
 	raw, err := r.c.Call(ctx, mcp.MethodToolsCall, map[string]any{"name": node.StatusToolName})
+	var rpcErr *rpc.Error
+	if errors.As(err, &rpcErr) {
+		raw, err = nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -137,8 +148,10 @@ func (r remoteTarget) servedBy(ctx context.Context) (func(string) string, error)
 			Bundles []node.BundleStatus `json:"bundles"`
 		} `json:"structuredContent"`
 	}
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("%s: %w", node.StatusToolName, err)
+	if raw != nil {
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return nil, fmt.Errorf("%s: %w", node.StatusToolName, err)
+		}
 	}
 	bundles := map[string]bool{}
 	for _, b := range res.StructuredContent.Bundles {

@@ -28,6 +28,9 @@ func Discover(dirs ...string) ([]*Manifest, []Problem) {
 			problems = append(problems, Problem{Path: dir, Err: fmt.Errorf("read bundles folder: %w", err)})
 			continue
 		}
+		if _, err := os.Stat(filepath.Join(dir, FileName)); err == nil {
+			problems = append(problems, Problem{Path: dir, Err: ownFolderError(dir)})
+		}
 		for _, e := range entries {
 			p := filepath.Join(dir, e.Name(), FileName)
 			if _, err := os.Stat(p); err == nil {
@@ -52,4 +55,12 @@ func Discover(dirs ...string) ([]*Manifest, []Problem) {
 		found = append(found, m)
 	}
 	return found, problems
+}
+
+// ownFolderError says that dir, given as a folder of bundles, is a bundle's own folder, and
+// what to give instead.
+func ownFolderError(dir string) error {
+	parent := filepath.Join(dir, "..")
+	return fmt.Errorf("%s is a bundle's own folder (it holds %s), not a folder of bundles: pass its parent, --bundles %s (or check the bundle with toolnode check %s)",
+		dir, FileName, parent, dir)
 }

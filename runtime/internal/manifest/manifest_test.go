@@ -175,3 +175,24 @@ func TestLoadConfig(t *testing.T) {
 		t.Errorf("command %q", got)
 	}
 }
+
+func TestDiscoverAtABundlesOwnFolderSaysWhatToPassInstead(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "hello")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, FileName), []byte(`{"name": "hello", "command": ["./x"]}`), 0o644)
+
+	found, problems := Discover(dir)
+	if len(found) != 0 || len(problems) != 1 {
+		t.Fatalf("found %v, problems %v; want no bundle and one problem", found, problems)
+	}
+	msg := problems[0].Error()
+	for _, want := range []string{"is a bundle's own folder", "--bundles " + root, "toolnode check " + dir} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the problem %q does not say %q", msg, want)
+		}
+	}
+	if _, problems := Discover(root); len(problems) != 0 {
+		t.Errorf("its parent, as the problem says to pass: %v", problems)
+	}
+}

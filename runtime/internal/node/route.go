@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
@@ -104,6 +106,9 @@ func (n *Node) callTool(ctx context.Context, sess Session, req *Request, how set
 		req.Refused = KindUnknownTool
 		if ok {
 			req.Refused = KindForbidden
+		} else if err := n.notRunning(name); err != nil && req.Allow.allows(name) {
+			settle(ctx, req, how, done, nil, err)
+			return
 		}
 		settle(ctx, req, how, done, nil, invalidParams(fmt.Sprintf("unknown tool %q", name)))
 		return
@@ -119,6 +124,29 @@ func (n *Node) callTool(ctx context.Context, sess Session, req *Request, how set
 		rename = e.Tool // in the edit that readies the call for the bundle
 	}
 	n.forwardAsync(ctx, sess, e.Bundle, rename, req, how, done)
+}
+
+// notRunning says why the catalog may lack the tool name: the bundle that would serve it
+// (the bundle its prefix names, or one declaring the seat it names) has no process running,
+// and failed last; nil when there is no such bundle.
+func (n *Node) notRunning(name string) error {
+	prefix, _, found := strings.Cut(name, ".")
+	if !found {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, b := range n.bundles {
+		if b.err == nil || live(b) > 0 || (b.name != prefix && !slices.Contains(b.m.Seats, prefix)) {
+			continue
+		}
+		how := "failed"
+		if strings.HasPrefix(b.err.Error(), "start: ") {
+			how = "failed to start"
+		}
+		return fmt.Errorf("tool %q is not available: bundle %q %s (state %s): %v", name, b.name, how, b.state, b.err)
+	}
+	return nil
 }
 
 // AsksClients reports whether a call to the tool name may bring requests from its bundle to

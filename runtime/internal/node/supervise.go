@@ -211,7 +211,7 @@ func (n *Node) runSlot(b *bundle, slot int, settled func()) {
 			n.mu.Unlock()
 			backoff = sup.Backoff
 		}
-		if !n.recordFailure(b, fmt.Errorf("exited (%s)", status), backoff) {
+		if !n.recordFailure(b, fmt.Errorf("exited (%s)%s", status, upstream.LastWords(inst.client.StderrTail())), backoff) {
 			return
 		}
 		if b.m.Remote() {

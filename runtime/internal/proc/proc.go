@@ -74,6 +74,10 @@ type Process struct {
 	done     chan struct{} // closed once Wait has returned
 	waitErr  error
 	stderrWG sync.WaitGroup
+	stderrIn chan struct{} // closed once stderr has been read to its end
+
+	tailMu sync.Mutex
+	tail   []string // the last StderrTailLines lines of stderr, oldest first
 
 	stopOnce sync.Once
 	stopErr  error
@@ -135,7 +139,7 @@ func Start(cfg Config) (*Process, error) {
 		return nil, fmt.Errorf("start %s: %w", path, err)
 	}
 	closeAll(inR, outW, errW)
-	p := &Process{cmd: cmd, grace: cfg.Grace, stdin: inW, stdout: outR, done: make(chan struct{}), fam: fam}
+	p := &Process{cmd: cmd, grace: cfg.Grace, stdin: inW, stdout: outR, done: make(chan struct{}), stderrIn: make(chan struct{}), fam: fam}
 	fam.follow(cmd.Process.Pid, cfg.TrackEvery)
 	p.stderrWG.Add(1)
 	go p.logStderr(errR, cfg.Logger, cfg.StderrLineMax)
@@ -206,6 +210,7 @@ func (p *Process) ExitStatus() string {
 // of it dropped and counted: the reader's buffer is all the memory a line ever takes.
 func (p *Process) logStderr(r io.ReadCloser, log hclog.Logger, max int) {
 	defer p.stderrWG.Done()
+	defer close(p.stderrIn)
 	defer r.Close()
 	br := bufio.NewReaderSize(r, max)
 	for {
@@ -213,6 +218,7 @@ func (p *Process) logStderr(r io.ReadCloser, log hclog.Logger, max int) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			level, msg := levelOf(string(line))
 			log.Log(level, msg, "stderr_line_cut_at", len(line))
+			p.keep(string(line))
 			dropped := 0
 			for errors.Is(err, bufio.ErrBufferFull) {
 				line, err = br.ReadSlice('\n')
@@ -222,11 +228,51 @@ func (p *Process) logStderr(r io.ReadCloser, log hclog.Logger, max int) {
 		} else if text := strings.TrimRight(string(line), "\r\n"); text != "" {
 			level, msg := levelOf(text)
 			log.Log(level, msg)
+			p.keep(text)
 		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// StderrTailLines is how many of its last stderr lines a Process keeps for StderrTail.
+const StderrTailLines = 5
+
+// stderrTailLineMax bounds each line kept for StderrTail.
+const stderrTailLineMax = 500
+
+// keep remembers line among the last StderrTailLines lines of stderr.
+func (p *Process) keep(line string) {
+	if len(line) > stderrTailLineMax {
+		line = line[:stderrTailLineMax] + "..."
+	}
+	p.tailMu.Lock()
+	p.tail = append(p.tail, line)
+	if len(p.tail) > StderrTailLines {
+		p.tail = p.tail[len(p.tail)-StderrTailLines:]
+	}
+	p.tailMu.Unlock()
+}
+
+// StderrTail returns the last lines (at most StderrTailLines) the process wrote on stderr,
+// oldest first: what says why a process that exited at once failed (a Python traceback, the
+// dynamic loader's "cannot open shared object file"). Once the process has exited it waits
+// a moment for the rest of stderr, which a grandchild holding the pipe may keep open.
+func (p *Process) StderrTail() []string {
+	select {
+	case <-p.done:
+		t := time.NewTimer(200 * time.Millisecond)
+		select {
+		case <-p.stderrIn:
+		case <-t.C:
+		}
+		t.Stop()
+	default:
+	}
+	p.tailMu.Lock()
+	defer p.tailMu.Unlock()
+	return append([]string(nil), p.tail...)
 }
 
 // Stop ends the process as the MCP stdio transport says: close its stdin and give it the

@@ -335,6 +335,15 @@ func (c *Client) Done() <-chan struct{} { return c.t.Done() }
 // was lost), or "running".
 func (c *Client) ExitStatus() string { return c.t.status() }
 
+// StderrTail returns the last lines the bundle's process wrote on stderr (see
+// proc.Process.StderrTail); nil for a remote bundle.
+func (c *Client) StderrTail() []string {
+	if t, ok := c.t.(*stdio); ok {
+		return t.proc.StderrTail()
+	}
+	return nil
+}
+
 // Queued is how many bytes wait for the bundle to take them.
 func (c *Client) Queued() int { return c.t.Queued() }
 

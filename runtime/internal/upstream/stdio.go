@@ -68,7 +68,17 @@ func (t *stdio) goneError() error {
 	case <-time.After(time.Second):
 		return fmt.Errorf("%w: bundle %q closed its stdout (process still running)", ErrGone, t.name)
 	}
-	return fmt.Errorf("%w: bundle %q exited (%s)", ErrGone, t.name, t.proc.ExitStatus())
+	return fmt.Errorf("%w: bundle %q exited (%s)%s", ErrGone, t.name, t.proc.ExitStatus(), LastWords(t.proc.StderrTail()))
+}
+
+// LastWords quotes the last line of a bundle's stderr tail, which is where a program that
+// fails at once says why (Python's ModuleNotFoundError, the dynamic loader's missing
+// library), as a clause to append to an error: "" when there is none.
+func LastWords(tail []string) string {
+	if len(tail) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; its stderr ended with %q", tail[len(tail)-1])
 }
 
 func (t *stdio) setEra(Era, string) {}
