@@ -11,8 +11,9 @@ HTTP    ?= 127.0.0.1:7777
 # Debian packages the node, the examples and the MEOS bundle need to build and run.
 RUN_DEB_PACKAGES := libjansson-dev tzdata unzip
 # Debian packages only the tests need: valgrind for the C tests, real Prometheus and NATS
-# servers as peers, Chromium to render MCP Apps views, HAProxy in front of replicas.
-TEST_DEB_PACKAGES := valgrind prometheus nats-server chromium haproxy
+# servers as peers, Chromium to render MCP Apps views, HAProxy in front of replicas,
+# abigail-tools (abidiff) to hold the C SDK's ABI to the last release.
+TEST_DEB_PACKAGES := valgrind prometheus nats-server chromium haproxy abigail-tools
 # The official MCP Python client and pytest, for the Python tests.
 PY_TEST_PACKAGES := pytest==9.2.0 mcp==2.3.0
 

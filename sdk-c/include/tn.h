@@ -55,6 +55,27 @@ extern "C" {
 #define TN_VERSION "0.3.0"
 
 /* ------------------------------------------------------------------------
+ * ABI
+ *
+ * The shared library is libtn.so.1 (libtn.1.dylib on macOS): a bundle
+ * linked against it keeps running against every later libtn.so.1. A change
+ * that would break such a bundle takes a new soname (libtn.so.0 became .1
+ * when tn_tool_t grew). The structs a caller fills (tn_tool_t,
+ * tn_resource_t, tn_prompt_t, tn_view_t) only ever grow at their end, and
+ * the functions that take them are macros passing the struct's size as the
+ * bundle's header knew it: the library reads that many bytes and takes the
+ * fields a bundle's header did not have as NULL. Only the functions below
+ * are exported (TN_API); sdk-c/abi/libtn.abi is the ABI of the last release,
+ * and make test compares the library against it with abidiff.
+ * ------------------------------------------------------------------------ */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define TN_API __attribute__((visibility("default")))
+#else
+#define TN_API
+#endif
+
+/* ------------------------------------------------------------------------
  * Errors
  * ------------------------------------------------------------------------ */
 
@@ -120,13 +141,14 @@ typedef struct tn_tool_t {
  * Returns a new server, to be released with tn_server_free(); NULL when an
  * argument is NULL or empty, or memory runs out.
  */
-tn_server_t *tn_server_new(const char *name, const char *version);
+TN_API tn_server_t *tn_server_new(const char *name, const char *version);
 
 /*
  * Releases a server and everything it owns; the tools' user pointers are
  * left alone. NULL is accepted. Not while tn_server_run() runs on it.
+ *   server: stolen (freed here; not to be used after).
  */
-void tn_server_free(tn_server_t *server);
+TN_API void tn_server_free(tn_server_t *server);
 
 /*
  * Adds a tool; tools are listed in the order they were added. Only before
@@ -138,8 +160,12 @@ void tn_server_free(tn_server_t *server);
  * taken, a schema is not a JSON object, the handler is missing, the server
  * is running, or memory runs out.
  */
-int tn_server_add_tool(tn_server_t *server, const tn_tool_t *tool,
-                       tn_error_t *error);
+TN_API int tn_server_add_tool_sized(tn_server_t *server,
+                                    const tn_tool_t *tool,
+                                    size_t size, tn_error_t *error);
+#define tn_server_add_tool(server, tool, error) \
+    tn_server_add_tool_sized((server), (tool), sizeof(tn_tool_t), \
+                             (error))
 
 /*
  * Sets how many worker threads run handlers (default 1, at most 256).
@@ -148,7 +174,7 @@ int tn_server_add_tool(tn_server_t *server, const tn_tool_t *tool,
  * Returns 0, or -1 when server is NULL, n is out of range or the server
  * is running.
  */
-int tn_server_set_workers(tn_server_t *server, int n);
+TN_API int tn_server_set_workers(tn_server_t *server, int n);
 
 /*
  * Sets how many tools one tools/list page holds (default 100); more tools
@@ -157,7 +183,7 @@ int tn_server_set_workers(tn_server_t *server, int n);
  *   server: borrowed.
  * Returns 0, or -1 when server is NULL, n < 1 or the server is running.
  */
-int tn_server_set_page_size(tn_server_t *server, int n);
+TN_API int tn_server_set_page_size(tn_server_t *server, int n);
 
 /*
  * Sets how long, in milliseconds, a client may keep the tools/list and
@@ -167,7 +193,7 @@ int tn_server_set_page_size(tn_server_t *server, int n);
  *   server: borrowed.
  * Returns 0, or -1 when server is NULL, ms < 0 or the server is running.
  */
-int tn_server_set_cache_ttl(tn_server_t *server, long long ms);
+TN_API int tn_server_set_cache_ttl(tn_server_t *server, long long ms);
 
 /*
  * Serves MCP on stdin/stdout until stdin closes, in both eras: after
@@ -186,7 +212,7 @@ int tn_server_set_cache_ttl(tn_server_t *server, long long ms);
  * when the server cannot start or stdin fails; the reason goes to stderr.
  * A server runs at most once.
  */
-int tn_server_run(tn_server_t *server);
+TN_API int tn_server_run(tn_server_t *server);
 
 /*
  * Same as tn_server_run() but reads requests from in_fd and writes
@@ -195,7 +221,7 @@ int tn_server_run(tn_server_t *server);
  *   in_fd, out_fd: borrowed; both are duplicated, the caller still closes
  *   its own descriptors.
  */
-int tn_server_serve_fd(tn_server_t *server, int in_fd, int out_fd);
+TN_API int tn_server_serve_fd(tn_server_t *server, int in_fd, int out_fd);
 
 /* ------------------------------------------------------------------------
  * Calls
@@ -207,7 +233,7 @@ int tn_server_serve_fd(tn_server_t *server, int in_fd, int out_fd);
  * result of a cancelled call is dropped, no answer is sent.
  *   call: borrowed.
  */
-int tn_cancelled(const tn_call_t *call);
+TN_API int tn_cancelled(const tn_call_t *call);
 
 /*
  * Sends notifications/progress for the call when the client asked for it
@@ -218,7 +244,7 @@ int tn_cancelled(const tn_call_t *call);
  *   total: omitted when not positive.
  * Returns 0, or -1 when call is NULL or the message cannot be written.
  */
-int tn_progress(tn_call_t *call, double progress, double total,
+TN_API int tn_progress(tn_call_t *call, double progress, double total,
                 const char *message);
 
 /*
@@ -234,14 +260,14 @@ int tn_progress(tn_call_t *call, double progress, double total,
  * Returns 0, or -1 when an argument is NULL or the message cannot be
  * written.
  */
-int tn_status(tn_call_t *call, const char *message);
+TN_API int tn_status(tn_call_t *call, const char *message);
 
 /*
  * Returns the server running the call (borrowed, do not free), or NULL for
  * NULL.
  *   call: borrowed.
  */
-tn_server_t *tn_call_server(const tn_call_t *call);
+TN_API tn_server_t *tn_call_server(const tn_call_t *call);
 
 /*
  * Return the W3C Trace Context the call's request carried in params._meta,
@@ -255,8 +281,8 @@ tn_server_t *tn_call_server(const tn_call_t *call);
  * The string is borrowed from the call: valid until the handler returns,
  * never freed by the caller; copy it to keep it longer.
  */
-const char *tn_call_traceparent(const tn_call_t *call);
-const char *tn_call_tracestate(const tn_call_t *call);
+TN_API const char *tn_call_traceparent(const tn_call_t *call);
+TN_API const char *tn_call_tracestate(const tn_call_t *call);
 
 /*
  * Sends a log message on behalf of the call: notifications/message with
@@ -270,7 +296,7 @@ const char *tn_call_tracestate(const tn_call_t *call);
  * Returns 0 (also when filtered out), or -1 when an argument is NULL, the
  * level is unknown or the message cannot be written.
  */
-int tn_call_log(tn_call_t *call, const char *level, const char *fmt, ...)
+TN_API int tn_call_log(tn_call_t *call, const char *level, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
@@ -304,7 +330,7 @@ int tn_call_log(tn_call_t *call, const char *level, const char *fmt, ...)
  * question needs, or a tool error when the client refused or went away;
  * nothing when the call was cancelled.
  */
-json_t *tn_ask(tn_call_t *call, json_t *questions);
+TN_API json_t *tn_ask(tn_call_t *call, json_t *questions);
 
 /*
  * tn_ask() of one elicitation/create in form mode under key.
@@ -314,7 +340,7 @@ json_t *tn_ask(tn_call_t *call, json_t *questions);
  * {...}}), or NULL as tn_ask() does (also for a NULL argument or a schema
  * that is not a JSON object).
  */
-json_t *tn_elicit(tn_call_t *call, const char *key, const char *message,
+TN_API json_t *tn_elicit(tn_call_t *call, const char *key, const char *message,
                   const char *requested_schema);
 
 /*
@@ -324,7 +350,7 @@ json_t *tn_elicit(tn_call_t *call, const char *key, const char *message,
  * session always, since the client refuses what it cannot do. 0 for NULL.
  *   call, capability: borrowed.
  */
-int tn_call_capable(const tn_call_t *call, const char *capability);
+TN_API int tn_call_capable(const tn_call_t *call, const char *capability);
 
 /* ------------------------------------------------------------------------
  * Logging
@@ -342,7 +368,7 @@ int tn_call_capable(const tn_call_t *call, const char *capability);
  * Returns 0 (also when filtered out), or -1 when an argument is NULL, the
  * level is unknown or the message cannot be written.
  */
-int tn_log(tn_server_t *server, const char *level, const char *fmt, ...)
+TN_API int tn_log(tn_server_t *server, const char *level, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
@@ -360,13 +386,13 @@ int tn_log(tn_server_t *server, const char *level, const char *fmt, ...)
  * {"content":[{"type":"text","text":text}]}
  *   text: borrowed (copied). Must be UTF-8.
  */
-json_t *tn_result_text(const char *text);
+TN_API json_t *tn_result_text(const char *text);
 
 /*
  * tn_result_text() of printf-formatted text.
  *   fmt: printf format, borrowed.
  */
-json_t *tn_result_textf(const char *fmt, ...)
+TN_API json_t *tn_result_textf(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
 #endif
@@ -378,14 +404,14 @@ json_t *tn_result_textf(const char *fmt, ...)
  * an outputSchema (the text block serves older clients).
  *   structured: stolen, even on failure. Should be a JSON object.
  */
-json_t *tn_result_structured(json_t *structured);
+TN_API json_t *tn_result_structured(json_t *structured);
 
 /*
  * {"content":[{"type":"text","text":<formatted>}],"isError":true}, for
  * failures the model should read and may correct.
  *   fmt: printf format, borrowed.
  */
-json_t *tn_result_error(const char *fmt, ...)
+TN_API json_t *tn_result_error(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
 #endif
@@ -396,7 +422,7 @@ json_t *tn_result_error(const char *fmt, ...)
  * resources, several blocks).
  *   content: stolen, even on failure. Must be a JSON array.
  */
-json_t *tn_result_content(json_t *content);
+TN_API json_t *tn_result_content(json_t *content);
 
 /* ------------------------------------------------------------------------
  * Resources, resource templates, prompts and completion
@@ -444,8 +470,12 @@ typedef struct tn_resource_t {
  * Returns 0, or -1 when an argument is NULL, the URI, name or handler is
  * missing, the URI is taken, the server is running or memory runs out.
  */
-int tn_server_add_resource(tn_server_t *server, const tn_resource_t *resource,
-                           tn_error_t *error);
+TN_API int tn_server_add_resource_sized(tn_server_t *server,
+                                        const tn_resource_t *resource,
+                                        size_t size, tn_error_t *error);
+#define tn_server_add_resource(server, resource, error) \
+    tn_server_add_resource_sized((server), (resource), sizeof(tn_resource_t), \
+                             (error))
 
 /*
  * Adds a resource template: resources/read of a URI no resource has goes
@@ -456,8 +486,12 @@ int tn_server_add_resource(tn_server_t *server, const tn_resource_t *resource,
  * Returns 0, or -1 as tn_server_add_resource() does, and when the template
  * has an unclosed brace or a variable with no name.
  */
-int tn_server_add_template(tn_server_t *server, const tn_resource_t *resource,
-                           tn_error_t *error);
+TN_API int tn_server_add_template_sized(tn_server_t *server,
+                                        const tn_resource_t *resource,
+                                        size_t size, tn_error_t *error);
+#define tn_server_add_template(server, resource, error) \
+    tn_server_add_template_sized((server), (resource), sizeof(tn_resource_t), \
+                             (error))
 
 /*
  * A prompt to add with tn_server_add_prompt(). Its handler is a
@@ -484,8 +518,12 @@ typedef struct tn_prompt_t {
  * missing, the name is taken, arguments is not an array of objects with a
  * string "name", the server is running or memory runs out.
  */
-int tn_server_add_prompt(tn_server_t *server, const tn_prompt_t *prompt,
-                         tn_error_t *error);
+TN_API int tn_server_add_prompt_sized(tn_server_t *server,
+                                      const tn_prompt_t *prompt,
+                                      size_t size, tn_error_t *error);
+#define tn_server_add_prompt(server, prompt, error) \
+    tn_server_add_prompt_sized((server), (prompt), sizeof(tn_prompt_t), \
+                             (error))
 
 /*
  * Offers values for completion/complete: of a prompt's argument (ref
@@ -497,7 +535,7 @@ int tn_server_add_prompt(tn_server_t *server, const tn_prompt_t *prompt,
  * Returns 0, or -1 when an argument is NULL, ref is neither "prompt" nor
  * "resource", the server is running or memory runs out.
  */
-int tn_server_add_completion(tn_server_t *server, const char *ref,
+TN_API int tn_server_add_completion(tn_server_t *server, const char *ref,
                              const char *name, const char *argument,
                              const char *const *values);
 
@@ -511,7 +549,7 @@ int tn_server_add_completion(tn_server_t *server, const char *ref,
  * Returns 0 (also when nobody subscribed or the server is not running),
  * or -1 when an argument is NULL or the message cannot be written.
  */
-int tn_resource_updated(tn_server_t *server, const char *uri);
+TN_API int tn_resource_updated(tn_server_t *server, const char *uri);
 
 /* ------------------------------------------------------------------------
  * MCP Apps views (extension io.modelcontextprotocol/ui)
@@ -548,8 +586,12 @@ typedef struct tn_view_t {
  * the HTML is missing, ui_meta is not a JSON object, the URI is taken, the
  * server is running or memory runs out.
  */
-int tn_server_add_view(tn_server_t *server, const tn_view_t *view,
-                       tn_error_t *error);
+TN_API int tn_server_add_view_sized(tn_server_t *server,
+                                    const tn_view_t *view,
+                                    size_t size, tn_error_t *error);
+#define tn_server_add_view(server, view, error) \
+    tn_server_add_view_sized((server), (view), sizeof(tn_view_t), \
+                             (error))
 
 /*
  * {"contents":[{"uri":uri,"mimeType":mime_type,"text":text}]}
@@ -558,7 +600,7 @@ int tn_server_add_view(tn_server_t *server, const tn_view_t *view,
  * Returns a new reference, or NULL when uri or text is NULL or memory runs
  * out.
  */
-json_t *tn_read_text(const char *uri, const char *mime_type,
+TN_API json_t *tn_read_text(const char *uri, const char *mime_type,
                      const char *text);
 
 /*
@@ -568,7 +610,7 @@ json_t *tn_read_text(const char *uri, const char *mime_type,
  * Returns a new reference, or NULL when uri is NULL, data is NULL with a
  * size, or memory runs out.
  */
-json_t *tn_read_blob(const char *uri, const char *mime_type,
+TN_API json_t *tn_read_blob(const char *uri, const char *mime_type,
                      const void *data, size_t size);
 
 /*
@@ -576,7 +618,7 @@ json_t *tn_read_blob(const char *uri, const char *mime_type,
  *   text: borrowed (copied), UTF-8.
  * Returns a new reference, or NULL when text is NULL or memory runs out.
  */
-json_t *tn_prompt_text(const char *text);
+TN_API json_t *tn_prompt_text(const char *text);
 
 /*
  * {"messages":messages}, for messages built by hand (images, embedded
@@ -585,7 +627,7 @@ json_t *tn_prompt_text(const char *text);
  * Returns a new reference, or NULL when messages is not an array or memory
  * runs out.
  */
-json_t *tn_prompt_messages(json_t *messages);
+TN_API json_t *tn_prompt_messages(json_t *messages);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,6 @@
-/* Line framing on the way in, whole flushed messages on the way out, and the
- * notifications a handler may send (progress, log). */
+/* Line framing on the way in, whole flushed messages on the way out. A leaf:
+ * the rest of the library calls it, and it calls nothing of the library
+ * (make test checks io.o's undefined symbols). */
 #include "tn_private.h"
 
 #include <math.h>
@@ -128,91 +129,15 @@ json_t *tn__number(double value)
     return json_real(value);
 }
 
-static int notify(tn_server_t *server, const char *method, json_t *params)
+/* printf into a new buffer (malloc'd), NULL on a bad format or no memory. */
+char *tn__vformat(const char *fmt, va_list ap)
 {
-    return tn__send(server, json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0",
-                                      "method", method, "params", params));
-}
-
-int tn_progress(tn_call_t *call, double progress, double total,
-                const char *message)
-{
-    if (!call)
-        return -1;
-    if (!call->progress_token || tn_cancelled(call))
-        return 0;
-    json_t *params = json_pack("{s:O, s:o}", "progressToken",
-                               call->progress_token, "progress",
-                               tn__number(progress));
-    if (!params)
-        return -1;
-    if (total > 0)
-        json_object_set_new(params, "total", tn__number(total));
-    if (message)
-        json_object_set_new(params, "message", json_string(message));
-    json_object_set_new(params, "_meta", tn__routing_meta(call));
-    return notify(call->server, "notifications/progress", params);
-}
-
-int tn_status(tn_call_t *call, const char *message)
-{
-    if (!call || !message)
-        return -1;
-    return tn_progress(call, atomic_fetch_add(&call->statuses, 1) + 1, 0,
-                       message);
-}
-
-/* Sends a log message of a call (call non-NULL: tagged with its request id
- * and filtered by its era) or of the server; before the server runs, the
- * line goes to stderr. */
-static int log_message(tn_server_t *server, tn_call_t *call,
-                       const char *level, const char *fmt, va_list ap)
-{
-    int index = tn__level_index(level);
-    if (!server || !fmt || index < 0)
-        return -1;
-    int least = call && call->stateless ? call->log_min
-                                        : atomic_load(&server->log_min);
-    if (index < least)
-        return 0;
-    char *text = tn__vformat(fmt, ap);
-    if (!text)
-        return -1;
-
-    pthread_mutex_lock(&server->out_lock);
-    int running = server->out != NULL;
-    pthread_mutex_unlock(&server->out_lock);
-    int rc;
-    if (!running) {
-        rc = fprintf(stderr, "%s: %s: %s\n", server->name, level, text) < 0
-                 ? -1 : 0;
-    } else {
-        json_t *params = json_pack("{s:s, s:s, s:s}", "level", level,
-                                   "logger", call ? call->name
-                                                  : server->name,
-                                   "data", text);
-        if (params && call)
-            json_object_set_new(params, "_meta", tn__routing_meta(call));
-        rc = notify(server, "notifications/message", params);
-    }
-    free(text);
-    return rc;
-}
-
-int tn_call_log(tn_call_t *call, const char *level, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int rc = call ? log_message(call->server, call, level, fmt, ap) : -1;
-    va_end(ap);
-    return rc;
-}
-
-int tn_log(tn_server_t *server, const char *level, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int rc = log_message(server, NULL, level, fmt, ap);
-    va_end(ap);
-    return rc;
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    char *text = n < 0 ? NULL : malloc((size_t)n + 1);
+    if (text)
+        vsnprintf(text, (size_t)n + 1, fmt, again);
+    va_end(again);
+    return text;
 }

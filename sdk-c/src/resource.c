@@ -131,22 +131,34 @@ static int add_resource(tn_server_t *server, struct tn_entries *entries,
     return 0;
 }
 
-int tn_server_add_resource(tn_server_t *server, const tn_resource_t *resource,
-                           tn_error_t *error)
+int tn_server_add_resource_sized(tn_server_t *server,
+                                 const tn_resource_t *resource, size_t size,
+                                 tn_error_t *error)
 {
+    tn_resource_t copy;
+    if (resource && tn__sized(&copy, sizeof copy, resource, size,
+                              TN__RESOURCE_SIZE_1, "tn_resource_t",
+                              error) != 0)
+        return -1;
     return add_resource(server, server ? &server->resources : NULL,
-                        "resource", resource, error);
+                        "resource", resource ? &copy : NULL, error);
 }
 
-int tn_server_add_template(tn_server_t *server, const tn_resource_t *resource,
-                           tn_error_t *error)
+int tn_server_add_template_sized(tn_server_t *server,
+                                 const tn_resource_t *resource, size_t size,
+                                 tn_error_t *error)
 {
+    tn_resource_t copy;
+    if (resource && tn__sized(&copy, sizeof copy, resource, size,
+                              TN__RESOURCE_SIZE_1, "tn_resource_t",
+                              error) != 0)
+        return -1;
     return add_resource(server, server ? &server->templates : NULL,
-                        "template", resource, error);
+                        "template", resource ? &copy : NULL, error);
 }
 
-int tn_server_add_prompt(tn_server_t *server, const tn_prompt_t *prompt,
-                         tn_error_t *error)
+static int add_prompt(tn_server_t *server, const tn_prompt_t *prompt,
+                      tn_error_t *error)
 {
     if (!server || !prompt || !prompt->name || !*prompt->name ||
         !prompt->handler) {
@@ -591,8 +603,18 @@ static json_t *view_read(tn_call_t *call, const char *uri, json_t *vars,
     return result;
 }
 
-int tn_server_add_view(tn_server_t *server, const tn_view_t *view,
-                       tn_error_t *error)
+int tn_server_add_prompt_sized(tn_server_t *server, const tn_prompt_t *prompt,
+                               size_t size, tn_error_t *error)
+{
+    tn_prompt_t copy;
+    if (prompt && tn__sized(&copy, sizeof copy, prompt, size,
+                            TN__PROMPT_SIZE_1, "tn_prompt_t", error) != 0)
+        return -1;
+    return add_prompt(server, prompt ? &copy : NULL, error);
+}
+
+static int add_view(tn_server_t *server, const tn_view_t *view,
+                    tn_error_t *error)
 {
     if (!server || !view || !view->uri || strncmp(view->uri, "ui://", 5) ||
         !view->uri[5] || !view->html) {
@@ -639,4 +661,14 @@ int tn_server_add_view(tn_server_t *server, const tn_view_t *view,
     json_object_set(entry->definition, "_meta", v->meta);
     entry->free_user = view_free;
     return 0;
+}
+
+int tn_server_add_view_sized(tn_server_t *server, const tn_view_t *view,
+                             size_t size, tn_error_t *error)
+{
+    tn_view_t copy;
+    if (view && tn__sized(&copy, sizeof copy, view, size, TN__VIEW_SIZE_1,
+                          "tn_view_t", error) != 0)
+        return -1;
+    return add_view(server, view ? &copy : NULL, error);
 }

@@ -3,18 +3,6 @@
 
 #include <stdlib.h>
 
-char *tn__vformat(const char *fmt, va_list ap)
-{
-    va_list again;
-    va_copy(again, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    char *text = n < 0 ? NULL : malloc((size_t)n + 1);
-    if (text)
-        vsnprintf(text, (size_t)n + 1, fmt, again);
-    va_end(again);
-    return text;
-}
-
 static json_t *text_block(const char *text)
 {
     return json_pack("{s:s, s:s}", "type", "text", "text", text);

@@ -148,7 +148,7 @@ struct tn_pending {
     struct tn_pending *next;
 };
 
-/* io.c */
+/* io.c: a leaf, calling nothing else of the library. */
 extern const char *const tn__levels[];
 int tn__level_index(const char *level);
 ssize_t tn__read_line(FILE *in, char **line, size_t *capacity);
@@ -158,8 +158,25 @@ int tn__reply_error(tn_server_t *server, json_t *id, int code,
                     const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 json_t *tn__number(double value);
+char *tn__vformat(const char *fmt, va_list ap); /* malloc'd, NULL on OOM */
+
+/* The size of each struct a caller fills as libtn.so.1 first shipped it:
+ * the end of its last field then. Fields are only appended after these, so
+ * these never change; a smaller struct is refused. */
+#define TN__END_OF(type, field) \
+    (offsetof(type, field) + sizeof(((type *)0)->field))
+#define TN__TOOL_SIZE_1 TN__END_OF(tn_tool_t, task_support)
+#define TN__RESOURCE_SIZE_1 TN__END_OF(tn_resource_t, user)
+#define TN__PROMPT_SIZE_1 TN__END_OF(tn_prompt_t, user)
+#define TN__VIEW_SIZE_1 TN__END_OF(tn_view_t, ui_meta)
 
 /* tool.c */
+/* Copies the struct a caller gave (given, of given_size bytes as its tn.h
+ * made it) into copy (copy_size, this library's), the fields it lacks
+ * zeroed; -1 with error filled when it is smaller than least. */
+int tn__sized(void *copy, size_t copy_size, const void *given,
+              size_t given_size, size_t least, const char *type,
+              tn_error_t *error);
 /* Fills error (nullable) with the formatted reason. */
 void tn__set_error(tn_error_t *error, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -218,8 +235,5 @@ void tn__listen(tn_server_t *server, json_t *id, json_t *params);
 /* Ends the subscription opened by request id, if any; 1 when there was one.
  * id: borrowed. */
 int tn__unlisten(tn_server_t *server, const json_t *id);
-
-/* result.c */
-char *tn__vformat(const char *fmt, va_list ap); /* malloc'd, NULL on OOM */
 
 #endif

@@ -107,8 +107,23 @@ fail:
     return NULL;
 }
 
-int tn_server_add_tool(tn_server_t *server, const tn_tool_t *tool,
-                       tn_error_t *error)
+int tn__sized(void *copy, size_t copy_size, const void *given,
+              size_t given_size, size_t least, const char *type,
+              tn_error_t *error)
+{
+    if (given_size < least) {
+        tn__set_error(error, "a %s of %zu bytes is smaller than any tn.h of "
+                             "libtn.so.1 makes it (%zu): rebuild against "
+                             "this tn.h", type, given_size, least);
+        return -1;
+    }
+    memset(copy, 0, copy_size);
+    memcpy(copy, given, given_size < copy_size ? given_size : copy_size);
+    return 0;
+}
+
+static int add_tool(tn_server_t *server, const tn_tool_t *tool,
+                    tn_error_t *error)
 {
     tn__set_error(error, "out of memory");
     if (!server || !tool || !tool->name || !tool->handler) {
@@ -163,6 +178,16 @@ int tn_server_add_tool(tn_server_t *server, const tn_tool_t *tool,
     if (error)
         error->text[0] = '\0';
     return 0;
+}
+
+int tn_server_add_tool_sized(tn_server_t *server, const tn_tool_t *tool,
+                             size_t size, tn_error_t *error)
+{
+    tn_tool_t copy;
+    if (tool && tn__sized(&copy, sizeof copy, tool, size, TN__TOOL_SIZE_1,
+                          "tn_tool_t", error) != 0)
+        return -1;
+    return add_tool(server, tool ? &copy : NULL, error);
 }
 
 const struct tn_tool *tn__find_tool(const tn_server_t *server,

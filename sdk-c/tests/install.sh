@@ -36,8 +36,8 @@ C
 
 # Where the dynamic loader is told to look, and how a binary's libraries are listed.
 case $(uname -s) in
-Darwin) libvar=DYLD_LIBRARY_PATH shared_lib=libtn.0.dylib list_libs="otool -L" ;;
-*) libvar=LD_LIBRARY_PATH shared_lib=libtn.so.0 list_libs=ldd ;;
+Darwin) libvar=DYLD_LIBRARY_PATH shared_lib=libtn.1.dylib list_libs="otool -L" ;;
+*) libvar=LD_LIBRARY_PATH shared_lib=libtn.so.1 list_libs=ldd ;;
 esac
 
 # jansson.pc's folder stays on the path: Homebrew's or MacPorts' is not pkg-config's default.

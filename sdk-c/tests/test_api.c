@@ -71,23 +71,24 @@ static void null_arguments_beyond_tools(void)
     tn_prompt_t prompt = {.name = "p", .handler = handler};
     const char *const values[] = {"v", NULL};
 
-    int (*const adders[])(tn_server_t *, const tn_resource_t *,
-                          tn_error_t *) = {tn_server_add_resource,
-                                           tn_server_add_template};
+    int (*const adders[])(tn_server_t *, const tn_resource_t *, size_t,
+                          tn_error_t *) = {tn_server_add_resource_sized,
+                                           tn_server_add_template_sized};
+    const size_t size = sizeof(tn_resource_t);
     for (size_t i = 0; i < 2; i++) {
-        CHECK_INT(adders[i](NULL, &resource, &error), -1);
+        CHECK_INT(adders[i](NULL, &resource, size, &error), -1);
         CHECK(error.text[0] != '\0');
-        CHECK_INT(adders[i](server, NULL, &error), -1);
-        CHECK_INT(adders[i](server, NULL, NULL), -1);
+        CHECK_INT(adders[i](server, NULL, size, &error), -1);
+        CHECK_INT(adders[i](server, NULL, size, NULL), -1);
         tn_resource_t r = resource;
         r.uri = NULL;
-        CHECK_INT(adders[i](server, &r, &error), -1);
+        CHECK_INT(adders[i](server, &r, size, &error), -1);
         r = resource;
         r.name = NULL;
-        CHECK_INT(adders[i](server, &r, &error), -1);
+        CHECK_INT(adders[i](server, &r, size, &error), -1);
         r = resource;
         r.handler = NULL;
-        CHECK_INT(adders[i](server, &r, &error), -1);
+        CHECK_INT(adders[i](server, &r, size, &error), -1);
     }
 
     CHECK_INT(tn_server_add_prompt(NULL, &prompt, &error), -1);
@@ -185,6 +186,44 @@ static void add_tool_rules(void)
     tn_server_free(server);
 }
 
+/* The structs a caller fills pass their size (tn.h, "ABI"): a bundle built
+ * against a later tn.h, whose structs grew, still adds its tools, the
+ * library reading only the fields it knows; one smaller than libtn.so.1's
+ * first struct is refused with the reason. */
+static void sized_structs(void)
+{
+    tn_server_t *server = tn_server_new("s", "1");
+    tn_error_t error = {{0}};
+    struct later_tool {
+        tn_tool_t known;
+        const char *field_of_a_later_header;
+    } later = {{.name = "later", .handler = handler}, "never read"};
+    CHECK_INT(tn_server_add_tool_sized(server, &later.known, sizeof later,
+                                       &error), 0);
+    struct later_resource {
+        tn_resource_t known;
+        long field_of_a_later_header;
+    } resource = {{.uri = "test://r", .name = "r"}, 7};
+    resource.known.handler = NULL;
+    CHECK_INT(tn_server_add_resource_sized(server, &resource.known,
+                                           sizeof resource, &error), -1);
+
+    tn_tool_t tool = {.name = "older", .handler = handler};
+    CHECK_INT(tn_server_add_tool_sized(server, &tool,
+                                       offsetof(tn_tool_t, task_support),
+                                       &error), -1);
+    CHECK(strstr(error.text, "rebuild against this tn.h") != NULL);
+    tn_prompt_t prompt = {.name = "p", .handler = handler};
+    CHECK_INT(tn_server_add_prompt_sized(server, &prompt, 0, &error), -1);
+    tn_view_t view = {.uri = "ui://v", .html = "<p>v</p>"};
+    CHECK_INT(tn_server_add_view_sized(server, &view, sizeof view - 1,
+                                       &error), -1);
+    CHECK_INT(tn_server_add_view_sized(server, &view, sizeof view, &error),
+              0);
+    CHECK_INT(tn_server_add_template_sized(server, NULL, 0, &error), -1);
+    tn_server_free(server);
+}
+
 static void limits(void)
 {
     tn_server_t *server = tn_server_new("s", "1");
@@ -202,6 +241,7 @@ static void limits(void)
 int main(void)
 {
     CHECK_STR(TN_VERSION, "0.3.0");
+    sized_structs();
     CHECK_INT(TN_VERSION_MAJOR * 10000 + TN_VERSION_MINOR * 100 +
                   TN_VERSION_PATCH,
               300);
