@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -289,5 +291,55 @@ func TestTheFirstOfTwiceListedToolsIsKept(t *testing.T) {
 	e, ok := cat.Lookup("b.x")
 	if !ok || !strings.Contains(string(e.JSON), `"first"`) || cat.Len() != 1 {
 		t.Errorf("got %s (%v), %d tools; want the first x only", e.JSON, ok, cat.Len())
+	}
+}
+
+// Adding or removing a bundle whose names do not clash with others' moves no other tool's
+// rendered name; one whose names do clash moves only the names it clashes with.
+func TestStrictNamesStayWhenBundlesComeAndGo(t *testing.T) {
+	long := strings.Repeat("a_rather_long_tool_name_", 4)
+	base := []Source{
+		{Bundle: "go", Seats: []string{"node-lamp"}, Tools: tools("node-lamp.on", "greet", "a_b", "a.b")},
+		{Bundle: "meos", Tools: tools("tpoint_length", "speed", long)},
+	}
+	rendered := func(srcs []Source) map[string]string {
+		cat, _ := Build(srcs)
+		out := map[string]string{}
+		for _, e := range cat.Entries() {
+			out[e.Name] = cat.Strict().Render(e.Name)
+		}
+		return out
+	}
+	before := rendered(base)
+	moved := func(after map[string]string) []string {
+		var out []string
+		for name, r := range before {
+			if got, ok := after[name]; ok && got != r {
+				out = append(out, name+": "+r+" -> "+got)
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	added := rendered(append(slices.Clone(base), Source{Bundle: "extra", Tools: tools("greet", "tpoint_length", long)}))
+	if m := moved(added); len(m) > 0 {
+		t.Errorf("adding a bundle whose names do not clash moved %v", m)
+	}
+	if added["extra.greet"] != "extra_greet" {
+		t.Errorf("extra.greet renders as %q", added["extra.greet"])
+	}
+	removed := rendered(base[:1])
+	if m := moved(removed); len(m) > 0 {
+		t.Errorf("removing a bundle moved %v", m)
+	}
+	// meos_tpoint.length and meos.tpoint_length share the form meos_tpoint_length: both are
+	// hashed, and no other name moves.
+	clash := rendered(append(slices.Clone(base), Source{Bundle: "meos_tpoint", Tools: tools("length", "speed")}))
+	m := moved(clash)
+	if len(m) != 1 || !strings.HasPrefix(m[0], "meos.tpoint_length:") {
+		t.Errorf("a clashing bundle moved %v; want meos.tpoint_length alone", m)
+	}
+	if r := before["meos."+long]; r == "" || len(r) > StrictNameMax {
+		t.Errorf("meos.%s renders as %q", long, before["meos."+long])
 	}
 }

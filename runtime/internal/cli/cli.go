@@ -210,7 +210,7 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: trace, debug, info, warn or error")
 	fs.BoolVar(&f.logJSON, "log-json", false, "write logs as JSON lines")
 	fs.BoolVar(&f.watch, "watch", true, "watch the bundle folders and --config file: start, restart and stop bundles as they change (--watch=false to turn off)")
-	fs.StringVar(&f.names, "names", front.NamesAuto, "tool names shown to clients: `MODE` canonical (seat.verb), underscore (seat_verb, at most 64 characters, for clients such as GitHub Copilot and Windsurf), or auto (underscore for clients known to need it, and for clients that do not name themselves, which also get every tool in one page)")
+	fs.StringVar(&f.names, "names", front.NamesAuto, "tool names shown to clients: `MODE` canonical (seat.verb), underscore (seat_verb, ^[a-zA-Z0-9_-]{1,64}$, as Claude Desktop, Copilot, Windsurf and the model APIs require), or auto (underscore for every client but those known to take dots: Claude Code, toolnode's CLI and libraries; a client that does not name itself also gets every tool in one page)")
 	fs.DurationVar(&f.pingEvery, "ping-every", 30*time.Second, "ping each bundle process every `DURATION`; one that does not answer within 10s (or the interval, if shorter) is restarted; 0 turns pings off")
 	fs.BoolVar(&f.lazy, "lazy", false, "start every bundle on its first call, as \"start\": \"lazy\" in bundle.json does for one: until then it is listed from its cached surface")
 	fs.StringVar(&f.stateDir, "state-dir", defaultStateDir(), "`DIR` keeping the cached surfaces of lazy bundles")

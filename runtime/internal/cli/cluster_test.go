@@ -26,7 +26,7 @@ import (
 // startClusterNode runs a node of the bundles in dir, serving HTTP, in the cluster at nats.
 func startClusterNode(t *testing.T, dir, nats, id string) *nodekit.Child {
 	t.Helper()
-	return nodekit.ChildHTTP(t, toolnode(t, "serve", "--http", "127.0.0.1:0", "--bundles", dir, "--cluster", nats, "--cluster-node", id))
+	return nodekit.ChildHTTP(t, toolnode(t, "serve", "--names", "canonical", "--http", "127.0.0.1:0", "--bundles", dir, "--cluster", nats, "--cluster-node", id))
 }
 
 // waitCallable waits until each tool of names (echo tools) answers a call.
@@ -105,7 +105,7 @@ func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
 		}
 	}
 	stdio := func(version, id string) *mcp.ClientSession {
-		s, _ := nodekit.ChildStdio(t, toolnode(t, "serve", "--bundles", dirA, "--cluster", nats, "--cluster-node", id), version, opts())
+		s, _ := nodekit.ChildStdio(t, toolnode(t, "serve", "--names", "canonical", "--bundles", dirA, "--cluster", nats, "--cluster-node", id), version, opts())
 		return s
 	}
 	clients := map[string]*mcp.ClientSession{

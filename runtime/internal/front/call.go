@@ -140,8 +140,11 @@ func (c *Call) Serve(req *node.Request, reply Replier) {
 func (c *Call) serve() {
 	srv, req := c.peer.base().srv, c.req
 	req.Allow = srv.allow(c.peer.base().id)
-	if req.Method == mcp.MethodToolsCall && req.Canonical == "" {
-		req.Canonical = canonicalName(c.peer, req.Name)
+	if req.Method == mcp.MethodToolsCall {
+		if req.Canonical == "" {
+			req.Canonical = canonicalName(c.peer, req.Name)
+		}
+		req.Strict = c.peer.strictNames()
 	}
 	c.trace()
 	switch p := c.peer.(type) {

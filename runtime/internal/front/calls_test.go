@@ -85,17 +85,27 @@ func TestNamesForStrictClients(t *testing.T) {
 		if got, _ := nodekit.CallText(t, s, "alpha_echo", map[string]any{"text": "x"}); got != "alpha:x" {
 			t.Errorf("alpha_echo answered %q", got)
 		}
+		// toolnode.search names tools in the client's form, and toolnode.execute takes it.
+		if got, _ := nodekit.CallText(t, s, "toolnode_search", map[string]any{"query": "alpha_echo", "limit": 1}); !strings.Contains(got, `"name":"alpha_echo"`) {
+			t.Errorf("toolnode_search for alpha_echo answered %s", got)
+		}
+		if got, _ := nodekit.CallText(t, s, "toolnode_execute", map[string]any{"name": "alpha_echo", "arguments": map[string]any{"text": "y"}}); got != "alpha:y" {
+			t.Errorf("toolnode_execute of alpha_echo answered %q", got)
+		}
 	}
 	t.Run("names underscore", func(t *testing.T) {
 		check(t, nodekit.StartFakes(t, serve.Config{Stdio: true, Front: front.Options{Names: front.NamesStrict}}, lamp).Client(t, "", nil))
 	})
-	t.Run("recognised client", func(t *testing.T) {
-		n := nodekit.StartFakes(t, serve.Config{Stdio: true}, lamp)
+	auto := serve.Config{Stdio: true, Front: front.Options{Names: front.NamesAuto}}
+	t.Run("names auto, any client", func(t *testing.T) {
+		n := nodekit.StartFakes(t, auto, lamp)
 		client := mcp.NewClient(&mcp.Implementation{Name: "GitHub Copilot CLI", Version: "1"}, nil)
 		check(t, nodekit.Join(t, client, n.Stdio(t), ""))
 	})
-	t.Run("others see canonical names", func(t *testing.T) {
-		if nodekit.Tools(t, nodekit.StartFakes(t, serve.Config{Stdio: true}, lamp).Client(t, "", nil))["alpha.echo"] == nil {
+	t.Run("names auto, a client known to take dots", func(t *testing.T) {
+		n := nodekit.StartFakes(t, auto, lamp)
+		client := mcp.NewClient(&mcp.Implementation{Name: "claude-code", Version: "1"}, nil)
+		if nodekit.Tools(t, nodekit.Join(t, client, n.Stdio(t), ""))["alpha.echo"] == nil {
 			t.Error("alpha.echo missing")
 		}
 	})

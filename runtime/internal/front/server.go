@@ -8,7 +8,6 @@
 package front
 
 import (
-	"strings"
 	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
@@ -29,7 +28,8 @@ type Options struct {
 	// Logger logs sessions. Default: discard.
 	Logger hclog.Logger
 	// Names says how tool names are shown: NamesCanonical, NamesStrict, or NamesAuto
-	// (strict for clients known to need it). Default NamesAuto.
+	// (strict for every client but those known to take dots; see clients.go). Default
+	// NamesAuto.
 	Names string
 	// MaxMessage is the largest message a client may send, in bytes. Default 16 MiB.
 	MaxMessage int
@@ -79,16 +79,10 @@ const (
 	NamesCanonical = "canonical"
 	// NamesStrict shows them as ^[a-zA-Z0-9_-]{1,64}$ (seat_verb), mapped back on calls.
 	NamesStrict = "underscore"
-	// NamesAuto is strict for clients that refuse dots (GitHub Copilot, Windsurf).
+	// NamesAuto is strict for every client but those known to take dotted names
+	// (dottedClients: Claude Code, toolnode's own CLI and application libraries).
 	NamesAuto = "auto"
 )
-
-// strictClient reports whether a client, by the name it gives in initialize, is one known to
-// refuse tool names outside ^[a-zA-Z0-9_-]{1,64}$.
-func strictClient(name string) bool {
-	name = strings.ToLower(name)
-	return strings.Contains(name, "copilot") || strings.Contains(name, "windsurf")
-}
 
 // Server answers MCP clients from a node. One Server serves any number of sessions and
 // stateless requests, over any number of transports.

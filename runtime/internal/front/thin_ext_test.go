@@ -76,12 +76,13 @@ func names(t *testing.T, answer string) ([]string, string) {
 	return out, a.Result.NextCursor
 }
 
-// A client that does not name itself gets every tool in one page, in names the model APIs
-// take; one that names itself keeps pages and canonical names; both call by either form.
+// Under --names auto, a client that does not name itself gets every tool in one page, in
+// names the model APIs take; Claude Desktop gets pages in the same names; Claude Code
+// pages and canonical names; all call by either form.
 func TestThinClientSeesEveryToolAndCallsByEitherName(t *testing.T) {
 	dir := t.TempDir()
 	testkit.Write(t, dir, testkit.Fake{Name: "a"})
-	srv := serveBundles(t, dir, front.Options{PageSize: 1})
+	srv := serveBundles(t, dir, front.Options{PageSize: 1, Names: front.NamesAuto})
 	all := srv.Node().Catalog().Len()
 	if all < 3 {
 		t.Fatalf("the catalog holds %d tools; the test needs more than a page", all)
@@ -118,12 +119,17 @@ func TestThinClientSeesEveryToolAndCallsByEitherName(t *testing.T) {
 					t.Errorf("the thin client got %q, which the model APIs refuse", name)
 				}
 			}
-			named := exchange(t, srv, era.lines("claude-ai")...)
-			got, next = names(t, named["2"])
-			if len(got) != 1 || next == "" || !strings.Contains(got[0], ".") {
-				t.Errorf("a named client got %v, next cursor %q; want one canonical name and a cursor", got, next)
+			desktop := exchange(t, srv, era.lines("claude-ai")...)
+			got, next = names(t, desktop["2"])
+			if len(got) != 1 || next == "" || strings.Contains(got[0], ".") {
+				t.Errorf("Claude Desktop got %v, next cursor %q; want one underscore name and a cursor", got, next)
 			}
-			for who, answers := range map[string]map[string]string{"thin": thin, "named": named} {
+			code := exchange(t, srv, era.lines("claude-code")...)
+			got, next = names(t, code["2"])
+			if len(got) != 1 || next == "" || !strings.Contains(got[0], ".") {
+				t.Errorf("Claude Code got %v, next cursor %q; want one canonical name and a cursor", got, next)
+			}
+			for who, answers := range map[string]map[string]string{"thin": thin, "claude-ai": desktop, "claude-code": code} {
 				for id, text := range map[string]string{"3": "a:dotted", "4": "a:underscored"} {
 					if !strings.Contains(answers[id], text) {
 						t.Errorf("%s client, call %s: %s; want %q", who, id, answers[id], text)

@@ -120,7 +120,7 @@ func ExecuteTool() json.RawMessage {
 func (n *Node) callOwn(ctx context.Context, sess Session, req *Request, tool string, done Done) {
 	switch tool {
 	case SearchToolName:
-		done.CallDone(n.Search(req.Arguments, req.Allow))
+		done.CallDone(n.search(req.Arguments, req.Allow, req.Strict))
 	case ExecuteToolName:
 		n.execute(ctx, sess, req, done)
 	case StatusToolName:
@@ -201,12 +201,27 @@ func (n *Node) metaIndex() *metaIndex {
 
 // Search serves toolnode.search with its arguments args, for a caller allowed allow.
 func (n *Node) Search(args json.RawMessage, allow Allow) (json.RawMessage, error) {
+	return n.search(args, allow, false)
+}
+
+// search is Search for a caller shown the underscore form of names when strict: a query
+// that is such a name finds its tool first, and the results name tools in that form.
+func (n *Node) search(args json.RawMessage, allow Allow, strict bool) (json.RawMessage, error) {
 	q, err := ParseSearch(args)
 	if err != nil {
 		return json.Marshal(mcp.ErrorResult(err.Error()))
 	}
 	q.Allow = allow
+	names := n.Catalog().Strict()
+	if canonical, ok := names.Canonical(strings.TrimSpace(q.Text)); ok {
+		q.Text = canonical
+	}
 	res := n.searchIn(n.metaIndex(), q)
+	if strict {
+		for i := range res.Results {
+			res.Results[i].Name = names.Render(res.Results[i].Name)
+		}
+	}
 	structured, err := json.Marshal(res)
 	if err != nil {
 		return nil, err
@@ -228,6 +243,9 @@ func (n *Node) execute(ctx context.Context, sess Session, req *Request, done Don
 		done.CallDone(e.Result(), nil)
 	}
 	name, arguments, err := ParseExecute(req.Arguments)
+	if canonical, ok := n.Catalog().Strict().Canonical(name); ok {
+		name = canonical // the underscore form, as a strict client is shown it
+	}
 	if name != "" {
 		req.Ran = name
 	}

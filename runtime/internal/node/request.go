@@ -52,6 +52,9 @@ type Request struct {
 	// Allow is the caller's filter: what it may see and use; nil for everything. The front
 	// sets it from the access file.
 	Allow Allow
+	// Strict says the caller is shown tool names in their underscore form (a client that
+	// refuses dots): toolnode.search answers with that form. The front sets it.
+	Strict bool
 
 	// What the node did with a tools/call, noted before it calls done, for the audit log.
 	// Bundle is the bundle the call went to ("" when none was reached), Ran the tool the

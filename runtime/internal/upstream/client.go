@@ -121,6 +121,7 @@ type Client struct {
 	era            atomic.Uint32
 	meta           []metaMember // the _meta members of a stateless request
 	discoverParams []byte       // the params of server/discover: the node's clientInfo
+	listMeta       []byte       // the _meta of a stateless bundle's */list: the node's clientInfo
 	merged         atomic.Pointer[mergedMeta]
 
 	// The bundle's own requests being answered, so that it can cancel them.
@@ -448,6 +449,9 @@ const versionMember = `{"` + mcp.MetaProtocolVersion + `":"` + mcp.Version202607
 // revision makes it optional, and a bundle would decode it with every call.
 func (c *Client) setMeta(info, caps []byte) {
 	c.discoverParams = append(append([]byte(`{"_meta":{"`+mcp.MetaClientInfo+`":`), info...), "}}"...)
+	// And with the lists, rarely sent: a server may show names by who asks (a toolnode
+	// fronted by another shows it the catalog's own names).
+	c.listMeta = c.discoverParams[len(`{"_meta":`) : len(c.discoverParams)-1]
 	c.meta = []metaMember{
 		newMetaMember(mcp.MetaClientCapabilities, caps),
 		// Every level, unless the client or the Caller says otherwise: the node filters log
@@ -658,6 +662,12 @@ func (c *Client) ListAll(ctx context.Context, method, field string) ([]json.RawM
 		var params any = struct{}{}
 		if cursor != "" {
 			params = mcp.PaginatedParams{Cursor: cursor}
+		}
+		if c.Era() == EraStateless && c.listMeta != nil {
+			params = struct {
+				Cursor string          `json:"cursor,omitempty"`
+				Meta   json.RawMessage `json:"_meta"`
+			}{cursor, c.listMeta}
 		}
 		raw, err := c.Call(ctx, method, params)
 		if err != nil {

@@ -54,8 +54,14 @@ type Node struct {
 // binary starts. cfg is taken as the binary's serve command makes it, but for what Start
 // fills in: the logger (unless cfg has one), the stdio front's pipes when cfg.Stdio is
 // set, and the OnListening and OnServing hooks. Set cfg.HTTP to Loopback for an HTTP front.
+// Tool names are shown as the catalog has them (front.NamesCanonical) unless cfg.Front.Names
+// says otherwise: the tests speak of tools by their canonical names, whatever client name
+// they give; the binary's default, auto, is tested on its own.
 func Start(t testing.TB, cfg serve.Config) *Node {
 	t.Helper()
+	if cfg.Front.Names == "" {
+		cfg.Front.Names = front.NamesCanonical
+	}
 	logger, logs := testkit.Log(t)
 	if cfg.Logger == nil {
 		cfg.Logger = logger
