@@ -36,7 +36,8 @@ func timedStart(want []string, name string, args ...string) (time.Duration, erro
 		return 0, err
 	}
 	for _, tool := range want {
-		if !names[tool] {
+		if !names[tool] && !names[strings.ReplaceAll(tool, ".", "_")] { // either form of the name
+
 			return 0, fmt.Errorf("%s listed %d tools, without %s", name, len(names), tool)
 		}
 	}
