@@ -24,13 +24,51 @@ func TestNodeKilledLeavesNoBundleRunning(t *testing.T) {
 		t.Skip("setsid(1) is not installed: cannot start a daemon that leaves the group")
 	}
 	dir := t.TempDir()
+	node, leader := startNode(t, dir,
+		`setsid sh -c 'echo $$ > daemon; exec sleep 300' </dev/null >/dev/null 2>&1 & sleep 300 & echo $! > child; exec sleep 300`)
+	daemon := testkit.PidFile(t, filepath.Join(dir, "daemon"), 1)
+	child := testkit.PidFile(t, filepath.Join(dir, "child"), 1)
+	t.Cleanup(func() {
+		for _, pid := range []int{leader, daemon, child} {
+			if p, err := os.FindProcess(pid); err == nil && running(pid) {
+				p.Kill()
+			}
+		}
+	})
+	if err := node.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	node.Wait()
+
+	want := map[string]int{"the bundle": leader, "its child in the group": child, "its daemon out of the group": daemon}
+	if adoptsOrphans && !inCgroups() {
+		// Without cgroups, Linux signals the node's children only: the rest is left to the bundle.
+		want = map[string]int{"the bundle": leader}
+	}
+	testkit.Eventually(t, 15*time.Second, func() string {
+		var left []string
+		for what, pid := range want {
+			if running(pid) {
+				left = append(left, fmt.Sprintf("%s (%d)", what, pid))
+			}
+		}
+		if len(left) > 0 {
+			return fmt.Sprintf("%s still run after the node was killed", strings.Join(left, ", "))
+		}
+		return ""
+	})
+}
+
+// startNode starts this test binary as a node (nodeHelper) whose bundle is the shell script
+// script in the folder dir, and returns it with the pid of its bundle.
+func startNode(t *testing.T, dir, script string) (*exec.Cmd, int) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	node := exec.Command(exe)
-	node.Env = append(os.Environ(), helperEnv+"=node", "PROC_TEST_DIR="+dir,
-		`PROC_TEST_SCRIPT=setsid sh -c 'echo $$ > daemon; exec sleep 300' </dev/null >/dev/null 2>&1 & sleep 300 & echo $! > child; exec sleep 300`)
+	node.Env = append(os.Environ(), helperEnv+"=node", "PROC_TEST_DIR="+dir, "PROC_TEST_SCRIPT="+script)
 	out, err := node.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -48,35 +86,5 @@ func TestNodeKilledLeavesNoBundleRunning(t *testing.T) {
 	if _, err := fmt.Sscan(strings.TrimPrefix(line, "started "), &leader); err != nil {
 		t.Fatal(err)
 	}
-	daemon := testkit.PidFile(t, filepath.Join(dir, "daemon"), 1)
-	child := testkit.PidFile(t, filepath.Join(dir, "child"), 1)
-	t.Cleanup(func() {
-		for _, pid := range []int{leader, daemon, child} {
-			if p, err := os.FindProcess(pid); err == nil && running(pid) {
-				p.Kill()
-			}
-		}
-	})
-	if err := node.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	node.Wait()
-
-	want := map[string]int{"the bundle": leader, "its child in the group": child, "its daemon out of the group": daemon}
-	if adoptsOrphans {
-		// Linux signals the node's children only: the rest is left to the bundle.
-		want = map[string]int{"the bundle": leader}
-	}
-	testkit.Eventually(t, 15*time.Second, func() string {
-		var left []string
-		for what, pid := range want {
-			if running(pid) {
-				left = append(left, fmt.Sprintf("%s (%d)", what, pid))
-			}
-		}
-		if len(left) > 0 {
-			return fmt.Sprintf("%s still run after the node was killed", strings.Join(left, ", "))
-		}
-		return ""
-	})
+	return node, leader
 }

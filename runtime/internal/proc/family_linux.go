@@ -36,6 +36,8 @@ func sysProcAttr() *syscall.SysProcAttr {
 type family struct {
 	self        int
 	tag         []byte // TagVar=<random>, as it appears in /proc/PID/environ
+	cgroup      string // the leader's own cgroup, which holds every descendant; "" without
+	cgroupFD    int    // cgroup open for the leader's start; -1 once started
 	leader      int
 	leaderStart uint64 // against the leader's pid being reused once it is reaped
 
@@ -59,27 +61,64 @@ func newFamily(env []string, _ time.Duration) (*family, []string, error) {
 	}
 	tag := TagVar + "=" + hex.EncodeToString(b[:])
 	f := &family{self: os.Getpid(), tag: []byte(tag), known: map[int]uint64{}, strangers: map[int]uint64{}, ticking: newTicking()}
+	f.cgroup, f.cgroupFD = newCgroup()
 	return f, append(env[:len(env):len(env)], tag), nil
+}
+
+// place makes the leader start in the family's cgroup, where there is one.
+func (f *family) place(attr *syscall.SysProcAttr) {
+	if f.cgroupFD >= 0 {
+		attr.UseCgroupFD, attr.CgroupFD = true, f.cgroupFD
+	}
+}
+
+// unplace gives the family's cgroup up, before any process is in it, and reports whether
+// there was one.
+func (f *family) unplace() bool {
+	if f.cgroup == "" {
+		return false
+	}
+	f.closeCgroupFD()
+	_ = os.Remove(f.cgroup)
+	f.cgroup = ""
+	return true
+}
+
+func (f *family) closeCgroupFD() {
+	if f.cgroupFD >= 0 {
+		_ = syscall.Close(f.cgroupFD)
+		f.cgroupFD = -1
+	}
 }
 
 // follow starts following the descendants of leader every d, reaping those that were
 // orphaned and exited.
 func (f *family) follow(leader int, d time.Duration) {
 	f.leader = leader
+	f.closeCgroupFD()
 	if st, ok := readStat(leader); ok {
 		f.leaderStart = st.start
 	}
 	f.start(d, func() { f.members() })
 }
 
-// close stops following. Safe to call many times.
-func (f *family) close() { f.halt() }
+// close stops following, and removes the family's cgroup once it is empty. Safe to call
+// many times.
+func (f *family) close() {
+	f.halt()
+	if f.cgroup != "" {
+		removeCgroup(f.cgroup, time.Second)
+	}
+}
 
 // signal sends sig to the leader's group and to every living member of the family.
 func (f *family) signal(sig syscall.Signal) {
 	_ = syscall.Kill(-f.leader, sig)
 	for _, pid := range f.members() {
 		_ = syscall.Kill(pid, sig)
+	}
+	if f.cgroup != "" {
+		signalCgroup(f.cgroup, sig)
 	}
 }
 
@@ -117,7 +156,8 @@ func (f *family) members() []int {
 		case !ok:
 		case f.strangers[c] == st.start:
 			strangers[c] = st.start
-		case f.known[c] == st.start || f.tagged(c):
+		case f.known[c] == st.start || f.tagged(c) || f.cgroup != "" && inCgroup(c, f.cgroup):
+			// In the family's cgroup: whatever it did to leave the tree, group and tag.
 			queue = append(queue, c)
 		default:
 			// A tag is inherited at fork: a child of the node without it never gets it.
@@ -125,6 +165,9 @@ func (f *family) members() []int {
 		}
 	}
 	f.strangers = strangers
+	if f.cgroup != "" {
+		queue = append(queue, cgroupProcs(f.cgroup)...)
+	}
 	seen := map[int]uint64{}
 	var live []int
 	for len(queue) > 0 {

@@ -7,6 +7,11 @@ import (
 	"time"
 )
 
+// place and unplace have nothing to do: processes are not put in cgroups here.
+func (f *family) place(*syscall.SysProcAttr) {}
+
+func (f *family) unplace() bool { return false }
+
 func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
 // family is the leader's process group: on the Unix systems other than Linux and macOS, a

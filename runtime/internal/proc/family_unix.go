@@ -27,6 +27,11 @@ import (
 // adoptsOrphans: the bundles' orphans go to launchd (or init), which reaps them.
 const adoptsOrphans = false
 
+// place and unplace have nothing to do: processes are not put in cgroups here.
+func (f *family) place(*syscall.SysProcAttr) {}
+
+func (f *family) unplace() bool { return false }
+
 func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
 // procEntry is one process as the process table shows it.

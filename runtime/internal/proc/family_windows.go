@@ -6,6 +6,11 @@ import (
 	"time"
 )
 
+// place and unplace have nothing to do: processes are not put in cgroups here.
+func (f *family) place(*syscall.SysProcAttr) {}
+
+func (f *family) unplace() bool { return false }
+
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{CreationFlags: syscall.CREATE_NEW_PROCESS_GROUP}
 }

@@ -3,7 +3,8 @@
 // and every signal goes to the whole group, so wrappers such as `sh -c`, `npx` or `uv run`
 // cannot leave the real server behind. Each process's descendants are followed too, so that
 // a daemon that left the group (`setsid`) is stopped with its bundle: on Linux the node is a
-// child subreaper that orphans come back to, and reaps them (family_linux.go); on macOS
+// child subreaper that orphans come back to, and reaps them (family_linux.go), and where it
+// may, starts each process in a cgroup of its own that nothing leaves (cgroup_linux.go); on macOS
 // orphans go to launchd, and the node finds them in the process table by the tag they
 // inherited (family_unix.go). If the node dies without stopping its bundles, Linux sends
 // each bundle process SIGTERM (the parent-death signal); macOS has no such signal, and a
@@ -127,14 +128,28 @@ func Start(cfg Config) (*Process, error) {
 		closeAll(inR, inW, outR, outW, errR, errW)
 		return nil, err
 	}
-	cmd := exec.Command(path, cfg.Args...)
-	cmd.Dir = cfg.Dir
-	cmd.Env = env
-	// *os.File ends make exec hand the descriptors over as they are, without copying
-	// goroutines that would tie Wait to grandchildren holding the pipes open.
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
+	command := func(placed bool) *exec.Cmd {
+		cmd := exec.Command(path, cfg.Args...)
+		cmd.Dir = cfg.Dir
+		cmd.Env = env
+		// *os.File ends make exec hand the descriptors over as they are, without copying
+		// goroutines that would tie Wait to grandchildren holding the pipes open.
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+		cmd.SysProcAttr = sysProcAttr()
+		if placed {
+			fam.place(cmd.SysProcAttr)
+		}
+		return cmd
+	}
+	cmd := command(true)
+	err = cmd.Start()
+	if err != nil && fam.unplace() {
+		// A kernel that cannot start a process in a cgroup: started as elsewhere.
+		cmd = command(false)
+		err = cmd.Start()
+	}
+	if err != nil {
+		fam.unplace()
 		closeAll(inR, inW, outR, outW, errR, errW)
 		return nil, fmt.Errorf("start %s: %w", path, err)
 	}

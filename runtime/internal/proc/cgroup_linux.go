@@ -1,0 +1,281 @@
+//go:build linux && !toolnode_darwin_proc
+
+package proc
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Where the node can write the cgroup v2 hierarchy (as root, or in a subtree systemd
+// delegated to it), each bundle process starts in a cgroup of its own, under one of the
+// node's: <the node's cgroup>/toolnode-<pid>-<start>/p<n>. A process cannot leave its cgroup
+// by forking, setsid or clearing its environment, so what a bundle started, however far it
+// went, is found there: Stop ends it (cgroup.kill), and if the node dies without stopping
+// its bundles, the reaper below does. Elsewhere the family is followed as before: by tree,
+// tag and group.
+
+// reaperVar, in the environment of the node's binary, makes it the reaper of the node's
+// cgroups: "PID DIR", the node and its cgroup directory.
+const reaperVar = "TOOLNODE_PROC_REAPER"
+
+// Checked here, as the watchdog is on macOS, so that every binary that starts bundles
+// through this package (the node's, and test binaries acting as one) is its own reaper.
+func init() {
+	if v, ok := os.LookupEnv(reaperVar); ok {
+		pid, dir, _ := strings.Cut(v, " ")
+		node, _ := strconv.Atoi(pid)
+		os.Exit(runReaper(os.Stdin, node, dir))
+	}
+}
+
+// nodeCgroup is the node's cgroup directory, made at the first start, or "" where the node
+// cannot make one.
+var nodeCgroup = sync.OnceValue(func() string {
+	base := ownCgroup()
+	if base == "" || cgroupMount == "" {
+		return ""
+	}
+	st, ok := readStat(os.Getpid())
+	if !ok {
+		return ""
+	}
+	sweepDeadNodes(base)
+	dir := filepath.Join(base, fmt.Sprintf("toolnode-%d-%d", os.Getpid(), st.start))
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return ""
+	}
+	if err := startReaper(dir); err != nil {
+		_ = os.Remove(dir)
+		return ""
+	}
+	return dir
+})
+
+var cgroups atomic.Int64 // names the processes' cgroups: p1, p2, ...
+
+// newCgroup makes a cgroup for one process, and opens it for clone3's CLONE_INTO_CGROUP;
+// "" and -1 where the node has none.
+func newCgroup() (string, int) {
+	parent := nodeCgroup()
+	if parent == "" {
+		return "", -1
+	}
+	dir := filepath.Join(parent, "p"+strconv.FormatInt(cgroups.Add(1), 10))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", -1
+	}
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		_ = os.Remove(dir)
+		return "", -1
+	}
+	return dir, fd
+}
+
+// cgroupMount is where the cgroup v2 hierarchy is mounted, once ownCgroup found it.
+var cgroupMount string
+
+// ownCgroup is the directory of the node's own cgroup in a cgroup v2 hierarchy it may
+// write, or "".
+func ownCgroup() string {
+	mount := ""
+	mi, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	defer mi.Close()
+	sc := bufio.NewScanner(mi)
+	for sc.Scan() {
+		// "36 35 0:30 / /sys/fs/cgroup/unified rw,... - cgroup2 cgroup2 rw"
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		f := strings.Fields(pre)
+		if ok && strings.HasPrefix(post, "cgroup2 ") && len(f) >= 5 && f[3] == "/" {
+			mount = f[4]
+			break
+		}
+	}
+	if mount == "" {
+		return ""
+	}
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rel, ok := strings.CutPrefix(line, "0::"); ok {
+			dir := filepath.Join(mount, rel)
+			if syscall.Access(dir, 2 /* W_OK */) != nil {
+				return ""
+			}
+			cgroupMount = mount
+			return dir
+		}
+	}
+	return ""
+}
+
+// inCgroup reports whether process pid (a zombie too) is in the cgroup dir.
+func inCgroup(pid int, dir string) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rel, ok := strings.CutPrefix(line, "0::"); ok {
+			return filepath.Join(cgroupMount, rel) == dir
+		}
+	}
+	return false
+}
+
+// cgroupProcs lists the processes in the cgroup dir.
+func cgroupProcs(dir string) []int {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, s := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(s); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// signalCgroup sends sig to every process in dir. SIGKILL goes through cgroup.kill where
+// the kernel has it (5.14), which no fork can race.
+func signalCgroup(dir string, sig syscall.Signal) {
+	if sig == syscall.SIGKILL && os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0) == nil {
+		return
+	}
+	for _, pid := range cgroupProcs(dir) {
+		_ = syscall.Kill(pid, sig)
+	}
+}
+
+// removeCgroup removes dir once its processes are gone, waiting up to wait for them.
+func removeCgroup(dir string, wait time.Duration) {
+	for deadline := time.Now().Add(wait); ; time.Sleep(10 * time.Millisecond) {
+		if os.Remove(dir) == nil || errors.Is(os.Remove(dir), os.ErrNotExist) || time.Now().After(deadline) {
+			return
+		}
+	}
+}
+
+// endCgroups stops every process in the cgroups under dir as Stop would (SIGTERM, grace,
+// SIGKILL) and removes them, dir included.
+func endCgroups(dir string, grace time.Duration) {
+	entries, _ := os.ReadDir(dir)
+	var subs []string
+	for _, e := range entries {
+		if e.IsDir() {
+			subs = append(subs, filepath.Join(dir, e.Name()))
+		}
+	}
+	empty := func() bool {
+		for _, s := range subs {
+			if len(cgroupProcs(s)) > 0 {
+				return false
+			}
+		}
+		return true
+	}
+	for _, s := range subs {
+		signalCgroup(s, syscall.SIGTERM)
+	}
+	for deadline := time.Now().Add(grace); !empty() && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, s := range subs {
+		signalCgroup(s, syscall.SIGKILL)
+		removeCgroup(s, 5*time.Second)
+	}
+	removeCgroup(dir, time.Second)
+}
+
+// sweepDeadNodes ends what a node killed together with its reaper left in base.
+func sweepDeadNodes(base string) {
+	entries, _ := os.ReadDir(base)
+	for _, e := range entries {
+		var pid int
+		var start uint64
+		if _, err := fmt.Sscanf(e.Name(), "toolnode-%d-%d", &pid, &start); err != nil || !e.IsDir() {
+			continue
+		}
+		if st, ok := readStat(pid); ok && st.start == start {
+			continue // that node runs
+		}
+		endCgroups(filepath.Join(base, e.Name()), 0)
+	}
+}
+
+// startReaper starts the reaper of the node's cgroups in dir: the node's own binary in a
+// session of its own, so that signals meant for the node's terminal or group miss it. Its
+// stdin is a pipe whose write end the node holds, as a bare descriptor no finalizer closes,
+// and never writes: its closing, however the node ends, is what the reaper waits for.
+func startReaper(dir string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("start the reaper that ends bundles if the node dies: %w", err)
+	}
+	var fds [2]int
+	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
+		return fmt.Errorf("start the reaper that ends bundles if the node dies: %w", err)
+	}
+	r := os.NewFile(uintptr(fds[0]), "reaper")
+	defer r.Close()
+	cmd := exec.Command(exe)
+	cmd.Env = []string{reaperVar + "=" + strconv.Itoa(os.Getpid()) + " " + dir}
+	cmd.Stdin = r
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		_ = syscall.Close(fds[1])
+		return fmt.Errorf("start the reaper that ends bundles if the node dies: %w", err)
+	}
+	// Never waited for: it exits after the node. Should it die first, it stays a zombie of
+	// the node, and the bundles lose only this guard.
+	_ = cmd.Process.Release()
+	return nil
+}
+
+// runReaper waits for the node to end (its pipe closes, or node is no longer its parent),
+// then ends every process in the node's cgroups in dir, and returns the exit code.
+func runReaper(in *os.File, node int, dir string) int {
+	closed := make(chan struct{})
+	go func() {
+		var b [64]byte
+		for {
+			if _, err := in.Read(b[:]); err != nil {
+				close(closed)
+				return
+			}
+		}
+	}()
+	parent := time.NewTicker(time.Second)
+	defer parent.Stop()
+wait:
+	for {
+		select {
+		case <-closed:
+			break wait
+		case <-parent.C:
+			if os.Getppid() != node {
+				break wait
+			}
+		}
+	}
+	endCgroups(dir, 3*time.Second)
+	return 0
+}
