@@ -139,23 +139,38 @@ func inCgroup(pid int, dir string) bool {
 	return false
 }
 
-// cgroupProcs lists the processes in the cgroup dir.
+// cgroupProcs lists the processes in the cgroup dir and in those under it (a bundle that is
+// itself a node makes cgroups under its own).
 func cgroupProcs(dir string) []int {
-	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-	if err != nil {
-		return nil
-	}
 	var out []int
-	for _, s := range strings.Fields(string(b)) {
-		if pid, err := strconv.Atoi(s); err == nil {
-			out = append(out, pid)
+	for _, d := range cgroupTree(dir) {
+		b, err := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+		if err != nil {
+			continue
+		}
+		for _, s := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(s); err == nil {
+				out = append(out, pid)
+			}
 		}
 	}
 	return out
 }
 
-// signalCgroup sends sig to every process in dir. SIGKILL goes through cgroup.kill where
-// the kernel has it (5.14), which no fork can race.
+// cgroupTree is dir and the cgroups under it, each after those under it.
+func cgroupTree(dir string) []string {
+	var out []string
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, cgroupTree(filepath.Join(dir, e.Name()))...)
+		}
+	}
+	return append(out, dir)
+}
+
+// signalCgroup sends sig to every process in dir and under it. SIGKILL goes through
+// cgroup.kill where the kernel has it (5.14), which no fork can race.
 func signalCgroup(dir string, sig syscall.Signal) {
 	if sig == syscall.SIGKILL && os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0) == nil {
 		return
@@ -165,44 +180,30 @@ func signalCgroup(dir string, sig syscall.Signal) {
 	}
 }
 
-// removeCgroup removes dir once its processes are gone, waiting up to wait for them.
+// removeCgroup removes dir and the cgroups under it once their processes are gone, waiting
+// up to wait for them.
 func removeCgroup(dir string, wait time.Duration) {
 	for deadline := time.Now().Add(wait); ; time.Sleep(10 * time.Millisecond) {
-		if os.Remove(dir) == nil || errors.Is(os.Remove(dir), os.ErrNotExist) || time.Now().After(deadline) {
+		for _, d := range cgroupTree(dir) {
+			_ = os.Remove(d)
+		}
+		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) || time.Now().After(deadline) {
 			return
 		}
 	}
 }
 
 // endCgroups stops every process in the cgroups under dir as Stop would (SIGTERM, grace,
-// SIGKILL) and removes them, dir included.
-func endCgroups(dir string, grace time.Duration) {
-	entries, _ := os.ReadDir(dir)
-	var subs []string
-	for _, e := range entries {
-		if e.IsDir() {
-			subs = append(subs, filepath.Join(dir, e.Name()))
+// SIGKILL), and removes them, dir included, waiting up to wait for the killed to go.
+func endCgroups(dir string, grace, wait time.Duration) {
+	if len(cgroupProcs(dir)) > 0 {
+		signalCgroup(dir, syscall.SIGTERM)
+		for deadline := time.Now().Add(grace); len(cgroupProcs(dir)) > 0 && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
 		}
+		signalCgroup(dir, syscall.SIGKILL)
 	}
-	empty := func() bool {
-		for _, s := range subs {
-			if len(cgroupProcs(s)) > 0 {
-				return false
-			}
-		}
-		return true
-	}
-	for _, s := range subs {
-		signalCgroup(s, syscall.SIGTERM)
-	}
-	for deadline := time.Now().Add(grace); !empty() && time.Now().Before(deadline); {
-		time.Sleep(50 * time.Millisecond)
-	}
-	for _, s := range subs {
-		signalCgroup(s, syscall.SIGKILL)
-		removeCgroup(s, 5*time.Second)
-	}
-	removeCgroup(dir, time.Second)
+	removeCgroup(dir, wait)
 }
 
 // sweepDeadNodes ends what a node killed together with its reaper left in base.
@@ -217,7 +218,7 @@ func sweepDeadNodes(base string) {
 		if st, ok := readStat(pid); ok && st.start == start {
 			continue // that node runs
 		}
-		endCgroups(filepath.Join(base, e.Name()), 0)
+		endCgroups(filepath.Join(base, e.Name()), 0, 100*time.Millisecond)
 	}
 }
 
@@ -276,6 +277,6 @@ wait:
 			}
 		}
 	}
-	endCgroups(dir, 3*time.Second)
+	endCgroups(dir, 3*time.Second, 5*time.Second)
 	return 0
 }
