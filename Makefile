@@ -14,8 +14,10 @@ RUN_DEB_PACKAGES := libjansson-dev tzdata unzip
 # servers as peers, Chromium to render MCP Apps views, HAProxy in front of replicas,
 # abigail-tools (abidiff) to hold the C SDK's ABI to the last release.
 TEST_DEB_PACKAGES := valgrind prometheus nats-server chromium haproxy abigail-tools
-# The official MCP Python client and pytest, for the Python tests.
-PY_TEST_PACKAGES := pytest==9.2.0 mcp==2.3.0
+# The official MCP Python client and pytest, for the Python tests; mypy for the SDK's
+# --strict type check; build and setuptools (the SDK's build backend) to build its wheel
+# and sdist as a release does.
+PY_TEST_PACKAGES := pytest==9.2.0 mcp==2.3.0 mypy==2.4.1 build==1.6.1 setuptools==84.2.1
 
 .PHONY: all deps deps-run toolnode examples fixtures bundles run test test-go test-cross test-darwin-proc test-c test-python test-app test-meos fuzz bench bench-bundles bench-peers dist clean
 

@@ -3,6 +3,7 @@ input, notice cancellation."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
@@ -86,6 +87,9 @@ class Context:
         self._asker = asker
         self._capable = capable
         self._cancelled = threading.Event()
+        # What else a cancellation must reach (an async handler's task), guarded by
+        # _status_lock.
+        self._cancel_hooks: List[Callable[[], None]] = []
         self._statuses = 0
         self._status_lock = threading.Lock()
 
@@ -111,7 +115,8 @@ class Context:
         """True once the client sent notifications/cancelled for this call.
 
         The answer of a cancelled call is never sent, so a handler that sees this
-        may return anything, or raise, as soon as it likes.
+        may return anything, or raise, as soon as it likes. An async handler is also
+        cancelled as an asyncio task: asyncio.CancelledError at its next await.
         """
         return self._cancelled.is_set()
 
@@ -213,5 +218,22 @@ class Context:
         roots = self.ask({key: {"method": "roots/list", "params": {}}})[key].get("roots")
         return roots if isinstance(roots, list) else []
 
+    async def ask_async(self, requests: Mapping[str, Mapping[str, Any]]) -> Dict[str, Message]:
+        """ask() for an async handler: waits for the client's answers on a thread of its
+        own, so the event loop goes on serving the other calls meanwhile."""
+        return await asyncio.get_running_loop().run_in_executor(None, self.ask, requests)
+
+    def _on_cancel(self, hook: Callable[[], None]) -> None:
+        """Call hook on cancellation: now, if the call is cancelled already."""
+        with self._status_lock:
+            if not self._cancelled.is_set():
+                self._cancel_hooks.append(hook)
+                return
+        hook()
+
     def _cancel(self) -> None:
-        self._cancelled.set()
+        with self._status_lock:
+            self._cancelled.set()
+            hooks, self._cancel_hooks = self._cancel_hooks, []
+        for hook in hooks:
+            hook()

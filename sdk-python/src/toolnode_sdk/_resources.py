@@ -5,17 +5,20 @@ from __future__ import annotations
 import base64
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Union
 from urllib.parse import unquote
 
 from ._context import Context
 from ._protocol import Message
 
 ResourceReturn = Union[str, bytes, Dict[str, Any], List[Dict[str, Any]]]
-ResourceHandler = Callable[[str, Context], ResourceReturn]
-TemplateHandler = Callable[[str, Dict[str, str], Context], ResourceReturn]
+# Handlers are sync (run on the server's thread pool) or async def (run on its event loop).
+ResourceHandler = Callable[[str, Context], Union[ResourceReturn, Awaitable[ResourceReturn]]]
+TemplateHandler = Callable[
+    [str, Dict[str, str], Context], Union[ResourceReturn, Awaitable[ResourceReturn]]
+]
 PromptReturn = Union[str, List[Dict[str, Any]], Dict[str, Any]]
-PromptHandler = Callable[[Dict[str, str], Context], PromptReturn]
+PromptHandler = Callable[[Dict[str, str], Context], Union[PromptReturn, Awaitable[PromptReturn]]]
 
 
 def _listed(fields: Dict[str, Any]) -> Message:

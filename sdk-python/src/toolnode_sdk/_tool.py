@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Union
 
 from ._context import Context
 from ._protocol import Message, dumps_compact
@@ -24,7 +24,9 @@ class Result:
 
 
 ToolReturn = Union[str, List[Dict[str, Any]], Dict[str, Any], Result, None]
-Handler = Callable[[Dict[str, Any], Context], ToolReturn]
+# A tool's function: sync (run on the server's thread pool) or async def (run on its
+# event loop).
+Handler = Callable[[Dict[str, Any], Context], Union[ToolReturn, Awaitable[ToolReturn]]]
 
 # SEP-986: what a tool name may contain.
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
