@@ -40,7 +40,8 @@ type Source struct {
 	NoPrefix bool
 	Tools    []json.RawMessage
 	// Views maps the ui:// URIs of the bundle's views to the URIs they are exposed at (see
-	// Views.Of): a tool naming a view exposed under another URI is listed with that URI.
+	// Views.Of): a tool naming a view exposed under another URI is listed with that URI,
+	// and without it when the view is left out.
 	Views map[string]string
 }
 
@@ -175,8 +176,11 @@ func Build(sources []Source) (*Catalog, []Notice) {
 			claim := dotted && seats[prefix] || s.NoPrefix
 			c := candidate{name: t.Name, bundle: s.Bundle, tool: t.Name, claim: claim, raw: raw}
 			c.view, c.appOnly = toolView(raw)
-			if exposed := s.Views[c.view]; exposed != "" && exposed != c.view {
-				c.raw = setToolView(raw, exposed)
+			if exposed, ok := s.Views[c.view]; ok && exposed != c.view {
+				c.raw = setToolView(raw, exposed) // without its view when the view is left out
+				if exposed == "" {
+					c.view = ""
+				}
 			}
 			if owner := owners[prefix]; claim && dotted && len(owner) > 0 && !slices.Contains(owner, s.Bundle) {
 				c.claim, c.name = false, s.Bundle+"."+t.Name

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,10 +24,11 @@ type ResourceSource struct {
 }
 
 // Resources merges resources by URI. URIs name things outside the node (files, rows,
-// test://...), so they are never rewritten; when two bundles list the same URI, the bundle
-// whose name sorts first serves it. Views are the exception (see Views): served by every
-// bundle whose tools name them, listed or not, and namespaced when two bundles serve the
-// same URI.
+// test://...), so they are never rewritten; a URI two bundles list is served by neither,
+// and reading it is an error naming both: the node cannot tell which is meant, and the
+// order of bundles' names must not decide whose answer a client gets. Views are the
+// exception (see Views): served by every bundle whose tools name them, listed or not,
+// and namespaced when two bundles serve the same URI.
 type Resources struct {
 	resources []listed
 	templates []listed
@@ -35,6 +37,7 @@ type Resources struct {
 	bundles   []string
 	own       map[string]string   // an exposed view URI -> the URI its bundle names it, where they differ
 	clashes   map[string][]string // a view URI two bundles serve -> the URIs exposed for it
+	shared    map[string][]string // a URI two bundles list -> those bundles, sorted
 }
 
 // listed is a resource or template as listed, with the bundle serving it and its URI (or
@@ -56,6 +59,27 @@ type templateRoute struct {
 func BuildResources(sources []ResourceSource) (*Resources, []Notice) {
 	r := &Resources{byURI: map[string]string{}}
 	var notices []Notice
+	listers := map[string][]string{} // a plain resource's URI -> the bundles listing it
+	for _, s := range sources {
+		for _, raw := range s.Resources {
+			var res struct {
+				URI string `json:"uri"`
+			}
+			if json.Unmarshal(raw, &res) == nil && res.URI != "" {
+				if _, view := s.Views[res.URI]; !view && !slices.Contains(listers[res.URI], s.Bundle) {
+					listers[res.URI] = append(listers[res.URI], s.Bundle)
+				}
+			}
+		}
+	}
+	for uri, bundles := range listers {
+		if len(bundles) > 1 {
+			if r.shared == nil {
+				r.shared = map[string][]string{}
+			}
+			r.shared[uri] = bundles
+		}
+	}
 	for _, s := range sources {
 		if len(s.Resources) > 0 || len(s.Templates) > 0 || len(s.Views) > 0 {
 			r.bundles = append(r.bundles, s.Bundle)
@@ -70,6 +94,9 @@ func BuildResources(sources []ResourceSource) (*Resources, []Notice) {
 				continue
 			}
 			if exposed, view := s.Views[res.URI]; view {
+				if exposed == "" {
+					continue // left out (see PlanViews)
+				}
 				// Routed by addViews; listed under the URI exposed.
 				if exposed != res.URI {
 					quoted, _ := json.Marshal(exposed)
@@ -78,10 +105,13 @@ func BuildResources(sources []ResourceSource) (*Resources, []Notice) {
 				r.resources = append(r.resources, listed{raw: raw, bundle: s.Bundle, uri: res.URI})
 				continue
 			}
-			if owner, taken := r.byURI[res.URI]; taken {
-				notices = append(notices, Notice{Bundle: s.Bundle, Tool: res.URI,
-					Reason: fmt.Sprintf("resource %q is already served by bundle %q", res.URI, owner)})
+			if bundles := r.shared[res.URI]; bundles != nil {
+				notices = append(notices, Notice{Bundle: s.Bundle, Tool: res.URI, Kind: "resource",
+					Reason: fmt.Sprintf("resource %q is listed by bundles %s; it is served by neither", res.URI, strings.Join(bundles, ", "))})
 				continue
+			}
+			if _, taken := r.byURI[res.URI]; taken {
+				continue // listed twice by the bundle
 			}
 			r.byURI[res.URI] = s.Bundle
 			r.resources = append(r.resources, listed{raw: raw, bundle: s.Bundle, uri: res.URI})
@@ -129,21 +159,65 @@ func templateRegexp(tmpl string) *regexp.Regexp {
 	return regexp.MustCompile(sb.String())
 }
 
-// Route finds the bundle serving uri: the one listing it, else the first whose template
-// matches it, else the only bundle offering resources at all.
+// Route finds the bundle serving uri: the one listing it, else the one whose templates
+// match it, else the only bundle offering resources at all. A URI that two bundles list,
+// or two bundles' templates match, is served by neither (see Shared), nor one under the
+// node's ui://toolnode/ but by its exact URI.
 func (r *Resources) Route(uri string) (string, bool) {
 	if b, ok := r.byURI[uri]; ok {
 		return b, true
 	}
-	for _, p := range r.patterns {
-		if p.re.MatchString(uri) {
-			return p.bundle, true
-		}
+	if r.shared[uri] != nil || isNodeView(uri) {
+		return "", false
+	}
+	if matched := r.matching(uri); len(matched) > 0 {
+		return onlyOne(matched)
 	}
 	if len(r.bundles) == 1 {
 		return r.bundles[0], true
 	}
 	return "", false
+}
+
+// onlyOne returns the bundle of bundles when it holds one; none for two or more.
+func onlyOne(bundles []string) (string, bool) {
+	if len(bundles) != 1 {
+		return "", false
+	}
+	return bundles[0], true
+}
+
+// matching returns the bundles whose templates match uri, in the order of their names.
+func (r *Resources) matching(uri string) []string {
+	var bundles []string
+	for _, p := range r.patterns {
+		if p.re.MatchString(uri) && !slices.Contains(bundles, p.bundle) {
+			bundles = append(bundles, p.bundle)
+		}
+	}
+	return bundles
+}
+
+// Shared returns the bundles that all list uri (a URI, or a template for completion), or
+// whose templates all match it, when two or more do: the node serves it by none of them.
+// nil otherwise.
+func (r *Resources) Shared(uri string) []string {
+	if b := r.shared[uri]; b != nil {
+		return b
+	}
+	if owners := r.listingTemplate(uri); len(owners) > 0 {
+		if len(owners) > 1 {
+			return owners
+		}
+		return nil
+	}
+	if _, listed := r.byURI[uri]; listed || isNodeView(uri) {
+		return nil
+	}
+	if matched := r.matching(uri); len(matched) > 1 {
+		return matched
+	}
+	return nil
 }
 
 // View finds the bundle serving uri as Route does, and the URI the bundle names it: uri
@@ -167,9 +241,11 @@ func (r *Resources) Clash(uri string) []string { return r.clashes[uri] }
 // addViews routes the views of s, listed or not, by the URIs they are exposed at.
 func (r *Resources) addViews(s ResourceSource) {
 	for own, exposed := range s.Views {
-		if _, taken := r.byURI[exposed]; taken {
-			continue // a namespaced URI that another bundle names as its own: the first keeps it
+		if exposed == "" {
+			continue // left out (see PlanViews)
 		}
+		// No other bundle has exposed: a namespaced URI is under ui://toolnode/, where no
+		// bundle's own view is kept.
 		r.byURI[exposed] = s.Bundle
 		if exposed == own {
 			continue
@@ -183,14 +259,32 @@ func (r *Resources) addViews(s ResourceSource) {
 	}
 }
 
-// RouteTemplate finds the bundle that lists the template uriTemplate, for completion.
+// RouteTemplate finds the bundle that lists the template uriTemplate, for completion; a
+// template two bundles list is served by neither (see Shared).
 func (r *Resources) RouteTemplate(uriTemplate string) (string, bool) {
-	for _, p := range r.patterns {
-		if p.uri == uriTemplate {
-			return p.bundle, true
-		}
+	if owners := r.listingTemplate(uriTemplate); len(owners) > 0 {
+		return onlyOne(owners)
 	}
 	return r.Route(uriTemplate)
+}
+
+// listingTemplate returns the bundles that list the template uriTemplate.
+func (r *Resources) listingTemplate(uriTemplate string) []string {
+	var bundles []string
+	for _, p := range r.patterns {
+		if p.uri == uriTemplate && !slices.Contains(bundles, p.bundle) {
+			bundles = append(bundles, p.bundle)
+		}
+	}
+	return bundles
+}
+
+// Listed calls each with every URI routed by itself (a resource listed, or a view at the
+// URI exposed) and the bundle serving it.
+func (r *Resources) Listed(each func(uri, bundle string)) {
+	for uri, b := range r.byURI {
+		each(uri, b)
+	}
 }
 
 // Equal reports whether both list the same resources and templates.

@@ -13,9 +13,11 @@ import (
 // Views are the ui:// resources of MCP Apps (see mcp.ExtensionUI). A view is written for
 // its server: it reads the server's URIs and calls its tools by the server's own names. So
 // a view's URI is exposed as the bundle names it, and rewritten only when two bundles
-// serve the same one: then each bundle's copy becomes ui://<bundle>/<rest of the URI>, in
-// the tools that name it and in the resources listed, and the URI as the bundles name it
-// is refused with an error naming the rewritten ones. A bundle serves a view at every
+// serve the same one: then each bundle's copy becomes ui://toolnode/<bundle>/<rest of the
+// URI>, in the tools that name it and in the resources listed, and the URI as the bundles
+// name it is refused with an error naming the rewritten ones. ui://toolnode/ is the
+// node's: a bundle's view under it is left out (its tools listed without it), so that no
+// bundle can serve the URI another's view is moved to. A bundle serves a view at every
 // ui:// URI its tools name, listed or not (servers may leave views out of
 // resources/list), and at every ui:// resource it lists.
 
@@ -27,13 +29,22 @@ type ViewSource struct {
 
 // Views says where each bundle's views are exposed.
 type Views struct {
-	exposed map[string]map[string]string // bundle -> its own URI -> the URI exposed
+	exposed map[string]map[string]string // bundle -> its own URI -> the URI exposed, "" when left out
+}
+
+// nodeViews begins the URIs of the node's own: those of views two bundles serve.
+const nodeViews = mcp.UIScheme + "toolnode/"
+
+// isNodeView reports whether uri is under ui://toolnode/, scheme and host in any case.
+func isNodeView(uri string) bool {
+	return len(uri) >= len(nodeViews) && strings.EqualFold(uri[:len(nodeViews)], nodeViews)
 }
 
 // PlanViews finds the views of every source and the URI each is exposed at, and reports
-// the URIs that two bundles serve.
+// the URIs that two bundles serve and the views left out.
 func PlanViews(sources []ViewSource) (*Views, []Notice) {
 	v := &Views{exposed: map[string]map[string]string{}}
+	var notices []Notice
 	servers := map[string][]string{} // own URI -> the bundles serving it, in the order of sources
 	for _, s := range sources {
 		own := map[string]bool{}
@@ -55,12 +66,20 @@ func PlanViews(sources []ViewSource) (*Views, []Notice) {
 		}
 		m := make(map[string]string, len(own))
 		for uri := range own {
+			if isNodeView(uri) {
+				m[uri] = ""
+				notices = append(notices, Notice{Bundle: s.Bundle, Tool: uri, Kind: "view",
+					Reason: "URIs under " + nodeViews + " are the node's, where it puts views two bundles serve"})
+				continue
+			}
 			m[uri] = uri
 			servers[uri] = append(servers[uri], s.Bundle)
 		}
 		v.exposed[s.Bundle] = m
 	}
-	var notices []Notice
+	sort.Slice(notices, func(i, j int) bool {
+		return notices[i].Bundle < notices[j].Bundle || notices[i].Bundle == notices[j].Bundle && notices[i].Tool < notices[j].Tool
+	})
 	uris := make([]string, 0, len(servers))
 	for uri := range servers {
 		uris = append(uris, uri)
@@ -83,13 +102,14 @@ func PlanViews(sources []ViewSource) (*Views, []Notice) {
 }
 
 // namespacedView is the URI the view uri of bundle is exposed at when another bundle serves
-// the same URI: still ui://, with the bundle's name first.
+// the same URI: under the node's ui://toolnode/, which no bundle may serve, then the
+// bundle's name (which holds no '/'), so that no two views are moved to one URI.
 func namespacedView(bundle, uri string) string {
-	return mcp.UIScheme + bundle + "/" + uri[len(mcp.UIScheme):]
+	return nodeViews + bundle + "/" + uri[len(mcp.UIScheme):]
 }
 
-// Of returns the views of bundle: each URI as the bundle names it, to the URI exposed. nil
-// when it serves none. The map must not be modified.
+// Of returns the views of bundle: each URI as the bundle names it, to the URI exposed, ""
+// for a view left out. nil when it serves none. The map must not be modified.
 func (v *Views) Of(bundle string) map[string]string {
 	if v == nil {
 		return nil

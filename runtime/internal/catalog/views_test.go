@@ -108,20 +108,50 @@ func TestViewsKeepTheirURIsUnlessTwoBundlesShareOne(t *testing.T) {
 			},
 			resources: map[string][]json.RawMessage{"b": {viewResource("ui://app/view.html")}},
 			wantToolViews: map[string]string{
-				"a.show":  `"ui://a/app/view.html"`,
-				"b.show":  `"ui://b/app/view.html"`,
+				"a.show":  `"ui://toolnode/a/app/view.html"`,
+				"b.show":  `"ui://toolnode/b/app/view.html"`,
 				"c.other": `"ui://c/view.html"`,
 			},
 			wantReads: map[string]string{
-				"ui://a/app/view.html": "a ui://app/view.html",
-				"ui://b/app/view.html": "b ui://app/view.html",
-				"ui://app/view.html":   "",
-				"ui://c/view.html":     "c ui://c/view.html",
+				"ui://toolnode/a/app/view.html": "a ui://app/view.html",
+				"ui://toolnode/b/app/view.html": "b ui://app/view.html",
+				"ui://app/view.html":            "",
+				"ui://c/view.html":              "c ui://c/view.html",
 			},
-			wantClash: map[string][]string{"ui://app/view.html": {"ui://a/app/view.html", "ui://b/app/view.html"}},
+			wantClash: map[string][]string{"ui://app/view.html": {"ui://toolnode/a/app/view.html", "ui://toolnode/b/app/view.html"}},
 			wantNotices: []string{
-				`view "ui://app/view.html" of bundle "a" exposed as "ui://a/app/view.html": view "ui://app/view.html" is served by bundles a, b`,
-				`view "ui://app/view.html" of bundle "b" exposed as "ui://b/app/view.html": view "ui://app/view.html" is served by bundles a, b`,
+				`view "ui://app/view.html" of bundle "a" exposed as "ui://toolnode/a/app/view.html": view "ui://app/view.html" is served by bundles a, b`,
+				`view "ui://app/view.html" of bundle "b" exposed as "ui://toolnode/b/app/view.html": view "ui://app/view.html" is served by bundles a, b`,
+			},
+		},
+		{
+			// Bundle aa names bank's view, so that bank's is moved, and serves where it
+			// would have been moved to under the old rule (ui://bank/bank/...) and under
+			// the node's (ui://toolnode/bank/...): bank's view is read as bank's only.
+			name: "a bundle cannot serve the URI another's view is moved to",
+			tools: map[string][]json.RawMessage{
+				"aa":   {viewTool("take", "ui://bank/v.html", ""), viewTool("old", "ui://bank/bank/v.html", ""), viewTool("new", "ui://toolnode/bank/bank/v.html", "")},
+				"bank": {viewTool("show", "ui://bank/v.html", "")},
+			},
+			resources: map[string][]json.RawMessage{"aa": {viewResource("UI://TOOLNODE/bank/bank/v.html")}},
+			wantToolViews: map[string]string{
+				"aa.take":   `"ui://toolnode/aa/bank/v.html"`,
+				"aa.old":    `"ui://bank/bank/v.html"`,
+				"aa.new":    "<absent>",
+				"bank.show": `"ui://toolnode/bank/bank/v.html"`,
+			},
+			wantReads: map[string]string{
+				"ui://toolnode/bank/bank/v.html": "bank ui://bank/v.html",
+				"UI://TOOLNODE/bank/bank/v.html": "",
+				"ui://toolnode/aa/bank/v.html":   "aa ui://bank/v.html",
+				"ui://bank/bank/v.html":          "aa ui://bank/bank/v.html",
+				"ui://bank/v.html":               "",
+			},
+			wantNotices: []string{
+				`view "UI://TOOLNODE/bank/bank/v.html" of bundle "aa" left out: URIs under ui://toolnode/ are the node's, where it puts views two bundles serve`,
+				`view "ui://toolnode/bank/bank/v.html" of bundle "aa" left out: URIs under ui://toolnode/ are the node's, where it puts views two bundles serve`,
+				`view "ui://bank/v.html" of bundle "aa" exposed as "ui://toolnode/aa/bank/v.html": view "ui://bank/v.html" is served by bundles aa, bank`,
+				`view "ui://bank/v.html" of bundle "bank" exposed as "ui://toolnode/bank/bank/v.html": view "ui://bank/v.html" is served by bundles aa, bank`,
 			},
 		},
 	}
@@ -136,6 +166,14 @@ func TestViewsKeepTheirURIsUnlessTwoBundlesShareOne(t *testing.T) {
 				}
 				if other := member(t, e.JSON, "_meta", "other"); other != `"\u003ckept\u003e"` {
 					t.Errorf("%s: _meta.other became %s", e.Name, other)
+				}
+			}
+			// Whatever was renamed, a host reading a tool's view reads its bundle's.
+			for _, e := range cat.Entries() {
+				if uri := strings.Trim(got[e.Name], `"`); e.View != "" {
+					if b, own, ok := res.View(uri); !ok || b != e.Bundle || own != e.View {
+						t.Errorf("%s names view %s, which reads %q %q (%v), not its bundle's %q", e.Name, uri, b, own, ok, e.View)
+					}
 				}
 			}
 			if diff := cmp.Diff(tt.wantToolViews, got); diff != "" {
@@ -245,5 +283,56 @@ func TestByOwnNameFindsToolsOfBundlesServingViews(t *testing.T) {
 		if diff := cmp.Diff(want, names(cat.ByOwnName(name))); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", name, diff)
 		}
+	}
+}
+
+// A URI two bundles list, or two bundles' templates match, is served by neither, whatever
+// their names' order; the node's ui://toolnode/ is never served through a template.
+func TestAResourceTwoBundlesClaimIsServedByNeither(t *testing.T) {
+	res := func(uri string) json.RawMessage { return json.RawMessage(fmt.Sprintf(`{"uri":%q,"name":"r"}`, uri)) }
+	tmpl := func(t string) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"uriTemplate":%q,"name":"t"}`, t))
+	}
+	r, notices := BuildResources([]ResourceSource{
+		{Bundle: "aa", Resources: []json.RawMessage{res("file:///bank/config"), res("file:///aa/own")},
+			Templates: []json.RawMessage{tmpl("file:///{+path}"), tmpl("ui://{+x}"), tmpl("db://{table}")}},
+		{Bundle: "bank", Resources: []json.RawMessage{res("file:///bank/config")}, Templates: []json.RawMessage{tmpl("file:///bank/{name}"), tmpl("db://{table}")},
+			Views: map[string]string{"ui://bank/v.html": "ui://bank/v.html"}},
+		{Bundle: "cc", Views: map[string]string{"ui://cc/v.html": "ui://cc/v.html"}},
+	})
+	for uri, want := range map[string]string{
+		"file:///bank/config":       "", // listed by both
+		"file:///bank/other":        "", // matched by both templates
+		"file:///aa/own":            "aa",
+		"file:///elsewhere":         "aa",
+		"ui://bank/v.html":          "bank",
+		"ui://toolnode/bank/v.html": "", // the node's: never through a template
+	} {
+		if got, _ := r.Route(uri); got != want {
+			t.Errorf("route %s: %q, want %q", uri, got, want)
+		}
+	}
+	for uri, want := range map[string][]string{
+		"file:///bank/config":       {"aa", "bank"},
+		"file:///bank/other":        {"aa", "bank"},
+		"db://{table}":              {"aa", "bank"},
+		"file:///aa/own":            nil,
+		"ui://toolnode/bank/v.html": nil,
+	} {
+		if diff := cmp.Diff(want, r.Shared(uri)); diff != "" {
+			t.Errorf("shared %s (-want +got):\n%s", uri, diff)
+		}
+	}
+	if got, _ := r.RouteTemplate("db://{table}"); got != "" {
+		t.Errorf("a template two bundles list completes through %q", got)
+	}
+	listed, _, _ := r.Resources("", 0, nil)
+	for _, raw := range listed {
+		if strings.Contains(string(raw), "file:///bank/config") {
+			t.Errorf("listed %s, which neither bundle serves", raw)
+		}
+	}
+	if len(notices) != 2 || !strings.Contains(notices[0].String(), "listed by bundles aa, bank") {
+		t.Errorf("notices: %v", notices)
 	}
 }

@@ -150,7 +150,7 @@ func TestAppsTwoBundlesWithTheSameViewAndTool(t *testing.T) {
 				"tool": b + ".get-time", "waitFor": "#get-time-btn", "click": "#get-time-btn",
 				"until": `REPORT.viewCalls.length > 0 && REPORT.viewCalls[0].error !== undefined`,
 			})
-			want := fmt.Sprintf("ui://%s/get-time/mcp-app.html", b)
+			want := fmt.Sprintf("ui://toolnode/%s/get-time/mcp-app.html", b)
 			if v.Report.Resource.Requested != want || v.Report.Resource.URI != want {
 				t.Errorf("view read as %+v, want %s", v.Report.Resource, want)
 			}

@@ -22,15 +22,17 @@ type heldNames struct {
 	mu       sync.Mutex
 	prefixes map[string]map[string]bool // "bank" -> the bundles that hold bank.*
 	names    map[string]map[string]bool // an exposed name -> the bundles it was exposed for
+	uris     map[string]map[string]bool // a resource's URI (a view's as exposed) -> the bundles that served it
 }
 
 // hold records the holders of now: the bundles configured (listed or not) with their seats,
-// the node's own namespace, and every name of the catalog cat. The caller holds n.mu.
-func (h *heldNames) hold(bundles map[string]*bundle, cat *catalog.Catalog) {
+// the node's own namespace, every name of the catalog cat and every URI res routes by
+// itself. The caller holds n.mu.
+func (h *heldNames) hold(bundles map[string]*bundle, cat *catalog.Catalog, res *catalog.Resources) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.prefixes == nil {
-		h.prefixes, h.names = map[string]map[string]bool{}, map[string]map[string]bool{}
+		h.prefixes, h.names, h.uris = map[string]map[string]bool{}, map[string]map[string]bool{}, map[string]map[string]bool{}
 	}
 	add := func(m map[string]map[string]bool, key, bundle string) {
 		if m[key] == nil {
@@ -48,22 +50,32 @@ func (h *heldNames) hold(bundles map[string]*bundle, cat *catalog.Catalog) {
 	for _, e := range cat.Entries() {
 		add(h.names, e.Name, e.Bundle)
 	}
+	res.Listed(func(uri, bundle string) { add(h.uris, uri, bundle) })
+}
+
+// uriHeldByOther reports whether the resource uri was served by a bundle other than bundle.
+func (h *heldNames) uriHeldByOther(uri, bundle string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return otherThan(h.uris[uri], bundle)
+}
+
+// otherThan reports whether holders holds a bundle other than bundle.
+func otherThan(holders map[string]bool, bundle string) bool {
+	for b := range holders {
+		if b != bundle {
+			return true
+		}
+	}
+	return false
 }
 
 // heldByOther reports whether name is, or was, held by a bundle other than bundle.
 func (h *heldNames) heldByOther(name, bundle string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	other := func(holders map[string]bool) bool {
-		for b := range holders {
-			if b != bundle {
-				return true
-			}
-		}
-		return false
-	}
-	if prefix, _, dotted := strings.Cut(name, "."); dotted && other(h.prefixes[prefix]) {
+	if prefix, _, dotted := strings.Cut(name, "."); dotted && otherThan(h.prefixes[prefix], bundle) {
 		return true
 	}
-	return other(h.names[name])
+	return otherThan(h.names[name], bundle)
 }

@@ -265,7 +265,7 @@ func (n *Node) apply(manifests []*manifest.Manifest, settle *sync.WaitGroup, set
 		}
 	}
 	n.noteQuiet()
-	n.held.hold(n.bundles, n.Catalog())
+	n.held.hold(n.bundles, n.Catalog(), n.Resources())
 	n.mu.Unlock()
 
 	for _, b := range stop {
@@ -345,7 +345,7 @@ func (n *Node) rebuild() {
 	oldTools := n.catalog.Swap(toolCat)
 	oldPrompts := n.prompts.Swap(promptCat)
 	oldRes := n.resources.Swap(resCat)
-	n.held.hold(n.bundles, toolCat)
+	n.held.hold(n.bundles, toolCat, resCat)
 	n.mu.Unlock()
 
 	if !n.settled.Load() {

@@ -216,11 +216,7 @@ func (n *Node) ReadResource(ctx context.Context, sess Session, req *Request) (js
 // resourceBundle finds the bundle serving the resource req names, when the caller may
 // read it; else the error of an unknown resource.
 func (n *Node) resourceBundle(req *Request) (string, error) {
-	bundle, ok := n.Resources().Route(req.URI)
-	if !ok || !req.Allow.Resource(bundle, req.URI) {
-		return "", resourceNotFound(req.URI)
-	}
-	return bundle, nil
+	return n.routeResource(req.URI, req.Allow, false)
 }
 
 // Complete routes completion/complete by what it completes: a prompt's argument or a
@@ -247,9 +243,9 @@ func (n *Node) Complete(ctx context.Context, sess Session, req *Request) (json.R
 		}
 		return n.forward(ctx, sess, e.Bundle, "", req)
 	case "ref/resource":
-		bundle, ok := n.Resources().RouteTemplate(req.Ref.URI)
-		if !ok || !req.Allow.Resource(bundle, req.Ref.URI) {
-			return nil, resourceNotFound(req.Ref.URI)
+		bundle, err := n.routeResource(req.Ref.URI, req.Allow, true)
+		if err != nil {
+			return nil, err
 		}
 		return n.forward(ctx, sess, bundle, "", req)
 	}

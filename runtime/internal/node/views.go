@@ -65,8 +65,11 @@ func (n *Node) MayRead(req *Request) bool {
 func (n *Node) viewBundle(req *Request) (bundle, own string, err error) {
 	res := n.Resources()
 	bundle, own, ok := res.View(req.URI)
-	if ok && req.Allow.Resource(bundle, own) {
+	switch {
+	case ok && req.Allow.Resource(bundle, own) && !n.held.uriHeldByOther(req.URI, bundle):
 		return bundle, own, nil
+	case ok:
+		return "", "", resourceNotFound(req.URI)
 	}
 	var readable []string
 	for _, exposed := range res.Clash(req.URI) {
@@ -75,11 +78,48 @@ func (n *Node) viewBundle(req *Request) (bundle, own string, err error) {
 		}
 	}
 	if len(readable) == 0 {
-		return "", "", resourceNotFound(req.URI)
+		bundle, err := n.routeResource(req.URI, req.Allow, false)
+		return bundle, req.URI, err
 	}
 	data, _ := json.Marshal(map[string]any{"uri": req.URI, "candidates": readable})
 	return "", "", rpc.Errorf(mcp.CodeResourceNotFound, "resource %q is served by %d bundles; read one of %s (docs/clients.md, MCP Apps)",
 		req.URI, len(readable), strings.Join(readable, ", ")).WithData(data)
+}
+
+// routeResource finds the bundle serving the resource uri (or, for completion, the
+// template) to a caller that allow filters. Of two or more bundles that list uri, or whose
+// templates match it (catalog.Resources.Shared), the node serves it by the one the caller
+// may read, and by none when it may read more than one: the error then names them. A URI
+// another bundle served is served by none (see heldNames).
+func (n *Node) routeResource(uri string, allow Allow, template bool) (string, error) {
+	res := n.Resources()
+	route := res.Route
+	if template {
+		route = res.RouteTemplate
+	}
+	if b, ok := route(uri); ok {
+		if !allow.Resource(b, uri) || n.held.uriHeldByOther(uri, b) {
+			return "", resourceNotFound(uri)
+		}
+		return b, nil
+	}
+	var readable []string
+	for _, b := range res.Shared(uri) {
+		if allow.Resource(b, uri) {
+			readable = append(readable, b)
+		}
+	}
+	switch len(readable) {
+	case 0:
+		return "", resourceNotFound(uri)
+	case 1:
+		if n.held.uriHeldByOther(uri, readable[0]) {
+			return "", resourceNotFound(uri)
+		}
+		return readable[0], nil
+	}
+	return "", rpc.Errorf(mcp.CodeResourceNotFound, "resource %q is served by bundles %s: the node cannot tell which is meant, so serves it by neither; "+
+		"let this client read one of them only (--access), or have the bundles name it apart", uri, strings.Join(readable, ", "))
 }
 
 // readRenamed reads the view exposed as req.URI from bundle by its own URI, and gives the
