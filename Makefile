@@ -19,7 +19,7 @@ TEST_DEB_PACKAGES := valgrind prometheus nats-server chromium haproxy abigail-to
 # and sdist as a release does.
 PY_TEST_PACKAGES := pytest==9.2.0 mcp==2.3.0 mypy==2.4.1 build==1.6.1 setuptools==84.2.1
 
-.PHONY: all deps deps-run toolnode examples fixtures bundles run test test-go test-cross test-darwin-proc test-c test-python test-app test-meos fuzz bench bench-bundles bench-peers dist clean
+.PHONY: all deps deps-run toolnode examples fixtures bundles run test test-go test-cross test-darwin-proc test-c test-python test-app test-meos fuzz bench bench-bundles bench-peers dist test-release clean
 
 all: deps-run toolnode examples bundles
 
@@ -219,21 +219,42 @@ bench-peers: all bench-bundles build/npm-peers/.ok build/py-peers/.ok
 bench-http-profile: all bench-bundles
 	$(GO) run ./runtime/cmd/bench -profile-http build/http-front.pprof
 
-# The node for each system it runs on, with their SHA-256 checksums, in build/dist:
-# toolnode-VERSION-OS-ARCH and SHA256SUMS (sha256sum -c and shasum -a 256 -c read it).
-# Static (no cgo) and built with -trimpath, so that the same source gives the same bytes.
+# A release's artifacts, with their SHA-256 checksums, in DIST (build/dist):
+# - toolnode-VERSION-OS-ARCH, the node for each system it runs on (DIST_PLATFORMS): static
+#   (no cgo) and built with -trimpath, so that the same source gives the same bytes;
+# - tn-VERSION-OS-ARCH.tar.gz, the C SDK for this system (header, static and shared
+#   library, pkg-config file);
+# - toolnode_sdk-VERSION-py3-none-any.whl and toolnode_sdk-VERSION.tar.gz, the Python SDK
+#   (python -m build, with the backend pinned in the test venv);
+# - SHA256SUMS (sha256sum -c and shasum -a 256 -c read it), printed at the end.
+# docs/releasing.md says how a release is cut and checked.
 DIST_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+DIST ?= build/dist
 VERSION := $(shell cat VERSION)
 SHA256SUM := $(shell command -v sha256sum >/dev/null 2>&1 && echo sha256sum || echo shasum -a 256)
-dist:
-	@rm -rf build/dist && mkdir -p build/dist
+dist: deps-run $(VENV)/.ok
+	@rm -rf $(DIST) && mkdir -p $(DIST)
 	@set -e; for p in $(DIST_PLATFORMS); do \
 	  echo "dist: toolnode $(VERSION) for $$p"; \
 	  CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -trimpath -ldflags=-buildid= \
-	    -o build/dist/toolnode-$(VERSION)-$${p%/*}-$${p#*/} ./runtime/cmd/toolnode; \
+	    -o $(DIST)/toolnode-$(VERSION)-$${p%/*}-$${p#*/} ./runtime/cmd/toolnode; \
 	done
-	cd build/dist && $(SHA256SUM) toolnode-* > SHA256SUMS
-	@cat build/dist/SHA256SUMS
+	@echo "dist: the C SDK for $$($(GO) env GOOS)-$$($(GO) env GOARCH)"
+	$(MAKE) -C sdk-c dist DIST=$(abspath $(DIST)) PLATFORM=$$($(GO) env GOOS)-$$($(GO) env GOARCH)
+	@echo "dist: the Python SDK's wheel and sdist"
+	@rm -rf build/python-dist && mkdir -p build/python-dist
+	cd sdk-python && $(CURDIR)/$(VENV)/bin/python -m build --no-isolation --outdir $(CURDIR)/build/python-dist .
+	cp build/python-dist/* $(DIST)/
+	cd $(DIST) && $(SHA256SUM) toolnode-* toolnode_sdk-* tn-* > SHA256SUMS
+	@echo "dist: $(DIST)"
+	@cat $(DIST)/SHA256SUMS
+
+# The release checks that take minutes (docs/releasing.md): this tree, as tagged, installs
+# from a module proxy on disk (go install of the node, go get of the SDK by a new bundle,
+# no workspace), and make dist's artifacts install and serve. make test runs the quick
+# ones (versions, the SDK's API against the last release, the C ABI).
+test-release: all $(VENV)/.ok
+	TOOLNODE_RELEASE_TESTS=1 $(GO) test -count=1 -v -run 'TestTaggedTreeInstallsFromAModuleProxy|TestDistArtifactsInstallAndServe' ./runtime/internal/release
 
 clean:
 	rm -rf bin build examples/*/build testdata/bench/*/build
