@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/reload"
 	"github.com/toolnode/toolnode/runtime/internal/serve"
@@ -90,4 +92,33 @@ func TestToolsOverURLForAClientNotAllowedStatus(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "remote.echo") || strings.Contains(out, "toolnode.status") {
 		t.Errorf("tools --url as a client allowed remote.* only: exit %d\n%s%s", code, out, errs)
 	}
+}
+
+// A bundle that never answers fails when its start timeout says, not once its process has
+// been stopped too (which, for one that ignores SIGTERM, takes twice the shutdown grace
+// more): the failure is reported while the process is still there, and says the timeout
+// the manifest set.
+func TestStartTimeoutFailsWhenConfigured(t *testing.T) {
+	dir := t.TempDir()
+	folder := filepath.Join(dir, "mute")
+	os.MkdirAll(folder, 0o755)
+	os.WriteFile(filepath.Join(folder, "bundle.json"), []byte(`{"name": "mute", "command": ["./run"], "timeouts": {"start": "1s", "shutdown": "30s"}}`), 0o644)
+	os.WriteFile(filepath.Join(folder, "run"), []byte("#!/bin/sh\necho $$ > pid\ntrap '' TERM\nwhile :; do sleep 1; done\n"), 0o755)
+	n := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, HTTP: nodekit.Loopback})
+	var lastError string
+	testkit.Eventually(t, 30*time.Second, func() string {
+		lastError = n.Node().Status()[0].LastError
+		if lastError == "" {
+			return "no failure yet"
+		}
+		return ""
+	})
+	if !strings.Contains(lastError, "no answer within the start timeout of 1s") {
+		t.Errorf("last error %q, want the start timeout of 1s", lastError)
+	}
+	pid := testkit.PidFile(t, filepath.Join(folder, "pid"), 1)
+	if !testkit.Alive(pid) {
+		t.Errorf("the process that did not answer was stopped before its failure was reported")
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
 }

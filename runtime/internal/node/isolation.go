@@ -113,7 +113,7 @@ func (n *Node) pickIsolated(ctx context.Context, b *bundle, sess Session) (*inst
 	b.iso.procs[key] = p
 	b.iso.mu.Unlock()
 
-	p.inst, _, p.err = n.startInstance(b)
+	p.inst, _, p.err = n.startInstance(b, nil)
 	close(p.ready)
 	if p.err != nil {
 		b.iso.mu.Lock()

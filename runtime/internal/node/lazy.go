@@ -54,7 +54,7 @@ func (n *Node) asleep(m *manifest.Manifest, fp string) *bundle {
 		return nil
 	}
 	b := newBundle(n, m, fp)
-	b.state = StateAsleep
+	n.setState(b, StateAsleep)
 	b.lists = sf.lists()
 	b.sleep.offers = sf.Offers
 	return b
@@ -92,7 +92,7 @@ func (n *Node) wake(b *bundle) {
 		return
 	}
 	b.sleep.woken = true
-	b.state = StateWaking
+	n.setState(b, StateWaking)
 	// Counted before n.mu is let go, so that Close, which marks the node closed under
 	// n.mu, waits for this launch.
 	n.wg.Add(1)

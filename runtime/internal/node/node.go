@@ -239,6 +239,7 @@ func (n *Node) apply(manifests []*manifest.Manifest, settle *sync.WaitGroup, set
 		case !keep:
 			stop = append(stop, b)
 			delete(n.bundles, name)
+			n.setState(b, StateStopped)
 			b.log.Info("bundle removed; stopping it", "manifest", b.m.Path)
 		case fingerprint(m) != b.fp:
 			stop = append(stop, b)
@@ -247,7 +248,8 @@ func (n *Node) apply(manifests []*manifest.Manifest, settle *sync.WaitGroup, set
 				nb = newBundle(n, m, fingerprint(m))
 				// Its tools stay listed while it restarts, and calls made meanwhile wait
 				// for the new process rather than finding the tool gone.
-				nb.lists, nb.state = b.lists, StateRestarting
+				nb.lists = b.lists
+				n.setState(nb, StateRestarting)
 				start = append(start, nb)
 			}
 			n.bundles[name] = nb

@@ -100,6 +100,8 @@ type bundle struct {
 	sleep      sleepState
 
 	stats *stats // shared with the bundle that follows it after a sleep
+
+	queued atomic.Int64 // calls waiting in pick for a process of the bundle
 }
 
 // instance is one process of a bundle.
@@ -114,6 +116,7 @@ type instance struct {
 }
 
 func newBundle(n *Node, m *manifest.Manifest, fp string) *bundle {
+	n.cfg.Telemetry.BundleState(m.Name, string(StateStarting))
 	return &bundle{
 		name:  m.Name,
 		log:   n.log.Named(m.Name),
@@ -125,6 +128,13 @@ func newBundle(n *Node, m *manifest.Manifest, fp string) *bundle {
 		slots: make([]*instance, m.Pool()),
 		stats: &stats{},
 	}
+}
+
+// setState moves b to state s, for toolnode.status and the toolnode_bundle_state metric.
+// The caller holds n.mu, or b is not yet shared.
+func (n *Node) setState(b *bundle, s State) {
+	b.state = s
+	n.cfg.Telemetry.BundleState(b.name, string(s))
 }
 
 // requestStop stops the bundle's slots; reason goes into the errors of calls in flight.
@@ -163,12 +173,15 @@ func (n *Node) runSlot(b *bundle, slot int, settled func()) {
 	sup := n.sup
 	backoff := sup.Backoff
 	for {
-		inst, l, err := n.startInstance(b)
+		retry := false
+		inst, l, err := n.startInstance(b, func(err error) {
+			retry = n.recordFailure(b, fmt.Errorf("start: %w", err), backoff)
+			settled()
+		})
 		if err != nil {
-			if !n.recordFailure(b, fmt.Errorf("start: %w", err), backoff) {
+			if !retry {
 				return
 			}
-			settled()
 			if !sleep(b.stop, backoff) {
 				return
 			}
@@ -179,7 +192,8 @@ func (n *Node) runSlot(b *bundle, slot int, settled func()) {
 		b.slots[slot] = inst
 		n.noteQuiet()
 		listed := b.state == StateReady || b.state == StateRestarting
-		b.state, b.retryAt = StateReady, time.Time{}
+		b.retryAt = time.Time{}
+		n.setState(b, StateReady)
 		changed := !listsEqual(b.lists, l)
 		if changed {
 			b.lists = l
@@ -240,6 +254,7 @@ func (n *Node) recordFailure(b *bundle, err error, wait time.Duration) bool {
 	}
 	b.failures++
 	b.restarts++
+	n.cfg.Telemetry.BundleRestarted(b.name)
 	b.err = err
 	idle := live(b) == 0
 	if idle {
@@ -249,9 +264,9 @@ func (n *Node) recordFailure(b *bundle, err error, wait time.Duration) bool {
 	switch {
 	case b.failures >= n.sup.CrashLoop && idle:
 		entered = b.state != StateCrashLoop
-		b.state = StateCrashLoop
+		n.setState(b, StateCrashLoop)
 	case idle:
-		b.state = StateRestarting
+		n.setState(b, StateRestarting)
 	}
 	failures := b.failures
 	n.mu.Unlock()
@@ -327,7 +342,21 @@ func where(c *upstream.Client) any {
 
 // startInstance starts one process of b (or connects to a remote bundle), finds the era it
 // speaks, runs the handshake and lists what it offers.
-func (n *Node) startInstance(b *bundle) (*instance, lists, error) {
+//
+// A start that fails is told to failed (when not nil) as soon as it is known, before a
+// process that did not answer is stopped, which takes up to twice its grace: the failure
+// is reported when the start timeout says.
+func (n *Node) startInstance(b *bundle, failed func(error)) (*instance, lists, error) {
+	var c *upstream.Client
+	fail := func(err error) (*instance, lists, error) {
+		if failed != nil {
+			failed(err)
+		}
+		if c != nil {
+			c.Close(context.Background())
+		}
+		return nil, lists{}, err
+	}
 	m := b.m
 	timeout := m.Timeouts.Start
 	ctx, cancel := context.WithTimeoutCause(context.Background(), timeout, fmt.Errorf("no answer within the start timeout of %s", timeout))
@@ -342,7 +371,7 @@ func (n *Node) startInstance(b *bundle) (*instance, lists, error) {
 	inst := &instance{flights: map[rpc.ID]*flight{}, byToken: map[string]*flight{}}
 	cfg, err := upstream.ConfigFor(m, n.cfg.LookupEnv, b.log)
 	if err != nil {
-		return nil, lists{}, err
+		return fail(err)
 	}
 	if n.cfg.StateKey != nil && cfg.Process.Path != "" && !slices.ContainsFunc(cfg.Process.Env, func(v string) bool {
 		return strings.HasPrefix(v, StateKeyVar+"=") // the manifest's own, set or inherited
@@ -361,20 +390,17 @@ func (n *Node) startInstance(b *bundle) (*instance, lists, error) {
 	cfg.Capabilities = json.RawMessage(`{"roots":{"listChanged":true},"sampling":{},"elicitation":{},` +
 		`"extensions":{"` + mcp.ExtensionUI + `":` + string(mcp.UIClientCapability()) + `}}`)
 	cfg.DiscoverTimeout = min(upstream.DefaultDiscoverTimeout, timeout/2)
-	c, err := upstream.Start(cfg)
-	if err != nil {
-		return nil, lists{}, err
+	if c, err = upstream.Start(cfg); err != nil {
+		return fail(err)
 	}
 	inst.client = c
 	if err := c.Initialize(ctx); err != nil {
-		c.Close(context.Background())
-		return nil, lists{}, err
+		return fail(err)
 	}
 	inst.initialized.Store(true)
 	l, err := fetchLists(ctx, c)
 	if err != nil {
-		c.Close(context.Background())
-		return nil, lists{}, err
+		return fail(err)
 	}
 	return inst, l, nil
 }
@@ -396,6 +422,12 @@ func (n *Node) pickNow(b *bundle) *instance {
 // (re)starts, so that a call made during a restart is served rather than refused.
 func (n *Node) pick(b *bundle, wait time.Duration) (*instance, error) {
 	deadline := time.Now().Add(wait)
+	queued := false
+	defer func() {
+		if queued {
+			n.cfg.Telemetry.QueueDepth(b.name, int(b.queued.Add(-1)))
+		}
+	}()
 	for {
 		best := n.pickNow(b)
 		n.mu.Lock()
@@ -410,6 +442,11 @@ func (n *Node) pick(b *bundle, wait time.Duration) (*instance, error) {
 			return nil, fmt.Errorf("bundle %q is in a crash loop (last error: %v)", b.name, err)
 		case time.Now().After(deadline):
 			return nil, fmt.Errorf("bundle %q is %s (last error: %v)", b.name, state, err)
+		}
+		if !queued {
+			// Waiting for a process of the bundle: the toolnode_bundle_queue_depth metric.
+			queued = true
+			n.cfg.Telemetry.QueueDepth(b.name, int(b.queued.Add(1)))
 		}
 		select {
 		case <-b.stop:
