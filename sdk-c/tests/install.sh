@@ -4,6 +4,7 @@
 # against the shared library and statically, and checks each answers a call.
 set -eu
 cd "$(dirname "$0")/.."
+checkout=$(pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prefix="$work/prefix"
@@ -46,11 +47,28 @@ cd "$work/bundle"
 want='{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"42"}]}}'
 request='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"twice","arguments":{"n":21}}}'
 
+# The README's two link lines, as it gives them: each must be there word for word.
+readme_installed='    cc -std=c11 main.c $(pkg-config --cflags --libs tn) -Wl,-rpath,"$(pkg-config --variable=libdir tn)" -o hello'
+readme_checkout='    cc -std=c11 -I"$SDK/include" $(pkg-config --cflags jansson) main.c "$SDK/build/libtn.a" \'
+for line in "$readme_installed" "$readme_checkout"; do
+    grep -qxF "$line" "$checkout/README.md" || { echo "sdk-c/README.md no longer says: $line" >&2; exit 1; }
+done
+
+# Installed, against the shared library found by its rpath alone (the loader's path
+# variable unset, as a bundle started by toolnode has it).
 # shellcheck disable=SC2046  # pkg-config's output is meant to be split
-${CC:-cc} -std=c11 -Wall -Wextra -Werror -o shared main.c $(pkg-config --cflags --libs tn)
-got=$(echo "$request" | env "$libvar=$prefix/lib" ./shared)
+cc -std=c11 main.c $(pkg-config --cflags --libs tn) -Wl,-rpath,"$(pkg-config --variable=libdir tn)" -o hello
+got=$(echo "$request" | env -u "$libvar" ./hello)
 [ "$got" = "$want" ] || { echo "shared build answered: $got" >&2; exit 1; }
-env "$libvar=$prefix/lib" $list_libs ./shared | grep -q "$prefix/lib/$shared_lib" || { echo "shared build did not link $shared_lib" >&2; exit 1; }
+env -u "$libvar" $list_libs ./hello | grep -q "$prefix/lib/$shared_lib" || { echo "shared build did not link $shared_lib" >&2; exit 1; }
+
+# From the checkout, against its static library.
+SDK=$checkout
+# shellcheck disable=SC2046
+cc -std=c11 -I"$SDK/include" $(pkg-config --cflags jansson) main.c "$SDK/build/libtn.a" \
+    $(pkg-config --libs jansson) -pthread -o hello
+got=$(echo "$request" | ./hello)
+[ "$got" = "$want" ] || { echo "the checkout's static build answered: $got" >&2; exit 1; }
 
 # shellcheck disable=SC2046
 ${CC:-cc} -std=c11 -Wall -Wextra -Werror -o static main.c $(pkg-config --cflags tn) \

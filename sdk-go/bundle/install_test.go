@@ -32,6 +32,18 @@ func TestUsableFromAnotherModule(t *testing.T) {
 		}
 		return string(out)
 	}
+	// The commands of the README's "Getting it", with its placeholder made this checkout.
+	readme, err := os.ReadFile(filepath.Join(sdk, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"go mod init example.com/hello",
+		"go mod edit -replace github.com/toolnode/toolnode/sdk-go=/path/to/toolnode/sdk-go \\\n        -require github.com/toolnode/toolnode/sdk-go@v0.0.0-00010101000000-000000000000",
+		"go mod tidy"} {
+		if !strings.Contains(string(readme), line) {
+			t.Errorf("sdk-go/README.md does not say %q, which this test runs", line)
+		}
+	}
 	goCmd("mod", "init", "example.com/hello")
 	goCmd("mod", "edit", "-replace", "github.com/toolnode/toolnode/sdk-go="+sdk,
 		"-require", "github.com/toolnode/toolnode/sdk-go@v0.0.0-00010101000000-000000000000")

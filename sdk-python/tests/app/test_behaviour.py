@@ -259,3 +259,17 @@ def test_a_killed_node_is_started_again_over_stdio(tmp_path: Path) -> None:
         await tn.close()
 
     asyncio.run(run())
+
+
+def test_command_given_as_one_path_is_the_program(tmp_path: Path) -> None:
+    if not TOOLNODE.exists():
+        pytest.skip(f"{TOOLNODE} is not built: run make")
+
+    async def run() -> None:
+        for command in (str(TOOLNODE), TOOLNODE):
+            tn = Toolnode(command=command, bundles=[ROOT / "examples"], timeout=TIMEOUT)
+            assert tn.endpoint.command[:2] == (str(TOOLNODE), "serve")
+            assert (await tn.call("c.greet", {"name": "Path"}))["content"][0]["text"] == "Hello, Path!"
+            await tn.close()
+
+    asyncio.run(run())

@@ -36,7 +36,9 @@ class Toolnode:
 
     Give either ``url`` (a node's Streamable HTTP endpoint, with ``token`` as its bearer or
     OAuth access token) or ``bundles`` (folders a ``toolnode serve`` started here over stdio
-    serves; ``command`` replaces ``["toolnode", "serve"]``). Every Toolnode of one endpoint
+    serves; ``command`` replaces ``["toolnode", "serve"]``, or, given as one path,
+    ``"toolnode"``: ``command="/opt/toolnode/bin/toolnode"`` runs that program's ``serve``).
+    Every Toolnode of one endpoint
     shares one session on each event loop. ``allow`` and ``deny`` are patterns over tool
     names as in the node's access files; ``timeout`` bounds each tool call in seconds;
     ``mode`` is passed to the MCP client (``"auto"`` negotiates the protocol era).
@@ -48,7 +50,7 @@ class Toolnode:
         *,
         token: str | None = None,
         bundles: Sequence[str | os.PathLike[str]] = (),
-        command: Sequence[str] | None = None,
+        command: str | os.PathLike[str] | Sequence[str] | None = None,
         allow: Sequence[str] = ("*",),
         deny: Sequence[str] = (),
         timeout: float = 60.0,
@@ -59,7 +61,13 @@ class Toolnode:
         if url is not None:
             self.endpoint = Endpoint(url=url, token=token, mode=mode)
         else:
-            cmd = tuple(command) if command is not None else (_toolnode_binary(), "serve")
+            if command is None:
+                cmd: tuple[str, ...] = (_toolnode_binary(), "serve")
+            elif isinstance(command, (str, os.PathLike)):
+                # One path is the program, not a sequence of one-character arguments.
+                cmd = (os.fspath(command), "serve")
+            else:
+                cmd = tuple(command)
             for b in bundles:
                 cmd += ("--bundles", os.fspath(b))
             self.endpoint = Endpoint(command=cmd, mode=mode)
