@@ -64,6 +64,16 @@ build/npm/.ok: testdata/npm/package.json
 toolnode:
 	$(GO) build -o bin/toolnode ./runtime/cmd/toolnode
 
+# The node as $(PREFIX)/bin/toolnode, so that `toolnode` is on PATH as the docs, the hints of
+# `toolnode new` and the application libraries assume. PREFIX=$$HOME/.local needs no root;
+# DESTDIR stages it for a package. A checkout's bin/ on PATH does the same without copying.
+PREFIX ?= /usr/local
+.PHONY: install
+install: toolnode
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 bin/toolnode $(DESTDIR)$(PREFIX)/bin/toolnode
+	@echo "installed $(DESTDIR)$(PREFIX)/bin/toolnode; $(PREFIX)/bin must be on PATH"
+
 examples: deps-run
 	$(GO) build -o examples/go/build/example-go ./examples/go
 	$(MAKE) -C examples/c
