@@ -54,7 +54,8 @@ func replicasSection(cfg config, w *strings.Builder) error {
 	defer stop()
 	var servers []string
 	for i := range 3 {
-		c, _, stop, err := startNodeEnv(cfg, dir, tool, nil, "--cluster", url, "--cluster-node", fmt.Sprint("r", i+1), "--cluster-key", key)
+		c, _, stop, err := startNodeEnv(cfg, dir, tool, nil, "--cluster", url, "--cluster-node", fmt.Sprint("r", i+1), "--cluster-key", key,
+			"--trusted-proxy", "127.0.0.1") // the balancer, which sends the PROXY protocol
 		if err != nil {
 			return err
 		}

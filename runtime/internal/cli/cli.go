@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -112,6 +113,8 @@ type serveFlags struct {
 	stdio       bool
 	http        string
 	allowOrigin listFlag
+	proxies     listFlag
+	trusted     []netip.Prefix // proxies, read
 	tokenFile   string
 	maxBody     byteSize
 	logLevel    string
@@ -170,6 +173,7 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.config, "config", "", "`FILE` in the mcpServers JSON of Claude Desktop, Cursor or VS Code (servers); each entry becomes a bundle")
 	fs.BoolVar(&f.stdio, "stdio", false, "serve MCP on stdin/stdout (the default when no --http is given)")
 	fs.StringVar(&f.http, "http", "", "serve MCP Streamable HTTP at http://`ADDR`/mcp, e.g. 127.0.0.1:7777 (keep it on loopback unless a --token-file guards it)")
+	fs.Var(&f.proxies, "trusted-proxy", "a balancer at `ADDR` (an IP address or CIDR range) that says who its clients are, by the PROXY protocol (HAProxy's send-proxy-v2) or X-Forwarded-For, so that per-client bounds count clients, not the balancer (may be repeated)")
 	fs.Var(&f.allowOrigin, "allow-origin", "accept browser requests from `ORIGIN` besides loopback ones, e.g. https://app.example.com; * for any (may be repeated)")
 	fs.StringVar(&f.tokenFile, "token-file", "", "require \"Authorization: Bearer <token>\" on HTTP, the token read from `FILE`")
 	fs.Var(&f.maxBody, "max-body", "largest client message in `BYTES` (an HTTP body, or a stdio line), e.g. 16MiB; larger HTTP bodies get 413")
@@ -247,6 +251,13 @@ Flags:
 		}
 	} else {
 		f.stdio = true
+	}
+	for _, p := range f.proxies {
+		prefix, err := httpfront.ParseTrustedProxy(p)
+		if err != nil {
+			return nil, fmt.Errorf("--trusted-proxy: %w", err)
+		}
+		f.trusted = append(f.trusted, prefix)
 	}
 	switch f.names {
 	case front.NamesAuto, front.NamesCanonical, front.NamesStrict:
@@ -395,7 +406,8 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Stdout:            stdout,
 		HTTP:              f.http,
 		HTTPOptions: httpfront.Options{AllowOrigins: f.allowOrigin, Token: token, MaxBody: int64(f.maxBody),
-			MaxSessions: f.maxSessions, MaxClientSessions: f.maxClientSessions, IdleTimeout: f.sessionIdle},
+			MaxSessions: f.maxSessions, MaxClientSessions: f.maxClientSessions, IdleTimeout: f.sessionIdle,
+			TrustedProxies: f.trusted},
 		MaxConns:    f.maxConns,
 		ReadTimeout: f.readTimeout,
 		ConnIdle:    f.connIdle,

@@ -61,7 +61,7 @@ func startReplicas(t *testing.T, n int, token string, extra ...string) *replicaS
 	for i := range n {
 		name := fmt.Sprintf("r%d", i+1)
 		url, cmd := startNodeProcess(t, toolnode, append([]string{"--bundles", bundles, "--cluster", nats.URL,
-			"--cluster-node", name, "--cluster-key", key}, extra...)...)
+			"--cluster-node", name, "--cluster-key", key, "--trusted-proxy", "127.0.0.1"}, extra...)...)
 		rs.replicas = append(rs.replicas, &replica{name: name, url: url, cmd: cmd})
 	}
 	// Every replica must see the others before the balancer spreads requests over them.

@@ -331,7 +331,8 @@ func (r *running) start(ctx context.Context, cancel context.CancelCauseFunc) {
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			cancel(serveHTTP(ctx, netutil.LimitListener(r.http, cfg.MaxConns), r.front, r.rs, cfg, log))
+			ln := httpfront.WrapListener(netutil.LimitListener(r.http, cfg.MaxConns), cfg.HTTPOptions.TrustedProxies)
+			cancel(serveHTTP(ctx, ln, r.front, r.rs, cfg, log))
 		}()
 	}
 	if cfg.Stdio {

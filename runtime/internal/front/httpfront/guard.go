@@ -33,9 +33,7 @@ func (h *Handler) guard(w http.ResponseWriter, r *http.Request) (id front.Identi
 		preflight(w, r)
 		return id, false
 	}
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		id.Source = host
-	}
+	id.Source = h.clientAddress(r)
 	if tok, isOAuth := oauth.TokenFromContext(r.Context()); isOAuth {
 		id.Subject = tok.Subject
 		if acc := h.srv.Options().Access; acc != nil {

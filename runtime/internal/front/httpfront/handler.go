@@ -12,6 +12,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -60,6 +61,10 @@ type Options struct {
 	// StreamWriteTimeout is how long one write to an event stream may wait for the client
 	// before the stream is closed. Default 30s.
 	StreamWriteTimeout time.Duration
+	// TrustedProxies are the addresses of balancers that may say who a client is, by
+	// the PROXY protocol (see WrapListener) or X-Forwarded-For (see proxy.go). Default:
+	// none, and every client is known by the address it connects from.
+	TrustedProxies []netip.Prefix
 	// Replicas, when set, is the cluster this front serves in as one of several replicas
 	// behind a balancer (see replica.go). Default: none.
 	Replicas Replicas
