@@ -289,6 +289,22 @@ func rename(raw json.RawMessage, name, orig string) json.RawMessage {
 	return raw
 }
 
+// Keep returns the catalog of the entries of c that keep accepts: the same names and
+// objects, fewer of them. c is left as it is.
+func (c *Catalog) Keep(keep func(Entry) bool) *Catalog {
+	out := &Catalog{byName: map[string]int{}}
+	for _, e := range c.entries {
+		if !keep(e) {
+			continue
+		}
+		out.byName[e.Name] = len(out.entries)
+		out.entries = append(out.entries, e)
+		out.mirrors = out.mirrors || e.Mirrors
+	}
+	out.indexOwnNames()
+	return out
+}
+
 // Len is the number of tools.
 func (c *Catalog) Len() int { return len(c.entries) }
 

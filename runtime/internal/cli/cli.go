@@ -51,6 +51,8 @@ Usage:
   toolnode manifest [flags]            print the merged surface as deterministic JSON, or
                                        --check it against a committed file (for CI)
   toolnode call TOOL [k=v]... [flags]  call one tool and print its result
+  toolnode pin [flags]                 pin the tools' definitions in toolnode.lock, show
+                                       what a lock holds back (--diff), accept (--accept)
   toolnode status [--url URL]          show the bundles of a running node (and its cluster)
   toolnode check DIR                   check a bundle without serving it
   toolnode new go|c|python NAME        create a bundle from our SDKs
@@ -84,6 +86,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return manifestCommand(args[1:], stdout, stderr)
 	case "call":
 		return callCommand(args[1:], stdout, stderr)
+	case "pin":
+		return pinCommand(args[1:], stdout, stderr)
 	case "status":
 		return statusCommand(args[1:], stdout, stderr)
 	case "check":
@@ -161,6 +165,7 @@ type serveFlags struct {
 	runBytes byteSize
 
 	cluster clusterFlags
+	lock    string
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
@@ -211,6 +216,7 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&f.run.Parallel, "run-max-parallel", codemode.DefaultParallel, "a toolnode.run program's parallel() may make `N` calls at once")
 	fs.Var(&f.runBytes, "run-max-bytes", "a toolnode.run program may take in `BYTES` of results, and send, print or answer as many")
 	f.cluster.register(fs)
+	fs.StringVar(&f.lock, "lock", "", "serve only the tool definitions the lock `FILE` pins (toolnode pin writes it); a changed or new tool is held back until accepted with toolnode pin --accept; watched and reloaded")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: trace, debug, info, warn or error")
 	fs.BoolVar(&f.logJSON, "log-json", false, "write logs as JSON lines")
 	fs.BoolVar(&f.watch, "watch", true, "watch the bundle folders and --config file: start, restart and stop bundles as they change (--watch=false to turn off)")
@@ -392,6 +398,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			Tasks: front.TaskOptions{TTL: f.taskTTL, MaxPerClient: f.maxClientTasks, MaxBytes: int64(f.maxTaskBytes), MaxClientBytes: int64(f.maxClientBytes)}},
 		Cluster:           f.cluster.cfg,
 		AccessFile:        f.access,
+		LockFile:          f.lock,
 		AuditFile:         f.audit,
 		AuditArgs:         f.auditArgs,
 		AuditMaxValue:     int(f.auditArgsMax),

@@ -19,6 +19,7 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/catalog"
 	"github.com/toolnode/toolnode/runtime/internal/codemode"
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
+	"github.com/toolnode/toolnode/runtime/internal/pin"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/runtime/internal/telemetry"
 	"github.com/toolnode/toolnode/runtime/internal/upstream"
@@ -109,6 +110,9 @@ type Config struct {
 	StateKey []byte
 	// Run bounds each toolnode.run; zero fields take codemode's defaults.
 	Run codemode.Bounds
+	// Lock, when set, is the lock file's content: only the tools it pins, as it pins them,
+	// are served (see package pin, and SetLock). Default: every tool served.
+	Lock *pin.Lock
 }
 
 // Node runs bundles and routes between them and the sessions of the fronts.
@@ -139,6 +143,7 @@ type Node struct {
 	meta     metaIndexes
 	tasks    nodeTasks
 	held     heldNames
+	pins     pins // the lock file's; guarded by mu but for its logging
 	wg       sync.WaitGroup
 
 	innerCalls func(InnerCall) // told of every call a run makes; see SetInnerCalls
@@ -177,6 +182,7 @@ func New(cfg Config) *Node {
 		sessions: map[Session]struct{}{},
 		ready:    make(chan struct{}),
 	}
+	n.pins.lock = cfg.Lock
 	n.catalog.Store(&catalog.Catalog{})
 	n.prompts.Store(&catalog.Catalog{})
 	n.resources.Store(&catalog.Resources{})
@@ -342,6 +348,7 @@ func (n *Node) rebuild() {
 		resources = append(resources, catalog.ResourceSource{Bundle: name, Resources: b.lists.resources, Templates: b.lists.templates, Views: views.Of(name)})
 	}
 	toolCat, toolNotices := catalog.Build(tools)
+	toolCat = n.pinned(toolCat)
 	promptCat, promptNotices := catalog.Build(prompts)
 	resCat, resNotices := catalog.BuildResources(resources)
 	oldTools := n.catalog.Swap(toolCat)
@@ -370,6 +377,7 @@ func (n *Node) rebuild() {
 	for _, no := range viewNotices {
 		n.log.Warn(no.String())
 	}
+	n.logPins(oldTools, toolCat)
 	if !toolCat.Equal(oldTools) {
 		n.broadcast(mcp.NotifyToolsListChanged, nil)
 	}

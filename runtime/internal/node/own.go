@@ -82,9 +82,9 @@ func (n *Node) ownTools() catalog.Source {
 // statusTool returns the tools/list entry of toolnode.status.
 func statusTool() json.RawMessage {
 	return json.RawMessage(`{"name":"` + StatusToolName + `","title":"toolnode status",` +
-		`"description":"Reports every bundle of this toolnode (state, process ids, restarts, last error, tool count, calls served and failed, p50/p99 call latency) and every bound of the node with how close to it the node is.",` +
+		`"description":"Reports every bundle of this toolnode (state, process ids, restarts, last error, tool count, calls served and failed, p50/p99 call latency) and every bound of the node with how close to it the node is; with a lock file, the tools it holds back and those it pins that no bundle serves.",` +
 		`"inputSchema":{"type":"object","properties":{}},` +
-		`"outputSchema":{"type":"object","properties":{"bundles":{"type":"array","items":{"type":"object"}},"node":{"type":"object"}},"required":["bundles"]},` +
+		`"outputSchema":{"type":"object","properties":{"bundles":{"type":"array","items":{"type":"object"}},"node":{"type":"object"},"pins":{"type":"object"}},"required":["bundles"]},` +
 		`"annotations":{"readOnlyHint":true,"openWorldHint":false}}`)
 }
 
@@ -142,6 +142,10 @@ func (n *Node) status(ctx context.Context) (json.RawMessage, error) {
 	if cluster != nil {
 		report["cluster"] = cluster.Data
 	}
+	pins, locked := n.Pins()
+	if locked {
+		report["pins"] = pins
+	}
 	structured, err := json.Marshal(report)
 	if err != nil {
 		return nil, fmt.Errorf("encode status: %w", err)
@@ -164,6 +168,12 @@ func (n *Node) status(ctx context.Context) (json.RawMessage, error) {
 		} else {
 			fmt.Fprintf(&sb, "bound %s: %d\n", b.Name, b.Used)
 		}
+	}
+	for _, h := range pins.Held {
+		fmt.Fprintf(&sb, "held back: %s (toolnode pin --diff shows how)\n", h)
+	}
+	for _, name := range pins.Missing {
+		fmt.Fprintf(&sb, "pinned but not served: tool %q is in the lock file, and no bundle serves it\n", name)
 	}
 	if cluster != nil {
 		sb.WriteString(cluster.Text)

@@ -110,7 +110,11 @@ func (n *Node) callTool(ctx context.Context, sess Session, req *Request, how set
 			settle(ctx, req, how, done, nil, err)
 			return
 		}
-		settle(ctx, req, how, done, nil, invalidParams(fmt.Sprintf("unknown tool %q", name)))
+		msg := fmt.Sprintf("unknown tool %q", name)
+		if why := n.heldWhy(name); !ok && why != "" && req.Allow.allows(name) {
+			msg += fmt.Sprintf(" (held back: %s; toolnode pin --diff shows how, toolnode pin --accept %s serves it)", why, name)
+		}
+		settle(ctx, req, how, done, nil, invalidParams(msg))
 		return
 	}
 	req.Bundle = e.Bundle

@@ -92,6 +92,10 @@ type Config struct {
 	// Cluster, when set, joins the node to a NATS cluster: it fronts the bundles of every
 	// node, and serves its own to the others.
 	Cluster *cluster.Config
+	// LockFile, when set, is the lock file (toolnode pin writes it): only the tools it pins,
+	// as it pins them, are served; the others are held back. It is watched and reloaded
+	// with Watch; a bad file keeps the last good one.
+	LockFile string
 }
 
 // HTTP server bounds: a client may take this long to send its headers and its whole
@@ -162,6 +166,7 @@ type running struct {
 	rs        *oauth.ResourceServer
 	cluster   *cluster.Cluster
 	apply     func([]*manifest.Manifest) // what a reload applies the manifests to
+	lock      *lockFile                  // nil without a lock file
 	metrics   net.Listener               // nil without --metrics
 	http      net.Listener               // nil without --http
 	front     *httpfront.Handler
@@ -188,7 +193,15 @@ func build(ctx context.Context, cfg Config) (r *running, err error) {
 	nc := cfg.Node
 	nc.Logger, nc.Manifests, nc.Version, nc.Telemetry = log, r.manifests, cfg.Version, r.tel.Recorder()
 	nc.StateKey = cluster.Derive(stateKey, "bundles")
+	if cfg.LockFile != "" {
+		if r.lock, nc.Lock, err = openLock(cfg.LockFile, log.Named("pin")); err != nil {
+			return nil, err
+		}
+	}
 	r.node = node.New(nc)
+	if r.lock != nil {
+		r.lock.node = r.node
+	}
 	r.node.Start()
 	r.apply = r.node.Apply
 	defer func() {
@@ -321,6 +334,9 @@ func (r *running) start(ctx context.Context, cancel context.CancelCauseFunc) {
 	}
 	if cfg.Watch {
 		watch(ctx, &r.wg, r.loader, r.manifests, r.apply, log)
+		if r.lock != nil {
+			r.lock.watch(ctx, &r.wg)
+		}
 	}
 	if r.http != nil {
 		url := "http://" + r.http.Addr().String() + "/mcp"

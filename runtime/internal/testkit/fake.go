@@ -34,6 +34,7 @@ func capabilities(surface bool) map[string]any {
 //	FAKE_EXIT_AFTER_MS exit with status 3 this long after answering initialize
 //	FAKE_RECORD        append every line received on stdin to this file
 //	FAKE_ECHO_TYPE     the JSON type of echo's "text" argument (default string)
+//	FAKE_DESCRIPTION   the description of its tools (default "test tool")
 //	FAKE_TASKS=1       with FAKE_STATELESS, hold tasks itself (MCP's tasks extension): its
 //	                   tool "job" becomes a task for a client that declared the extension
 func serveFake(stdin io.Reader, stdout io.Writer) {
@@ -67,7 +68,8 @@ func serveFake(stdin io.Reader, stdout io.Writer) {
 		return map[string]any{"content": []any{map[string]any{"type": "text", "text": s}}}
 	}
 	tool := func(n string, props string) json.RawMessage {
-		return json.RawMessage(fmt.Sprintf(`{"name":%q,"description":"test tool","inputSchema":{"type":"object","properties":{%s}},"annotations":{"readOnlyHint":true},"title":"T %s"}`, n, props, n))
+		desc, _ := json.Marshal(cmp.Or(os.Getenv("FAKE_DESCRIPTION"), "test tool"))
+		return json.RawMessage(fmt.Sprintf(`{"name":%q,"description":%s,"inputSchema":{"type":"object","properties":{%s}},"annotations":{"readOnlyHint":true},"title":"T %s"}`, n, desc, props, n))
 	}
 	tools := []json.RawMessage{
 		tool("echo", `"text":{"type":"`+cmp.Or(os.Getenv("FAKE_ECHO_TYPE"), "string")+`"}`),
