@@ -348,13 +348,14 @@ func (n *Node) rebuild() {
 		resources = append(resources, catalog.ResourceSource{Bundle: name, Resources: b.lists.resources, Templates: b.lists.templates, Views: views.Of(name)})
 	}
 	toolCat, toolNotices := catalog.Build(tools)
+	built := toolCat // every name, held back by the lock or not, belongs to its bundle
 	toolCat = n.pinned(toolCat)
 	promptCat, promptNotices := catalog.Build(prompts)
 	resCat, resNotices := catalog.BuildResources(resources)
 	oldTools := n.catalog.Swap(toolCat)
 	oldPrompts := n.prompts.Swap(promptCat)
 	oldRes := n.resources.Swap(resCat)
-	n.held.hold(n.bundles, toolCat, resCat)
+	n.held.hold(n.bundles, built, resCat)
 	n.mu.Unlock()
 
 	if !n.settled.Load() {
