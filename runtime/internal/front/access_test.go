@@ -494,7 +494,7 @@ func TestClientsSeeFindAndCallOnlyTheirTools(t *testing.T) {
 		kind       string
 		dispatched bool
 	}{
-		{ops, map[string]any{"name": "alpha.echo", "arguments": map[string]any{"text": "FORBIDDEN"}}, "forbidden", false},
+		{ops, map[string]any{"name": "alpha.echo", "arguments": map[string]any{"text": "FORBIDDEN"}}, "unknown_tool", false}, // as a missing one
 		{ops, map[string]any{"name": "beta.nope"}, "unknown_tool", false},
 		{ops, map[string]any{"name": "beta.echo", "arguments": map[string]any{"text": 5}}, "invalid_arguments", false},
 		{analyst, map[string]any{"name": "alpha.sleep", "arguments": map[string]any{"ms": 3000}}, "timeout", true},

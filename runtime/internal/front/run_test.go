@@ -3,6 +3,7 @@ package front_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -173,10 +174,16 @@ func TestRunCannotReachADeniedTool(t *testing.T) {
 			t.Errorf("%s: %+v, want an invalid program", code, out.Error)
 		}
 	}
-	out := run(t, context.Background(), s, `r = call("sec" + ".echo", {"text": "x"})
-[r.kind, r.dispatched]`)
-	if got := asJSON(out.Value); got != `["forbidden",false]` {
-		t.Errorf("a computed name of a denied tool: %s %+v", got, out.Error)
+	// Refused as a tool that does not exist is, word for word but the name: a program
+	// learns nothing of which denied tools there are (tools/call tells it alike).
+	out := run(t, context.Background(), s, `def told(name):
+    r = call(name, {"text": "x"})
+    return [r.kind, r.dispatched, r.message.replace(name, "NAME")]
+[told("sec" + ".echo"), told("nos" + ".echo")]`)
+	var told [2]any
+	if err := json.Unmarshal([]byte(asJSON(out.Value)), &told); err != nil || fmt.Sprint(told[0]) != fmt.Sprint(told[1]) ||
+		!strings.Contains(fmt.Sprint(told[0]), "unknown_tool") {
+		t.Errorf("a denied tool and a missing one, by computed names: %s %+v; want the same unknown_tool", asJSON(out.Value), out.Error)
 	}
 	if got := rn.received("sec"); strings.Contains(got, `"tools/call"`) {
 		t.Errorf("the denied bundle was called: %s", got)

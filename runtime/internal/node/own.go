@@ -109,7 +109,7 @@ func SearchTool() json.RawMessage {
 // ExecuteTool returns the tools/list entry of toolnode.execute.
 func ExecuteTool() json.RawMessage {
 	return json.RawMessage(`{"name":"toolnode.execute","title":"Call a tool by name",` +
-		`"description":"Call one of this node's tools, found with toolnode.search, by its name with its arguments. The arguments are checked against the tool's inputSchema first. On failure the result's structuredContent is {\"error\": {\"kind\", \"dispatched\", \"message\", \"details\"}}: kind unknown_tool, invalid_arguments or forbidden means the call was not sent (dispatched false; fix and call again); dispatched true means the tool may have run (check before repeating).",` +
+		`"description":"Call one of this node's tools, found with toolnode.search, by its name with its arguments. The arguments are checked against the tool's inputSchema first. On failure the result's structuredContent is {\"error\": {\"kind\", \"dispatched\", \"message\", \"details\"}}: kind unknown_tool (no such tool, or none this client may call) or invalid_arguments means the call was not sent (dispatched false; fix and call again); dispatched true means the tool may have run (check before repeating).",` +
 		`"inputSchema":{"type":"object","properties":{` +
 		`"name":{"type":"string","maxLength":256,"description":"The tool's name, as toolnode.search gives it."},` +
 		`"arguments":{"type":"object","description":"The tool's arguments, as its inputSchema describes."}},` +
@@ -267,9 +267,10 @@ func (n *Node) execute(ctx context.Context, sess Session, req *Request, done Don
 		fail(&ExecError{Kind: KindInvalidArguments, Message: "toolnode.execute does not call itself"})
 		return
 	}
-	e, xerr := gate(n.metaIndex(), req.Allow, name, arguments, "find one with toolnode.search")
+	e, xerr, refused := gate(n.metaIndex(), req.Allow, name, arguments, "find one with toolnode.search")
 	if xerr != nil {
 		fail(xerr)
+		req.Refused = refused
 		return
 	}
 	inner := innerRequest(req, name, arguments)
@@ -287,21 +288,24 @@ func (n *Node) execute(ctx context.Context, sess Session, req *Request, done Don
 // gate checks the call of tool name with arguments that toolnode.execute or a program of
 // toolnode.run is to make for a caller allowed what allow says, as a direct call would be
 // checked: the tool exists, the caller may call it, the arguments fit its schema. It returns
-// the tool's entry, or the ExecError that keeps the call from being sent; find tells the
-// caller how to find tools.
-func gate(mi *metaIndex, allow Allow, name string, arguments json.RawMessage, find string) (catalog.Entry, *ExecError) {
+// the tool's entry, or the ExecError that keeps the call from being sent and the kind the
+// audit log records; find tells the caller how to find tools. A tool the caller may not call
+// is told as one that does not exist, as tools/call tells it: a program must not learn which
+// denied tools there are (the audit log still says forbidden).
+func gate(mi *metaIndex, allow Allow, name string, arguments json.RawMessage, find string) (catalog.Entry, *ExecError, string) {
 	e, ok := mi.cat.Lookup(name)
-	if !ok {
-		return e, &ExecError{Kind: KindUnknownTool, Message: "no tool is named " + name + "; " + find}
-	}
-	if !allow.allows(name) {
-		return e, &ExecError{Kind: KindForbidden, Message: "this client may not call " + name}
+	if !ok || !allow.allows(name) {
+		refused := KindUnknownTool
+		if ok {
+			refused = KindForbidden
+		}
+		return e, &ExecError{Kind: KindUnknownTool, Message: "no tool is named " + name + "; " + find}, refused
 	}
 	var invalid *argcheck.InvalidError
 	if err := mi.check.Check(name, arguments); errors.As(err, &invalid) {
-		return e, &ExecError{Kind: KindInvalidArguments, Message: invalid.Error(), Details: map[string]any{"problems": invalid.Problems}}
+		return e, &ExecError{Kind: KindInvalidArguments, Message: invalid.Error(), Details: map[string]any{"problems": invalid.Problems}}, KindInvalidArguments
 	}
-	return e, nil
+	return e, nil, ""
 }
 
 // innerRequest is the tools/call of tool name with arguments made for outer, the caller's

@@ -185,7 +185,7 @@ func (h *runHost) Call(ctx context.Context, name string, args json.RawMessage) c
 	inner.Via, inner.Run, inner.Ran = RunToolName, h.outer.Run, name
 	start := time.Now()
 	res, fail, err := h.call(ctx, inner)
-	if fail != nil && fail.Kind != codemode.KindCancelled {
+	if fail != nil && fail.Kind != codemode.KindCancelled && inner.Refused == "" {
 		inner.Refused = fail.Kind
 	}
 	if f := h.n.innerCalls; f != nil {
@@ -205,8 +205,9 @@ func (h *runHost) call(ctx context.Context, inner *Request) (json.RawMessage, *c
 	if name == RunToolName || name == ExecuteToolName {
 		return nil, &codemode.Failure{Kind: KindForbidden, Message: name + " cannot be called from a program"}, nil
 	}
-	e, xerr := gate(h.mi, inner.Allow, name, inner.Arguments, "search() finds tools")
+	e, xerr, refused := gate(h.mi, inner.Allow, name, inner.Arguments, "search() finds tools")
 	if xerr != nil {
+		inner.Refused = refused // what the audit log records: forbidden for a denied tool
 		return nil, (*codemode.Failure)(xerr), nil
 	}
 	call := func(req *Request) (json.RawMessage, error) {
