@@ -581,7 +581,7 @@ AGG_RESULTS = {"SkipList": "GF_TEMPORAL", "Set": "GF_SET", "SpanSet": "GF_SPANSE
                "Span": "GF_SPAN", "TBox": "GF_TBOX", "STBox": "GF_STBOX"}
 
 
-def build_aggregate(t: Tool, final: str | None, max_values: int) -> None:
+def build_aggregate(t: Tool, final: str | None, max_values: int, max_instants: int) -> None:
     """An aggregate tool: the transition function t.function folded over the
     elements of the array argument values, then its final function."""
     fn, body = t.function, t.body
@@ -629,7 +629,9 @@ def build_aggregate(t: Tool, final: str | None, max_values: int) -> None:
         raise Excluded(f"an aggregate over {ect}, which has no JSON form")
     body.append(f"    {array_type}*v = mc_keep(c, calloc(n + 1, sizeof *v));")
     body.append("    if (!v) return mc_fail(\"out of memory\");")
+    # A cancelled call stops between elements: the fold can take minutes.
     body.append("    for (size_t i = 0; i < n; i++) {")
+    body.append("        if (mc_cancelled(c)) return mc_gave_up();")
     body.append("        char label[48];")
     body.append("        json_t *item = ga_item(values, i, \"values\", label, sizeof label);")
     body.append(f"        int rc = {decode} ? 0 : -1;" if failed != "rc" else f"        int rc = {decode};")
@@ -637,11 +639,14 @@ def build_aggregate(t: Tool, final: str | None, max_values: int) -> None:
     body.append("        if (rc) return err;")
     body.append("    }")
     if family:
+        body.append(f"    if (ga_instants((const void *const *)v, n, {family}, {max_instants}, "
+                    "\"values\", &err)) return err;")
         body.append(f"    if (ga_agg_check((const void *const *)v, n, {family}, {skiplist}, "
                     "\"values\", &err)) return err;")
     sb = state.ct.base
     body.append(f"    {sb} *state = NULL;")
     body.append("    for (size_t i = 0; i < n; i++) {")
+    body.append(f"        if (mc_cancelled(c)) return ga_gave_up(state, {skiplist});")
     body.append(f"        {sb} *next = {fn}(state, {arg}{', a_interv' if window else ''});")
     body.append(f"        if (mc_failed()) return ga_agg_fail(\"{fn}\", i, state, {skiplist});")
     body.append("        state = next;")
@@ -657,7 +662,9 @@ def build_aggregate(t: Tool, final: str | None, max_values: int) -> None:
     body.append(f"    return r ? gr_result({q}, ge_value(c, r, {result_family})) : gr_none({q});")
     t.props = {"values": {"type": "array", "items": item_schema, "maxItems": max_values,
                           "description": "The values to aggregate, at most "
-                          f"{max_values:,} (and 64 MiB of text) in one call."}}
+                          f"{max_values:,} holding at most {max_instants:,} instants (a set's "
+                          "values and a span set's spans count as instants; any other value as "
+                          "one) and 64 MiB of text in one call."}}
     if window:
         t.props["interv"] = {"type": "string", "description": "The window: each value also "
                              "counts for this long after its time, as MEOS prints intervals, "
@@ -756,6 +763,7 @@ class Rules:
     aggregates: re.Pattern
     finals: dict[str, str]
     max_values: int
+    max_instants: int
     categories: dict[str, str]
     network: str
     enums: dict[str, list[str]]
@@ -768,7 +776,8 @@ class Rules:
                    set(policy["static"]["names"]), policy.get("limits", {}),
                    re.compile(policy["bounds"]["match"]), policy["bounds"]["max"],
                    re.compile(policy["aggregates"]["match"]), policy["aggregates"]["final"],
-                   policy["aggregates"]["max_values"], policy["categories"],
+                   policy["aggregates"]["max_values"], policy["aggregates"]["max_instants"],
+                   policy["categories"],
                    policy["network"]["section"], enums)
 
     def final_of(self, fn: str, state: str) -> str | None:
@@ -800,7 +809,7 @@ def decide(name: str, section: str, decl: c_ast.Decl, rules: Rules) -> Tool:
         t.network = section == rules.network
         t.category = "aggregates"
         build_aggregate(t, rules.final_of(name, params[0].ct.base if params else ""),
-                        rules.max_values)
+                        rules.max_values, rules.max_instants)
         t.description = describe_aggregate(t)
         return t
     t = Tool(name, section, prototype(decl), ret, params)

@@ -31,8 +31,18 @@ int mc_setup(void);
 /* Runs a tool body with MEOS calls serialized and guarded: errors MEOS
  * reports become isError results, and the few places where libmeos would
  * end the process come back here instead. Frees everything kept with
- * mc_keep(). Returns a new reference. */
-json_t *mc_run(tool_fn fn, json_t *args);
+ * mc_keep(). call (borrowed, may be NULL) is the SDK's call, whose
+ * cancellation mc_cancelled() reports. Returns a new reference. */
+json_t *mc_run(tool_fn fn, json_t *args, const tn_call_t *call);
+
+/* Whether the client cancelled the call (notifications/cancelled): a tool
+ * body that loops over its input checks it between elements and gives up,
+ * so that a cancelled call frees the process at once. One atomic load. */
+bool mc_cancelled(call_t *c);
+
+/* The result of a call given up because it was cancelled (the SDK sends
+ * no answer for it). */
+json_t *mc_gave_up(void);
 
 /* Takes ownership of a malloc'd pointer (a MEOS result) until the call
  * ends. NULL passes through. */

@@ -84,6 +84,14 @@ json_t *ga_array(json_t *args, const char *name, size_t max, size_t *n, json_t *
 /* A new object holding the i-th element under the label name[i], which the
  * single-argument decoders read. label: size bytes, filled. */
 json_t *ga_item(json_t *array, size_t i, const char *name, char *label, size_t size);
+/* 0 when the decoded values (borrowed) hold at most max instants in all: a
+ * temporal value counts its instants, a set its values, a span set its
+ * spans, any other value one; -1 with *err set, saying how many. */
+int ga_instants(const void *const *v, size_t n, gen_family_t family, size_t max,
+                const char *name, json_t **err);
+/* The result of an aggregate given up because its call was cancelled; frees
+ * the state (taken). */
+json_t *ga_gave_up(void *state, bool skiplist);
 /* 0 when the decoded values (borrowed) can be aggregated together: one
  * type; into a skip list, one kind of temporal subtype and interpolation;
  * spatial values of one SRID and dimensionality. -1 with *err set. */

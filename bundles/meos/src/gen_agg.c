@@ -134,6 +134,37 @@ int ga_agg_check(const void *const *v, size_t n, gen_family_t family, bool skipl
     return 0;
 }
 
+int ga_instants(const void *const *v, size_t n, gen_family_t family, size_t max,
+                const char *name, json_t **err)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        int k = family == GF_TEMPORAL  ? temporal_num_instants(v[i])
+                : family == GF_SET     ? set_num_values(v[i])
+                : family == GF_SPANSET ? spanset_num_spans(v[i])
+                                       : 1;
+        total += k > 0 ? (size_t)k : 1;
+    }
+    if (total > max) {
+        *err = mc_fail("argument \"%s\" holds %zu instants in %zu values; an aggregate takes "
+                       "at most %zu instants in one call",
+                       name, total, n, max);
+        return -1;
+    }
+    return 0;
+}
+
+json_t *ga_gave_up(void *state, bool skiplist)
+{
+    if (!state)
+        return mc_gave_up();
+    if (skiplist)
+        skiplist_free(state);
+    else
+        free(state);
+    return mc_gave_up();
+}
+
 json_t *ga_agg_fail(const char *fn, size_t i, void *state, bool skiplist)
 {
     /* MEOS leaves the state it was given when it reports an error from

@@ -1255,8 +1255,7 @@ json_t *gr_none(const char *fn)
 
 static json_t *dispatch(tn_call_t *call, json_t *args, void *user)
 {
-    (void)call;
-    return mc_run(((const gen_tool_t *)user)->fn, args);
+    return mc_run(((const gen_tool_t *)user)->fn, args, call);
 }
 
 int gen_register(tn_server_t *server, bool network)

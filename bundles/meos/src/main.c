@@ -15,7 +15,7 @@ static bool network_ready(void)
         return false;
     }
     json_t *args = json_pack("{s:s}", "file", file);
-    json_t *result = mc_run(ways_load, args);
+    json_t *result = mc_run(ways_load, args, NULL);
     json_decref(args);
     bool ready = result && !json_is_true(json_object_get(result, "isError"));
     if (!ready) {

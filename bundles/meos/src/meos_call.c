@@ -17,6 +17,7 @@ struct call {
     void **owned;
     size_t n_owned, cap_owned;
     json_t *out;
+    const tn_call_t *tn;
 };
 
 /* The first error MEOS reported during the current call: later ones tend
@@ -99,7 +100,7 @@ static const char *captured_line(size_t n)
     return n ? captured : "no message";
 }
 
-json_t *mc_run(tool_fn fn, json_t *args)
+json_t *mc_run(tool_fn fn, json_t *args, const tn_call_t *call)
 {
     /* MEOS is not thread-safe. The server runs one worker, so this lock is
      * never contended; it keeps MEOS safe should that change. The state is
@@ -113,6 +114,7 @@ json_t *mc_run(tool_fn fn, json_t *args)
     pthread_mutex_lock(&lock);
     last_error.set = false;
     c.out = json_object();
+    c.tn = call;
     result = NULL;
     rewind(capture);
     saved_stderr = stderr;
@@ -139,8 +141,19 @@ json_t *mc_run(tool_fn fn, json_t *args)
     c.n_owned = 0;
     json_decref(c.out);
     c.out = NULL;
+    c.tn = NULL;
     pthread_mutex_unlock(&lock);
     return result;
+}
+
+bool mc_cancelled(call_t *c)
+{
+    return tn_cancelled(c->tn);
+}
+
+json_t *mc_gave_up(void)
+{
+    return tn_result_error("the call was cancelled by its client");
 }
 
 void *mc_keep(call_t *c, void *p)

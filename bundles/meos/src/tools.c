@@ -533,6 +533,8 @@ static json_t *stops(call_t *c, json_t *args)
         return mc_fail("cannot look for stops");
     int n = found ? temporal_num_sequences(found) : 0;
     for (int i = 1; i <= n; i++) {
+        if (mc_cancelled(c))
+            return mc_gave_up();
         Temporal *seq = mc_keep(c, temporal_sequence_n(found, i));
         GSERIALIZED *where = seq ? mc_keep(c, tpoint_twcentroid(seq)) : NULL;
         const char *where_text = where ? mc_keep(c, geo_as_ewkt(where, DIGITS)) : NULL;
@@ -702,8 +704,7 @@ static const struct tool tools[] = {
 
 static json_t *dispatch(tn_call_t *call, json_t *args, void *user)
 {
-    (void)call;
-    return mc_run(((const struct tool *)user)->fn, args);
+    return mc_run(((const struct tool *)user)->fn, args, call);
 }
 
 #define ANNOTATIONS                                                                            \

@@ -56,8 +56,8 @@ static json_t *view_tracks(call_t *c, json_t *args)
 
 static json_t *dispatch(tn_call_t *call, json_t *args, void *user)
 {
-    (void)call, (void)user;
-    return mc_run(view_tracks, args);
+    (void)user;
+    return mc_run(view_tracks, args, call);
 }
 
 char *view_meta(char *meta)

@@ -73,3 +73,20 @@ def test_values_over_the_bound_are_refused_whole(bundle):
     # At the bound, the same call is answered.
     ok = bundle.call("int_extent_agg", {"values": list(range(100_000))})
     assert ok["structuredContent"]["result"] == "[0, 100000)"
+
+
+def test_the_bound_counts_instants_not_values(bundle):
+    # Four values, but 120,000 instants: what a temporal aggregate costs grows with these.
+    # The value alternates, so that MEOS's normalization keeps every instant.
+    def sequence(k: int) -> str:
+        return "[" + ", ".join(f"{k + s % 2}@{(START + timedelta(seconds=s)).strftime('%Y-%m-%d %H:%M:%S+00')}"
+                               for s in range(30_000)) + "]"
+
+    result = bundle.call("temporal_tcount_agg", {"values": [sequence(k) for k in range(4)]})
+    assert result.get("isError")
+    assert result["content"][0]["text"] == (
+        'argument "values" holds 120000 instants in 4 values; an aggregate takes at most 100000 '
+        "instants in one call")
+    # Three of them, 90,000 instants, are answered.
+    ok = bundle.call("temporal_tcount_agg", {"values": [sequence(k) for k in range(3)]})
+    assert not ok.get("isError"), ok["content"][0]["text"][:300]
