@@ -131,30 +131,35 @@ static int add_resource(tn_server_t *server, struct tn_entries *entries,
     return 0;
 }
 
-int tn_server_add_resource_sized(tn_server_t *server,
-                                 const tn_resource_t *resource, size_t size,
-                                 tn_error_t *error)
+/* A resource or template as the caller's tn.h sized it (tn.h, "ABI"). */
+static int add_sized(tn_server_t *server, int is_template,
+                     const tn_resource_t *resource, size_t size,
+                     tn_error_t *error)
 {
     tn_resource_t copy;
     if (resource && tn__sized(&copy, sizeof copy, resource, size,
                               TN__RESOURCE_SIZE_1, "tn_resource_t",
                               error) != 0)
         return -1;
-    return add_resource(server, server ? &server->resources : NULL,
-                        "resource", resource ? &copy : NULL, error);
+    struct tn_entries *entries = !server       ? NULL
+                                 : is_template ? &server->templates
+                                               : &server->resources;
+    return add_resource(server, entries, is_template ? "template" : "resource",
+                        resource ? &copy : NULL, error);
+}
+
+int tn_server_add_resource_sized(tn_server_t *server,
+                                 const tn_resource_t *resource, size_t size,
+                                 tn_error_t *error)
+{
+    return add_sized(server, 0, resource, size, error);
 }
 
 int tn_server_add_template_sized(tn_server_t *server,
                                  const tn_resource_t *resource, size_t size,
                                  tn_error_t *error)
 {
-    tn_resource_t copy;
-    if (resource && tn__sized(&copy, sizeof copy, resource, size,
-                              TN__RESOURCE_SIZE_1, "tn_resource_t",
-                              error) != 0)
-        return -1;
-    return add_resource(server, server ? &server->templates : NULL,
-                        "template", resource ? &copy : NULL, error);
+    return add_sized(server, 1, resource, size, error);
 }
 
 static int add_prompt(tn_server_t *server, const tn_prompt_t *prompt,

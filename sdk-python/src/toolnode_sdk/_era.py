@@ -9,6 +9,7 @@ input_required result, and what it lists carries a cache hint.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Dict, Optional, Union
 
 from ._context import Asker, Context, InputRequired, trace_context_of
@@ -36,6 +37,24 @@ RESOURCE_NOT_FOUND = -32002
 # What a call runs: the handler's work for a Context, as a coroutine (which, for a sync
 # handler, never suspends).
 Work = Callable[[Context], Awaitable[Message]]
+
+
+@dataclass(frozen=True)
+class CallRequest:
+    """What a request that starts a call says, as its era needs it."""
+
+    request_id: RequestId
+    params: Message
+    send: Callable[[Message], None]
+    method: str  # tools/call, prompts/get or resources/read
+    target: str  # the tool's or prompt's name, or the URI read
+    args: Any  # what the call is bound to besides: its arguments
+    cache_hint: Optional[Message] = None  # what a 2026-07-28 answer carries
+
+    @property
+    def meta(self) -> Any:
+        """The request's _meta."""
+        return self.params.get("_meta")
 
 
 class Call:
@@ -66,27 +85,17 @@ class SessionEra:
         """A request's result as this era sends it: unchanged."""
         return result
 
-    def call(
-        self,
-        request_id: RequestId,
-        params: Message,
-        send: Callable[[Message], None],
-        method: str,
-        target: str,
-        args: Any,
-        cache_hint: Optional[Message],
-    ) -> Call:
+    def call(self, request: CallRequest) -> Call:
         """A call for the request: its handler logs at the session's level and asks the
         client with requests of ours."""
-        meta = params.get("_meta")
         return Call(
             Context(
-                request_id,
-                _progress_token(meta),
-                send,
+                request.request_id,
+                _progress_token(request.meta),
+                request.send,
                 self._log_enabled,
                 self._asker,
-                trace_context=trace_context_of(meta),
+                trace_context=trace_context_of(request.meta),
             )
         )
 
@@ -112,22 +121,10 @@ class StatelessEra:
             result.update(cache_hint)
         return result
 
-    def call(
-        self,
-        request_id: RequestId,
-        params: Message,
-        send: Callable[[Message], None],
-        method: str,
-        target: str,
-        args: Any,
-        cache_hint: Optional[Message],
-    ) -> Call:
+    def call(self, request: CallRequest) -> Call:
         """A call for the request: the client's answers so far come in it (inputResponses,
         and requestState sealed by an earlier round), and questions still open end it."""
-        meta = params.get("_meta")
-        return _StatelessCall(
-            self, request_id, params, send, method, target, args, cache_hint, meta
-        )
+        return _StatelessCall(self, request)
 
     def log_enabled(self, level: str) -> bool:
         """Whether the request's _meta asked for messages of level."""
@@ -140,33 +137,24 @@ class StatelessEra:
 
 
 class _StatelessCall(Call):
-    def __init__(
-        self,
-        era: StatelessEra,
-        request_id: RequestId,
-        params: Message,
-        send: Callable[[Message], None],
-        method: str,
-        target: str,
-        args: Any,
-        cache_hint: Optional[Message],
-        meta: Any,
-    ) -> None:
+    def __init__(self, era: StatelessEra, request: CallRequest) -> None:
         self._era = era
         # Hashing the arguments costs more than a small call: only when a state is opened
         # or sealed.
-        self._digest: Callable[[], str] = lambda: call_digest(method, target, args)
-        self._cache_hint = cache_hint
-        answers = _restore_answers(era._sealer, params, self._digest)
+        self._digest: Callable[[], str] = lambda: call_digest(
+            request.method, request.target, request.args
+        )
+        self._cache_hint = request.cache_hint
+        answers = _restore_answers(era._sealer, request.params, self._digest)
         super().__init__(
             Context(
-                request_id,
-                _progress_token(meta),
-                send,
+                request.request_id,
+                _progress_token(request.meta),
+                request.send,
                 era.log_enabled,
                 lambda ctx, wanted: _answer_from(era, answers, wanted),
                 era.capable,
-                trace_context=trace_context_of(meta),
+                trace_context=trace_context_of(request.meta),
             )
         )
 

@@ -9,7 +9,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Dict, List
 
 from ._calls import Calls, handler_work, tool_work
 from ._client import ClientRequests
-from ._era import Era, SessionEra, era_of
+from ._era import CallRequest, Era, SessionEra, era_of
 from ._output import Writer
 from ._protocol import (
     ALL_VERSIONS,
@@ -283,7 +283,8 @@ class Session:
             args = {}
         if not isinstance(args, dict):
             raise RpcError(INVALID_PARAMS, '"arguments" must be an object')
-        call = era.call(request_id, params, self._writer.send, "tools/call", name, args, None)
+        request = CallRequest(request_id, params, self._writer.send, "tools/call", name, args)
+        call = era.call(request)
         self._calls.start(call, name, tool.handler, tool_work(tool, args))
 
     def _get_prompt(self, request_id: RequestId, params: Message, era: Era) -> None:
@@ -298,7 +299,7 @@ class Session:
             if argument.get("required") and argument.get("name") not in args:
                 raise RpcError(INVALID_PARAMS, f"missing required argument {argument['name']!r}")
         call = era.call(
-            request_id, params, self._writer.send, "prompts/get", prompt.name, args, None
+            CallRequest(request_id, params, self._writer.send, "prompts/get", prompt.name, args)
         )
         work = handler_work(f"prompt {prompt.name}", prompt_result, prompt.handler, args)
         self._calls.start(call, prompt.name, prompt.handler, work)
@@ -328,6 +329,14 @@ class Session:
                 variables,
             )
         call = era.call(
-            request_id, params, self._writer.send, "resources/read", uri, None, self._cache_hint()
+            CallRequest(
+                request_id,
+                params,
+                self._writer.send,
+                "resources/read",
+                uri,
+                None,
+                self._cache_hint(),
+            )
         )
         self._calls.start(call, uri, handler, work)
