@@ -171,6 +171,7 @@ type Cluster struct {
 	lists    map[*link]map[string]listSize // what the lists of each link hold
 	listed   listSize                      // the sum of lists
 	left     []string                      // bundles left out, past Bounds.RemoteBundles
+	unkeyed  string                        // what fails for replicas without a cluster key; "" when nothing does
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -373,9 +374,14 @@ func (c *Cluster) apply(why string) {
 	want := map[string]Announcement{}
 	servers := map[string][]string{}
 	var left []string
+	var replicas, sharedBundles []string // without a key: nodes serving bundles this node serves too
 	for _, id := range sortedKeys(c.members) {
 		for _, a := range c.members[id].Bundles {
 			if own[a.Name] {
+				if c.keys.key == nil {
+					replicas = appendNew(replicas, id)
+					sharedBundles = appendNew(sharedBundles, a.Name)
+				}
 				continue
 			}
 			if _, seen := want[a.Name]; !seen {
@@ -393,6 +399,7 @@ func (c *Cluster) apply(why string) {
 			"bound", c.b.RemoteBundles, "left_out", len(left), "first", left[0])
 	}
 	c.left = left
+	c.noteUnkeyed(replicas, sharedBundles)
 	var relist, gone []*link
 	for name := range c.remote {
 		if _, ok := want[name]; !ok {
@@ -801,6 +808,9 @@ type Status struct {
 	Connection string `json:"connection"`
 	// Nodes are this node, then the others by id.
 	Nodes []NodeStatus `json:"nodes"`
+	// Warning says what fails in this cluster as it is set up (replicas without a
+	// cluster key); "" when nothing does.
+	Warning string `json:"warning,omitempty"`
 }
 
 // NodeStatus is one node of the cluster.
@@ -816,11 +826,39 @@ type NodeStatus struct {
 	SeenMsAgo int64 `json:"seen_ms_ago,omitempty"`
 }
 
+// noteUnkeyed says plainly, in the log and in Status, what fails when this node, without a
+// cluster key, serves bundles that the nodes replicas serve too: they are replicas, and
+// without a key each checks only the requestStates it made itself. It logs once per
+// change. The caller holds c.mu.
+func (c *Cluster) noteUnkeyed(replicas, bundles []string) {
+	warning := ""
+	if len(replicas) > 0 {
+		slices.Sort(bundles)
+		warning = fmt.Sprintf("this node and node(s) %s serve the same bundles (%s) without a cluster key: behind a balancer, "+
+			"every input_required retry (a 2026-07-28 call answered with a question, asked again with the answer) that reaches another replica fails, "+
+			"for without a key each node trusts only the requestStates it made; give every replica the same --cluster-key (docs/cluster.md)",
+			strings.Join(replicas, ", "), strings.Join(bundles, ", "))
+	}
+	if warning != "" && warning != c.unkeyed {
+		c.log.Warn(warning)
+	}
+	c.unkeyed = warning
+}
+
+// appendNew appends s to list unless list holds it.
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
 // Status reports this node and each other node with what it serves and how long a round
 // trip to it takes now.
 func (c *Cluster) Status(ctx context.Context) Status {
 	var self member
 	c.mu.Lock()
+	warning := c.unkeyed
 	_ = json.Unmarshal(c.lastBeat, &self)
 	out := []NodeStatus{{ID: c.id, Self: true, Bundles: self.Bundles}}
 	for _, id := range sortedKeys(c.members) {
@@ -847,7 +885,7 @@ func (c *Cluster) Status(ctx context.Context) Status {
 		}()
 	}
 	wg.Wait()
-	return Status{Name: c.cfg.Name, URL: c.cfg.URL, Node: c.id, Connection: strings.ToLower(c.nc.Status().String()), Nodes: out}
+	return Status{Name: c.cfg.Name, URL: c.cfg.URL, Node: c.id, Connection: strings.ToLower(c.nc.Status().String()), Nodes: out, Warning: warning}
 }
 
 // ping asks node for an answer; with a cluster key, an answer it signed.
@@ -880,6 +918,9 @@ func (c *Cluster) ping(ctx context.Context, node string) error {
 // Text writes the status for people, a line per node.
 func (s Status) Text() string {
 	var sb strings.Builder
+	if s.Warning != "" {
+		fmt.Fprintf(&sb, "WARNING: %s\n", s.Warning)
+	}
 	fmt.Fprintf(&sb, "cluster %s via %s (%s), %d nodes:\n", s.Name, s.URL, s.Connection, len(s.Nodes))
 	for _, r := range s.Nodes {
 		var names []string

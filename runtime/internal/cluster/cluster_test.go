@@ -213,3 +213,45 @@ func TestCallsCrossBetweenNodes(t *testing.T) {
 		return ""
 	})
 }
+
+// Replicas (nodes serving the same bundles) without a cluster key say plainly, in the log
+// and in toolnode.status, that input_required retries reaching another replica fail;
+// with a key, or serving different bundles, they say nothing of it.
+func TestReplicasWithoutAKeySayWhatFails(t *testing.T) {
+	srv := natstest.Start(t)
+	logs := &testkit.SyncBuffer{}
+	a, _ := startNode(t, srv.URL, "a", nodeOptions{bundles: []string{"same"}, logs: logs})
+	startNode(t, srv.URL, "b", nodeOptions{bundles: []string{"same"}})
+	startNode(t, srv.URL, "c", nodeOptions{bundles: []string{"other"}})
+	waitListed(t, a, "other.talk") // a has heard c, and b before it
+	status := func(n *node.Node) string {
+		res, err := n.Call(context.Background(), &testkit.Session{}, json.RawMessage(`{"name":"toolnode.status"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(res)
+	}
+	testkit.Eventually(t, 10*time.Second, func() string {
+		if got := status(a); !strings.Contains(got, "WARNING: this node and node(s) b serve the same bundles (same) without a cluster key") ||
+			!strings.Contains(got, "input_required retry") {
+			return "node a's status says nothing of its replica b without a key: " + got
+		}
+		if !strings.Contains(logs.String(), "without a cluster key: behind a balancer") {
+			return "node a's log says nothing of it: " + logs.String()
+		}
+		return ""
+	})
+
+	key := writeKey(t, "a key the replicas share, long enough to sign with")
+	d, _ := startNode(t, srv.URL, "d", nodeOptions{bundles: []string{"same"}, key: key})
+	startNode(t, srv.URL, "e", nodeOptions{bundles: []string{"same"}, key: key})
+	testkit.Eventually(t, 10*time.Second, func() string {
+		if got := status(d); !strings.Contains(got, "node e") {
+			return "node d has not heard e: " + got
+		}
+		return ""
+	})
+	if got := status(d); strings.Contains(got, "WARNING") {
+		t.Errorf("replicas with a key warn: %s", got)
+	}
+}
