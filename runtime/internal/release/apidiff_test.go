@@ -27,6 +27,7 @@ func TestSDKGoAPIStaysCompatibleWithTheLastRelease(t *testing.T) {
 		t.Skip("builds apidiff and both APIs; not with -short")
 	}
 	last, rev := releaseTree(t)
+	dependOn(t, "sdk-go")
 	tmp := t.TempDir()
 	run(t, tmp, goEnv("GOBIN="+filepath.Join(tmp, "bin")), "go", "install", apidiff)
 	tool := filepath.Join(tmp, "bin", "apidiff")

@@ -101,3 +101,22 @@ func mustWrite(t *testing.T, path string, data []byte) {
 		t.Fatal(fmt.Errorf("writing %s: %w", path, err))
 	}
 }
+
+// dependOn reads every file under the checkout's paths, so that go test's cache, which
+// knows the files a test opens but not those its commands read, reruns the test when one
+// of them changes.
+func dependOn(t *testing.T, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		err := filepath.WalkDir(filepath.Join(checkout(t), p), func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			_, err = os.ReadFile(path)
+			return err
+		})
+		if err != nil {
+			t.Fatalf("reading %s: %v", p, err)
+		}
+	}
+}
