@@ -7,12 +7,10 @@ package meos_test
 // slider moves, and keeps a screenshot.
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"testing"
 	"time"
@@ -30,36 +28,7 @@ func TestTrajectoryViewInChromium(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
 		t.Skipf("Debian's chromium is not installed (make test installs it): %v", err)
 	}
-	here, _ := filepath.Abs(".")
-	dir := t.TempDir()
-	if err := os.Symlink(here, filepath.Join(dir, "meos")); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(node, "serve", "--bundles", dir, "--http", "127.0.0.1:0")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
-	urlc := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`url=(http://\S+/mcp)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				urlc <- m[1]
-			}
-		}
-	}()
-	var url string
-	select {
-	case url = <-urlc:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the node did not start its HTTP front")
-	}
+	url, _ := serveHTTP(t)
 
 	shot := filepath.Join(t.ArtifactDir(), "trajectory.png")
 	opts, _ := json.Marshal(map[string]any{

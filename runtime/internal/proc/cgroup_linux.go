@@ -280,3 +280,7 @@ wait:
 	endCgroups(dir, 3*time.Second, 5*time.Second)
 	return 0
 }
+
+// Contained reports whether this node starts each bundle process in a cgroup of its own,
+// which nothing the process starts can leave, and ends them all should the node die.
+func Contained() bool { return nodeCgroup() != "" }
