@@ -164,8 +164,41 @@ type serveFlags struct {
 	run      codemode.Bounds // toolnode.run's bounds; the flags hold them as bytes and counts
 	runBytes byteSize
 
+	results resultFlags
+
 	cluster clusterFlags
 	lock    string
+}
+
+// resultFlags bound the results passed to clients and those kept after a cut (see
+// node.ResultBounds).
+type resultFlags struct {
+	maxBytes                offSize
+	clientBytes, storeBytes byteSize
+	ttl                     time.Duration
+}
+
+func (r *resultFlags) register(fs *flag.FlagSet) {
+	r.maxBytes.byteSize, r.clientBytes, r.storeBytes = node.DefaultMaxResultBytes, node.DefaultResultClientBytes, node.DefaultResultStoreBytes
+	fs.Var(&r.maxBytes, "max-result-bytes", "cut a tool result whose text passes `BYTES` (at least 4KiB; 0 keeps results whole) at a boundary that keeps it valid (whole lines, whole JSON array items), noting what was left out; the whole is kept for the caller, readable in ranges by resources/read and toolnode.read_result")
+	fs.DurationVar(&r.ttl, "result-ttl", node.DefaultResultTTL, "keep the whole of a cut result for `DURATION`")
+	fs.Var(&r.clientBytes, "result-client-bytes", "keep at most `BYTES` of cut results' wholes per client; the oldest go first")
+	fs.Var(&r.storeBytes, "result-store-bytes", "keep at most `BYTES` of cut results' wholes for all clients together; the oldest go first")
+}
+
+// check refuses bounds that cannot hold.
+func (r *resultFlags) check() error {
+	switch {
+	case r.maxBytes.byteSize != 0 && r.maxBytes.byteSize < node.MinMaxResultBytes:
+		return fmt.Errorf("--max-result-bytes %d: want 0 (results whole) or at least %d (4KiB)", r.maxBytes.byteSize, node.MinMaxResultBytes)
+	case r.ttl <= 0 || r.clientBytes < 1 || r.storeBytes < 1:
+		return errors.New("--result-ttl, --result-client-bytes and --result-store-bytes must be more than 0")
+	}
+	return nil
+}
+
+func (r *resultFlags) bounds() node.ResultBounds {
+	return node.ResultBounds{MaxBytes: int(r.maxBytes.byteSize), TTL: r.ttl, ClientBytes: int64(r.clientBytes), StoreBytes: int64(r.storeBytes)}
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
@@ -215,6 +248,7 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&f.run.Calls, "run-max-calls", codemode.DefaultCalls, "a toolnode.run program may make `N` calls (searches included)")
 	fs.IntVar(&f.run.Parallel, "run-max-parallel", codemode.DefaultParallel, "a toolnode.run program's parallel() may make `N` calls at once")
 	fs.Var(&f.runBytes, "run-max-bytes", "a toolnode.run program may take in `BYTES` of results, and send, print or answer as many")
+	f.results.register(fs)
 	f.cluster.register(fs)
 	fs.StringVar(&f.lock, "lock", "", "serve only the tool definitions the lock `FILE` pins (toolnode pin writes it); a changed or new tool is held back until accepted with toolnode pin --accept; watched and reloaded")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `LEVEL`: trace, debug, info, warn or error")
@@ -312,6 +346,9 @@ Flags:
 	if f.tokenFile != "" && f.http == "" {
 		return nil, errors.New("--token-file guards the HTTP front: give --http too")
 	}
+	if err := f.results.check(); err != nil {
+		return nil, err
+	}
 	if err := f.cluster.check(); err != nil {
 		return nil, err
 	}
@@ -391,6 +428,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			Lazy:       f.lazy,
 			StateDir:   f.stateDir,
 			Run:        codemode.Bounds{Steps: f.run.Steps, Time: f.run.Time, Calls: f.run.Calls, Parallel: f.run.Parallel, Bytes: int64(f.runBytes)},
+			Results:    f.results.bounds(),
 		},
 		Front: front.Options{PageSize: f.pageSize, Names: f.names, MaxMessage: int(f.maxBody),
 			MaxQueue: int(f.maxQueue), MaxInflight: f.maxInflight, Limits: limits,

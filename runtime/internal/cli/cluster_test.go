@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -199,10 +200,34 @@ func TestClusterNodeFrontsTheBundlesOfEveryNode(t *testing.T) {
 		}
 	})
 	t.Run("20 MiB result", func(t *testing.T) {
+		// It crosses the hop whole, reaches the client cut to --max-result-bytes (100KiB
+		// by default), and is read back whole in ranges through another node of the
+		// cluster, which carries the reads to node A, which keeps it.
 		const size = 20 << 20
-		got, isErr := nodekit.CallText(t, s, "bee.big", map[string]any{"bytes": size})
-		if isErr || len(got) != size || strings.Trim(got, "x") != "" {
-			t.Fatalf("bee.big gave %d bytes (error %v), want %d x's", len(got), isErr, size)
+		s := clients["http 2026-07-28"]
+		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "bee.big", Arguments: map[string]any{"bytes": size}})
+		if err != nil || res.IsError || len(res.Content) != 2 {
+			t.Fatalf("bee.big: %v, %d content items; want the cut text and a note", err, len(res.Content))
+		}
+		kept, note := res.Content[0].(*mcp.TextContent).Text, res.Content[1].(*mcp.TextContent).Text
+		if len(kept)+len(note) > 100<<10 || strings.Trim(kept, "x") != "" {
+			t.Fatalf("the client got %d bytes of x's and a note of %d", len(kept), len(note))
+		}
+		m := regexp.MustCompile(`toolnode://result/\S+/content/0`).FindString(note)
+		if m == "" {
+			t.Fatalf("the note names no URI: %s", note)
+		}
+		other := nodekit.Connect(t, b.URL, "2026-07-28", nil)
+		read := 0
+		for read < size {
+			r, err := other.ReadResource(ctx, &mcp.ReadResourceParams{URI: fmt.Sprintf("%s?offset=%d&length=%d", m, read, 4<<20)})
+			if err != nil || len(r.Contents) != 1 || r.Contents[0].Text == "" || strings.Trim(r.Contents[0].Text, "x") != "" {
+				t.Fatalf("reading from %d through node B: %v", read, err)
+			}
+			read += len(r.Contents[0].Text)
+		}
+		if read != size {
+			t.Errorf("read back %d bytes, want %d", read, size)
 		}
 	})
 	t.Run("cancellation", func(t *testing.T) {

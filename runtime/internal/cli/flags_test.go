@@ -4,6 +4,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The audit log's bounds: defaults that fit one machine, sizes with units, and flags that
@@ -43,6 +44,21 @@ func TestAuditFlags(t *testing.T) {
 				t.Errorf("flags %+v", f)
 			}
 		})
+	}
+}
+
+// The result bounds: defaults, sizes with units, 0 for whole results, and a budget too small
+// to hold a cut result's note refused.
+func TestResultFlags(t *testing.T) {
+	f, err := parseServe([]string{"--bundles", "b"}, io.Discard)
+	if err != nil || f.results.maxBytes.byteSize != 100<<10 || f.results.clientBytes != 32<<20 || f.results.storeBytes != 128<<20 || f.results.ttl != time.Hour {
+		t.Errorf("defaults: %+v, %v", f.results, err)
+	}
+	if f, err := parseServe([]string{"--bundles", "b", "--max-result-bytes", "0"}, io.Discard); err != nil || f.results.bounds().MaxBytes != 0 {
+		t.Errorf("--max-result-bytes 0: %v", err)
+	}
+	if _, err := parseServe([]string{"--bundles", "b", "--max-result-bytes", "1KiB"}, io.Discard); err == nil || !strings.Contains(err.Error(), "at least 4096") {
+		t.Errorf("--max-result-bytes 1KiB: %v, want it refused", err)
 	}
 }
 

@@ -48,3 +48,14 @@ func (b *byteSize) Set(s string) error {
 	*b = byteSize(n * factor)
 	return nil
 }
+
+// offSize is a byteSize that may also be 0, which turns off what it bounds.
+type offSize struct{ byteSize }
+
+func (b *offSize) Set(s string) error {
+	if strings.TrimSpace(s) == "0" {
+		b.byteSize = 0
+		return nil
+	}
+	return b.byteSize.Set(s)
+}

@@ -113,6 +113,9 @@ type Config struct {
 	// Lock, when set, is the lock file's content: only the tools it pins, as it pins them,
 	// are served (see package pin, and SetLock). Default: every tool served.
 	Lock *pin.Lock
+	// Results bounds the tools/call results passed to clients and the wholes kept of those
+	// cut (see ResultBounds); the zero value passes results whole.
+	Results ResultBounds
 }
 
 // Node runs bundles and routes between them and the sessions of the fronts.
@@ -144,6 +147,7 @@ type Node struct {
 	tasks    nodeTasks
 	held     heldNames
 	pins     pins // the lock file's; guarded by mu but for its logging
+	results  *resultStore
 	wg       sync.WaitGroup
 
 	innerCalls func(InnerCall) // told of every call a run makes; see SetInnerCalls
@@ -188,6 +192,10 @@ func New(cfg Config) *Node {
 	n.resources.Store(&catalog.Resources{})
 	n.subs = subscriptions{byURI: map[string]map[Session]bool{}}
 	n.boundSources = append(n.boundSources, n.runBounds)
+	n.results = newResultStore(cfg.Results, n.TaskTag)
+	if n.results.b.MaxBytes > 0 {
+		n.boundSources = append(n.boundSources, n.results.bounds)
+	}
 	return n
 }
 

@@ -70,13 +70,17 @@ const ownNamespace = "toolnode"
 
 // IsOwnTool reports whether name is one of the node's own tools.
 func IsOwnTool(name string) bool {
-	return name == StatusToolName || name == SearchToolName || name == ExecuteToolName || name == RunToolName
+	return name == StatusToolName || name == SearchToolName || name == ExecuteToolName || name == RunToolName ||
+		name == ReadResultToolName
 }
 
 // ownTools is the node's own tool list, as the catalog takes it.
 func (n *Node) ownTools() catalog.Source {
-	return catalog.Source{Bundle: ownBundle, Namespace: ownNamespace, NoPrefix: true,
-		Tools: []json.RawMessage{statusTool(), SearchTool(), ExecuteTool(), RunTool(n.cfg.Run)}}
+	tools := []json.RawMessage{statusTool(), SearchTool(), ExecuteTool(), RunTool(n.cfg.Run)}
+	if n.results.b.MaxBytes > 0 {
+		tools = append(tools, readResultTool(n.readLength()))
+	}
+	return catalog.Source{Bundle: ownBundle, Namespace: ownNamespace, NoPrefix: true, Tools: tools}
 }
 
 // statusTool returns the tools/list entry of toolnode.status.
@@ -127,6 +131,8 @@ func (n *Node) callOwn(ctx context.Context, sess Session, req *Request, tool str
 		done.CallDone(n.status(ctx))
 	case RunToolName:
 		n.runProgram(ctx, sess, req, done)
+	case ReadResultToolName:
+		done.CallDone(n.readResultCall(ctx, sess, req.Arguments))
 	default:
 		done.CallDone(nil, invalidParams(fmt.Sprintf("unknown tool %q", tool)))
 	}

@@ -71,8 +71,11 @@ func (f DoneFunc) CallDone(res json.RawMessage, err error) { f(res, err) }
 // cancellation; a bundle that fails or times out gives a result with isError set, naming
 // the bundle, so that the model on the other side can act on it. CallTool notes on req
 // what it did (Bundle, Ran, Via, Refused).
+//
+// A result whose text passes the node's budget is cut, its whole kept for the caller (see
+// ResultBounds).
 func (n *Node) CallTool(ctx context.Context, sess Session, req *Request, done Done) {
-	n.callTool(ctx, sess, req, settleTool, done)
+	n.callTool(ctx, sess, req, settleTool, n.shapeDone(sess, done))
 }
 
 // Call reads params as a tools/call and serves it as CallTool does, for a caller that may
@@ -206,7 +209,13 @@ func (n *Node) GetPrompt(ctx context.Context, sess Session, req *Request) (json.
 
 // ReadResource routes resources/read by the resource's URI; a view exposed under a
 // namespaced URI is read from its bundle by the URI the bundle names it.
+//
+// A kept result (toolnode://result/...) is read from the node's store, for its owner only.
 func (n *Node) ReadResource(ctx context.Context, sess Session, req *Request) (json.RawMessage, error) {
+	if IsResultURI(req.URI) {
+		key, _ := clientKey(sess)
+		return n.readResult(ctx, key, req.URI)
+	}
 	bundle, own, err := n.viewBundle(req)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -154,7 +155,7 @@ func taskTools(m *manifest.Manifest, tools []json.RawMessage) []json.RawMessage 
 // as it is: a bundle that fails, crashes or times out under the call fails the task with
 // that error, rather than answering a tool result.
 func (n *Node) CallToolTask(ctx context.Context, sess Session, req *Request, done Done) {
-	n.callTool(ctx, sess, req, settleAsIs, done)
+	n.callTool(ctx, sess, req, settleAsIs, n.shapeDone(sess, done))
 }
 
 // BundleTask is a task a bundle holds itself: the process that made it and the bundle's
@@ -304,8 +305,17 @@ func (n *Node) RouteTask(ctx context.Context, tag string, caller TaskCaller, met
 	return res, true, err
 }
 
-// ServeTask serves a tasks/* request another node of the cluster carried here.
+// ServeTask serves a tasks/* request another node of the cluster carried here, or the read
+// of a result this node keeps (resources/read of a toolnode://result/ URI).
 func (n *Node) ServeTask(ctx context.Context, caller TaskCaller, method string, params json.RawMessage) (json.RawMessage, error) {
+	if method == mcp.MethodResourcesRead {
+		uri, _ := rawjson.Member(params, "uri")
+		s, _ := rawjson.String(uri)
+		if r, ok := parseResultURI(s); !ok || !strings.HasPrefix(r.id, n.TaskTag()+"-") {
+			return nil, resourceNotFound(s)
+		}
+		return n.readResult(ctx, caller.Owner, s)
+	}
 	n.tasks.mu.Lock()
 	serve := n.tasks.serve
 	n.tasks.mu.Unlock()
