@@ -219,7 +219,8 @@ func TestAClientAtItsTaskByteShareIsRefusedUpFrontAndOthersKeepTheirResults(t *t
 	os.WriteFile(accessFile, []byte(fmt.Sprintf(`{"clients": [
 		{"name": "a", "token_sha256": %q, "allow": ["big.*"]},
 		{"name": "b", "token_sha256": %q, "allow": ["big.*"]}]}`, testkit.TokenSHA("a-token"), testkit.TokenSHA("b-token"))), 0o600)
-	h := nodekit.ChildHTTP(t, toolnode(t, "serve", "--http", "127.0.0.1:0", "--bundles", dir, "--access", accessFile))
+	// Results whole (--max-result-bytes 0): a cut one would keep 100 KiB of each task.
+	h := nodekit.ChildHTTP(t, toolnode(t, "serve", "--http", "127.0.0.1:0", "--bundles", dir, "--access", accessFile, "--max-result-bytes", "0"))
 	before := testkit.RSSKiB(t, h.Pid())
 	const eight = 8 << 20
 	// task makes a task of an 8 MiB result and waits for its end; "" when it was refused
