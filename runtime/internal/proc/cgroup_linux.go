@@ -222,11 +222,51 @@ func sweepDeadNodes(base string) {
 	}
 }
 
-// startReaper starts the reaper of the node's cgroups in dir: the node's own binary in a
-// session of its own, so that signals meant for the node's terminal or group miss it. Its
-// stdin is a pipe whose write end the node holds, as a bare descriptor no finalizer closes,
-// and never writes: its closing, however the node ends, is what the reaper waits for.
+// reaperProc is the node's reaper: its pid, and the write end of its pipe.
+type reaperProc struct {
+	mu  sync.Mutex
+	pid int
+	w   int
+}
+
+var reaper reaperProc
+
+// startReaper starts the reaper of the node's cgroups in dir.
 func startReaper(dir string) error {
+	reaper.mu.Lock()
+	defer reaper.mu.Unlock()
+	return reaper.startLocked(dir)
+}
+
+// ensureReaper starts the reaper again should it have died (killed alone, say), as each
+// family's look asks, so that a node killed later still has its bundles ended.
+func ensureReaper() {
+	dir := nodeCgroup()
+	if dir == "" {
+		return
+	}
+	reaper.mu.Lock()
+	defer reaper.mu.Unlock()
+	if st, ok := readStat(reaper.pid); ok && !st.zombie && st.ppid == os.Getpid() {
+		return
+	}
+	if reaper.pid > 0 { // never 0 or -1: those would wait for other children
+		var ws syscall.WaitStatus
+		_, _ = syscall.Wait4(reaper.pid, &ws, syscall.WNOHANG, nil)
+		reaper.pid = 0
+	}
+	if reaper.w > 0 {
+		_ = syscall.Close(reaper.w)
+		reaper.w = 0
+	}
+	_ = reaper.startLocked(dir) // tried again at the next look
+}
+
+// startLocked starts the reaper: the node's own binary in a session of its own, so that
+// signals meant for the node's terminal or group miss it. Its stdin is a pipe whose write
+// end the node holds, as a bare descriptor no finalizer closes, and never writes: its
+// closing, however the node ends, is what the reaper waits for.
+func (rp *reaperProc) startLocked(dir string) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("start the reaper that ends bundles if the node dies: %w", err)
@@ -245,8 +285,8 @@ func startReaper(dir string) error {
 		_ = syscall.Close(fds[1])
 		return fmt.Errorf("start the reaper that ends bundles if the node dies: %w", err)
 	}
-	// Never waited for: it exits after the node. Should it die first, it stays a zombie of
-	// the node, and the bundles lose only this guard.
+	rp.pid, rp.w = cmd.Process.Pid, fds[1]
+	// Not waited for by exec: it exits after the node, or ensureReaper reaps it.
 	_ = cmd.Process.Release()
 	return nil
 }

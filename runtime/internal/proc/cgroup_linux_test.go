@@ -4,10 +4,12 @@ package proc
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -80,4 +82,36 @@ func TestNodeKilledLeavesNoGrandchildThatClearedItsTagLeftItsSessionAndWasOrphan
 		}
 		return ""
 	})
+}
+
+func TestAReaperKilledAloneIsStartedAgain(t *testing.T) {
+	needCgroups(t)
+	dir := t.TempDir()
+	p, err := Start(Config{Path: "/bin/sh", Args: []string{"-c", "exec cat"}, Dir: dir,
+		Env: []string{"PATH=" + os.Getenv("PATH")}, Grace: 300 * time.Millisecond, TrackEvery: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop(context.Background())
+	reaper.mu.Lock()
+	first := reaper.pid
+	reaper.mu.Unlock()
+	if !running(first) {
+		t.Fatalf("no reaper runs (pid %d)", first)
+	}
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 10*time.Second, func() string {
+		reaper.mu.Lock()
+		now := reaper.pid
+		reaper.mu.Unlock()
+		if now == first || !running(now) {
+			return fmt.Sprintf("the reaper %d killed alone was not started again (now %d)", first, now)
+		}
+		return ""
+	})
+	if _, err := os.Stat("/proc/" + strconv.Itoa(first)); err == nil {
+		t.Errorf("the killed reaper %d is left a zombie", first)
+	}
 }

@@ -99,7 +99,10 @@ func (f *family) follow(leader int, d time.Duration) {
 	if st, ok := readStat(leader); ok {
 		f.leaderStart = st.start
 	}
-	f.start(d, func() { f.members() })
+	f.start(d, func() {
+		f.members()
+		ensureReaper()
+	})
 }
 
 // close stops following, and removes the family's cgroup once it is empty. Safe to call
