@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from words import AGGREGATES, CATEGORIES, OPS, TYPES, Kind, Op
+from words import AGGREGATES, CATEGORIES, OPS, TYPES, Kind, Op, rank
 
 # The most parts an operation or a type spans (split_each_n_stboxes).
 MAX_PARTS = 4
@@ -101,20 +101,52 @@ def glosses(kinds: list[Kind]) -> str:
     return " ".join(out)
 
 
-def describe(name: str, category: str) -> str:
-    """The plain-word opening of a generated tool's description: what it computes, the other
-    words for it, what its types are and what its category answers."""
+def _main(name: str) -> tuple[str, str, list[Kind]]:
+    """What a tool computes in a phrase, the other words for it, and the types it names."""
+    if name.endswith("_agg"):
+        of, op = name[: -len("_agg")].rsplit("_", 1)
+        agg = AGGREGATES[op]
+        kinds = read(of).before
+        values = " and ".join(k.noun.split(" ", 1)[1] for k in kinds) or "value"
+        return agg.template.format(a=values + " values"), agg.synonyms, kinds
     r = read(name)
     kinds = r.before + r.after
     if r.op is None:
         what = " and ".join(k.noun for k in kinds) or "a value"
-        main = f"Computes {' '.join(r.unknown) or 'with'} for {what}"
-        synonyms = ""
-    else:
-        main = sentence(r.op.template, r.before, r.after)
-        synonyms = r.op.synonyms
-        if r.unknown:
-            main += " (" + " ".join(r.unknown) + ")"
+        return f"Computes {' '.join(r.unknown) or 'with'} for {what}", "", kinds
+    main = sentence(r.op.template, r.before, r.after)
+    if r.unknown:
+        main += " (" + " ".join(r.unknown) + ")"
+    return main, r.op.synonyms, kinds
+
+
+def title(name: str) -> str:
+    """A tool's title: what it computes, in a few words ("Maximum value of a temporal
+    float")."""
+    main = _main(name)[0]
+    main = main.removeprefix("the ").removeprefix("The ")
+    return main[0].upper() + main[1:]
+
+
+def variant_of(name: str, names: set[str]) -> str:
+    """The tool that does what name does with its last two types the other way round, when
+    there is one and it takes the more specific value first (a temporal value before a set,
+    span or box; those before a single value): ever_gt_float_tfloat is a variant of
+    ever_gt_tfloat_float. "" when name is no variant."""
+    parts = name.split("_")
+    for i in range(1, len(parts) - 1):
+        a, b = "_".join(parts[i:i + 1]), "_".join(parts[i + 1:])
+        if a in TYPES and b in TYPES:
+            other = "_".join(parts[:i] + [b, a])
+            if other in names and rank(b) > rank(a):
+                return other
+    return ""
+
+
+def describe(name: str, category: str) -> str:
+    """The plain-word opening of a generated tool's description: what it computes, the other
+    words for it, what its types are and what its category answers."""
+    main, synonyms, kinds = _main(name)
     text = main[0].upper() + main[1:] + "."
     if synonyms:
         text += f" In other words: {synonyms}."
@@ -127,16 +159,7 @@ def describe(name: str, category: str) -> str:
 
 def describe_aggregate(name: str) -> str:
     """The plain-word opening of an aggregate tool's description (name: TYPE_OP_agg)."""
-    base = name[: -len("_agg")]
-    of, op = base.rsplit("_", 1)
-    agg = AGGREGATES[op]
-    kinds = read(of).before
-    values = " and ".join(k.noun.split(" ", 1)[1] for k in kinds) or "value"
-    main = agg.template.format(a=values + " values")
-    text = main[0].upper() + main[1:] + f". In other words: {agg.synonyms}."
-    if g := glosses(kinds):
-        text += " " + g
-    return text + " " + CATEGORIES["aggregates"]
+    return describe(name, "aggregates")
 
 
 def unknown_parts(name: str) -> list[str]:

@@ -225,6 +225,10 @@ class Tool:
     final: str = ""
     # Offered only when the bundle is given a road network.
     network: bool = False
+    # What it computes in a few words, and the tool that does the same with
+    # its arguments the other way round ("" for none).
+    title: str = ""
+    variant_of: str = ""
 
 
 def parse_header(path: str) -> tuple[list[tuple[str, str, c_ast.Decl]], dict[str, list[str]]]:
@@ -862,12 +866,17 @@ def main() -> int:
     table = [(n, sec, f"the final step of {', '.join(finals[n])}" if n in finals else st)
              for n, sec, st in table]
 
+    names = {t.name for t in tools}
+    for t in tools:
+        t.title = plain.title(t.name)
+        t.variant_of = plain.variant_of(t.name, names)
     write_c(tools, os.path.join(out_dir, "tools_gen.c"))
     manifest = [{"name": t.name, "category": t.category, "description": t.description,
                  "inputSchema": input_schema(t), "outputSchema": output_schema(t),
                  "prototype": t.proto, "function": t.function, "final": t.final,
                  "params": t.kinds, "accepted": t.accepted, "result": t.result_kind,
-                 "mode": t.mode, "outs": t.outs, "network": t.network} for t in tools]
+                 "mode": t.mode, "outs": t.outs, "network": t.network, "title": t.title,
+                 "variant_of": t.variant_of} for t in tools]
     with open(os.path.join(out_dir, "manifest.json"), "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=1)
     write_docs(table, docs_md)
@@ -902,9 +911,11 @@ def write_c(tools: list[Tool], path: str) -> None:
     out.append("const gen_tool_t gen_tools[] = {")
     for t in tools:
         out.append(f"    {{{c_string(t.name)}, {c_string(t.function)}, {c_string(t.category)},")
+        out.append(f"     {c_string(t.title)},")
         out.append(f"     {c_string(t.description)},")
         out.append(f"     {c_string(json.dumps(input_schema(t), separators=(',', ':')))},")
         out.append(f"     {c_string(json.dumps(output_schema(t), separators=(',', ':')))},")
+        out.append(f"     {c_string(t.variant_of)},")
         out.append(f"     g_{t.name}, {'true' if t.network else 'false'}}},")
     out.append("};")
     out.append("const size_t gen_tools_count = sizeof gen_tools / sizeof gen_tools[0];")

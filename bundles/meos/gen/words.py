@@ -138,6 +138,19 @@ TYPES: dict[str, Kind] = {
 }
 
 
+def rank(type_name: str) -> int:
+    """How specific a type is, for choosing which of two argument orders comes first: a
+    temporal value (3), a set, span, span set, box or geometry (2), a single value (1)."""
+    if type_name == "temporal" or (type_name.startswith("t") and type_name not in
+                                   ("text", "textset", "timestamptz", "tstzset", "tstzspan",
+                                    "tstzspanset", "tbox", "tboxes", "tboxfloat", "tboxint")):
+        return 3
+    if type_name.endswith(("set", "span", "spanset", "box", "boxes")) or type_name in (
+            "stbox", "tbox", "geo", "geom", "geog", "nsegment"):
+        return 2
+    return 1
+
+
 @dataclass(frozen=True)
 class Op:
     """What a function does, as a template over the types it names ({a}, {b}: the first and
@@ -332,8 +345,8 @@ OPS: dict[str, Op] = {
     # Restrictions.
     "at": Op("{a} restricted to {b}", "the part inside, keep only, within, clip, filter, "
              "limit to, intersect with, during, where it is in"),
-    "minus": Op("{a} without {b}", "the part outside, remove, exclude, cut out, subtract, "
-                "except, drop, difference, not in"),
+    "minus": Op("{a} without {b}", "the part outside, remove the part inside, exclude, cut "
+                "out, subtract, except, drop, difference, not in"),
     "at_value": Op("{a} restricted to a value", "when it equals a value, keep only that value"),
     "minus_value": Op("{a} without a value", "remove a value, when it differs from a value"),
     "at_values": Op("{a} restricted to a set of values", "keep only those values"),

@@ -91,8 +91,11 @@ char *mfjson_normalize(const char *in, const char *name, json_t **err);
 
 /* The tool's _meta as JSON text, malloc'd: its category under
  * "io.toolnode/category", and under "io.toolnode/meos" whether it is
- * generated and the C function it calls (NULL for a curated tool). */
-char *tool_meta(const char *category, const char *function);
+ * generated and the C function it calls (NULL for a curated tool); a
+ * generated tool also under "io.toolnode/generated", and under
+ * "io.toolnode/variant-of" the tool it is a variant of (variant_of: NULL or
+ * "" for none). */
+char *tool_meta(const char *category, const char *function, const char *variant_of);
 
 /* Adds the generated tools (build/gen/tools_gen.c) to the server; the
  * network-point ones only when network is true. 0 or -1. */

@@ -138,8 +138,11 @@ json_t *gr_check(const char *fn);
 /* ---- The generated table (build/gen/tools_gen.c) ---- */
 
 typedef struct {
-    /* function: the MEOS function called (an aggregate's transition function). */
-    const char *name, *function, *category, *description, *input, *output;
+    /* function: the MEOS function called (an aggregate's transition function);
+     * title: what it computes, in a few words; variant_of: the tool that does
+     * the same with its arguments the other way round, put first by a search,
+     * or "". */
+    const char *name, *function, *category, *title, *description, *input, *output, *variant_of;
     tool_fn fn;
     /* Offered only with a road network (a ways file, ways.c). */
     bool network;

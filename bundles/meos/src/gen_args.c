@@ -1263,9 +1263,11 @@ int gen_register(tn_server_t *server, bool network)
     for (size_t i = 0; i < gen_tools_count; i++) {
         if (gen_tools[i].network && !network)
             continue;
-        char *meta = tool_meta(gen_tools[i].category, gen_tools[i].function);
+        char *meta = tool_meta(gen_tools[i].category, gen_tools[i].function,
+                               gen_tools[i].variant_of);
         tn_tool_t tool = {
             .name = gen_tools[i].name,
+            .title = gen_tools[i].title,
             .description = gen_tools[i].description,
             .input_schema = gen_tools[i].input,
             .output_schema = gen_tools[i].output,

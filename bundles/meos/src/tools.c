@@ -711,14 +711,22 @@ static json_t *dispatch(tn_call_t *call, json_t *args, void *user)
     "{\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,"               \
     "\"openWorldHint\":false}"
 
-char *tool_meta(const char *category, const char *function)
+char *tool_meta(const char *category, const char *function, const char *variant_of)
 {
     /* The category under the node's key, for clients and toolnode.search to
-     * filter by; what the tool calls under the bundle's own. */
-    json_t *m = function ? json_pack("{s:s,s:{s:s,s:b}}", "io.toolnode/category", category,
-                                     "io.toolnode/meos", "function", function, "generated", 1)
+     * filter by; what the tool calls under the bundle's own. A generated tool
+     * says so under the node's key too (a search prefers the curated ones),
+     * and names the tool it is a variant of, which a search puts first. */
+    json_t *m = function ? json_pack("{s:s,s:b,s:{s:s,s:b}}", "io.toolnode/category", category,
+                                     "io.toolnode/generated", 1, "io.toolnode/meos", "function",
+                                     function, "generated", 1)
                          : json_pack("{s:s,s:{s:b}}", "io.toolnode/category", category,
                                      "io.toolnode/meos", "generated", 0);
+    if (m && variant_of && *variant_of &&
+        json_object_set_new(m, "io.toolnode/variant-of", json_string(variant_of)) != 0) {
+        json_decref(m);
+        m = NULL;
+    }
     char *meta = m ? json_dumps(m, JSON_COMPACT) : NULL;
     json_decref(m);
     return meta;
@@ -727,7 +735,7 @@ char *tool_meta(const char *category, const char *function)
 int tools_register(tn_server_t *server)
 {
     for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
-        char *meta = view_meta(tool_meta(tools[i].category, NULL)); /* shown in the view */
+        char *meta = view_meta(tool_meta(tools[i].category, NULL, NULL)); /* shown in the view */
         tn_tool_t tool = {
             .name = tools[i].name,
             .title = tools[i].title,

@@ -98,7 +98,7 @@ int view_register(tn_server_t *server)
         .meta = NULL,
     };
     /* Visibility app: the view calls it, the model is not shown it. */
-    char *meta = tool_meta("accessors", NULL);
+    char *meta = tool_meta("accessors", NULL, NULL);
     json_t *m = meta ? json_loads(meta, 0, NULL) : NULL;
     free(meta);
     meta = NULL;

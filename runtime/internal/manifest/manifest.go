@@ -83,6 +83,12 @@ type Manifest struct {
 	// it with TaskSupport.
 	Tasks map[string]string `json:"tasks,omitempty"`
 
+	// Synonyms names a file of the bundle, relative to its directory, that lists the
+	// bundle's words beside its users' ("tstzspan, period, time span"), one group a line:
+	// toolnode.search finds a tool by the other members of a group one of its words is in.
+	// Read with SynonymsPath; the node reads the file when it indexes the catalog.
+	Synonyms string `json:"synonyms,omitempty"`
+
 	// Link, when set, opens the connection to a bundle that another node of a cluster
 	// serves (an upstream.Link); such a bundle has neither a command nor a URL. Not read
 	// from a file.
@@ -308,6 +314,9 @@ func (m *Manifest) check() error {
 	if err := checkTasks(m.Tasks); err != nil {
 		return err
 	}
+	if m.Synonyms != "" && !filepath.IsLocal(m.Synonyms) {
+		return fmt.Errorf("synonyms %q: name a file inside the bundle's directory, relative to it (e.g. \"synonyms.txt\")", m.Synonyms)
+	}
 	for k := range m.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			return fmt.Errorf("bad env name %q", k)
@@ -319,6 +328,14 @@ func (m *Manifest) check() error {
 		}
 	}
 	return nil
+}
+
+// SynonymsPath is the path of the bundle's synonyms file, "" when it names none.
+func (m *Manifest) SynonymsPath() string {
+	if m.Synonyms == "" {
+		return ""
+	}
+	return filepath.Join(m.Dir, m.Synonyms)
 }
 
 // Lazy reports whether the bundle starts on its first call rather than with the node.

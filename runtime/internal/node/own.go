@@ -10,6 +10,8 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/toolnode/toolnode/runtime/internal/argcheck"
 	"github.com/toolnode/toolnode/runtime/internal/catalog"
 	"github.com/toolnode/toolnode/runtime/internal/codemode"
@@ -210,9 +212,34 @@ func (n *Node) metaIndex() *metaIndex {
 	n.meta.mu.Lock()
 	defer n.meta.mu.Unlock()
 	if n.meta.cur == nil || n.meta.cur.cat != cat {
-		n.meta.cur = &metaIndex{cat: cat, index: search.FromCatalog(cat), check: argcheck.ForCatalog(cat), names: programNames(cat)}
+		n.meta.cur = &metaIndex{cat: cat, index: search.FromCatalog(cat, n.synonyms()), check: argcheck.ForCatalog(cat), names: programNames(cat)}
 	}
 	return n.meta.cur
+}
+
+// synonyms reads the synonyms file of each running bundle whose manifest names one; a
+// file that cannot be read is logged and left out, the bundle's tools still found by
+// their own words.
+func (n *Node) synonyms() map[string]*search.Synonyms {
+	n.mu.Lock()
+	paths := map[string]string{}
+	logs := map[string]hclog.Logger{}
+	for name, b := range n.bundles {
+		if p := b.m.SynonymsPath(); p != "" {
+			paths[name], logs[name] = p, b.log
+		}
+	}
+	n.mu.Unlock()
+	out := make(map[string]*search.Synonyms, len(paths))
+	for name, p := range paths {
+		s, err := search.LoadSynonyms(p)
+		if err != nil {
+			logs[name].Warn("synonyms left out of search", "error", err)
+			continue
+		}
+		out[name] = s
+	}
+	return out
 }
 
 // Search serves toolnode.search with its arguments args, for a caller allowed allow.

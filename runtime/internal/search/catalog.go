@@ -3,13 +3,14 @@ package search
 import "github.com/toolnode/toolnode/runtime/internal/catalog"
 
 // FromCatalog indexes the tools of a merged catalog under their exposed names, but for the
-// tools only views may call (catalog.Entry.AppOnly), which the model is not shown.
-func FromCatalog(c *catalog.Catalog) *Index {
+// tools only views may call (catalog.Entry.AppOnly), which the model is not shown; each
+// with its bundle's synonyms from synonyms (by bundle name; nil or absent for none).
+func FromCatalog(c *catalog.Catalog, synonyms map[string]*Synonyms) *Index {
 	entries := c.Entries()
 	tools := make([]Tool, 0, len(entries))
 	for _, e := range entries {
 		if !e.AppOnly {
-			tools = append(tools, Tool{Name: e.Name, Bundle: e.Bundle, JSON: e.JSON})
+			tools = append(tools, Tool{Name: e.Name, Bundle: e.Bundle, JSON: e.JSON, Synonyms: synonyms[e.Bundle]})
 		}
 	}
 	return Build(tools)

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // Tool is one tool to index: its exposed name, the bundle serving it and its definition as
@@ -25,7 +26,20 @@ type Tool struct {
 	Name   string
 	Bundle string
 	JSON   json.RawMessage
+	// Synonyms are the bundle's own (its manifest's "synonyms" file); nil for none. The
+	// node's common synonyms apply to every tool.
+	Synonyms *Synonyms
 }
+
+// GeneratedKey is the member of a tool's _meta by which a bundle says the tool is
+// generated (true), not written by hand: when a generated tool and a curated one fit a
+// query equally, the curated one comes first.
+const GeneratedKey = "io.toolnode/generated"
+
+// VariantKey is the member of a tool's _meta naming, by the bundle's own name for it,
+// another tool of the same bundle that does what this one does in another form (its
+// arguments the other way round, say): when both fit a query, the named one comes first.
+const VariantKey = "io.toolnode/variant-of"
 
 // CategoryKey is the member of a tool's _meta that names its category, e.g. "aggregates":
 // a bundle sorts its tools with it, and toolnode.search filters by it.
@@ -40,6 +54,10 @@ type Hit struct {
 	InputSchema json.RawMessage `json:"inputSchema"`
 	// Signature is how a toolnode.run program calls the tool; its searcher sets it.
 	Signature string `json:"signature,omitempty"`
+	// Matched and Unmatched are the query's words that this tool matched and those it did
+	// not, so that a caller can refine its query; absent when the query lists tools.
+	Matched   []string `json:"matched,omitempty"`
+	Unmatched []string `json:"unmatched,omitempty"`
 }
 
 // Results is the structured content of toolnode.search. Truncated says that more tools
@@ -86,12 +104,14 @@ const (
 	fDescription
 	fParamName
 	fParamDescription
+	fCategory
+	fSynonym
 	numFields
 )
 
 var (
-	fieldWeight = [numFields]float64{3.0, 2.0, 1.0, 1.0, 0.5}
-	fieldB      = [numFields]float64{0.3, 0.5, 0.75, 0.5, 0.75}
+	fieldWeight = [numFields]float64{3.0, 2.0, 1.0, 0.5, 0.25, 0.5, 0.5}
+	fieldB      = [numFields]float64{0.3, 0.5, 0.75, 0.5, 0.75, 0.3, 0.75}
 )
 
 // k1 is where a term's weighted frequency saturates (the usual BM25 value).
@@ -108,14 +128,27 @@ type posting struct {
 type doc struct {
 	name, bundle string
 	hit          Hit
+	// parts are the words of the tool's own name (without its bundle's prefix), each
+	// with the phrases that cover it: a part no query word covers is a concept the tool
+	// has beyond what was asked.
+	parts   []namePart
+	curated bool
+	variant bool // the bundle names another of its tools that this one is a variant of
+}
+
+type namePart struct {
+	term    string
+	phrases [][]string
 }
 
 // Index is an immutable search index over a set of tools. It is safe for concurrent use.
 type Index struct {
 	docs     []doc
 	postings map[string][]posting
-	terms    []string // every term, sorted, for prefix matches
+	bigrams  map[string][]posting // two terms following each other in a tool's text
+	terms    []string             // every term, sorted, for prefix matches
 	byName   map[string]uint32
+	n        float64   // the number of tools, for idf
 	scratch  sync.Pool // *accumulator sized for docs
 }
 
@@ -124,36 +157,70 @@ func Build(tools []Tool) *Index {
 	ix := &Index{
 		docs:     make([]doc, len(tools)),
 		postings: map[string][]posting{},
+		bigrams:  map[string][]posting{},
 		byName:   make(map[string]uint32, len(tools)),
 	}
 	type termFreq [numFields]float64
 	perDoc := make([]map[string]termFreq, len(tools))
-	var lengths [][numFields]float64 = make([][numFields]float64, len(tools))
+	pairs := make([]map[string]bool, len(tools))
+	lengths := make([][numFields]float64, len(tools))
 	var total [numFields]float64
+	variantOf := make([]string, len(tools))
+	own := make(map[[2]string]bool, len(tools))
 	for i, t := range tools {
 		def := parse(t)
-		ix.docs[i] = doc{name: t.Name, bundle: t.Bundle, hit: def.hit}
+		variantOf[i] = def.variantOf
+		own[[2]string{t.Bundle, ownName(t.Name, t.Bundle)}] = true
+		ix.docs[i] = doc{name: t.Name, bundle: t.Bundle, hit: def.hit, curated: !def.generated}
 		ix.byName[strings.ToLower(t.Name)] = uint32(i)
 		tf := map[string]termFreq{}
+		pairs[i] = map[string]bool{}
 		add := func(f field, text string) {
-			for _, term := range Tokens(text) {
+			terms := Tokens(text)
+			for j, term := range terms {
 				c := tf[term]
 				c[f]++
 				tf[term] = c
 				lengths[i][f]++
+				if j > 0 && f != fParamDescription {
+					pairs[i][terms[j-1]+" "+term] = true
+				}
 			}
 		}
 		add(fName, t.Name)
 		add(fTitle, def.hit.Title)
 		add(fDescription, def.hit.Description)
+		add(fCategory, def.hit.Category)
 		for _, p := range def.params {
 			add(fParamName, p.name)
 			add(fParamDescription, p.description)
+		}
+		ix.docs[i].parts = nameParts(ownName(t.Name, t.Bundle), t.Synonyms)
+		// What the node's common synonyms add: for every term of the name, title and
+		// description, the other members of its groups. (A bundle's synonyms name its
+		// jargon: they tell which parts of a name a query asks for, nameParts.)
+		var extra []string
+		for term, c := range tf {
+			if c[fName]+c[fTitle]+c[fDescription] > 0 {
+				words, _ := common.expansion(term)
+				extra = append(extra, words...)
+			}
+		}
+		sort.Strings(extra) // the same index whatever the map's order
+		for _, term := range extra {
+			c := tf[term]
+			c[fSynonym]++
+			tf[term] = c
+			lengths[i][fSynonym]++
 		}
 		perDoc[i] = tf
 		for f := range numFields {
 			total[f] += lengths[i][f]
 		}
+	}
+	for i, v := range variantOf {
+		// Only a tool that is there, and not itself, makes this one a variant.
+		ix.docs[i].variant = v != "" && v != ownName(tools[i].Name, tools[i].Bundle) && own[[2]string{tools[i].Bundle, v}]
 	}
 	var avg [numFields]float64
 	for f := range numFields {
@@ -176,18 +243,69 @@ func Build(tools []Tool) *Index {
 				norm := 1 - fieldB[f] + fieldB[f]*lengths[i][f]/avg[f]
 				w += fieldWeight[f] * c[f] / norm
 			}
-			idf := math.Log(1 + (n-float64(df[term])+0.5)/(float64(df[term])+0.5))
-			s := idf * w / (k1 + w)
+			s := idf(n, df[term]) * w / (k1 + w)
 			ix.postings[term] = append(ix.postings[term], posting{doc: uint32(i), score: float32(s)})
 		}
 	}
+	pairDF := map[string]int{}
+	for _, ps := range pairs {
+		for p := range ps {
+			pairDF[p]++
+		}
+	}
+	for i, ps := range pairs {
+		for p := range ps {
+			ix.bigrams[p] = append(ix.bigrams[p], posting{doc: uint32(i), score: float32(idf(n, pairDF[p]))})
+		}
+	}
+	for _, ps := range ix.bigrams {
+		sort.Slice(ps, func(a, b int) bool { return ps[a].doc < ps[b].doc })
+	}
 	ix.terms = make([]string, 0, len(ix.postings))
-	for term := range ix.postings {
+	for term, ps := range ix.postings {
 		ix.terms = append(ix.terms, term)
+		sort.Slice(ps, func(a, b int) bool { return ps[a].doc < ps[b].doc })
 	}
 	sort.Strings(ix.terms)
-	ix.scratch.New = func() any { return &accumulator{score: make([]float32, len(ix.docs))} }
+	ix.n = n
+	ix.scratch.New = func() any {
+		return &accumulator{score: make([]float32, len(ix.docs)), mask: make([]uint64, len(ix.docs))}
+	}
 	return ix
+}
+
+// idf is BM25's inverse document frequency of a term held by df of n documents.
+func idf(n float64, df int) float64 {
+	return math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// ownName is a tool's name without the prefix its bundle gave it.
+func ownName(name, bundle string) string {
+	if rest, ok := strings.CutPrefix(name, bundle+"."); ok && bundle != "" {
+		return rest
+	}
+	return name
+}
+
+// nameParts are the words of a tool's own name, stop words kept (in a name, "at" is an
+// operation), each with the phrases that cover it.
+func nameParts(own string, syn *Synonyms) []namePart {
+	var parts []namePart
+	seen := map[string]bool{}
+	forEachWord(own, func(w string) {
+		term := stem(strings.ToLower(w))
+		if seen[term] || len(term) < 2 || unicode.IsDigit(rune(term[0])) {
+			return // "2d" says little a query would
+		}
+		seen[term] = true
+		p := namePart{term: term}
+		for _, s := range []*Synonyms{common, syn} {
+			_, phrases := s.expansion(term)
+			p.phrases = append(p.phrases, phrases...)
+		}
+		parts = append(parts, p)
+	})
+	return parts
 }
 
 // Len is the number of tools indexed.
@@ -196,8 +314,10 @@ func (ix *Index) Len() int { return len(ix.docs) }
 type param struct{ name, description string }
 
 type definition struct {
-	hit    Hit
-	params []param
+	hit       Hit
+	params    []param
+	generated bool
+	variantOf string
 }
 
 // parse reads what the index needs from a tool definition; the title falls back to
@@ -215,8 +335,12 @@ func parse(t Tool) definition {
 	_ = json.Unmarshal(t.JSON, &raw) // a broken definition is still found by its name
 	var category string
 	_ = json.Unmarshal(raw.Meta[CategoryKey], &category) // only a string names a category
+	var generated bool
+	_ = json.Unmarshal(raw.Meta[GeneratedKey], &generated) // only true marks it
+	var variantOf string
+	_ = json.Unmarshal(raw.Meta[VariantKey], &variantOf)
 	d := definition{hit: Hit{Name: t.Name, Title: raw.Title, Description: raw.Description,
-		Category: category, InputSchema: raw.InputSchema}}
+		Category: category, InputSchema: raw.InputSchema}, generated: generated, variantOf: variantOf}
 	if d.hit.Title == "" {
 		d.hit.Title = raw.Annotations.Title
 	}

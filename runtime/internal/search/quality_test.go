@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/toolnode/toolnode/runtime/internal/manifest"
 )
 
 // The quality set (testdata/quality) is split in two: tuning.json, the tasks the ranking
@@ -54,6 +56,7 @@ func loadCatalog(t testing.TB, name string) []Tool {
 		t.Fatalf("read tool list %s: %v", name, err)
 	}
 	tools := make([]Tool, 0, len(entries))
+	synonyms := map[string]*Synonyms{}
 	for _, e := range entries {
 		var n struct {
 			Name string `json:"name"`
@@ -61,9 +64,36 @@ func loadCatalog(t testing.TB, name string) []Tool {
 		if err := json.Unmarshal(e.Tool, &n); err != nil {
 			t.Fatalf("tool list %s: %v", name, err)
 		}
-		tools = append(tools, Tool{Name: n.Name, Bundle: e.Bundle, JSON: e.Tool})
+		syn, ok := synonyms[e.Bundle]
+		if !ok {
+			syn = bundleSynonyms(t, e.Bundle)
+			synonyms[e.Bundle] = syn
+		}
+		tools = append(tools, Tool{Name: n.Name, Bundle: e.Bundle, JSON: e.Tool, Synonyms: syn})
 	}
 	return tools
+}
+
+// bundleSynonyms reads the synonyms of the repository's bundle of that name
+// (bundles/NAME/bundle.json), nil when it has none.
+func bundleSynonyms(t testing.TB, name string) *Synonyms {
+	t.Helper()
+	path := filepath.Join("..", "..", "..", "bundles", name, "bundle.json")
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	m, err := manifest.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.SynonymsPath() == "" {
+		return nil
+	}
+	s, err := LoadSynonyms(m.SynonymsPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // readMaybeGzipped reads path, or path.gz when only that exists (the large lists are kept

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"math"
 	"sort"
 	"strings"
 )
@@ -13,13 +14,48 @@ const (
 	maxPrefixTerms = 32
 )
 
+// The ranking's parts beyond BM25F (the package doc says why each is there). Variables
+// only so that a test can try others; nothing changes them.
+var (
+	// coveragePower: a tool's score is scaled by the share of the query's meaning it
+	// covers (its matched words' idf over all of theirs) to this power, so a tool that
+	// covers every concept asked beats one that repeats a single rare word.
+	coveragePower = 1.0
+	// extraPartWeight: each word of a tool's own name that no query word covers divides
+	// its score by 1 + extraPartWeight: of two tools that fit, the one with the fewest
+	// concepts beyond the query (tfloat_max_value, not tfloat_max_value_at_timestamp).
+	extraPartWeight = 0.3
+	// bigramWeight scales the bonus for two query words that follow each other in a
+	// tool's text as in the query ("temporal float", "so far").
+	bigramWeight = 0.4
+	// curatedBoost: a tool its bundle does not mark generated (GeneratedKey) is preferred
+	// by this factor over a generated one that fits as well.
+	curatedBoost = 1.15
+	// variantPenalty: a tool its bundle calls a variant of another (VariantKey) is ranked
+	// by this factor below what it would be, so that the other comes first when both fit.
+	variantPenalty = 0.85
+)
+
+// maxMasked is how many query terms coverage and the matched words follow (a mask bit
+// each); a longer query's further terms still score.
+const maxMasked = 64
+
 type scored struct {
 	doc   uint32
 	score float32
+	mask  uint64
 }
 
-// Search returns the tools that best match q, best first; ties go to the name that sorts
-// first. A query whose words match nothing returns no results.
+// queryTerm is one distinct word of a query: as written, as indexed, and its weight in the
+// coverage (its idf).
+type queryTerm struct {
+	word, term string
+	idf        float64
+}
+
+// Search returns the tools that best match q, best first; ties go to the tool with the
+// fewer name parts, then the name that sorts first. A query whose words match nothing
+// returns no results.
 func (ix *Index) Search(q Query) Results {
 	limit := q.Limit
 	if limit <= 0 {
@@ -30,7 +66,7 @@ func (ix *Index) Search(q Query) Results {
 	if q.Category != "" && !ix.any(keep) {
 		return Results{Results: []Hit{}, Categories: ix.categories(ix.filter(Query{Bundles: q.Bundles, Allow: q.Allow}))}
 	}
-	terms := uniq(Tokens(q.Text))
+	terms := ix.queryTerms(q.Text)
 	exact, hasExact := ix.byName[strings.ToLower(strings.TrimSpace(q.Text))]
 	if len(terms) == 0 && !hasExact {
 		return ix.list(keep, limit)
@@ -38,47 +74,162 @@ func (ix *Index) Search(q Query) Results {
 
 	acc := ix.scratch.Get().(*accumulator)
 	defer ix.scratch.Put(acc)
-	for _, term := range terms {
-		if ps, ok := ix.postings[term]; ok {
-			acc.add(ps, 1)
+	asked := make(map[string]bool, len(terms))
+	var totalIDF float64
+	for i, qt := range terms {
+		asked[qt.term] = true
+		var bit uint64
+		if i < maxMasked {
+			bit = 1 << i
+			totalIDF += qt.idf
+		}
+		if ps, ok := ix.postings[qt.term]; ok {
+			acc.add(ps, 1, bit)
 			continue
 		}
-		for _, t := range ix.withPrefix(term) {
-			acc.add(ix.postings[t], prefixWeight)
+		for _, t := range ix.withPrefix(qt.term) {
+			asked[t] = true
+			acc.add(ix.postings[t], prefixWeight, bit)
+		}
+	}
+	for i := 1; i < len(terms); i++ {
+		if ps, ok := ix.bigrams[terms[i-1].term+" "+terms[i].term]; ok {
+			acc.add(ps, float32(bigramWeight), 0)
 		}
 	}
 	if hasExact {
-		acc.add([]posting{{doc: exact, score: exactNameBonus}}, 1)
+		acc.add([]posting{{doc: exact, score: exactNameBonus}}, 1, 0)
 	}
-	top := topK{limit: limit, name: func(d uint32) string { return ix.docs[d].name }}
+	top := topK{limit: limit, ix: ix}
 	for _, d := range acc.touched {
-		if s := acc.score[d]; s > 0 && keep(d) {
-			top.push(scored{d, s})
+		s := acc.score[d]
+		if s <= 0 || !keep(d) {
+			continue
 		}
+		top.push(scored{d, ix.adjust(d, s, acc.mask[d], terms, totalIDF, asked), acc.mask[d]})
 	}
 	acc.reset()
-	return ix.results(top.sorted(), limit, top.seen > limit)
+	found := top.sorted()
+	r := ix.results(found, limit, top.seen > limit)
+	for i, s := range found[:len(r.Results)] {
+		r.Results[i].Matched, r.Results[i].Unmatched = splitWords(terms, s.mask)
+	}
+	return r
+}
+
+// queryTerms returns the distinct terms of a query with the words they were written as
+// and their idf (a word the index lacks takes its prefix matches' largest).
+func (ix *Index) queryTerms(text string) []queryTerm {
+	var out []queryTerm
+	seen := map[string]bool{}
+	forEachWord(text, func(w string) {
+		lw := strings.ToLower(w)
+		if stopWords[lw] {
+			return
+		}
+		term := stem(lw)
+		if seen[term] {
+			return
+		}
+		seen[term] = true
+		qt := queryTerm{word: lw, term: term}
+		if ps, ok := ix.postings[term]; ok {
+			qt.idf = idf(ix.n, len(ps))
+		} else {
+			for _, t := range ix.withPrefix(term) {
+				qt.idf = max(qt.idf, prefixWeight*idf(ix.n, len(ix.postings[t])))
+			}
+		}
+		out = append(out, qt)
+	})
+	return out
+}
+
+// adjust turns a tool's summed BM25F score into its rank score: scaled by the share of the
+// query it covers, divided by the concepts its name has beyond the query, raised for a
+// curated tool.
+func (ix *Index) adjust(d uint32, s float32, mask uint64, terms []queryTerm, totalIDF float64, asked map[string]bool) float32 {
+	score := float64(s)
+	if totalIDF > 0 {
+		var got float64
+		for i := 0; i < len(terms) && i < maxMasked; i++ {
+			if mask&(1<<i) != 0 {
+				got += terms[i].idf
+			}
+		}
+		score *= math.Pow(got/totalIDF, coveragePower)
+	}
+	extra := 0
+	for _, p := range ix.docs[d].parts {
+		if !p.coveredBy(asked) {
+			extra++
+		}
+	}
+	score /= 1 + extraPartWeight*float64(extra)
+	if ix.docs[d].curated {
+		score *= curatedBoost
+	}
+	if ix.docs[d].variant {
+		score *= variantPenalty
+	}
+	return float32(score)
+}
+
+// coveredBy reports whether the query's terms cover a name part: they hold it, or every
+// term of one of its phrases.
+func (p namePart) coveredBy(asked map[string]bool) bool {
+	if asked[p.term] || stopWords[p.term] && len(p.phrases) == 0 {
+		return true
+	}
+	for _, ph := range p.phrases {
+		all := true
+		for _, t := range ph {
+			if !asked[t] {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// splitWords splits the query's words into those a tool matched (by mask) and the others.
+func splitWords(terms []queryTerm, mask uint64) (matched, unmatched []string) {
+	for i, qt := range terms {
+		if i < maxMasked && mask&(1<<i) != 0 {
+			matched = append(matched, qt.word)
+		} else {
+			unmatched = append(unmatched, qt.word)
+		}
+	}
+	return matched, unmatched
 }
 
 // accumulator sums the scores of one query: dense, so a term matching thousands of tools
 // costs no map, and pooled per index, so a query allocates next to nothing.
 type accumulator struct {
 	score   []float32
+	mask    []uint64
 	touched []uint32
 }
 
-func (a *accumulator) add(ps []posting, weight float32) {
+func (a *accumulator) add(ps []posting, weight float32, bit uint64) {
 	for _, p := range ps {
-		if a.score[p.doc] == 0 {
+		if a.score[p.doc] == 0 && a.mask[p.doc] == 0 {
 			a.touched = append(a.touched, p.doc)
 		}
 		a.score[p.doc] += weight * p.score
+		a.mask[p.doc] |= bit
 	}
 }
 
 func (a *accumulator) reset() {
 	for _, d := range a.touched {
 		a.score[d] = 0
+		a.mask[d] = 0
 	}
 	a.touched = a.touched[:0]
 }
@@ -86,17 +237,22 @@ func (a *accumulator) reset() {
 // topK keeps the best limit results seen (a min-heap on the score) and counts all of them.
 type topK struct {
 	limit int
-	name  func(uint32) string
+	ix    *Index
 	heap  []scored
 	seen  int
 }
 
-// better orders results: higher score, then the name that sorts first.
+// better orders results: higher score, then the simpler tool (fewer name parts), then the
+// name that sorts first.
 func (t *topK) better(a, b scored) bool {
 	if a.score != b.score {
 		return a.score > b.score
 	}
-	return t.name(a.doc) < t.name(b.doc)
+	da, db := &t.ix.docs[a.doc], &t.ix.docs[b.doc]
+	if len(da.parts) != len(db.parts) {
+		return len(da.parts) < len(db.parts)
+	}
+	return da.name < db.name
 }
 
 func (t *topK) push(s scored) {
@@ -218,16 +374,4 @@ func (ix *Index) withPrefix(term string) []string {
 		j++
 	}
 	return ix.terms[i:j]
-}
-
-func uniq(terms []string) []string {
-	seen := make(map[string]bool, len(terms))
-	out := terms[:0]
-	for _, t := range terms {
-		if !seen[t] {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	return out
 }

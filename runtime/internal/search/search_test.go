@@ -273,7 +273,7 @@ func TestFromCatalog(t *testing.T) {
 		sources[i].Tools = append(sources[i].Tools, tl.JSON)
 	}
 	cat, _ := catalog.Build(sources)
-	ix := FromCatalog(cat)
+	ix := FromCatalog(cat, nil)
 	if ix.Len() != cat.Len() {
 		t.Fatalf("index holds %d tools, catalog %d", ix.Len(), cat.Len())
 	}
