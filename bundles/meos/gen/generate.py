@@ -742,7 +742,7 @@ def category(name: str, cats: dict[str, str]) -> str:
 def describe(t: Tool) -> str:
     """The tool's description: what it is in plain words, then where it comes from."""
     return (f"{plain.describe(t.name, t.category)} Generated from the MEOS 1.3 C function "
-            f"{t.name} ({t.category}); the answer is structuredContent.result, null when MEOS "
+            f"{t.name} ({t.category}); the answer is structuredContent.result, null if MEOS "
             "answers nothing.")
 
 

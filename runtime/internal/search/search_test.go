@@ -3,7 +3,9 @@ package search
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -162,14 +164,15 @@ func TestSearchByCategory(t *testing.T) {
 }
 
 // TestResultShape checks the JSON toolnode.search returns: results carry name, title,
-// description and the schema as the bundle gave it, and an empty result is [] not null.
+// description and the schema as the bundle gave it, with the query's words the tool matched
+// and those it did not, and an empty result is [] not null.
 func TestResultShape(t *testing.T) {
 	ix := smallCatalog()
-	b, err := json.Marshal(ix.Search(Query{Text: "send an email"}))
+	b, err := json.Marshal(ix.Search(Query{Text: "send an urgent email"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"results":[{"name":"mail.send","title":"Send mail","description":"Send an email.","inputSchema":{"properties":{"recipient_address":{"description":"who receives the message","type":"string"}},"type":"object"}}],"truncated":false}`
+	want := `{"results":[{"name":"mail.send","title":"Send mail","description":"Send an email.","inputSchema":{"properties":{"recipient_address":{"description":"who receives the message","type":"string"}},"type":"object"},"matched":["send","email"],"unmatched":["urgent"]}],"truncated":false}`
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}
@@ -209,6 +212,89 @@ func TestRankingOrder(t *testing.T) {
 	}
 	if got := names(ix.Search(Query{Text: "thing unicorn"})); len(got) == 0 || got[0] != "a.rare" {
 		t.Errorf("thing unicorn: %v, want a.rare first", got)
+	}
+}
+
+// TestRankingPrefersWhatFitsBest checks the parts of the ranking beyond BM25F, each on two
+// tools that BM25F alone would rank the other way round or leave tied.
+func TestRankingPrefersWhatFitsBest(t *testing.T) {
+	syn, err := ParseSynonyms("tfloat, temporal float\n# a comment\n\nminus, remove, without\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := func(tl Tool, m string) Tool {
+		var def map[string]any
+		_ = json.Unmarshal(tl.JSON, &def)
+		var v any
+		_ = json.Unmarshal([]byte(m), &v)
+		def["_meta"] = v
+		tl.JSON, _ = json.Marshal(def)
+		return tl
+	}
+	withSyn := func(tl Tool) Tool { tl.Synonyms = syn; return tl }
+	tests := []struct {
+		why, query, want string
+		tools          []Tool
+	}{
+		{"covering every concept asked beats repeating one", "maximum temperature",
+			"m.reading", []Tool{
+				tool("m.reading", "m", "", "Maximum temperature reading.", nil),
+				tool("m.temperature", "m", "Temperature", "Temperature, temperature, temperature.", nil),
+				tool("m.max_speed", "m", "", "Maximum speed.", nil),
+				tool("m.max_size", "m", "", "Maximum size.", nil),
+				tool("m.max_depth", "m", "", "Maximum depth.", nil),
+				tool("m.max_age", "m", "", "Maximum age.", nil),
+				tool("m.max_weight", "m", "", "Maximum weight.", nil),
+			}},
+		{"a name part the query does not ask for counts against a tool; the bundle's synonyms say which it asks for", "remove a period from a temporal float",
+			"m.tfloat_minus_period", []Tool{
+				withSyn(tool("m.tfloat_minus_period", "m", "", "A temporal float without a period: remove it.", nil)),
+				withSyn(tool("m.tfloat_value_period", "m", "", "A temporal float, a period, remove.", nil)),
+			}},
+		{"a curated tool beats a generated one that fits as well", "speed of a trip", "m.speed_b", []Tool{
+			meta(tool("m.speed_a", "m", "", "Speed of a trip.", nil), `{"io.toolnode/generated": true}`),
+			tool("m.speed_b", "m", "", "Speed of a trip.", nil),
+		}},
+		{"a variant ranks below the tool it names", "greater than", "m.gt_b_a", []Tool{
+			meta(tool("m.gt_a_b", "m", "", "Greater than.", nil), `{"io.toolnode/variant-of": "gt_b_a"}`),
+			tool("m.gt_b_a", "m", "", "Greater than.", nil),
+		}},
+		{"a variant of a tool that is not there ranks as any other", "greater than", "m.gt_b_a", []Tool{
+			meta(tool("m.gt_b_a", "m", "", "Greater than.", nil), `{"io.toolnode/variant-of": "gt_x_y"}`),
+			tool("m.gt_c_a", "m", "", "Greater than.", nil),
+		}},
+		{"the node's common synonyms find a tool by its users' words", "hello Alice", "e.greet", []Tool{
+			tool("e.greet", "e", "", "Greet someone by name.", nil),
+			tool("e.name", "e", "", "Name someone.", nil),
+		}},
+	}
+	for _, tt := range tests {
+		got := names(Build(tt.tools).Search(Query{Text: tt.query}))
+		if len(got) == 0 || got[0] != tt.want {
+			t.Errorf("%s: %q gave %v, want %s first", tt.why, tt.query, got, tt.want)
+		}
+	}
+}
+
+func TestParseSynonyms(t *testing.T) {
+	for _, bad := range []string{"alone\n", "a, b\nc\n", strings.Repeat("w, ", MaxSynonymMembers+1) + "w\n"} {
+		if _, err := ParseSynonyms(bad); err == nil {
+			t.Errorf("ParseSynonyms(%q): no error", bad)
+		}
+	}
+	s, err := ParseSynonyms("tstzspan, period, time span\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	words, phrases := s.expansion("tstzspan")
+	if diff := cmp.Diff([]string{"period", "tim", "span"}, words); diff != "" {
+		t.Errorf("words (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([][]string{{"period"}, {"tim", "span"}}, phrases); diff != "" {
+		t.Errorf("phrases (-want +got):\n%s", diff)
+	}
+	if _, err := LoadSynonyms(filepath.Join(t.TempDir(), "none.txt")); err == nil {
+		t.Error("LoadSynonyms of a missing file: no error")
 	}
 }
 

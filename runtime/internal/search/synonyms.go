@@ -143,6 +143,8 @@ progress, progress notification
 speed, velocity, pace
 length, distance travelled, how far
 distance, metres, meters, km, kilometres, kilometers, miles, apart
+nearest, closest, nearest approach
+timestamp, moment, noon, midnight, o'clock
 heading, azimuth, bearing, direction, course
 maximum, max, largest, highest, greatest, biggest, peak, top
 minimum, min, smallest, lowest, least
