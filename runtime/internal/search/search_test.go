@@ -234,7 +234,7 @@ func TestRankingPrefersWhatFitsBest(t *testing.T) {
 	withSyn := func(tl Tool) Tool { tl.Synonyms = syn; return tl }
 	tests := []struct {
 		why, query, want string
-		tools          []Tool
+		tools            []Tool
 	}{
 		{"covering every concept asked beats repeating one", "maximum temperature",
 			"m.reading", []Tool{
