@@ -25,14 +25,15 @@ class Kind:
 
 _TEMPORAL = "a value that changes over time (a time series)"
 _MOVING = ("a moving object: its positions over time, a trajectory, track, trip or route "
-           "of a vehicle, ship, person or animal")
+           "of a vehicle (car, bus, truck, ship, aircraft, drone), a person or an animal")
 _SPATIAL_GLOSS = "a temporal point or geometry, " + _MOVING.split(": ", 1)[1]
 
 TYPES: dict[str, Kind] = {
     # Temporal types.
     "temporal": Kind("a temporal value", _TEMPORAL),
     "tbool": Kind("a temporal boolean", "true or false over time (a flag that changes)"),
-    "tint": Kind("a temporal integer", "a whole number that changes over time (counts over time)"),
+    "tint": Kind("a temporal integer", "a whole number that changes over time (an integer time "
+                 "series, counts over time)"),
     "tfloat": Kind("a temporal float", "a number that changes over time (a numeric time series, "
                    "e.g. a temperature, speed or altitude over time)"),
     "tnumber": Kind("a temporal number", "an integer or float that changes over time (a numeric "
@@ -302,7 +303,8 @@ OPS: dict[str, Op] = {
     "length": Op("the length of {a}", "total distance travelled, how far, distance covered, "
                  "path length, kilometres, metres, mileage"),
     "cumulative_length": Op("the distance covered so far by {a}, at each moment",
-                            "cumulative length, running distance, distance travelled up to now, "
+                            "cumulative length, running distance, running total of the distance, "
+                            "distance travelled up to now, "
                             "odometer, how far it has gone so far, progress over time"),
     "trajectory": Op("the trajectory of {a} as a geometry", "path, route, track, line, trace, "
                      "linestring, where it went"),
