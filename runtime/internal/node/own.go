@@ -97,15 +97,22 @@ func statusTool() json.RawMessage {
 // SearchTool returns the tools/list entry of toolnode.search.
 func SearchTool() json.RawMessage {
 	return json.RawMessage(`{"name":"toolnode.search","title":"Search the tools",` +
-		`"description":"Find the tools of this node that fit a task, best first. Describe the task in plain words (e.g. \"speed of a moving point\"); each result has the tool's name, description, category and inputSchema. Call a result by its name, or through toolnode.execute. With a category (e.g. \"aggregates\") only that category's tools are searched; with it and an empty query, they are listed.",` +
+		`"description":"Find the tools of this node that fit a task, best first. ` +
+		`Query with a short phrase of what you want done and the kind of value you have, in plain words, one action per search: ` +
+		`\"maximum of a temporal float\", \"remove the part of a trip inside an area\", \"when does a moving point come within 100 m of another\", \"split a time series into daily pieces\". ` +
+		`Name your value's type when you know it (float, integer, text, boolean, moving point or trajectory, geometry, period, box); leave out the rest of your context. ` +
+		`Each result has the tool's name, description, category and inputSchema, and the words of your query it matched and did not (matched, unmatched): when no result fits, search again with other words for the unmatched ones. ` +
+		`Call a result by its name, or through toolnode.execute. With a category (e.g. \"aggregates\") only that category's tools are searched; with it and an empty query, they are listed.",` +
 		`"inputSchema":{"type":"object","properties":{` +
-		`"query":{"type":"string","maxLength":1000,"description":"The task, in plain words, or a tool name."},` +
+		`"query":{"type":"string","maxLength":1000,"description":"What you want done and the kind of value you have, in a few plain words (e.g. \"distance covered so far by a moving point\"), or a tool name."},` +
 		`"limit":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Most results to return."},` +
 		`"bundle":{"type":"string","maxLength":64,"description":"Only tools served by this bundle."},` +
 		`"category":{"type":"string","maxLength":100,"description":"Only tools of this category, as each result's category names it (case does not matter). When none has it, the result lists the categories there are."}},` +
 		`"required":["query"],"additionalProperties":false},` +
 		`"outputSchema":{"type":"object","properties":{` +
-		`"results":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},"category":{"type":"string"},"inputSchema":{"type":"object"}},"required":["name","inputSchema"]}},` +
+		`"results":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},"category":{"type":"string"},"inputSchema":{"type":"object"},` +
+		`"matched":{"type":"array","items":{"type":"string"},"description":"The query's words this tool matched."},` +
+		`"unmatched":{"type":"array","items":{"type":"string"},"description":"The query's words this tool did not match: try others for them."}},"required":["name","inputSchema"]}},` +
 		`"truncated":{"type":"boolean","description":"More tools matched than were returned."},` +
 		`"categories":{"type":"array","items":{"type":"string"},"description":"The categories of the tools there are, when the category asked for has none."}},` +
 		`"required":["results","truncated"]},` +
@@ -212,7 +219,7 @@ func (n *Node) metaIndex() *metaIndex {
 	n.meta.mu.Lock()
 	defer n.meta.mu.Unlock()
 	if n.meta.cur == nil || n.meta.cur.cat != cat {
-		n.meta.cur = &metaIndex{cat: cat, index: search.FromCatalog(cat, n.synonyms()), check: argcheck.ForCatalog(cat), names: programNames(cat)}
+		n.meta.cur = &metaIndex{cat: cat, index: search.FromCatalog(cat, n.synonyms(), SearchToolName), check: argcheck.ForCatalog(cat), names: programNames(cat)}
 	}
 	return n.meta.cur
 }

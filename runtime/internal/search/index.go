@@ -128,10 +128,10 @@ type posting struct {
 type doc struct {
 	name, bundle string
 	hit          Hit
-	// parts are the words of the tool's own name (without its bundle's prefix), each
-	// with the phrases that cover it: a part no query word covers is a concept the tool
-	// has beyond what was asked.
-	parts   []namePart
+	// parts are the words of the tool's own name (without its bundle's prefix), as
+	// indexes into Index.parts: a part no query word covers is a concept the tool has
+	// beyond what was asked.
+	parts   []uint32
 	curated bool
 	variant bool // the bundle names another of its tools that this one is a variant of
 }
@@ -148,6 +148,11 @@ type Index struct {
 	bigrams  map[string][]posting // two terms following each other in a tool's text
 	terms    []string             // every term, sorted, for prefix matches
 	byName   map[string]uint32
+	// parts are the distinct name parts of the tools, each a word with the phrases that
+	// cover it (the same word of two bundles with other synonyms is two parts), found by
+	// partIDs while building.
+	parts    []namePart
+	partIDs  map[string]uint32
 	n        float64   // the number of tools, for idf
 	scratch  sync.Pool // *accumulator sized for docs
 }
@@ -195,7 +200,9 @@ func Build(tools []Tool) *Index {
 			add(fParamName, p.name)
 			add(fParamDescription, p.description)
 		}
-		ix.docs[i].parts = nameParts(ownName(t.Name, t.Bundle), t.Synonyms)
+		for _, p := range nameParts(ownName(t.Name, t.Bundle), t.Synonyms) {
+			ix.docs[i].parts = append(ix.docs[i].parts, ix.intern(p))
+		}
 		// What the node's common synonyms add: for every term of the name, title and
 		// description, the other members of its groups. (A bundle's synonyms name its
 		// jargon: they tell which parts of a name a query asks for, nameParts.)
@@ -268,10 +275,31 @@ func Build(tools []Tool) *Index {
 	}
 	sort.Strings(ix.terms)
 	ix.n = n
+	ix.partIDs = nil // only for building
 	ix.scratch.New = func() any {
-		return &accumulator{score: make([]float32, len(ix.docs)), mask: make([]uint64, len(ix.docs))}
+		return &accumulator{score: make([]float32, len(ix.docs)), mask: make([]uint64, len(ix.docs)),
+			covered: make([]int8, len(ix.parts))}
 	}
 	return ix
+}
+
+// intern returns the index of p in ix.parts, adding it when new.
+func (ix *Index) intern(p namePart) uint32 {
+	var key strings.Builder
+	key.WriteString(p.term)
+	for _, ph := range p.phrases {
+		key.WriteString("|" + strings.Join(ph, " "))
+	}
+	if id, ok := ix.partIDs[key.String()]; ok {
+		return id
+	}
+	if ix.partIDs == nil {
+		ix.partIDs = map[string]uint32{}
+	}
+	id := uint32(len(ix.parts))
+	ix.parts = append(ix.parts, p)
+	ix.partIDs[key.String()] = id
+	return id
 }
 
 // idf is BM25's inverse document frequency of a term held by df of n documents.

@@ -2,6 +2,7 @@ package search
 
 import (
 	"math"
+	"math/bits"
 	"sort"
 	"strings"
 )
@@ -100,13 +101,21 @@ func (ix *Index) Search(q Query) Results {
 	if hasExact {
 		acc.add([]posting{{doc: exact, score: exactNameBonus}}, 1, 0)
 	}
+	idfs := make([]float64, min(len(terms), maxMasked))
+	for i := range idfs {
+		idfs[i] = terms[i].idf
+	}
 	top := topK{limit: limit, ix: ix}
 	for _, d := range acc.touched {
 		s := acc.score[d]
 		if s <= 0 || !keep(d) {
 			continue
 		}
-		top.push(scored{d, ix.adjust(d, s, acc.mask[d], terms, totalIDF, asked), acc.mask[d]})
+		if adj, ok := ix.adjust(acc, d, s, idfs, totalIDF, asked, top.floor()); ok {
+			top.push(scored{d, adj, acc.mask[d]})
+		} else {
+			top.seen++ // matched, though it cannot be among the first limit
+		}
 	}
 	acc.reset()
 	found := top.sorted()
@@ -147,32 +156,50 @@ func (ix *Index) queryTerms(text string) []queryTerm {
 
 // adjust turns a tool's summed BM25F score into its rank score: scaled by the share of the
 // query it covers, divided by the concepts its name has beyond the query, raised for a
-// curated tool.
-func (ix *Index) adjust(d uint32, s float32, mask uint64, terms []queryTerm, totalIDF float64, asked map[string]bool) float32 {
+// curated tool, lowered for a variant. Whether a name part is covered is worked out once
+// per query (acc.covered), as parts repeat across tools.
+//
+// A tool whose score cannot reach floor even with no extra name part is not worked out
+// further (false): most tools a common word touches are so left after the coverage.
+func (ix *Index) adjust(acc *accumulator, d uint32, s float32, idfs []float64, totalIDF float64, asked map[string]bool, floor float32) (float32, bool) {
 	score := float64(s)
 	if totalIDF > 0 {
 		var got float64
-		for i := 0; i < len(terms) && i < maxMasked; i++ {
-			if mask&(1<<i) != 0 {
-				got += terms[i].idf
-			}
+		for m := acc.mask[d]; m != 0; m &= m - 1 {
+			got += idfs[bits.TrailingZeros64(m)]
 		}
-		score *= math.Pow(got/totalIDF, coveragePower)
-	}
-	extra := 0
-	for _, p := range ix.docs[d].parts {
-		if !p.coveredBy(asked) {
-			extra++
+		if coveragePower == 1 {
+			score *= got / totalIDF
+		} else {
+			score *= math.Pow(got/totalIDF, coveragePower)
 		}
 	}
-	score /= 1 + extraPartWeight*float64(extra)
 	if ix.docs[d].curated {
 		score *= curatedBoost
 	}
 	if ix.docs[d].variant {
 		score *= variantPenalty
 	}
-	return float32(score)
+	if float32(score) < floor {
+		return 0, false
+	}
+	extra := 0
+	for _, p := range ix.docs[d].parts {
+		c := acc.covered[p]
+		if c == 0 {
+			c = -1
+			if ix.parts[p].coveredBy(asked) {
+				c = 1
+			}
+			acc.covered[p] = c
+			acc.parts = append(acc.parts, p)
+		}
+		if c < 0 {
+			extra++
+		}
+	}
+	score /= 1 + extraPartWeight*float64(extra)
+	return float32(score), true
 }
 
 // coveredBy reports whether the query's terms cover a name part: they hold it, or every
@@ -214,6 +241,10 @@ type accumulator struct {
 	score   []float32
 	mask    []uint64
 	touched []uint32
+	// covered holds, per name part of the index, 1 when the query covers it, -1 when not,
+	// 0 when not yet worked out; parts lists those worked out.
+	covered []int8
+	parts   []uint32
 }
 
 func (a *accumulator) add(ps []posting, weight float32, bit uint64) {
@@ -232,6 +263,10 @@ func (a *accumulator) reset() {
 		a.mask[d] = 0
 	}
 	a.touched = a.touched[:0]
+	for _, p := range a.parts {
+		a.covered[p] = 0
+	}
+	a.parts = a.parts[:0]
 }
 
 // topK keeps the best limit results seen (a min-heap on the score) and counts all of them.
@@ -253,6 +288,15 @@ func (t *topK) better(a, b scored) bool {
 		return len(da.parts) < len(db.parts)
 	}
 	return da.name < db.name
+}
+
+// floor is the score a result must beat to enter a full top list; 0 while it has room. A
+// result equal to it may still enter by the tie order, so callers skip only what is below.
+func (t *topK) floor() float32 {
+	if len(t.heap) < t.limit {
+		return 0
+	}
+	return t.heap[0].score
 }
 
 func (t *topK) push(s scored) {
