@@ -151,10 +151,10 @@ type Index struct {
 	// parts are the distinct name parts of the tools, each a word with the phrases that
 	// cover it (the same word of two bundles with other synonyms is two parts), found by
 	// partIDs while building.
-	parts    []namePart
-	partIDs  map[string]uint32
-	n        float64   // the number of tools, for idf
-	scratch  sync.Pool // *accumulator sized for docs
+	parts   []namePart
+	partIDs map[string]uint32
+	n       float64   // the number of tools, for idf
+	scratch sync.Pool // *accumulator sized for docs
 }
 
 // Build indexes tools. A tool whose JSON is not an object is still found by its name.
