@@ -261,7 +261,7 @@ func explainDecodeError(err error) error {
 		return fmt.Errorf("key %q must be %s, not JSON %s", typ.Field, typeName(typ.Type.String()), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		key := strings.TrimPrefix(err.Error(), "json: unknown field ")
-		return fmt.Errorf("unknown key %s (known keys: name, command, url, headers, env, inherit_env, seats, timeouts, instances, prefix, isolation, start, idle_stop, tasks)", key)
+		return fmt.Errorf("unknown key %s (known keys: name, command, url, headers, env, inherit_env, seats, timeouts, instances, prefix, isolation, start, idle_stop, tasks, synonyms)", key)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return errors.New("not valid JSON: the file ends inside the object")
 	case errors.Is(err, io.EOF):

@@ -45,10 +45,16 @@ func TestParse(t *testing.T) {
 		{"not JSON", `{"name": `, "not valid JSON"},
 		{"trailing data", `{"name": "x", "command": ["./run"]} {}`, "unexpected data"},
 		{"empty", ``, "empty file"},
+		{"synonyms", `{"name": "x", "command": ["./run"], "synonyms": "words/synonyms.txt"}`, ""},
+		{"synonyms outside", `{"name": "x", "command": ["./run"], "synonyms": "../synonyms.txt"}`, `synonyms "../synonyms.txt": name a file inside`},
+		{"synonyms absolute", `{"name": "x", "command": ["./run"], "synonyms": "/etc/words"}`, `synonyms "/etc/words": name a file inside`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse([]byte(tt.json), dir)
+			m, err := Parse([]byte(tt.json), dir)
+			if err == nil && m.Synonyms != "" && m.SynonymsPath() != filepath.Join(dir, m.Synonyms) {
+				t.Errorf("SynonymsPath %q, want it under %s", m.SynonymsPath(), dir)
+			}
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatalf("unexpected error: %v", err)
