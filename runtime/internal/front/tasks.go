@@ -60,6 +60,8 @@ type TaskOptions struct {
 	// all of them, are at their bound is refused before its tool runs. A task admitted is
 	// always kept with its result, so that a tool that ran never loses its result: the
 	// bounds can be passed by the results of the tasks working when they were reached.
+	// A client's results count against MaxBytes only up to MaxClientBytes: what one client
+	// keeps past its share never keeps another's task out.
 	// Defaults DefaultMaxTaskBytes and DefaultMaxClientTaskBytes.
 	MaxBytes       int64
 	MaxClientBytes int64
@@ -134,12 +136,24 @@ func (s *taskStore) reserve(bound string, keeps bool) *rpc.Error {
 	case keeps && s.kept[bound] >= s.opts.MaxClientBytes:
 		return rpc.Errorf(mcp.CodeInvalidRequest, "no task is made: this client's tasks keep %d bytes of results, and may keep %d (--max-client-task-bytes); read their results, then cancel them (tasks/cancel) or wait for their ttlMs to pass",
 			s.kept[bound], s.opts.MaxClientBytes)
-	case keeps && s.bytes >= s.opts.MaxBytes:
+	case keeps && s.sharedLocked() >= s.opts.MaxBytes:
 		return rpc.Errorf(mcp.CodeInvalidRequest, "no task is made: the node's tasks keep %d bytes of results, and may keep %d (--max-task-bytes); try again when some have expired",
 			s.bytes, s.opts.MaxBytes)
 	}
 	s.held[bound]++
 	return nil
+}
+
+// sharedLocked is what the clients' kept results take of the pool (MaxBytes): each
+// client's counted up to its share, so that what a client keeps past its share (the
+// results of tasks it had working when it reached it) never keeps another client's task
+// out. The caller holds s.mu.
+func (s *taskStore) sharedLocked() int64 {
+	var n int64
+	for _, kept := range s.kept {
+		n += min(kept, s.opts.MaxClientBytes)
+	}
+	return n
 }
 
 // release gives back what a task held: its place among its client's, and its bytes.

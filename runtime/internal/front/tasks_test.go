@@ -605,3 +605,31 @@ func taskBound(srv *front.Server, name string) int64 {
 	}
 	return -1
 }
+
+// What one client keeps past its share (the results of the tasks it had working when it
+// reached it) is kept, and counts against the pool only up to its share: another client's
+// task is still made and keeps its result, while the first client's next is refused.
+func TestAClientPastItsShareLeavesThePoolToOthers(t *testing.T) {
+	g := startGuarded(t, func(o *front.Options) {
+		o.Tasks = front.TaskOptions{MaxClientBytes: 4096, MaxBytes: 8192, After: 50 * time.Millisecond}
+	}, testkit.Fake{Name: "iso"})
+	a := &taskClient{t: t, url: g.url, token: "token-a"}
+	b := &taskClient{t: t, url: g.url, token: "token-b"}
+	var ids []string
+	for range 4 { // working together: each admitted while a keeps nothing
+		ids = append(ids, a.create("iso.late", `{"ms":1000,"bytes":3000}`))
+	}
+	for _, id := range ids {
+		if done := a.until(id, "ended", terminal); done.Result.Status != "completed" {
+			t.Errorf("client a's task %s: %+v, want completed with its result", id, done)
+		}
+	}
+	id := b.create("iso.late", `{"ms":100,"bytes":3000}`)
+	if done := b.until(id, "ended", terminal); done.Result.Status != "completed" {
+		t.Errorf("client b's task beside client a past its share: %+v, want completed", done)
+	}
+	if got := readAnswer(t, a.post("tools/call", `{"name":"iso.late","arguments":{"ms":100,"bytes":10}}`)); got.Error == nil ||
+		!strings.Contains(got.Error.Message, "--max-client-task-bytes") {
+		t.Errorf("client a's next task past its share: %+v, want refused naming --max-client-task-bytes", got)
+	}
+}
