@@ -228,3 +228,30 @@ def take(args, ctx):
 		}
 	}
 }
+
+// A URI a bundle served is served by no other once the bundle is gone: bank's resource is
+// not read from aa, the only bundle left (which would otherwise take any URI).
+func TestAGoneBundlesResourceIsReadFromNoOther(t *testing.T) {
+	dir := t.TempDir()
+	testkit.Write(t, dir, testkit.Fake{Name: "bank", Surface: true})
+	testkit.Write(t, dir, testkit.Fake{Name: "aa", Surface: true})
+	n := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, Stdio: true})
+	s := n.Client(t, "2025-11-25", nil)
+	read := func() (string, error) {
+		res, err := s.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "fake://bank/readme"})
+		if err != nil {
+			return "", err
+		}
+		return res.Contents[0].Text, nil
+	}
+	if got, err := read(); got != "read by bank" {
+		t.Fatalf("bank's resource while bank runs: %q, %v", got, err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "bank")); err != nil {
+		t.Fatal(err)
+	}
+	n.Node().Apply(reload.NewLoader(reload.Source{Dirs: []string{dir}}, nil).Load())
+	if got, err := read(); err == nil {
+		t.Errorf("bank's resource, bank gone, read %q", got)
+	}
+}
