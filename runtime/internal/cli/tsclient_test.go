@@ -59,9 +59,11 @@ func TestTypeScriptClient(t *testing.T) {
 		}
 	})
 	t.Run("stdio", func(t *testing.T) {
-		// The node as the client's child process, over its stdin and stdout.
-		tools, text := runTSClient(t, []string{mainEnv + "=1"}, "stdio", "go.greet", `{"name":"TS"}`, exe, "serve", "--bundles", dir)
-		if !slices.Contains(tools, "python.greet") || text != "Hello, TS!" {
+		// The node as the client's child process, over its stdin and stdout, with the default
+		// flags: the TypeScript SDK's client is not known to take dotted names, so it is shown
+		// the underscore form, and calls by it.
+		tools, text := runTSClient(t, []string{mainEnv + "=1"}, "stdio", "go_greet", `{"name":"TS"}`, exe, "serve", "--bundles", dir)
+		if !slices.Contains(tools, "python_greet") || slices.Contains(tools, "python.greet") || text != "Hello, TS!" {
 			t.Errorf("tools %v, answer %q", tools, text)
 		}
 	})
