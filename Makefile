@@ -121,7 +121,9 @@ GO_PACKAGES := ./... ./sdk-go/...
 test-go: build/hydra
 	$(GO) vet $(GO_PACKAGES)
 	$(MAKE) test-cross
-	$(GO) test $(GO_PACKAGES)
+	# The conformance package runs every SDK's bundle through the official suite: on a busy
+	# 2-core machine it can pass go test's default 10 minutes without anything being wrong.
+	$(GO) test -timeout 25m $(GO_PACKAGES)
 	$(MAKE) test-darwin-proc
 	$(MAKE) fuzz FUZZTIME=$(FUZZSLICE) FUZZMINIMIZE=$(FUZZSLICE)
 
