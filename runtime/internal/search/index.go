@@ -1,11 +1,25 @@
 // Package search ranks the tools of a catalog against a plain-language query, for the node's
 // toolnode.search tool.
 //
-// The ranking is BM25F: every tool is a document with five fields (name, title,
-// description, parameter names, parameter descriptions), each with its own weight and
-// length normalisation, and a term's weighted frequency is saturated once over all fields,
-// so a word repeated across fields counts more than once but never without bound. Text is
-// split by Tokens, which handles snake_case, camelCase, dotted.names, hyphens and plurals.
+// The ranking starts from BM25F: every tool is a document with seven fields (name, title,
+// description, parameter names, parameter descriptions, category, and the words synonyms
+// add), each with its own weight and length normalisation, and a term's weighted frequency
+// is saturated once over all fields, so a word repeated across fields counts more than once
+// but never without bound. Text is split by Tokens, which handles snake_case, camelCase,
+// dotted.names, hyphens and plurals. On that score (query.go):
+//
+//   - coverage: it is scaled by the share of the query's words (weighed by idf) the tool
+//     matches, because a tool that answers every part of a task beats one that repeats one
+//     rare word of it;
+//   - concepts beyond the query: each part of the tool's own name no query word covers
+//     (by itself, or by a phrase of the bundle's synonyms: "temporal float" covers tfloat)
+//     lowers it, because of two tools that fit, the one doing least besides is meant;
+//   - word pairs: two query words following each other in the tool's text raise it;
+//   - marks: a tool its bundle marks generated (GeneratedKey) ranks below a curated one
+//     that fits as well, and a variant (VariantKey) below the tool it names.
+//
+// The scale of these was set on the tuning part of the quality set
+// (testdata/quality/tuning.json) and is checked on its held-out part.
 //
 // An Index is built once per catalog and never changes, so a query needs no lock and a new
 // catalog's index replaces the old one with a pointer swap (atomic.Pointer[Index]).

@@ -15,9 +15,8 @@ const (
 	maxPrefixTerms = 32
 )
 
-// The ranking's parts beyond BM25F (the package doc says why each is there). Variables
-// only so that a test can try others; nothing changes them.
-var (
+// The ranking's parts beyond BM25F (the package doc says why each is there).
+const (
 	// coveragePower: a tool's score is scaled by the share of the query's meaning it
 	// covers (its matched words' idf over all of theirs) to this power, so a tool that
 	// covers every concept asked beats one that repeats a single rare word.
