@@ -19,15 +19,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// serveHTTP starts a node over this bundle with its HTTP front and returns its URL and pid.
-func serveHTTP(t *testing.T) (string, int) {
+// serveHTTP starts a node over this bundle with its HTTP front, and the flags args, and
+// returns its URL and pid.
+func serveHTTP(t *testing.T, args ...string) (string, int) {
 	t.Helper()
 	here, _ := filepath.Abs(".")
 	dir := t.TempDir()
 	if err := os.Symlink(here, filepath.Join(dir, "meos")); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(node, "serve", "--bundles", dir, "--http", "127.0.0.1:0")
+	cmd := exec.Command(node, append([]string{"serve", "--bundles", dir, "--http", "127.0.0.1:0"}, args...)...)
+	// bundle.json lets the bundle inherit MEOS_WAYS: the test road network.
+	cmd.Env = append(os.Environ(), "MEOS_WAYS="+filepath.Join(here, "tests", "data", "ways.csv"))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ package meos_test
 // where the rest is; read back in ranges it is the whole; another client cannot read it.
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,7 +12,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -29,11 +27,6 @@ import (
 // it returns the node's URL.
 func startHTTPNode(t *testing.T) string {
 	t.Helper()
-	here, _ := filepath.Abs(".")
-	dir := t.TempDir()
-	if err := os.Symlink(here, filepath.Join(dir, "meos")); err != nil {
-		t.Fatal(err)
-	}
 	var clients []map[string]any
 	for _, name := range []string{"owner", "other"} {
 		sum := sha256.Sum256([]byte(name))
@@ -44,33 +37,8 @@ func startHTTPNode(t *testing.T) string {
 	if err := os.WriteFile(accessFile, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(node, "serve", "--bundles", dir, "--http", "127.0.0.1:0", "--access", accessFile)
-	cmd.Env = append(os.Environ(), "MEOS_WAYS="+filepath.Join(here, "tests", "data", "ways.csv"))
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
-	urlc := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`url=(http://\S+/mcp)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				urlc <- m[1]
-			}
-		}
-	}()
-	select {
-	case url := <-urlc:
-		return url
-	case <-time.After(60 * time.Second):
-		t.Fatal("the node did not start its HTTP front")
-	}
-	return ""
+	url, _ := serveHTTP(t, "--access", accessFile)
+	return url
 }
 
 // bearer adds a bearer token to every request.
