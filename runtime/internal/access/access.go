@@ -66,8 +66,11 @@ func (c *Client) Allowed(name string) bool {
 			return false
 		}
 	}
-	if name == "toolnode.search" || name == "toolnode.execute" {
+	switch name {
+	case "toolnode.search", "toolnode.execute":
 		return true // they only reveal and reach what the client may reach anyway
+	case "toolnode.approvals", "toolnode.approve":
+		return true // they only reveal and decide the calls the client may decide
 	}
 	for _, p := range c.allow {
 		if p.Match(name) {
@@ -95,8 +98,10 @@ func (c *Client) HasToken() bool { return c != nil && c.hasToken }
 
 // Policy is a parsed access file. It never changes; a reload makes a new one.
 type Policy struct {
-	clients []*Client
-	byName  map[string]*Client
+	clients   []*Client
+	byName    map[string]*Client
+	approvals []*Approval
+	version   string
 }
 
 // Authenticate returns the client whose token is token. Every client's hash is compared,

@@ -25,7 +25,7 @@ func (e *FileError) Error() string {
 }
 
 // The keys the file and a client may hold.
-func fileKeys() []string { return []string{"clients"} }
+func fileKeys() []string { return []string{"clients", "approvals"} }
 func clientKeys() []string {
 	return []string{"name", "token_sha256", "allow", "deny", "view", "scopes"}
 }
@@ -47,7 +47,7 @@ func Parse(data []byte) (*Policy, error) {
 		return nil, &FileError{Problems: []string{"the file is null; it is {\"clients\": [...]}"}}
 	}
 	for _, k := range unknownKeys(top, fileKeys()) {
-		fail("unknown key %q at the top level%s; the file holds only \"clients\"", k, suggest(k, fileKeys()))
+		fail("unknown key %q at the top level%s; the file holds \"clients\" and \"approvals\"", k, suggest(k, fileKeys()))
 	}
 	var raws []json.RawMessage
 	if rc, ok := top["clients"]; !ok {
@@ -84,9 +84,13 @@ func Parse(data []byte) (*Policy, error) {
 		p.byName[c.Name] = c
 		p.clients = append(p.clients, c)
 	}
+	if raw, ok := top["approvals"]; ok {
+		p.approvals = parseApprovals(raw, func(name string) bool { _, ok := p.byName[name]; return ok }, fail)
+	}
 	if len(probs) > 0 {
 		return nil, &FileError{Problems: probs}
 	}
+	p.version = version(data)
 	return p, nil
 }
 

@@ -44,6 +44,17 @@ const (
 	// MissingCapability: the tool requires a task and the client did not declare MCP's
 	// tasks extension.
 	MissingCapability = "missing_capability"
+	// NeedsApproval: the call waits for an approver (an access file's approval rule);
+	// Refused: an approver refused it, or its approval expired.
+	NeedsApproval = "needs_approval"
+	Refused       = "refused"
+	// ApprovalRequested, ApprovalApproved, ApprovalRefused and ApprovalExpired are the
+	// records of a request for approval: made by a call, approved or refused by an
+	// approver, or expired undecided or unused.
+	ApprovalRequested = "approval_requested"
+	ApprovalApproved  = "approved"
+	ApprovalRefused   = "approval_refused"
+	ApprovalExpired   = "approval_expired"
 )
 
 // Why records were dropped, as a drop line of the log names it.
@@ -94,6 +105,10 @@ type Record struct {
 	// Arguments and Result are written only when the log is opened with Args.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Result    json.RawMessage `json:"result,omitempty"`
+	// Approval names the request for approval a record of one is about (see the
+	// Approval* outcomes); Approver is who decided it.
+	Approval string `json:"approval,omitempty"`
+	Approver string `json:"approver,omitempty"`
 	// Truncated names the members Record cut short or left out, with their size in
 	// bytes: "arguments" and "result" over Config.MaxValue are left out, a "tool" name
 	// over MaxToolBytes is cut to that. Set by Record; nil when nothing was cut.
@@ -112,7 +127,7 @@ func (r Record) MarshalJSON() ([]byte, error) {
 // size is what r holds in the queue, in bytes.
 func (r *Record) size() int64 {
 	return int64(recordOverhead + len(r.Client) + len(r.Tool) + len(r.Via) + len(r.Run) + len(r.Task) + len(r.Bundle) +
-		len(r.Outcome) + len(r.Arguments) + len(r.Result))
+		len(r.Outcome) + len(r.Arguments) + len(r.Result) + len(r.Approval) + len(r.Approver))
 }
 
 func (r *Record) truncated(member string, size int) {

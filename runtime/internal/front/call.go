@@ -140,6 +140,7 @@ func (c *Call) Serve(req *node.Request, reply Replier) {
 func (c *Call) serve() {
 	srv, req := c.peer.base().srv, c.req
 	req.Allow = srv.allow(c.peer.base().id)
+	req.Guard = srv.guard(c.peer.base().id)
 	if req.Method == mcp.MethodToolsCall {
 		if req.Canonical == "" {
 			req.Canonical = canonicalName(c.peer, req.Name)

@@ -2,6 +2,7 @@ package front
 
 import (
 	"slices"
+	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/access"
 	"github.com/toolnode/toolnode/runtime/internal/catalog"
@@ -106,4 +107,34 @@ func ClientByScopes(p *access.Policy, granted []string) *access.Client {
 		}
 	}
 	return nil
+}
+
+// guard is what the access file says of the approval of the caller's calls, nil when it
+// has no approval rules. A call is bound to its caller by its OAuth subject, else its
+// access client (key); an approver is named by either.
+func (s *Server) guard(id Identity) *node.Guard {
+	h := s.opts.Access
+	if h == nil {
+		return nil
+	}
+	p := h.Policy()
+	if len(p.Approvals()) == 0 {
+		return nil
+	}
+	caller := id.Client
+	if id.Subject != "" {
+		caller = "sub:" + id.Subject
+	}
+	return &node.Guard{Caller: caller, Version: p.Version(),
+		Rule: func(tool string) ([]string, time.Duration, bool) {
+			a, ok := p.Approval(tool)
+			if !ok {
+				return nil, 0, false
+			}
+			return a.Approvers, a.TTL, true
+		},
+		Approves: func(approvers []string) bool {
+			a := access.Approval{Approvers: approvers}
+			return a.Approves(id.Client, id.Subject)
+		}}
 }

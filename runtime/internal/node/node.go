@@ -141,14 +141,15 @@ type Node struct {
 	ready     chan struct{}
 	settled   atomic.Bool // the first start is over: report collisions and changes
 
-	tokens   atomic.Uint64 // progress tokens given out
-	tokenTag string        // makes this node's tokens its own
-	meta     metaIndexes
-	tasks    nodeTasks
-	held     heldNames
-	pins     pins // the lock file's; guarded by mu but for its logging
-	results  *resultStore
-	wg       sync.WaitGroup
+	tokens    atomic.Uint64 // progress tokens given out
+	tokenTag  string        // makes this node's tokens its own
+	meta      metaIndexes
+	tasks     nodeTasks
+	held      heldNames
+	pins      pins // the lock file's; guarded by mu but for its logging
+	approvals approvals
+	results   *resultStore
+	wg        sync.WaitGroup
 
 	innerCalls func(InnerCall) // told of every call a run makes; see SetInnerCalls
 }

@@ -73,7 +73,7 @@ const ownNamespace = "toolnode"
 // IsOwnTool reports whether name is one of the node's own tools.
 func IsOwnTool(name string) bool {
 	return name == StatusToolName || name == SearchToolName || name == ExecuteToolName || name == RunToolName ||
-		name == ReadResultToolName
+		name == ReadResultToolName || name == ApprovalsToolName || name == ApproveToolName
 }
 
 // ownTools is the node's own tool list, as the catalog takes it.
@@ -82,6 +82,11 @@ func (n *Node) ownTools() catalog.Source {
 	if n.results.b.MaxBytes > 0 {
 		tools = append(tools, readResultTool(n.readLength()))
 	}
+	n.approvals.mu.Lock()
+	if n.approvals.on {
+		tools = append(tools, approvalTools()...)
+	}
+	n.approvals.mu.Unlock()
 	return catalog.Source{Bundle: ownBundle, Namespace: ownNamespace, NoPrefix: true, Tools: tools}
 }
 
@@ -142,6 +147,8 @@ func (n *Node) callOwn(ctx context.Context, sess Session, req *Request, tool str
 		n.runProgram(ctx, sess, req, done)
 	case ReadResultToolName:
 		done.CallDone(n.readResultCall(ctx, sess, req.Arguments))
+	case ApprovalsToolName, ApproveToolName:
+		done.CallDone(n.callApprovals(ctx, req, tool))
 	default:
 		done.CallDone(nil, invalidParams(fmt.Sprintf("unknown tool %q", tool)))
 	}
@@ -356,7 +363,7 @@ func innerRequest(outer *Request, name string, arguments json.RawMessage) *Reque
 		params, _ = rawjson.PutMember(params, "_meta", outer.Meta)
 	}
 	return &Request{Method: mcp.MethodToolsCall, Params: params, Name: name, Arguments: arguments, Meta: outer.Meta,
-		ProgressToken: outer.ProgressToken, Allow: outer.Allow}
+		ProgressToken: outer.ProgressToken, Allow: outer.Allow, Guard: outer.Guard}
 }
 
 // ParseSearch reads toolnode.search's arguments into a Query (without Allow, which is the

@@ -52,6 +52,9 @@ type Request struct {
 	// Allow is the caller's filter: what it may see and use; nil for everything. The front
 	// sets it from the access file.
 	Allow Allow
+	// Guard says which of the caller's calls need approval, and what it may approve; nil
+	// when none do. The front sets it from the access file.
+	Guard *Guard
 	// Strict says the caller is shown tool names in their underscore form (a client that
 	// refuses dots): toolnode.search answers with that form. The front sets it.
 	Strict bool

@@ -120,6 +120,11 @@ func (n *Node) callTool(ctx context.Context, sess Session, req *Request, how set
 		settle(ctx, req, how, done, nil, invalidParams(msg))
 		return
 	}
+	if xerr := n.admit(req.Guard, name, req.Arguments); xerr != nil {
+		req.Refused = xerr.Kind
+		settle(ctx, req, how, done, xerr.Result(), nil)
+		return
+	}
 	req.Bundle = e.Bundle
 	if e.Bundle == ownBundle {
 		req.Bundle = ""

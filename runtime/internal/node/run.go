@@ -206,6 +206,11 @@ func (h *runHost) call(ctx context.Context, inner *Request) (json.RawMessage, *c
 		return nil, &codemode.Failure{Kind: KindForbidden, Message: name + " cannot be called from a program"}, nil
 	}
 	e, xerr, refused := gate(h.mi, inner.Allow, name, inner.Arguments, "search() finds tools")
+	if xerr == nil {
+		if xerr = h.n.admit(inner.Guard, name, inner.Arguments); xerr != nil {
+			refused = xerr.Kind
+		}
+	}
 	if xerr != nil {
 		inner.Refused = refused // what the audit log records: forbidden for a denied tool
 		return nil, (*codemode.Failure)(xerr), nil

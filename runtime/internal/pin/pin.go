@@ -59,11 +59,11 @@ func Definition(tool json.RawMessage) (json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool definition: %w", err)
 	}
-	return canonical(raw)
+	return Canonical(raw)
 }
 
-// canonical re-encodes raw with its object keys sorted and its numbers kept as written.
-func canonical(raw json.RawMessage) (json.RawMessage, error) {
+// Canonical re-encodes raw with its object keys sorted and its numbers kept as written.
+func Canonical(raw json.RawMessage) (json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
@@ -149,7 +149,7 @@ func Parse(data []byte) (*Lock, error) {
 	for name, e := range l.Tools {
 		var digest string
 		if len(e.Definition) > 0 {
-			def, err := canonical(e.Definition)
+			def, err := Canonical(e.Definition)
 			if err != nil {
 				return nil, fmt.Errorf("tool %q: definition: %w", name, err)
 			}

@@ -216,8 +216,9 @@ func build(ctx context.Context, cfg Config) (r *running, err error) {
 	}
 	if cfg.AccessFile != "" {
 		n := r.node
-		if r.access, err = access.Open(cfg.AccessFile, log.Named("access"), func(*access.Policy) {
+		if r.access, err = access.Open(cfg.AccessFile, log.Named("access"), func(p *access.Policy) {
 			log.Info("access file reloaded", "file", cfg.AccessFile)
+			n.SetApprovals(len(p.Approvals()) > 0, r.recordApproval)
 			n.Announce(mcp.NotifyToolsListChanged, mcp.NotifyPromptsListChanged, mcp.NotifyResourcesChanged)
 		}); err != nil {
 			return r, fmt.Errorf("--access: %w", err)
@@ -239,6 +240,9 @@ func build(ctx context.Context, cfg Config) (r *running, err error) {
 		r.node.AddBounds(func() []node.Bound {
 			return []node.Bound{{Name: "audit.queued_bytes", Limit: a.QueueBytes(), Used: a.Queued()}}
 		})
+	}
+	if r.access != nil {
+		r.node.SetApprovals(len(r.access.Policy().Approvals()) > 0, r.recordApproval)
 	}
 	if cfg.Cluster != nil {
 		cc := *cfg.Cluster
@@ -502,4 +506,14 @@ func requestStateKey(cc *cluster.Config) ([]byte, error) {
 		return nil, fmt.Errorf("a requestState key: %w", err)
 	}
 	return key, nil
+}
+
+// recordApproval writes what happened to a request for approval in the audit log, when
+// there is one.
+func (r *running) recordApproval(ev node.ApprovalEvent) {
+	if r.audit == nil {
+		return
+	}
+	r.audit.Record(audit.Record{Time: time.Now(), Client: ev.Caller, Tool: ev.Tool, Outcome: ev.What,
+		Arguments: ev.Arguments, Approval: ev.ID, Approver: ev.By})
 }

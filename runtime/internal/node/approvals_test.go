@@ -1,0 +1,61 @@
+package node
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// An approval stands until its ttl: past it, the call it approved is refused as expired and
+// the expiry told, and the next call asks anew. Only an approver may decide, and a
+// request is bound to its caller, arguments (in any order of their members) and policy.
+func TestAnExpiredApprovalIsRefusedAndToldOf(t *testing.T) {
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	var n Node
+	var events []string
+	n.approvals.now = func() time.Time { return now }
+	n.approvals.notify = func(ev ApprovalEvent) { events = append(events, ev.What+" "+ev.ID) }
+	guard := func(caller, version string) *Guard {
+		return &Guard{Caller: caller, Version: version,
+			Rule: func(tool string) ([]string, time.Duration, bool) {
+				return []string{"ops"}, time.Minute, tool == "bank.pay"
+			},
+			Approves: func(approvers []string) bool { return caller == "ops" }}
+	}
+	desk, ops := guard("desk", "v1"), guard("ops", "v1")
+	args := json.RawMessage(`{"to":"x","amount":5}`)
+	if e := n.admit(desk, "bank.read", args); e != nil {
+		t.Fatalf("an unguarded tool needs approval: %v", e)
+	}
+	e := n.admit(desk, "bank.pay", args)
+	if e == nil || e.Kind != KindNeedsApproval {
+		t.Fatalf("a guarded call ran: %v", e)
+	}
+	id := e.Details.(*approval).ID
+	if e := n.admit(desk, "bank.pay", json.RawMessage(`{ "amount": 5, "to": "x" }`)); e == nil || e.Details.(*approval).ID != id {
+		t.Errorf("the same arguments in another order are another call: %v", e)
+	}
+	if res, _ := n.decide(&Request{Guard: desk, Arguments: json.RawMessage(`{"id":"` + id + `","approve":true}`)}); !strings.Contains(string(res), "no request") {
+		t.Errorf("a caller who is no approver decided: %s", res)
+	}
+	if res, _ := n.decide(&Request{Guard: ops, Arguments: json.RawMessage(`{"id":"` + id + `","approve":true}`)}); !strings.Contains(string(res), "approved") {
+		t.Fatalf("approving: %s", res)
+	}
+	if e := n.admit(guard("desk", "v2"), "bank.pay", args); e == nil || e.Kind != KindNeedsApproval {
+		t.Errorf("an approval stood under another access file: %v", e)
+	}
+	if e := n.admit(guard("other", "v1"), "bank.pay", args); e == nil || e.Kind != KindNeedsApproval {
+		t.Errorf("an approval stood for another caller: %v", e)
+	}
+	now = now.Add(time.Minute)
+	if e := n.admit(desk, "bank.pay", args); e == nil || e.Kind != KindRefused || !strings.Contains(e.Message, "expired") {
+		t.Errorf("an expired approval ran its call: %v", e)
+	}
+	if !strings.Contains(strings.Join(events, ","), ApprovalExpired+" "+id) {
+		t.Errorf("the expiry was not told: %v", events)
+	}
+	if e := n.admit(desk, "bank.pay", args); e == nil || e.Kind != KindNeedsApproval || e.Details.(*approval).ID == id {
+		t.Errorf("after the expiry, the call did not ask anew: %v", e)
+	}
+}
