@@ -25,7 +25,8 @@ class Kind:
 
 _TEMPORAL = "a value that changes over time (a time series)"
 _MOVING = ("a moving object: its positions over time, a trajectory, track, trip or route "
-           "of a vehicle (car, bus, truck, ship, aircraft, drone), a person or an animal")
+           "of a vehicle (car, bus, truck, taxi, ship, boat, aircraft, drone, bike), a person or an "
+           "animal")
 _SPATIAL_GLOSS = "a temporal point or geometry, " + _MOVING.split(": ", 1)[1]
 
 TYPES: dict[str, Kind] = {

@@ -144,6 +144,7 @@ speed, velocity, pace
 length, distance travelled, how far
 distance, metres, meters, km, kilometres, kilometers, miles, apart
 nearest, closest, nearest approach
+near, close, closer, nearer, nearby, close to
 timestamp, moment, noon, midnight, o'clock
 heading, azimuth, bearing, direction, course
 maximum, max, largest, highest, greatest, biggest, peak, top

@@ -72,7 +72,7 @@ var stopWords = func() map[string]bool {
 	for _, w := range strings.Fields(`a an and are as at be been by can could do does did for
 		from has have how i if in into is it its me my of on or our should so than that the
 		their them then there these this those to was we what where which while who will
-		with would you your want need please tell show give find get use tool`) {
+		with would you your want need please tell show give find get use tool out`) {
 		m[w] = true
 	}
 	return m
