@@ -265,7 +265,7 @@ dist: deps-run $(VENV)/.ok
 # from a module proxy on disk (go install of the node, go get of the SDK by a new bundle,
 # no workspace), and make dist's artifacts install and serve. make test runs the quick
 # ones (versions, the SDK's API against the last release, the C ABI).
-test-release: all $(VENV)/.ok
+test-release: deps-run $(VENV)/.ok
 	TOOLNODE_RELEASE_TESTS=1 $(GO) test -count=1 -v -run 'TestTaggedTreeInstallsFromAModuleProxy|TestDistArtifactsInstallAndServe' ./runtime/internal/release
 
 clean:

@@ -43,8 +43,14 @@ func TestTaggedTreeInstallsFromAModuleProxy(t *testing.T) {
 		"go.sum": []byte(readRoot(t, "go.sum") + sdkSum),
 	})
 
-	goProxy := "file://" + proxy + "," + strings.TrimSpace(run(t, tmp, nil, "go", "env", "GOPROXY"))
-	env := goEnv("GOPROXY="+goProxy, "GONOSUMDB="+nodeModule, "GOBIN="+filepath.Join(tmp, "bin"))
+	// A module cache of its own, so that no copy of an earlier run (or of a real release)
+	// stands in for this tree; the dependencies come from the machine's cache, read as a
+	// proxy, before the network.
+	cache := strings.TrimSpace(run(t, tmp, nil, "go", "env", "GOMODCACHE"))
+	goProxy := strings.Join([]string{"file://" + proxy, "file://" + filepath.Join(cache, "cache", "download"),
+		strings.TrimSpace(run(t, tmp, nil, "go", "env", "GOPROXY"))}, ",")
+	env := append(goEnv("GOPROXY="+goProxy, "GONOSUMDB="+nodeModule, "GOBIN="+filepath.Join(tmp, "bin"),
+		"GOMODCACHE="+filepath.Join(tmp, "modcache")), "GOFLAGS=-mod=mod -buildvcs=false -modcacherw")
 	run(t, tmp, env, "go", "install", nodeModule+"/runtime/cmd/toolnode@"+version)
 	toolnode := filepath.Join(tmp, "bin", "toolnode")
 	if got := run(t, tmp, nil, toolnode, "version"); strings.TrimSpace(got) != "toolnode "+versionOf(t) {
