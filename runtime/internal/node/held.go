@@ -1,6 +1,7 @@
 package node
 
 import (
+	"slices"
 	"strings"
 	"sync"
 
@@ -17,12 +18,32 @@ import (
 // A name is held by a bundle when it begins with the bundle's name or a seat the bundle
 // declares (<bundle>.*, <seat>.*), or when the catalog exposed it as that bundle's. The
 // node remembers every holder it has had, for as long as it runs: a name once another
-// bundle's is never routed to a view's bundle, whatever came and went since.
+// bundle's is never routed to a view's bundle, whatever came and went since. Resources
+// alike: a URI a bundle served (a view's as exposed) is never served by another, so that a
+// host re-reading a view after its bundle left or failed does not render another bundle's
+// page.
+//
+// What is remembered is bounded (maxHeld prefixes, as many names and as many URIs): a
+// bundle that lists ever new names or URIs, or a cluster announcing ever new bundles, must
+// not grow the node without end. Past the bound new ones are not remembered, and the
+// guarantee holds for those remembered.
 type heldNames struct {
 	mu       sync.Mutex
-	prefixes map[string]map[string]bool // "bank" -> the bundles that hold bank.*
-	names    map[string]map[string]bool // an exposed name -> the bundles it was exposed for
-	uris     map[string]map[string]bool // a resource's URI (a view's as exposed) -> the bundles that served it
+	prefixes map[string][]string // "bank" -> the bundles that hold bank.*
+	names    map[string][]string // an exposed name outside its bundle's prefixes -> the bundles it was exposed for
+	uris     map[string][]string // a resource's URI (a view's as exposed) -> the bundles that served it
+}
+
+// maxHeld bounds the prefixes, the names and the URIs the node remembers, each.
+const maxHeld = 1 << 16
+
+// holdIn records bundle as a holder of key in m, unless m is at its bound.
+func holdIn(m map[string][]string, key, bundle string, bound int) {
+	holders, known := m[key]
+	if !known && bound > 0 && len(m) >= bound || slices.Contains(holders, bundle) {
+		return
+	}
+	m[key] = append(holders, bundle)
 }
 
 // hold records the holders of now: the bundles configured (listed or not) with their seats,
@@ -32,25 +53,21 @@ func (h *heldNames) hold(bundles map[string]*bundle, cat *catalog.Catalog, res *
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.prefixes == nil {
-		h.prefixes, h.names, h.uris = map[string]map[string]bool{}, map[string]map[string]bool{}, map[string]map[string]bool{}
+		h.prefixes, h.names, h.uris = map[string][]string{}, map[string][]string{}, map[string][]string{}
 	}
-	add := func(m map[string]map[string]bool, key, bundle string) {
-		if m[key] == nil {
-			m[key] = map[string]bool{}
-		}
-		m[key][bundle] = true
-	}
-	add(h.prefixes, ownNamespace, ownBundle)
+	holdIn(h.prefixes, ownNamespace, ownBundle, 0)
 	for name, b := range bundles {
-		add(h.prefixes, name, name)
+		holdIn(h.prefixes, name, name, maxHeld)
 		for _, seat := range b.m.Seats {
-			add(h.prefixes, seat, name)
+			holdIn(h.prefixes, seat, name, maxHeld)
 		}
 	}
 	for _, e := range cat.Entries() {
-		add(h.names, e.Name, e.Bundle)
+		if prefix, _, dotted := strings.Cut(e.Name, "."); !dotted || !slices.Contains(h.prefixes[prefix], e.Bundle) {
+			holdIn(h.names, e.Name, e.Bundle, maxHeld) // a name its prefix does not hold already
+		}
 	}
-	res.Listed(func(uri, bundle string) { add(h.uris, uri, bundle) })
+	res.Listed(func(uri, bundle string) { holdIn(h.uris, uri, bundle, maxHeld) })
 }
 
 // uriHeldByOther reports whether the resource uri was served by a bundle other than bundle.
@@ -61,8 +78,8 @@ func (h *heldNames) uriHeldByOther(uri, bundle string) bool {
 }
 
 // otherThan reports whether holders holds a bundle other than bundle.
-func otherThan(holders map[string]bool, bundle string) bool {
-	for b := range holders {
+func otherThan(holders []string, bundle string) bool {
+	for _, b := range holders {
 		if b != bundle {
 			return true
 		}
