@@ -3,6 +3,9 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,7 +13,8 @@ import (
 )
 
 // catalogScale lists a catalog of 2,000 tools (20 bundles of 100) through the node's stdio
-// front, in one page and following nextCursor, and with names rendered for strict clients.
+// front, in one page and following nextCursor, with names rendered for strict clients, and
+// with every definition pinned by a lock file.
 func catalogScale(cfg config, w *strings.Builder) error {
 	const bundles, perBundle = 20, 100
 	_, bin, err := benchBundle(cfg, "many-go")
@@ -22,6 +26,11 @@ func catalogScale(cfg config, w *strings.Builder) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	// The lock pins every tool, so that the node with --lock lists the same catalog.
+	lock := filepath.Join(dir, "toolnode.lock")
+	if out, err := exec.Command(cfg.node, "pin", "--bundles", dir, "--lock", lock).CombinedOutput(); err != nil {
+		return fmt.Errorf("toolnode pin: %v\n%s", err, out)
+	}
 	fmt.Fprintf(w, "## A catalog of %d tools (%d bundles of %d), listed whole\n\n", bundles*perBundle, bundles, perBundle)
 	fmt.Fprintf(w, "| listing | pages | bytes | lists/s | p50 | p99 |\n|---|---|---|---|---|---|\n")
 	for _, v := range []struct {
@@ -31,6 +40,7 @@ func catalogScale(cfg config, w *strings.Builder) error {
 		{"one page (`--page-size 0`)", []string{"--page-size", "0"}},
 		{"default page size, following nextCursor", nil},
 		{"one page, names for strict clients (`--names underscore`)", []string{"--page-size", "0", "--names", "underscore"}},
+		{"one page, every definition pinned (`--lock`)", []string{"--page-size", "0", "--lock", lock}},
 	} {
 		args := append([]string{"serve", "--bundles", dir, "--log-level", "warn"}, v.flags...)
 		c, err := startLines(cfg.node, args...)
@@ -61,7 +71,28 @@ func catalogScale(cfg config, w *strings.Builder) error {
 		fmt.Fprintf(os.Stderr, "bench: catalog, %s done\n", v.what)
 	}
 	fmt.Fprintf(w, "\nOne list at a time over the stdio front; a list is every page, each a round trip, and bytes\n"+
-		"count the whole answers. The client only looks for nextCursor in them.\n\n")
+		"count the whole answers. The client only looks for nextCursor in them. A lock is checked when the\n"+
+		"catalog is built, not when it is listed: its cost is in the table below, not in a list's.\n\n")
+	// What a lock costs where it is checked: once per rebuild of the catalog.
+	cmd := exec.Command("go", "test", "./runtime/internal/pin", "-run", "^$", "-bench", "^BenchmarkCheck2000", "-benchtime", "20x")
+	cmd.Dir = cfg.root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("pin benchmark: %v\n%s", err, out)
+	}
+	fmt.Fprintf(w, "| checking a lock of %d tools (`go test ./runtime/internal/pin -bench Check2000`) | time |\n|---|---|\n", bundles*perBundle)
+	for _, b := range []struct{ name, what string }{
+		{"BenchmarkCheck2000", "the first catalog: every definition digested"},
+		{"BenchmarkCheck2000Rebuild", "a rebuild with the same definitions (a bundle restarted): digests remembered"},
+	} {
+		m := regexp.MustCompile(b.name + `-\d+\s+\d+\s+(\d+) ns/op`).FindSubmatch(out)
+		if m == nil {
+			return fmt.Errorf("pin benchmark: no %s in\n%s", b.name, out)
+		}
+		nsop, _ := strconv.Atoi(string(m[1]))
+		fmt.Fprintf(w, "| %s | %s |\n", b.what, ms(time.Duration(nsop)))
+	}
+	w.WriteString("\n")
 	return nil
 }
 

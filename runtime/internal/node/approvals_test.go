@@ -59,3 +59,26 @@ func TestAnExpiredApprovalIsRefusedAndToldOf(t *testing.T) {
 		t.Errorf("after the expiry, the call did not ask anew: %v", e)
 	}
 }
+
+// BenchmarkApprovalRoundTrip is one approval's round trip inside the node: a guarded call
+// asks for approval, the approver approves it, the call made again is let through.
+func BenchmarkApprovalRoundTrip(b *testing.B) {
+	var n Node
+	rule := func(tool string) ([]string, time.Duration, bool) { return []string{"ops"}, time.Minute, true }
+	desk := &Guard{Caller: "desk", Version: "v1", Rule: rule}
+	ops := &Guard{Caller: "ops", Version: "v1", Rule: rule, Approves: func([]string) bool { return true }}
+	args := json.RawMessage(`{"to":"ACME","amount":500,"memo":"invoice 2026-12"}`)
+	for b.Loop() {
+		e := n.admit(desk, "bank.transfer", args)
+		if e == nil || e.Kind != KindNeedsApproval {
+			b.Fatal(e)
+		}
+		decision := json.RawMessage(`{"id":"` + e.Details.(*approval).ID + `","approve":true}`)
+		if _, err := n.decide(&Request{Guard: ops, Arguments: decision}); err != nil {
+			b.Fatal(err)
+		}
+		if e := n.admit(desk, "bank.transfer", args); e != nil {
+			b.Fatal(e)
+		}
+	}
+}

@@ -11,8 +11,9 @@ import (
 // pins is what the node knows of its lock file: the lock in force, what it found in the
 // last catalog, and what of that has been logged.
 type pins struct {
-	lock   *pin.Lock   // nil: no lock, every definition served
-	report *pin.Report // of the last catalog; nil without a lock
+	lock    *pin.Lock   // nil: no lock, every definition served
+	report  *pin.Report // of the last catalog; nil without a lock
+	digests pin.Digests // of the last catalog's tools
 
 	logMu   sync.Mutex
 	held    map[string]string // name → digest of the held tools logged
@@ -56,7 +57,7 @@ func (n *Node) pinned(cat *catalog.Catalog) *catalog.Catalog {
 		n.pins.report = nil
 		return cat
 	}
-	r := n.pins.lock.Check(Served(cat))
+	r := n.pins.lock.CheckWith(Served(cat), &n.pins.digests)
 	n.pins.report = &r
 	if len(r.Held) == 0 {
 		return cat

@@ -251,15 +251,52 @@ type Report struct {
 	Missing []string `json:"missing"`
 }
 
+// Digests remembers the digests of the tool objects of the last check by their bytes, so
+// that a catalog rebuilt with most of its tools unchanged digests only those that changed.
+// It keeps only the tools of the last check. Not safe for concurrent use.
+type Digests struct {
+	m map[string]string
+}
+
+// digest returns the digest of tool's definition, from the last check when it had tool.
+func (d *Digests) digest(tool json.RawMessage, next map[string]string) (string, error) {
+	if dg, ok := d.m[string(tool)]; ok {
+		next[string(tool)] = dg
+		return dg, nil
+	}
+	def, err := Definition(tool)
+	if err != nil {
+		return "", err
+	}
+	dg := Digest(def)
+	next[string(tool)] = dg
+	return dg, nil
+}
+
 // Check compares the tools served with the lock.
-func (l *Lock) Check(served []Tool) Report {
+func (l *Lock) Check(served []Tool) Report { return l.CheckWith(served, nil) }
+
+// CheckWith is Check, taking the digests of tools unchanged since the last check from d
+// (nil for none).
+func (l *Lock) CheckWith(served []Tool, d *Digests) Report {
 	r := Report{Held: []Held{}, Missing: []string{}}
 	seen := map[string]bool{}
+	next := make(map[string]string, len(served))
 	for _, t := range served {
 		seen[t.Name] = true
+		if d != nil {
+			if dg, err := d.digest(t.JSON, next); err == nil {
+				if e, ok := l.Tools[t.Name]; ok && e.Bundle == t.Bundle && e.Digest == dg {
+					continue // pinned as served: no definition needed
+				}
+			}
+		}
 		if h, ok := l.check(t); !ok {
 			r.Held = append(r.Held, h)
 		}
+	}
+	if d != nil {
+		d.m = next
 	}
 	sort.Slice(r.Held, func(i, j int) bool { return r.Held[i].Name < r.Held[j].Name })
 	for name := range l.Tools {

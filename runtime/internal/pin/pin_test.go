@@ -2,6 +2,7 @@ package pin
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,6 +126,36 @@ func TestALockFileReadsBackAsWrittenAndHandEditsAreChecked(t *testing.T) {
 			t.Errorf("%s: the edited definition is not pinned", c.file)
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: error %v, want one saying %q", c.file, err, c.want)
+		}
+	}
+}
+
+// BenchmarkCheck2000 checks 2,000 served tools against a lock pinning them all, as a node
+// with --lock does when it builds its catalog the first time (Check2000), and when it
+// rebuilds it with the same definitions, a bundle having restarted (Check2000Rebuild).
+func BenchmarkCheck2000(b *testing.B) { benchmarkCheck(b, false) }
+
+// BenchmarkCheck2000Rebuild: see BenchmarkCheck2000.
+func BenchmarkCheck2000Rebuild(b *testing.B) { benchmarkCheck(b, true) }
+
+func benchmarkCheck(b *testing.B, rebuild bool) {
+	tools := make([]Tool, 2000)
+	for i := range tools {
+		tools[i] = tool(fmt.Sprintf("b%d.tool%d", i/100, i), fmt.Sprintf("b%d", i/100), fmt.Sprintf(
+			`{"name":"tool%d","title":"Tool %d","description":"Does thing %d with its arguments, as a typical tool says it.","inputSchema":{"type":"object","properties":{"a":{"type":"string","description":"the first"},"n":{"type":"integer","minimum":0}},"required":["a"]},"annotations":{"readOnlyHint":true}}`, i, i, i))
+	}
+	l, err := New(tools)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var d Digests
+	l.CheckWith(tools, &d)
+	for b.Loop() {
+		if !rebuild {
+			d = Digests{}
+		}
+		if r := l.CheckWith(tools, &d); len(r.Held) != 0 {
+			b.Fatal(r.Held[0])
 		}
 	}
 }
