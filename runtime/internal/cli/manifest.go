@@ -15,6 +15,7 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/catalog"
 	"github.com/toolnode/toolnode/runtime/internal/front"
 	"github.com/toolnode/toolnode/runtime/internal/node"
+	"github.com/toolnode/toolnode/runtime/internal/pin"
 	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
@@ -87,7 +88,7 @@ func (s Surface) Encode() ([]byte, error) {
 	canon := func(items []json.RawMessage) ([]json.RawMessage, error) {
 		out := make([]json.RawMessage, 0, len(items))
 		for _, raw := range items {
-			c, err := canonicalJSON(raw)
+			c, err := pin.Canonical(raw)
 			if err != nil {
 				return nil, err
 			}
@@ -110,23 +111,6 @@ func (s Surface) Encode() ([]byte, error) {
 		return nil, fmt.Errorf("encode surface: %w", err)
 	}
 	return buf.Bytes(), nil
-}
-
-// canonicalJSON re-encodes raw with its object keys sorted and numbers kept as written.
-func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("canonical JSON: %w", err)
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, fmt.Errorf("canonical JSON: %w", err)
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 const manifestUsage = `Usage: toolnode manifest [--bundles DIR]... [--config FILE] [--names MODE] [--check FILE]
@@ -172,11 +156,8 @@ func manifestCommand(args []string, stdout, stderr io.Writer) int {
 	return t.with("manifest", 2*time.Minute, stderr, func(ctx context.Context, tgt target) int {
 		n := tgt.(localTarget).n
 		// A bundle that did not start would be missing from the surface: no file to trust.
-		for _, st := range n.Status() {
-			if st.State != node.StateReady && st.State != node.StateAsleep {
-				fmt.Fprintf(stderr, "toolnode manifest: bundle %q is %s (last error: %s); its tools cannot be listed\n", st.Name, st.State, st.LastError)
-				return ExitError
-			}
+		if !allStarted(n, "manifest", stderr) {
+			return ExitError
 		}
 		got, err := surfaceOf(n, *names).Encode()
 		if err != nil {
@@ -312,4 +293,16 @@ func changedLines(a, b string) string {
 		fmt.Fprintf(&sb, "  + %s\n", strings.TrimSpace(l))
 	}
 	return sb.String()
+}
+
+// allStarted reports whether every bundle of n has started; otherwise it says which did
+// not, for the command cmd, whose output would miss its tools.
+func allStarted(n *node.Node, cmd string, stderr io.Writer) bool {
+	for _, st := range n.Status() {
+		if st.State != node.StateReady && st.State != node.StateAsleep {
+			fmt.Fprintf(stderr, "toolnode %s: bundle %q is %s (last error: %s); its tools cannot be listed\n", cmd, st.Name, st.State, st.LastError)
+			return false
+		}
+	}
+	return true
 }

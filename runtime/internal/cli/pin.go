@@ -67,11 +67,8 @@ func pinCommand(args []string, stdout, stderr io.Writer) int {
 	return t.with("pin", 2*time.Minute, stderr, func(ctx context.Context, tgt target) int {
 		n := tgt.(localTarget).n
 		// A bundle that did not start would have its tools missing: nothing to pin by.
-		for _, st := range n.Status() {
-			if st.State != node.StateReady && st.State != node.StateAsleep {
-				fmt.Fprintf(stderr, "toolnode pin: bundle %q is %s (last error: %s); its tools cannot be listed\n", st.Name, st.State, st.LastError)
-				return ExitError
-			}
+		if !allStarted(n, "pin", stderr) {
+			return ExitError
 		}
 		served := node.Served(n.Catalog())
 		switch {
