@@ -92,7 +92,8 @@ run: all
 	@echo
 	@echo "toolnode is serving ./examples and ./bundles over Streamable HTTP at http://$(HTTP)/mcp"
 	@echo "Connect a client, e.g.:"
-	@echo "  npx @modelcontextprotocol/inspector --cli http://$(HTTP)/mcp --transport http --method tools/list"
+	@echo "  npx --yes @modelcontextprotocol/inspector --cli http://$(HTTP)/mcp --transport http --method tools/list"
+	@echo "  (tools/list answers in pages of 500: the Inspector's --cli shows the first; toolnode tools --url http://$(HTTP)/mcp lists all)"
 	@echo "or in Claude Desktop / Cursor, over stdio:"
 	@echo '  {"mcpServers": {"toolnode": {"command": "$(CURDIR)/bin/toolnode", "args": ["serve", "--bundles", "$(CURDIR)/examples", "--bundles", "$(CURDIR)/bundles"]}}}'
 	@echo

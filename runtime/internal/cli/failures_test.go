@@ -34,6 +34,51 @@ exit 1
 	return root
 }
 
+// troubleshootingBlock returns the lines of the indented block that follows after in
+// docs/troubleshooting.md, trimmed.
+func troubleshootingBlock(t *testing.T, after string) []string {
+	t.Helper()
+	doc, err := os.ReadFile("../../../docs/troubleshooting.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), after)
+	if !ok {
+		t.Fatalf("docs/troubleshooting.md no longer says %q", after)
+	}
+	var lines []string
+	rest = strings.TrimPrefix(strings.TrimLeft(rest, "\n"), "<!-- run by runtime/internal/cli/failures_test.go -->\n\n")
+	for _, line := range strings.Split(rest, "\n") {
+		code, isCode := strings.CutPrefix(line, "    ")
+		if !isCode {
+			break
+		}
+		lines = append(lines, strings.TrimSpace(code))
+	}
+	if len(lines) == 0 {
+		t.Fatalf("docs/troubleshooting.md has no indented block after %q", after)
+	}
+	return lines
+}
+
+// The outputs docs/troubleshooting.md shows for a Python bundle without its SDK are what
+// check and call print for one.
+func TestTroubleshootingShowsWhatCheckAndCallPrint(t *testing.T) {
+	dir := filepath.Join(brokenPython(t), "hello")
+	_, out, _ := runCLI("check", dir)
+	for _, line := range troubleshootingBlock(t, "A Python bundle whose interpreter lacks the SDK:\n") {
+		if !strings.Contains(out, line) {
+			t.Errorf("check does not print docs/troubleshooting.md's %q:\n%s", line, out)
+		}
+	}
+	_, out, errs := runCLI("call", "hello.greet", "name=Ada", "--bundles", filepath.Dir(dir))
+	for _, line := range troubleshootingBlock(t, "a call to it names the bundle and its last error instead:\n") {
+		if !strings.Contains(out+errs, line) {
+			t.Errorf("call does not print docs/troubleshooting.md's %q:\n%s%s", line, out, errs)
+		}
+	}
+}
+
 func TestCheckShowsTheBundlesLastStderrLinesAndTheVerboseFlag(t *testing.T) {
 	dir := filepath.Join(brokenPython(t), "hello")
 	code, out, _ := runCLI("check", dir)

@@ -176,6 +176,20 @@ func TestPrometheusScrapesCalls(t *testing.T) {
 		{`sum(mcp_server_session_duration_seconds_count{mcp_protocol_version="2025-11-25"})`, 1},
 		{`sum(mcp_server_session_duration_seconds_sum)`, 2},
 	}
+	// The queries docs/service.md gives run as they are written; its alert on bundles not
+	// ready finds none here, where the bundle is ready.
+	queries := serviceDocQueries(t)
+	if len(queries) < 4 {
+		t.Errorf("docs/service.md's example queries: %q", queries)
+	}
+	for _, q := range queries {
+		if why := queryError(t, api, q); why != "" {
+			t.Errorf("docs/service.md's query %s: %s", q, why)
+		}
+	}
+	if _, found := query(t, api, queries[len(queries)-1]); found {
+		t.Errorf("docs/service.md's alert %s fires for a ready bundle", queries[len(queries)-1])
+	}
 	for _, tc := range tests {
 		t.Run(tc.query, func(t *testing.T) {
 			got, ok := query(t, api, tc.query)
@@ -184,6 +198,56 @@ func TestPrometheusScrapesCalls(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serviceDocQueries returns the PromQL queries of docs/service.md's examples (the indented
+// block after "For example:"), a query's continuation lines joined to it.
+func serviceDocQueries(t *testing.T) []string {
+	t.Helper()
+	doc, err := os.ReadFile("../../../docs/service.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "come too. For example:\n")
+	if !ok {
+		t.Fatal(`docs/service.md has no "come too. For example:" before its queries`)
+	}
+	var queries []string
+	for _, line := range strings.Split(rest, "\n") {
+		code, isCode := strings.CutPrefix(line, "    ")
+		switch {
+		case strings.HasPrefix(line, "<!--") || strings.TrimSpace(line) == "" && len(queries) == 0:
+		case !isCode:
+			return queries
+		case strings.HasPrefix(strings.TrimSpace(code), "#"):
+		case strings.HasPrefix(code, " ") && len(queries) > 0:
+			queries[len(queries)-1] += " " + strings.TrimSpace(code)
+		default:
+			queries = append(queries, code)
+		}
+	}
+	return queries
+}
+
+// queryError returns Prometheus's error for the query q, or "" when it ran.
+func queryError(t *testing.T, api, q string) string {
+	t.Helper()
+	resp, err := http.Get(api + "/api/v1/query?query=" + url.QueryEscape(q))
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return err.Error()
+	}
+	if out.Status != "success" {
+		return out.Error
+	}
+	return ""
 }
 
 func TestServiceDocQuotesPrometheusConfig(t *testing.T) {
