@@ -26,6 +26,7 @@ import (
 //
 //	<!-- not run here: REASON -->   (a Mac, systemd, a real model API, ...)
 //	<!-- run by PATH -->            (a test of its own, PATH, reads the document)
+//	<!-- lines of PATH -->          (each line begins a line of the file PATH)
 //
 // What runs, by what the block holds:
 //   - a docs/snippets file quoted word for word: the snippet tests run it;
@@ -130,12 +131,14 @@ type docEnv struct {
 	snippets []string // the bodies of docs/snippets
 	source   string   // the runtime's Go source, for log messages
 	examples string   // a folder of the example bundles, built
+
+	homes map[string]string // the home of each document's shell blocks, shared by them
 }
 
 func newDocEnv(t *testing.T) *docEnv {
 	t.Helper()
 	root := nodekit.Root(t)
-	e := &docEnv{root: root, toolnode: filepath.Join(root, "bin", "toolnode")}
+	e := &docEnv{root: root, toolnode: filepath.Join(root, "bin", "toolnode"), homes: map[string]string{}}
 	if _, err := os.Stat(e.toolnode); err != nil {
 		e.toolnode = buildToolnode(t)
 	}
@@ -189,7 +192,7 @@ func (e *docEnv) check(t *testing.T, b docBlock) error {
 		return e.checkC(text)
 	case logLine.MatchString(text):
 		return e.checkLog(text)
-	case b.lang == "" && isOutput(text):
+	case b.lang == "text" || b.lang == "" && isOutput(text):
 		return e.checkOutput(text)
 	case b.lang == "" || b.lang == "sh" || b.lang == "shell" || b.lang == "bash":
 		return e.checkShell(t, b.file, text)
@@ -214,7 +217,19 @@ func (e *docEnv) checkMarker(b docBlock) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("unknown marker %q before a block (want \"not run here: REASON\" or \"run by PATH\")", b.marker)
+	if path, ok := strings.CutPrefix(b.marker, "lines of "); ok {
+		body, err := os.ReadFile(filepath.Join(e.root, strings.TrimSpace(path)))
+		if err != nil {
+			return fmt.Errorf("marked lines of %s: %v", path, err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(b.text), "\n") {
+			if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(strings.TrimSpace(line))).Match(body) {
+				return fmt.Errorf("%q begins no line of %s", line, path)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown marker %q before a block (want \"not run here: REASON\", \"run by PATH\" or \"lines of PATH\")", b.marker)
 }
 
 // elided are the docs' ways of leaving part of a JSON value out: {...}, "…", ", ...".
@@ -243,6 +258,10 @@ func checkJSON(text string) error {
 		_, _, err := manifest.ParseConfig([]byte(text), "/docs/mcp.json")
 		return err
 	case obj["clients"] != nil:
+		// A digest left for the reader to fill in stands for one.
+		for i := 0; strings.Contains(text, `"token_sha256": ""`); i++ {
+			text = strings.Replace(text, `"token_sha256": ""`, fmt.Sprintf(`"token_sha256": "%064x"`, i), 1)
+		}
 		_, err := access.Parse([]byte(text))
 		return err
 	case obj["name"] != nil && (obj["command"] != nil || obj["url"] != nil):
@@ -378,14 +397,33 @@ var safeCommands = map[string]bool{"umask": true, "mkdir": true, "head": true, "
 // checkShell runs or checks each command of a shell block, in a home of its own, from the
 // checkout (or where the block's cd goes).
 func (e *docEnv) checkShell(t *testing.T, file, text string) error {
-	home := t.TempDir()
-	os.MkdirAll(filepath.Join(home, "bundles"), 0o755)
-	cwd := e.root
+	// A document's blocks share a home, as a reader following it does: what one writes (a
+	// lock file, a token) the next reads.
+	home, ok := e.homes[file]
+	if !ok {
+		home = t.TempDir()
+		e.homes[file] = home
+		os.MkdirAll(filepath.Join(home, "bundles"), 0o755)
+		// The commands run in a copy of the checkout made of links to its entries, so that
+		// what they write stays out of it.
+		os.MkdirAll(filepath.Join(home, "checkout"), 0o755)
+		entries, _ := os.ReadDir(e.root)
+		for _, entry := range entries {
+			if !strings.HasPrefix(entry.Name(), ".") {
+				os.Symlink(filepath.Join(e.root, entry.Name()), filepath.Join(home, "checkout", entry.Name()))
+			}
+		}
+	}
+	cwd := filepath.Join(home, "checkout")
+	checkout := cwd
 	var cmds []string
 	for _, c := range shellCommands(text) {
 		cmds = append(cmds, strings.Split(c, " && ")...)
 	}
 	for _, cmd := range cmds {
+		for regexp.MustCompile(`^[A-Z_]+=\S+ `).MatchString(cmd) {
+			_, cmd, _ = strings.Cut(cmd, " ") // a variable set for the command
+		}
 		fields := strings.Fields(cmd)
 		prog := fields[0]
 		real := e.placeholders(home).Replace(cmd)
@@ -398,9 +436,9 @@ func (e *docEnv) checkShell(t *testing.T, file, text string) error {
 			if err := e.runToolnode(t, real, cwd, home); err != nil {
 				return err
 			}
-		case prog == "make" && strings.HasPrefix(cwd, e.root):
-			dir := cwd
-			if cwd == e.root && !strings.Contains(cmd, "-C ") && filepath.Base(file) == "README.md" {
+		case prog == "make" && cwd == checkout:
+			dir := e.root
+			if !strings.Contains(cmd, "-C ") && filepath.Base(file) == "README.md" {
 				dir = filepath.Join(e.root, filepath.Dir(file)) // a README's make is its folder's
 			}
 			if err := e.dryMake(fields[1:], dir, home); err != nil {
@@ -421,7 +459,11 @@ func (e *docEnv) checkShell(t *testing.T, file, text string) error {
 				return fmt.Errorf("%s: %v\n%s", cmd, err, out)
 			}
 		case prog == "cd":
-			cwd = strings.Fields(real)[1]
+			if to := strings.Fields(real)[1]; filepath.IsAbs(to) {
+				cwd = to
+			} else {
+				cwd = filepath.Join(cwd, to)
+			}
 		case prog == "export":
 		case safeCommands[prog] || prog == "make":
 			if out, err := e.shell(real, cwd, home).CombinedOutput(); err != nil {
