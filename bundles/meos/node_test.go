@@ -173,7 +173,9 @@ func startNode(t *testing.T) *mcp.ClientSession {
 	if err := os.Symlink(here, filepath.Join(dir, "meos")); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(node, "serve", "--bundles", dir)
+	// Every tool listed, under the names the documentation gives them (clients_test.go
+	// tests what the defaults list).
+	cmd := exec.Command(node, "serve", "--bundles", dir, "--names", "canonical", "--view", "full")
 	// bundle.json lets the bundle inherit MEOS_WAYS: the road network of the network-point
 	// tools, here the small one made for the tests.
 	cmd.Env = append(os.Environ(), "MEOS_WAYS="+filepath.Join(here, "tests", "data", "ways.csv"))

@@ -135,7 +135,7 @@ func meosRows(cfg config, w *strings.Builder, bin, dir, tool string, arguments m
 // ones) through the node's stdio front, every page, and reports the bytes and the median
 // time of a full listing.
 func meosCatalog(cfg config, w *strings.Builder, dir string) (string, error) {
-	c, err := startLines(cfg.node, "serve", "--bundles", dir, "--log-level", "warn")
+	c, err := startLines(cfg.node, "serve", "--bundles", dir, "--log-level", "warn", "--view", "full")
 	if err != nil {
 		return "", err
 	}

@@ -37,12 +37,12 @@ func catalogScale(cfg config, w *strings.Builder) error {
 		what  string
 		flags []string
 	}{
-		{"one page (`--page-size 0`)", []string{"--page-size", "0"}},
-		{"default page size, following nextCursor", nil},
+		{"one page (`--page-size 0`)", []string{"--page-size", "0", "--names", "canonical"}},
+		{"default page size, following nextCursor", []string{"--names", "canonical"}},
 		{"one page, names for strict clients (`--names underscore`)", []string{"--page-size", "0", "--names", "underscore"}},
 		{"one page, every definition pinned (`--lock`)", []string{"--page-size", "0", "--lock", lock}},
 	} {
-		args := append([]string{"serve", "--bundles", dir, "--log-level", "warn"}, v.flags...)
+		args := append([]string{"serve", "--bundles", dir, "--log-level", "warn", "--view", "full"}, v.flags...)
 		c, err := startLines(cfg.node, args...)
 		if err != nil {
 			return err

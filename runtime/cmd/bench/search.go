@@ -10,14 +10,17 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/toolnode/toolnode/runtime/internal/catalog"
+	"github.com/toolnode/toolnode/runtime/internal/front"
 )
 
 // searchSection measures toolnode.search: how well it ranks (top-1, top-5 and mean
 // reciprocal rank over the two parts of the quality set, from the search package's
 // TestQuality), how fast it answers over 10,000 tools made of the real catalogs (in
 // process) and through the node over the whole catalog of ./examples and ./bundles with
-// the quality set's tasks; and the bytes of tools/list in the full view against the search
-// view of the same catalog.
+// the quality set's tasks; and the bytes of tools/list, and the tokens they cost a model,
+// under the full, auto and search views of the same catalog.
 func searchSection(cfg config, w *strings.Builder) error {
 	var f struct {
 		Tasks []struct{ Task string } `json:"tasks"`
@@ -37,7 +40,7 @@ func searchSection(cfg config, w *strings.Builder) error {
 	}
 	args := []string{"serve", "--bundles", filepath.Join(cfg.root, "examples"), "--bundles", filepath.Join(cfg.root, "bundles"),
 		"--log-level", "warn", "--page-size", "0"}
-	full, err := startStdio("toolnode.search", cfg.node, args...)
+	full, err := startStdio("toolnode.search", cfg.node, append(args, "--view", "full")...)
 	if err != nil {
 		return fmt.Errorf("search bench (run make first): %w", err)
 	}
@@ -55,7 +58,16 @@ func searchSection(cfg config, w *strings.Builder) error {
 	if err != nil {
 		return err
 	}
-	tools, listed := countTools(fullList), countTools(searchList)
+	auto, err := startStdio("toolnode.search", cfg.node, args...) // the default view
+	if err != nil {
+		return err
+	}
+	defer auto.close()
+	autoList, err := auto.roundTrip(`"tools/list","params":{}`)
+	if err != nil {
+		return err
+	}
+	tools := countTools(fullList)
 
 	var lat []time.Duration
 	for i := 0; i < 400; i++ {
@@ -103,10 +115,19 @@ func searchSection(cfg config, w *strings.Builder) error {
 	fmt.Fprintf(w, "| catalog | p50 | p99 |\n|---|---|---|\n")
 	fmt.Fprintf(w, "| 10,000 tools, the index alone | %s µs | %s µs |\n", m[1], m[2])
 	fmt.Fprintf(w, "| %d tools, a search call through the node | %s | %s |\n\n", tools, us(lat[len(lat)/2]), us(lat[len(lat)*99/100]))
-	fmt.Fprintf(w, "| view | tools listed | bytes of tools/list |\n|---|---|---|\n")
-	fmt.Fprintf(w, "| full | %d | %d |\n", tools, len(fullList))
-	fmt.Fprintf(w, "| search | %d | %d (%.1f%% of full) |\n\n", listed, len(searchList),
-		100*float64(len(searchList))/float64(len(fullList)))
+	fmt.Fprintf(w, "What a client is listed of that catalog under each `--view`, in one page (`--page-size 0`), under the\n"+
+		"names a client that does not take dots is given: the bytes of the tools/list answer, and the tokens a model\n"+
+		"spends on them, estimated as bytes/4 (what the auto view's budget counts: at most %d tools and %d tokens).\n\n",
+		front.DefaultViewMaxTools, front.DefaultViewMaxTokens)
+	fmt.Fprintf(w, "| view | tools listed | bytes of tools/list | tokens (estimated) |\n|---|---|---|---|\n")
+	for _, v := range []struct {
+		name string
+		list []byte
+	}{{"full", fullList}, {"auto (the default)", autoList}, {"search", searchList}} {
+		fmt.Fprintf(w, "| %s | %d | %d (%.1f%% of full) | %d |\n", v.name, countTools(v.list), len(v.list),
+			100*float64(len(v.list))/float64(len(fullList)), catalog.EstimateTokens(len(v.list)))
+	}
+	fmt.Fprintln(w)
 	return nil
 }
 

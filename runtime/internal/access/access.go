@@ -36,6 +36,10 @@ const (
 	// ViewSearch lists the node's own tools and the pinned ones; the rest are found with
 	// toolnode.search and called by name or with toolnode.execute.
 	ViewSearch View = "search"
+	// ViewAuto lists every allowed tool when they fit the node's budget (--view-max-tools,
+	// --view-max-tokens), else the node's own tools, the pinned ones and those their
+	// bundles feature, within the budget; the rest as in ViewSearch.
+	ViewAuto View = "auto"
 )
 
 // Client is one entry of the access file. A nil *Client stands for "no access file": it

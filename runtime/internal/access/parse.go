@@ -133,10 +133,10 @@ func parseClient(raw json.RawMessage) (*Client, []string) {
 			fail("\"view\" must be a string")
 		}
 		switch View(view) {
-		case ViewFull, ViewSearch:
+		case ViewFull, ViewSearch, ViewAuto:
 			c.View = View(view)
 		default:
-			fail("view %q is not a view; use \"full\" (every allowed tool listed) or \"search\" (found with toolnode.search), or leave it out to follow --view", view)
+			fail("view %q is not a view; use \"full\" (every allowed tool listed), \"search\" (found with toolnode.search) or \"auto\" (whole when within the node's budget, else by search), or leave it out to follow --view", view)
 		}
 	}
 	if _, ok := m["scopes"]; ok {

@@ -43,6 +43,9 @@ type Source struct {
 	// Views.Of): a tool naming a view exposed under another URI is listed with that URI,
 	// and without it when the view is left out.
 	Views map[string]string
+	// Featured reports whether the bundle features its tool named tool (its own name): one
+	// listed directly when the catalog is served by search. nil features none.
+	Featured func(tool string) bool
 }
 
 // Entry is one exposed tool.
@@ -62,6 +65,8 @@ type Entry struct {
 	// AppOnly is set when the tool's _meta.ui.visibility leaves the model out: it is
 	// listed to nobody, and called by the views that know it.
 	AppOnly bool
+	// Featured is set when its bundle features the tool (bundle.json "featured").
+	Featured bool
 
 	noView json.RawMessage // JSON without the view's URI, for a caller who may not read it
 }
@@ -118,6 +123,7 @@ type candidate struct {
 	shared             bool   // it fell back because another bundle claims the name too
 	view               string // the tool's view as the bundle names it
 	appOnly            bool
+	featured           bool
 }
 
 // Build merges sources and returns the catalog with what it refused or renamed.
@@ -174,7 +180,8 @@ func Build(sources []Source) (*Catalog, []Notice) {
 			listed[t.Name] = true
 			prefix, _, dotted := strings.Cut(t.Name, ".")
 			claim := dotted && seats[prefix] || s.NoPrefix
-			c := candidate{name: t.Name, bundle: s.Bundle, tool: t.Name, claim: claim, raw: raw}
+			c := candidate{name: t.Name, bundle: s.Bundle, tool: t.Name, claim: claim, raw: raw,
+				featured: s.Featured != nil && s.Featured(t.Name)}
 			c.view, c.appOnly = toolView(raw)
 			if exposed, ok := s.Views[c.view]; ok && exposed != c.view {
 				c.raw = setToolView(raw, exposed) // without its view when the view is left out
@@ -217,7 +224,7 @@ func Build(sources []Source) (*Catalog, []Notice) {
 		}
 		cat.byName[c.name] = len(cat.entries)
 		e := Entry{Name: c.name, Bundle: c.bundle, Tool: c.tool, JSON: rename(c.raw, c.name, c.tool),
-			Mirrors: bytes.Contains(c.raw, []byte("x-mcp-header")), View: c.view, AppOnly: c.appOnly}
+			Mirrors: bytes.Contains(c.raw, []byte("x-mcp-header")), View: c.view, AppOnly: c.appOnly, Featured: c.featured}
 		if e.View != "" {
 			e.noView = setToolView(e.JSON, "")
 		}
@@ -334,7 +341,7 @@ func (c *Catalog) Equal(o *Catalog) bool {
 	}
 	for i := range c.entries {
 		a, b := c.entries[i], o.entries[i]
-		if a.Name != b.Name || a.Bundle != b.Bundle || string(a.JSON) != string(b.JSON) {
+		if a.Name != b.Name || a.Bundle != b.Bundle || a.Featured != b.Featured || string(a.JSON) != string(b.JSON) {
 			return false
 		}
 	}

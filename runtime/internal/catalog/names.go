@@ -43,3 +43,7 @@ func (c *Catalog) Strict() *NameMap {
 func strictNames(names []string) *NameMap {
 	return &NameMap{names: provider.MapNames(names)}
 }
+
+// EstimateTokens estimates the tokens a model spends on n bytes of tool definitions: about
+// four bytes a token, as the model APIs' tokenizers give for JSON and English text.
+func EstimateTokens(n int) int { return (n + 3) / 4 }

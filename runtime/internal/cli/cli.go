@@ -146,15 +146,16 @@ type serveFlags struct {
 	maxTaskBytes      byteSize
 	maxClientBytes    byteSize
 
-	view         string
-	pins         listFlag
-	access       string
-	client       string
-	audit        string
-	auditArgs    bool
-	auditArgsMax byteSize
-	auditMaxSize byteSize
-	auditKeep    int
+	view                        string
+	pins                        listFlag
+	viewMaxTools, viewMaxTokens int
+	access                      string
+	client                      string
+	audit                       string
+	auditArgs                   bool
+	auditArgsMax                byteSize
+	auditMaxSize                byteSize
+	auditKeep                   int
 
 	metrics           string
 	oauthIssuer       string
@@ -230,8 +231,10 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Var(&f.maxTaskBytes, "max-task-bytes", "`BYTES` of results and errors the node keeps for all tasks together; while they are reached a call that would make a task is refused, before its tool runs")
 	fs.Var(&f.maxClientBytes, "max-client-task-bytes", "`BYTES` of results and errors the node keeps for one client's tasks; while they are reached the client's calls that would make a task are refused, before their tool runs")
 	fs.IntVar(&f.maxDepth, "max-depth", rpc.DefaultMaxDepth, "deepest nesting of arrays and objects accepted in any message (`N`)")
-	fs.StringVar(&f.view, "view", string(access.ViewFull), "what tools/list shows: `VIEW` full (every tool) or search (toolnode.search, toolnode.execute, toolnode.run, toolnode.status and --pin tools; every tool stays callable)")
-	fs.Var(&f.pins, "pin", "in the search view, also list the tools matching `PATTERN` (* matches any run of characters, dots included; may be repeated)")
+	fs.StringVar(&f.view, "view", string(access.ViewAuto), "what tools/list shows: `VIEW` auto (every tool when they fit --view-max-tools and --view-max-tokens, else the search view with the tools bundles feature, within them), full (every tool) or search (toolnode.search, toolnode.execute, toolnode.run, toolnode.status and --pin tools); every tool stays callable")
+	fs.IntVar(&f.viewMaxTools, "view-max-tools", front.DefaultViewMaxTools, "the auto view lists at most `N` tools (OpenAI takes 128 functions per request)")
+	fs.IntVar(&f.viewMaxTokens, "view-max-tokens", front.DefaultViewMaxTokens, "the auto view lists at most about `N` tokens of tool definitions (a token counted as 4 bytes)")
+	fs.Var(&f.pins, "pin", "in the search and auto views, also list the tools matching `PATTERN` (* matches any run of characters, dots included; may be repeated)")
 	fs.StringVar(&f.access, "access", "", "access `FILE` (JSON) naming the clients, their bearer tokens' SHA-256 and the tools each may see and call; watched and reloaded")
 	fs.StringVar(&f.client, "client", "", "the access file's client `NAME` the stdio front serves (required with --access and stdio)")
 	fs.StringVar(&f.audit, "audit", "", "append one JSON line per tool call (time, client, tool, bundle, outcome, duration) to `FILE`")
@@ -311,9 +314,12 @@ Flags:
 		}
 	}
 	switch access.View(f.view) {
-	case access.ViewFull, access.ViewSearch:
+	case access.ViewFull, access.ViewSearch, access.ViewAuto:
 	default:
-		return nil, fmt.Errorf("--view %q: use full or search", f.view)
+		return nil, fmt.Errorf("--view %q: use auto, full or search", f.view)
+	}
+	if f.viewMaxTools < 1 || f.viewMaxTokens < 1 {
+		return nil, fmt.Errorf("--view-max-tools %d, --view-max-tokens %d: want positive numbers", f.viewMaxTools, f.viewMaxTokens)
 	}
 	for _, p := range f.pins {
 		if _, err := access.ParsePattern(p); err != nil {
@@ -433,6 +439,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Front: front.Options{PageSize: f.pageSize, Names: f.names, MaxMessage: int(f.maxBody),
 			MaxQueue: int(f.maxQueue), MaxInflight: f.maxInflight, Limits: limits,
 			View: access.View(f.view), Pins: pins(f.pins), Client: f.client,
+			ViewMaxTools: f.viewMaxTools, ViewMaxTokens: f.viewMaxTokens,
 			Tasks: front.TaskOptions{TTL: f.taskTTL, MaxPerClient: f.maxClientTasks, MaxBytes: int64(f.maxTaskBytes), MaxClientBytes: int64(f.maxClientBytes)}},
 		Cluster:           f.cluster.cfg,
 		AccessFile:        f.access,

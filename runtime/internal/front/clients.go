@@ -54,6 +54,16 @@ func dottedClient(name string) bool {
 	return ok
 }
 
+// selectingClients are the clients that pick the tools they give a model themselves, from
+// the whole list: the auto view lists them every tool. toolnode's application libraries
+// and CLI (toolnode tools) select by the --allow patterns their user gives, and render each
+// model API's request; a node fronting another merges the whole catalog into its own, and
+// applies its own view.
+var selectingClients = map[string]bool{"toolnode-app": true, "toolnode-cli": true, "toolnode": true}
+
+// selectingClient reports whether a client, by the name it gives, picks tools itself.
+func selectingClient(name string) bool { return selectingClients[strings.TrimSpace(name)] }
+
 // pythonSDKDefaultName is the clientInfo.name of the official Python SDK's ClientSession
 // when its caller gives none.
 const pythonSDKDefaultName = "mcp"

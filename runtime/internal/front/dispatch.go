@@ -115,7 +115,7 @@ func (s *Server) dispatch(ctx context.Context, p peer, req *node.Request) (any, 
 			if req.Allow != nil {
 				views = req.Allow.Resource
 			}
-			tools, next, err := cat.PageListed(cursor, size, s.listFilter(id), views)
+			tools, next, err := cat.PageListed(cursor, size, s.listFilter(id, cat, p.selectsTools()), views)
 			if err == nil && p.strictNames() {
 				tools = renderStrict(cat.Strict(), tools)
 			}

@@ -67,28 +67,28 @@ func (s *Server) allow(id Identity) node.Allow {
 	return c.Allowed
 }
 
-// listFilter is what tools/list shows the caller: its allowed tools, all of them in the
-// full view, the node's own and the pinned ones in the search view. nil shows everything.
-func (s *Server) listFilter(id Identity) func(catalog.Entry) bool {
+// listFilter is what tools/list shows the caller of cat: its allowed tools, all of them in
+// the full view, the node's own and the pinned ones in the search view, and in the auto
+// view all of them when they fit the budget, else the node's own, pinned and featured
+// ones (see chooseView), but to a client that picks tools itself (selects). nil shows
+// everything.
+func (s *Server) listFilter(id Identity, cat *catalog.Catalog, selects bool) func(catalog.Entry) bool {
 	c := s.client(id)
-	view := c.ViewOr(s.opts.View)
-	if c == nil && view != access.ViewSearch {
+	switch s.viewOf(c) {
+	case access.ViewAuto:
+		if selects {
+			break // it picks the tools it gives a model itself, from the whole list
+		}
+		return s.autoFilter(cat, c)
+	case access.ViewSearch:
+		return func(e catalog.Entry) bool {
+			return c.Allowed(e.Name) && (node.IsOwnTool(e.Name) || s.pinned(e.Name))
+		}
+	}
+	if c == nil {
 		return nil
 	}
-	return func(e catalog.Entry) bool {
-		if !c.Allowed(e.Name) {
-			return false
-		}
-		if view != access.ViewSearch || node.IsOwnTool(e.Name) {
-			return true
-		}
-		for _, p := range s.opts.Pins {
-			if p.Match(e.Name) {
-				return true
-			}
-		}
-		return false
-	}
+	return func(e catalog.Entry) bool { return c.Allowed(e.Name) }
 }
 
 // ClientByScopes finds the access file's client an OAuth token stands for: the first whose

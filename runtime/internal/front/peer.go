@@ -22,8 +22,11 @@ type peer interface {
 	protocol() string
 	// strictNames reports whether tool names are rendered for a client that refuses dots.
 	strictNames() bool
-	// listsWhole reports whether tools/list answers the client in one page (see thin.go).
+	// listsWhole reports whether tools/list answers the client in one page (see clients.go).
 	listsWhole() bool
+	// selectsTools reports whether the client picks the tools it gives a model itself (see
+	// clients.go): the auto view lists it every tool.
+	selectsTools() bool
 	// capable reports whether the client declared the capability need.
 	capable(need string) bool
 }

@@ -42,11 +42,17 @@ type Options struct {
 	// Limits are the checks every client message passes.
 	Limits rpc.Limits
 	// View is how tools/list shows the catalog to clients the access file leaves it to:
-	// access.ViewFull (every allowed tool; the default) or access.ViewSearch (the node's
-	// own tools and those matching Pins; the rest are found with toolnode.search).
+	// access.ViewFull (every allowed tool; the default), access.ViewSearch (the node's
+	// own tools and those matching Pins; the rest are found with toolnode.search) or
+	// access.ViewAuto (full within ViewMaxTools and ViewMaxTokens, else the search view
+	// with the tools bundles feature, within them; see chooseView).
 	View access.View
-	// Pins are the tools the search view lists besides the node's own.
+	// Pins are the tools the search and auto views list besides the node's own.
 	Pins []access.Pattern
+	// ViewMaxTools and ViewMaxTokens are the budget of the auto view: the most tools, and
+	// the most tokens of their definitions (estimated, catalog.EstimateTokens), listed to
+	// one client. Defaults DefaultViewMaxTools and DefaultViewMaxTokens.
+	ViewMaxTools, ViewMaxTokens int
 	// Access, when set, is the access file: the clients and what each may see and call.
 	Access *access.Holder
 	// Audit, when set, records every tools/call.
@@ -93,6 +99,8 @@ type Server struct {
 	tasks   *taskStore                // the tasks of the tasks extension
 	metas   metaCache                 // the _meta of stateless requests, read once for many
 	views   atomic.Pointer[Stateless] // the client of the last stateless request served
+
+	autoViews autoViews // the auto view of the last catalog, for clients without an access entry
 }
 
 // NewServer returns a server fronting n.

@@ -28,7 +28,8 @@ type Session struct {
 
 	mu          sync.Mutex
 	strict      bool // tool names rendered for a strict client
-	whole       bool // tools/list answered in one page (see thin.go)
+	whole       bool // tools/list answered in one page (see clients.go)
+	selects     bool // the client picks tools itself: the auto view lists it every one
 	version     string
 	clientCaps  json.RawMessage // an object: the client's capabilities by name
 	initialized bool
@@ -146,6 +147,12 @@ func (sess *Session) listsWhole() bool {
 	return sess.whole
 }
 
+func (sess *Session) selectsTools() bool {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.selects
+}
+
 func (sess *Session) capable(need string) bool {
 	sess.mu.Lock()
 	caps := sess.clientCaps
@@ -251,8 +258,9 @@ func (sess *Session) initialize(params json.RawMessage) (any, error) {
 		caps = nil
 	}
 	strict, whole := namesFor(sess.srv.opts.Names, p.ClientInfo.Name)
+	selects := selectingClient(p.ClientInfo.Name)
 	sess.mu.Lock()
-	sess.version, sess.clientCaps, sess.strict, sess.whole = v, caps, strict, whole
+	sess.version, sess.clientCaps, sess.strict, sess.whole, sess.selects = v, caps, strict, whole, selects
 	sess.mu.Unlock()
 	sess.srv.opts.Logger.Debug("client initialized", "client", p.ClientInfo.Name, "client_version", p.ClientInfo.Version,
 		"requested", p.ProtocolVersion, "protocol", v)

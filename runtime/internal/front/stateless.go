@@ -33,6 +33,7 @@ type Stateless struct {
 	minLevel int
 	strict   bool
 	whole    bool
+	selects  bool
 }
 
 // Stateless returns the client of a stateless request whose _meta was read into meta (see
@@ -47,6 +48,7 @@ func (s *Server) Stateless(out node.Session, meta *MetaEntry, info SessionInfo) 
 		v.minLevel = rank
 	}
 	v.strict, v.whole = namesFor(s.opts.Names, meta.meta.clientName)
+	v.selects = selectingClient(meta.meta.clientName)
 	s.views.Store(v)
 	return v
 }
@@ -108,6 +110,7 @@ func (v *Stateless) CanonicalName(name string) string { return canonicalName(v, 
 func (v *Stateless) protocol() string         { return v.meta.meta.version }
 func (v *Stateless) strictNames() bool        { return v.strict }
 func (v *Stateless) listsWhole() bool         { return v.whole }
+func (v *Stateless) selectsTools() bool       { return v.selects }
 func (v *Stateless) capable(need string) bool { return capabilityIn(v.meta.meta.caps, need) }
 
 // errNoRequests answers a bundle's request to a client that has no session.

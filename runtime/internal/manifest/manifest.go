@@ -82,6 +82,10 @@ type Manifest struct {
 	// names keeps what it says itself (its execution.taskSupport), else "optional". Read
 	// it with TaskSupport.
 	Tasks map[string]string `json:"tasks,omitempty"`
+	// Featured are the tools listed directly when the node serves a catalog too large to
+	// list whole by search (--view auto): each a tool's name as the bundle lists it, or a
+	// pattern where * stands for any run of characters. Read it with IsFeatured.
+	Featured []string `json:"featured,omitempty"`
 
 	// Synonyms names a file of the bundle, relative to its directory, that lists the
 	// bundle's words beside its users' ("tstzspan, period, time span"), one group a line:
@@ -316,6 +320,9 @@ func (m *Manifest) check() error {
 	}
 	if m.Synonyms != "" && !filepath.IsLocal(m.Synonyms) {
 		return fmt.Errorf("synonyms %q: name a file inside the bundle's directory, relative to it (e.g. \"synonyms.txt\")", m.Synonyms)
+	}
+	if err := checkFeatured(m.Featured); err != nil {
+		return err
 	}
 	for k := range m.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") {

@@ -352,7 +352,8 @@ func (n *Node) rebuild() {
 	views, viewNotices := catalog.PlanViews(viewSources)
 	for _, name := range names {
 		b := n.bundles[name]
-		tools = append(tools, catalog.Source{Bundle: name, Seats: b.m.Seats, NoPrefix: !b.m.Prefixed(), Tools: taskTools(b.m, b.lists.tools), Views: views.Of(name)})
+		tools = append(tools, catalog.Source{Bundle: name, Seats: b.m.Seats, NoPrefix: !b.m.Prefixed(), Tools: taskTools(b.m, b.lists.tools), Views: views.Of(name),
+			Featured: b.m.IsFeatured})
 		prompts = append(prompts, catalog.Source{Bundle: name, NoPrefix: !b.m.Prefixed(), Tools: b.lists.prompts})
 		resources = append(resources, catalog.ResourceSource{Bundle: name, Resources: b.lists.resources, Templates: b.lists.templates, Views: views.Of(name)})
 	}

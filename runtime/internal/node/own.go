@@ -102,7 +102,7 @@ func statusTool() json.RawMessage {
 // SearchTool returns the tools/list entry of toolnode.search.
 func SearchTool() json.RawMessage {
 	return json.RawMessage(`{"name":"toolnode.search","title":"Search the tools",` +
-		`"description":"Find the tools of this node that fit a task, best first. ` +
+		`"description":"Find any tool of this node that fits a task, best first: tools/list may show only some of them. ` +
 		`Query with a short phrase of what you want done and the kind of value you have, in plain words, one action per search: ` +
 		`\"maximum of a temporal float\", \"remove the part of a trip inside an area\", \"when does a moving point come within 100 m of another\", \"split a time series into daily pieces\". ` +
 		`Name your value's type when you know it (float, integer, text, boolean, moving point or trajectory, geometry, period, box); leave out the rest of your context. ` +
@@ -127,7 +127,7 @@ func SearchTool() json.RawMessage {
 // ExecuteTool returns the tools/list entry of toolnode.execute.
 func ExecuteTool() json.RawMessage {
 	return json.RawMessage(`{"name":"toolnode.execute","title":"Call a tool by name",` +
-		`"description":"Call one of this node's tools, found with toolnode.search, by its name with its arguments. The arguments are checked against the tool's inputSchema first. On failure the result's structuredContent is {\"error\": {\"kind\", \"dispatched\", \"message\", \"details\"}}: kind unknown_tool (no such tool, or none this client may call) or invalid_arguments means the call was not sent (dispatched false; fix and call again); dispatched true means the tool may have run (check before repeating).",` +
+		`"description":"Call any tool of this node by its name with its arguments, listed by tools/list or not (find them with toolnode.search). The arguments are checked against the tool's inputSchema first. On failure the result's structuredContent is {\"error\": {\"kind\", \"dispatched\", \"message\", \"details\"}}: kind unknown_tool (no such tool, or none this client may call) or invalid_arguments means the call was not sent (dispatched false; fix and call again); dispatched true means the tool may have run (check before repeating).",` +
 		`"inputSchema":{"type":"object","properties":{` +
 		`"name":{"type":"string","maxLength":256,"description":"The tool's name, as toolnode.search gives it."},` +
 		`"arguments":{"type":"object","description":"The tool's arguments, as its inputSchema describes."}},` +
