@@ -214,7 +214,7 @@ func TestA2026ClientGivesItsRootsToA2025Bundle(t *testing.T) {
 // SDK, spoken to statelessly, asks for input with an input_required result. Through the
 // node's HTTP front, a client of either era gets the question (the 2026 one as the
 // bundle's result, the 2025 one as an elicitation request) and its answer reaches the
-// bundle, which greets it.
+// bundle, which greets it; through toolnode.execute too.
 func TestInputAskedByA2026BundleReachesClientsOfBothEras(t *testing.T) {
 	dir := t.TempDir()
 	upstreamtest.Write(t, dir, "gosdk")
@@ -227,12 +227,19 @@ func TestInputAskedByA2026BundleReachesClientsOfBothEras(t *testing.T) {
 					asked.Add(1)
 					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada " + version}}, nil
 				}})
-			res, err := nodekit.CallWithin(t, sess, 30*time.Second, "gosdk.ask", nil)
-			if err != nil || res.IsError || len(res.Content) == 0 {
-				t.Fatalf("gosdk.ask: %v %+v", err, res)
-			}
-			if got := nodekit.ResultText(res); got != "hello Ada "+version || asked.Load() != 1 {
-				t.Errorf("answer %q after %d questions, want %q after 1", got, asked.Load(), "hello Ada "+version)
+			// Called directly, and through toolnode.execute, whose retries carry the bundle's
+			// state to it: each call asks once.
+			for i, c := range []struct {
+				tool string
+				args map[string]any
+			}{{"gosdk.ask", nil}, {"toolnode.execute", map[string]any{"name": "gosdk.ask"}}} {
+				res, err := nodekit.CallWithin(t, sess, 30*time.Second, c.tool, c.args)
+				if err != nil || res.IsError || len(res.Content) == 0 {
+					t.Fatalf("%s: %v %+v", c.tool, err, res)
+				}
+				if got := nodekit.ResultText(res); got != "hello Ada "+version || asked.Load() != int64(i+1) {
+					t.Errorf("%s: answer %q after %d questions, want %q after %d", c.tool, got, asked.Load(), "hello Ada "+version, i+1)
+				}
 			}
 		})
 	}

@@ -321,6 +321,7 @@ func (n *Node) execute(ctx context.Context, sess Session, req *Request, done Don
 		return
 	}
 	inner := innerRequest(req, name, arguments)
+	withInput(inner, req)
 	if e.Bundle == ownBundle {
 		n.callOwn(ctx, sess, inner, e.Tool, done)
 		return
@@ -364,6 +365,28 @@ func innerRequest(outer *Request, name string, arguments json.RawMessage) *Reque
 	}
 	return &Request{Method: mcp.MethodToolsCall, Params: params, Name: name, Arguments: arguments, Meta: outer.Meta,
 		ProgressToken: outer.ProgressToken, Allow: outer.Allow, Guard: outer.Guard}
+}
+
+// withInput gives inner, the call toolnode.execute makes for outer, the requestState and
+// inputResponses of outer, a client's retry of toolnode.execute (MCP 2026-07-28): the named
+// tool asked for input with a state of its own, which the client hands back with its
+// answers. Without them the tool would be called afresh, and ask again, for ever.
+func withInput(inner, outer *Request) {
+	// Read from the params: a session's retry (FulfilInput) sets them there only.
+	for _, key := range []string{"requestState", "inputResponses"} {
+		value, ok := rawjson.Member(outer.Params, key)
+		if !ok {
+			continue
+		}
+		if params, ok := rawjson.PutMember(inner.Params, key, value); ok {
+			inner.Params = params
+		}
+		if key == "requestState" {
+			inner.State = value
+		} else {
+			inner.Responses = value
+		}
+	}
 }
 
 // ParseSearch reads toolnode.search's arguments into a Query (without Allow, which is the
