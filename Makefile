@@ -19,7 +19,7 @@ TEST_DEB_PACKAGES := valgrind prometheus nats-server chromium haproxy abigail-to
 # and sdist as a release does.
 PY_TEST_PACKAGES := pytest==9.2.0 mcp==2.3.0 mypy==2.4.1 build==1.6.1 setuptools==84.2.1
 
-.PHONY: all deps deps-run toolnode examples fixtures bundles run test test-go test-cross test-darwin-proc test-c test-python test-app test-meos fuzz bench bench-bundles bench-peers dist test-release clean
+.PHONY: all deps deps-run toolnode examples fixtures bundles run test test-go test-cross test-darwin-proc test-c test-python test-app test-meos test-frameworks test-frameworks-slice test-clients fuzz bench bench-bundles bench-peers dist test-release clean
 
 all: deps-run toolnode examples bundles
 
@@ -99,7 +99,7 @@ run: all
 	@echo
 	bin/toolnode serve --bundles examples --bundles bundles --http $(HTTP)
 
-test: all deps fixtures test-go test-c test-python test-app test-meos
+test: all deps fixtures test-go test-c test-python test-app test-meos test-frameworks-slice
 
 # ORY Hydra, the OpenID provider the OAuth tests run (runtime/internal/oauth/oauthtest). Its go.mod
 # replaces its API client by a directory the module zip leaves out, so `go install` refuses
@@ -194,6 +194,38 @@ $(DD_VENV)/.ok: Makefile
 	@$(PYTHON3) -m venv $(DD_VENV)
 	@$(DD_VENV)/bin/pip install --disable-pip-version-check -q $(PY_DD_PACKAGES)
 	@touch $@
+
+# The agent frameworks on PyPI against a node with make run's bundles and default flags
+# (testdata/frameworks/check.py): the names each would hand a model, and the greeting and a
+# MEOS tool called through its own tool objects, over stdio and HTTP, no model called. Each
+# in the venv its pins allow (fastmcp 4.2 needs the MCP SDK 2, the others 1). make test runs
+# fastmcp 4.1 (the Python SDK's client name, mcp) only; test-frameworks runs them all.
+FW_VENV := build/fw-venv
+PY_FW_PACKAGES := openai-agents==0.24.0 langchain-mcp-adapters==0.3.2 pydantic-ai-slim[mcp]==2.68.0
+FW42_VENV := build/fw42-venv
+PY_FW42_PACKAGES := fastmcp==4.2.3 pydantic-ai-slim[mcp]==2.68.0
+FW41_VENV := build/fw41-venv
+PY_FW41_PACKAGES := fastmcp==4.1.7
+FRAMEWORKS = testdata/frameworks/check.py --node bin/toolnode --root .
+
+build/%-venv/.fw:
+	@echo "preparing build/$*-venv (agent frameworks: $(PY_$(shell echo $* | tr a-z A-Z)_PACKAGES))"
+	@$(PYTHON3) -m venv build/$*-venv
+	@build/$*-venv/bin/pip install --disable-pip-version-check -q $(PY_$(shell echo $* | tr a-z A-Z)_PACKAGES)
+	@touch $@
+
+test-frameworks: all $(FW_VENV)/.fw $(FW42_VENV)/.fw $(FW41_VENV)/.fw
+	$(FW_VENV)/bin/python $(FRAMEWORKS) openai-agents langchain pydantic-ai
+	$(FW42_VENV)/bin/python $(FRAMEWORKS) fastmcp pydantic-ai
+	$(FW41_VENV)/bin/python $(FRAMEWORKS) fastmcp
+
+test-frameworks-slice: all $(FW41_VENV)/.fw
+	$(FW41_VENV)/bin/python $(FRAMEWORKS) fastmcp
+
+# Every tool of make run's catalog searched and called by every host's client name
+# (bundles/meos/clients_test.go; make test runs a slice of the MEOS tools).
+test-clients: all
+	TOOLNODE_CLIENTS_ALL=1 $(GO) test -count=1 -timeout 60m -run 'TestClientsGetToolsTheirModelsTake' ./bundles/meos
 
 test-app: toolnode fixtures $(APP_VENV)/.ok $(DD_VENV)/.ok
 	PYTHONDONTWRITEBYTECODE=1 $(APP_VENV)/bin/python -m pytest -p no:cacheprovider -q -rs sdk-python/tests/app

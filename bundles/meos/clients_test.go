@@ -72,7 +72,7 @@ func makeRunNode(flags ...string) *exec.Cmd {
 func wholeCatalog(t *testing.T) []string {
 	t.Helper()
 	cmd := makeRunNode("--view", "full", "--names", "canonical")
-	s := connect(t, "catalog", "", &mcp.CommandTransport{Command: cmd}, &syncBuffer{})
+	s := connectAs(t, "catalog", "", &mcp.CommandTransport{Command: cmd}, &syncBuffer{})
 	var names []string
 	for tool, err := range s.Tools(context.Background(), nil) {
 		if err != nil {
@@ -84,8 +84,8 @@ func wholeCatalog(t *testing.T) []string {
 	return names
 }
 
-// connect connects a client named name, speaking version ("" its latest), over transport.
-func connect(t *testing.T, name, version string, transport mcp.Transport, logs *syncBuffer) *mcp.ClientSession {
+// connectAs connects a client named name, speaking version ("" its latest), over transport.
+func connectAs(t *testing.T, name, version string, transport mcp.Transport, logs *syncBuffer) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -164,7 +164,7 @@ func TestClientsGetToolsTheirModelsTake(t *testing.T) {
 							cmd.Stderr = logs
 							transport = &mcp.CommandTransport{Command: cmd}
 						}
-						s := connect(t, c.name, era, transport, logs)
+						s := connectAs(t, c.name, era, transport, logs)
 						form := func(canonical string) string {
 							if c.dotted {
 								return canonical
@@ -307,7 +307,7 @@ func TestMakeRunsClaudeDesktopConfigWorks(t *testing.T) {
 		cmd := exec.Command(node, server.Args...) // this tree's node, where bin/toolnode is make's
 		logs := &syncBuffer{}
 		cmd.Stderr = logs
-		s := connect(t, "claude-ai", "", &mcp.CommandTransport{Command: cmd}, logs)
+		s := connectAs(t, "claude-ai", "", &mcp.CommandTransport{Command: cmd}, logs)
 		checkList(t, s, func(name string) string { return provider.MapNames([]string{name}).Render(name) }, false)
 		if got := text(callTool(t, s, "go_greet", map[string]any{"name": "Ada"})); got != "Hello, Ada!" {
 			t.Errorf("go_greet answered %q", got)
