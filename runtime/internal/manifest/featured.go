@@ -1,22 +1,12 @@
 package manifest
 
-import (
-	"fmt"
-	"path"
-	"strings"
-)
+import "path"
 
 // checkFeatured checks the "featured" key: each entry a tool name or a pattern.
 func checkFeatured(featured []string) error {
 	for _, pattern := range featured {
-		if pattern == "" {
-			return fmt.Errorf("featured: an empty entry names no tool; use \"*\" for every tool")
-		}
-		if strings.ContainsAny(pattern, "[]\\?") {
-			return fmt.Errorf("featured: %q: a pattern knows only * (any run of characters)", pattern)
-		}
-		if _, err := path.Match(pattern, ""); err != nil {
-			return fmt.Errorf("featured: %q: %w", pattern, err)
+		if err := checkPattern("featured", "entry", pattern); err != nil {
+			return err
 		}
 	}
 	return nil

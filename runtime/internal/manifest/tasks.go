@@ -25,15 +25,24 @@ func checkTasks(tasks map[string]string) error {
 			return fmt.Errorf("tasks[%q] is %q: use %q (a call may become a task), %q (it must) or %q (it never does)",
 				pattern, mode, TaskOptional, TaskRequired, TaskForbidden)
 		}
-		if pattern == "" {
-			return fmt.Errorf("tasks: an empty key names no tool; use \"*\" for every tool")
+		if err := checkPattern("tasks", "key", pattern); err != nil {
+			return err
 		}
-		if strings.ContainsAny(pattern, "[]\\?") {
-			return fmt.Errorf("tasks: key %q: a pattern knows only * (any run of characters)", pattern)
-		}
-		if _, err := path.Match(pattern, ""); err != nil {
-			return fmt.Errorf("tasks: key %q: %w", pattern, err)
-		}
+	}
+	return nil
+}
+
+// checkPattern checks a tool name or pattern written as what ("key", "entry") of the
+// manifest's key: not empty, and * its only special character.
+func checkPattern(key, what, pattern string) error {
+	if pattern == "" {
+		return fmt.Errorf("%s: an empty %s names no tool; use \"*\" for every tool", key, what)
+	}
+	if strings.ContainsAny(pattern, "[]\\?") {
+		return fmt.Errorf("%s: %s %q: a pattern knows only * (any run of characters)", key, what, pattern)
+	}
+	if _, err := path.Match(pattern, ""); err != nil {
+		return fmt.Errorf("%s: %s %q: %w", key, what, pattern, err)
 	}
 	return nil
 }
