@@ -98,9 +98,9 @@ func connectAs(t *testing.T, name, version string, transport mcp.Transport, logs
 	return s
 }
 
-// startHTTPNode starts a node over make run's bundles with the default flags and an HTTP
+// startMakeRunHTTP starts a node over make run's bundles with the default flags and an HTTP
 // front, and returns its URL.
-func startHTTPNode(t *testing.T) (string, *syncBuffer) {
+func startMakeRunHTTP(t *testing.T) (string, *syncBuffer) {
 	t.Helper()
 	cmd := makeRunNode("--http", "127.0.0.1:0")
 	logs := &syncBuffer{}
@@ -148,7 +148,7 @@ func TestClientsGetToolsTheirModelsTake(t *testing.T) {
 	}
 	underscore := provider.MapNames(all)
 	tools := sample(all)
-	url, httpLogs := startHTTPNode(t)
+	url, httpLogs := startMakeRunHTTP(t)
 	for _, era := range []string{"2025-11-25", "2026-07-28"} {
 		for _, over := range []string{"stdio", "http"} {
 			t.Run(over+"_"+era, func(t *testing.T) {
