@@ -201,9 +201,9 @@ $(DD_VENV)/.ok: Makefile
 # in the venv its pins allow (fastmcp 4.2 needs the MCP SDK 2, the others 1). make test runs
 # fastmcp 4.1 (the Python SDK's client name, mcp) only; test-frameworks runs them all.
 FW_VENV := build/fw-venv
-PY_FW_PACKAGES := openai-agents==0.24.0 langchain-mcp-adapters==0.3.2 pydantic-ai-slim[mcp]==2.68.0
+PY_FW_PACKAGES := openai-agents==0.24.0 langchain-mcp-adapters==0.3.2 "pydantic-ai-slim[mcp]==2.68.0"
 FW42_VENV := build/fw42-venv
-PY_FW42_PACKAGES := fastmcp==4.2.3 pydantic-ai-slim[mcp]==2.68.0
+PY_FW42_PACKAGES := fastmcp==4.2.3 "pydantic-ai-slim[mcp]==2.68.0"
 FW41_VENV := build/fw41-venv
 PY_FW41_PACKAGES := fastmcp==4.1.7
 FRAMEWORKS = testdata/frameworks/check.py --node bin/toolnode --root .
