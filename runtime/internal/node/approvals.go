@@ -75,6 +75,11 @@ const (
 	ApprovalExpired   = "approval_expired"
 )
 
+// MaxApprovals bounds the requests for approval a node holds at once, waiting or decided:
+// past it, a guarded call is refused rather than asking, so that a caller cannot fill the
+// node's memory with requests nobody decides.
+const MaxApprovals = 4096
+
 // approval is one request for approval, waiting, approved or refused.
 type approval struct {
 	ID        string          `json:"id"`
@@ -173,7 +178,13 @@ func (n *Node) admit(g *Guard, tool string, args json.RawMessage) *ExecError {
 		}
 		a = nil
 	}
+	if a == nil && len(s.byID) >= MaxApprovals {
+		s.sweep(now)
+	}
 	switch {
+	case a == nil && len(s.byID) >= MaxApprovals:
+		return &ExecError{Kind: KindRefused, Message: fmt.Sprintf(
+			"this call of %s needs approval, and %d requests for approval wait already, the most the node holds (bound approvals.held); call again once some are decided or expired", tool, MaxApprovals)}
 	case a == nil:
 		var id [9]byte
 		_, _ = rand.Read(id[:])
@@ -199,6 +210,26 @@ func needsApproval(a *approval, state string) *ExecError {
 	return &ExecError{Kind: KindNeedsApproval, Details: a, Message: fmt.Sprintf(
 		"this call of %s needs approval by %s: request %s is %s a decision until %s (toolnode.approve); once it is approved, call again with the same arguments",
 		a.Tool, strings.Join(a.approvers, " or "), a.ID, state, a.Expires.UTC().Format(time.RFC3339))}
+}
+
+// sweep forgets the requests expired at now, telling of each; the caller holds s.mu.
+func (s *approvals) sweep(now time.Time) {
+	for _, a := range s.byID {
+		if !now.Before(a.Expires) {
+			s.drop(a)
+			s.tell(ApprovalEvent{What: ApprovalExpired, ID: a.ID, Caller: a.Caller, Tool: a.Tool, Arguments: a.Arguments})
+		}
+	}
+}
+
+// approvalBounds reports the requests for approval held against MaxApprovals.
+func (n *Node) approvalBounds() []Bound {
+	n.approvals.mu.Lock()
+	defer n.approvals.mu.Unlock()
+	if !n.approvals.on {
+		return nil
+	}
+	return []Bound{{Name: "approvals.held", Limit: MaxApprovals, Used: int64(len(n.approvals.byID))}}
 }
 
 // drop forgets a; the caller holds s.mu.

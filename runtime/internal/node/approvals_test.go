@@ -2,6 +2,7 @@ package node
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +58,27 @@ func TestAnExpiredApprovalIsRefusedAndToldOf(t *testing.T) {
 	}
 	if e := n.admit(desk, "bank.pay", args); e == nil || e.Kind != KindNeedsApproval || e.Details.(*approval).ID == id {
 		t.Errorf("after the expiry, the call did not ask anew: %v", e)
+	}
+}
+
+// The requests a node holds are bounded: past the bound a guarded call is refused, saying
+// so, until expired requests make room.
+func TestRequestsForApprovalAreBounded(t *testing.T) {
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	var n Node
+	n.approvals.now = func() time.Time { return now }
+	desk := &Guard{Caller: "desk", Version: "v1", Rule: func(string) ([]string, time.Duration, bool) { return []string{"ops"}, time.Minute, true }}
+	for i := range MaxApprovals {
+		if e := n.admit(desk, "bank.pay", json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))); e == nil || e.Kind != KindNeedsApproval {
+			t.Fatalf("request %d: %v", i, e)
+		}
+	}
+	if e := n.admit(desk, "bank.pay", json.RawMessage(`{"n":-1}`)); e == nil || e.Kind != KindRefused || !strings.Contains(e.Message, "approvals.held") {
+		t.Fatalf("past the bound: %v", e)
+	}
+	now = now.Add(time.Minute)
+	if e := n.admit(desk, "bank.pay", json.RawMessage(`{"n":-1}`)); e == nil || e.Kind != KindNeedsApproval || len(n.approvals.byID) != 1 {
+		t.Errorf("expired requests made no room: %v, %d held", e, len(n.approvals.byID))
 	}
 }
 

@@ -192,7 +192,7 @@ func New(cfg Config) *Node {
 	n.prompts.Store(&catalog.Catalog{})
 	n.resources.Store(&catalog.Resources{})
 	n.subs = subscriptions{byURI: map[string]map[Session]bool{}}
-	n.boundSources = append(n.boundSources, n.runBounds)
+	n.boundSources = append(n.boundSources, n.runBounds, n.approvalBounds)
 	n.results = newResultStore(cfg.Results, n.TaskTag)
 	if n.results.b.MaxBytes > 0 {
 		n.boundSources = append(n.boundSources, n.results.bounds)
