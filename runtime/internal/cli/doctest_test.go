@@ -11,12 +11,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/access"
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 	"github.com/toolnode/toolnode/runtime/internal/testkit/nodekit"
 )
 
@@ -138,10 +138,20 @@ type docEnv struct {
 func newDocEnv(t *testing.T) *docEnv {
 	t.Helper()
 	root := nodekit.Root(t)
-	e := &docEnv{root: root, toolnode: filepath.Join(root, "bin", "toolnode"), homes: map[string]string{}}
-	if _, err := os.Stat(e.toolnode); err != nil {
-		e.toolnode = buildToolnode(t)
+	// Built from this tree, not bin/toolnode, which may be older than the docs, into the
+	// bin/ of a copy of the checkout made of links, where toolnode new finds the SDKs.
+	tree := t.TempDir()
+	entries, _ := os.ReadDir(root)
+	for _, entry := range entries {
+		if entry.Name() != "bin" && !strings.HasPrefix(entry.Name(), ".") {
+			os.Symlink(filepath.Join(root, entry.Name()), filepath.Join(tree, entry.Name()))
+		}
 	}
+	bin := filepath.Join(tree, "bin", "toolnode")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/toolnode").CombinedOutput(); err != nil {
+		t.Fatalf("build toolnode: %v\n%s", err, out)
+	}
+	e := &docEnv{root: root, toolnode: bin, homes: map[string]string{}}
 	files, _ := filepath.Glob(filepath.Join(root, "docs", "snippets", "*"))
 	for _, f := range files {
 		b, _ := os.ReadFile(f)
@@ -529,7 +539,7 @@ func (e *docEnv) runToolnode(t *testing.T, cmd, dir, home string) error {
 // the test. It returns the URL of its HTTP front, if it has one.
 func (e *docEnv) serve(t *testing.T, cmd, dir, home string) (string, error) {
 	c := e.shell("exec "+cmd, dir, home)
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	c.Stderr = &logs
 	if err := c.Start(); err != nil {
 		return "", err
@@ -555,24 +565,6 @@ func (e *docEnv) serve(t *testing.T, cmd, dir, home string) (string, error) {
 		url = m[1]
 	}
 	return url, nil
-}
-
-// syncBuffer is a bytes.Buffer a process writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // dryMake checks that make knows the targets and variables of a make command (make -n).
