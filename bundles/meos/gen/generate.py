@@ -648,6 +648,11 @@ def build_aggregate(t: Tool, final: str | None, max_values: int, max_instants: i
         body.append(f"    if (ga_agg_check((const void *const *)v, n, {family}, {skiplist}, "
                     "\"values\", &err)) return err;")
     sb = state.ct.base
+    if sb == "SkipList":
+        body.append("    if (ga_skiplist_ready(&err)) return err;")
+    if sb == "SpanSet" and family:
+        # MEOS 1.3 rebuilds a span set state past 64 spans requiring order.
+        body.append(f"    ga_sort((const void **)v, n, {family});")
     body.append(f"    {sb} *state = NULL;")
     body.append("    for (size_t i = 0; i < n; i++) {")
     body.append(f"        if (mc_cancelled(c)) return ga_gave_up(state, {skiplist});")
@@ -658,7 +663,8 @@ def build_aggregate(t: Tool, final: str | None, max_values: int, max_instants: i
     result_family = AGG_RESULTS[sb]
     if final:
         rtype = {"GF_TEMPORAL": "Temporal", "GF_SET": "Set", "GF_SPANSET": "SpanSet"}[result_family]
-        body.append(f"    {rtype} *r = state ? {final}(state) : NULL;")
+        taken = "ga_skiplist(state)" if sb == "SkipList" else "state"
+        body.append(f"    {rtype} *r = state ? {final}({taken}) : NULL;")
     else:
         body.append(f"    {sb} *r = state;")
     body.append(f"    json_t *fail = gr_check({q});")

@@ -104,8 +104,21 @@ json_t *ga_agg_fail(const char *fn, size_t i, void *state, bool skiplist);
 /* 0 when a window aggregate's interval is positive; -1 with *err set. */
 int ga_window(const Interval *interv, const char *name, json_t **err);
 
+/* 0 when this libmeos's skip lists are laid out as ga_skiplist expects
+ * (checked once); -1 with *err set, and the skip-list aggregates refuse. */
+int ga_skiplist_ready(json_t **err);
+/* state (borrowed, nullable), made safe for skiplist_free and the final
+ * functions that call it: the uninitialised keys MEOS 1.3 leaves in a
+ * grown temporal skip list cleared. Returns state. */
+SkipList *ga_skiplist(SkipList *state);
+/* Sorts decoded spans (GF_SPAN) or span sets (GF_SPANSET, by their
+ * bounding span) in place, as MEOS 1.3's span set union needs them past 64
+ * spans; other families are left as they are. */
+void ga_sort(const void **v, size_t n, gen_family_t family);
+
 /* Exported by libmeos 1.3 without a prototype in its public header. */
 void skiplist_free(SkipList *list);
+SkipList *temporal_skiplist_make(void);
 
 /* ---- Bounds (gen_bounds.c): how many pieces a bin, tile, box, split or
  * sample call asks for, from its arguments. NAN when a size or duration is

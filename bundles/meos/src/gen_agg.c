@@ -12,9 +12,21 @@
  * interpolation; for spatial values one SRID and one dimensionality), and
  * only then calls the transition function, once per element, with a state
  * that lives only inside the call.
+ *
+ * Two more flaws of MEOS 1.3 are worked around here. Its skip list starts
+ * with room for 1,024 elements and grows with realloc, leaving the key of
+ * every element past those uninitialised, and skiplist_free (which the
+ * final functions call) frees every non-NULL key: with a grown state and
+ * dirty heap memory that frees garbage and the process dies. Temporal skip
+ * lists have no keys, so ga_skiplist clears them before any free. And the
+ * span set union's transition functions, on growing their state past 64
+ * spans, rebuild it requiring the spans in order, fail on spans given out
+ * of order, and have already freed the state they were given: the spans
+ * are sorted first (ga_sort), and a failed state is not freed again.
  */
 #include "gen.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,12 +166,102 @@ int ga_instants(const void *const *v, size_t n, gen_family_t family, size_t max,
     return 0;
 }
 
+/* MEOS 1.3's skip list, as its libmeos lays it out (skiplist.h of 1.3;
+ * the offsets checked against the disassembly of skiplist_make and
+ * skiplist_free, and again at run time by skiplist_layout_ok). */
+typedef struct {
+    void *key;
+    void *value;
+    int height;
+    int next[32];
+} skipelem_t;
+
+typedef struct {
+    size_t key_size;
+    size_t value_size;
+    int capacity;
+    int length;
+    int next;
+    int tail;
+    int *freed;
+    int freecount;
+    int freecap;
+    void *extra;
+    size_t extrasize;
+    int (*comp_fn)(void *, void *);
+    void *(*merge_fn)(void *, void *);
+    skipelem_t *elems;
+} skiplist_t;
+
+/* Whether a new temporal skip list of this libmeos looks as skiplist_t
+ * says: empty, 1,024 elements of room, head linked to tail. */
+static bool skiplist_layout_ok(void)
+{
+    skiplist_t *list = (skiplist_t *)temporal_skiplist_make();
+    if (!list)
+        return false;
+    bool ok = list->key_size == 0 && list->value_size == 0 && list->capacity == 1024 &&
+              list->length == 0 && list->next == 2 && list->tail == 1 && !list->freed &&
+              !list->extra && list->elems && list->elems[0].next[0] == 1 &&
+              list->elems[1].next[0] == -1 && !list->elems[0].key && !list->elems[1].key;
+    skiplist_free((SkipList *)list);
+    return ok;
+}
+
+static pthread_once_t layout_once = PTHREAD_ONCE_INIT;
+static bool layout_ok;
+
+static void check_layout(void)
+{
+    layout_ok = skiplist_layout_ok();
+}
+
+int ga_skiplist_ready(json_t **err)
+{
+    pthread_once(&layout_once, check_layout);
+    if (layout_ok)
+        return 0;
+    *err = mc_fail("this libmeos lays out its skip lists differently from MEOS 1.3, so the "
+                   "temporal aggregates cannot free their state safely; they are off");
+    return -1;
+}
+
+SkipList *ga_skiplist(SkipList *state)
+{
+    skiplist_t *list = (skiplist_t *)state;
+    if (!list || !list->elems || list->key_size != 0)
+        return state;
+    int n = list->next < list->capacity ? list->next : list->capacity;
+    for (int i = 0; i < n; i++)
+        list->elems[i].key = NULL;
+    return state;
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+    return span_cmp(*(const Span *const *)a, *(const Span *const *)b);
+}
+
+static int cmp_spanset(const void *a, const void *b)
+{
+    const SpanSet *x = *(const SpanSet *const *)a, *y = *(const SpanSet *const *)b;
+    return span_cmp(&x->span, &y->span);
+}
+
+void ga_sort(const void **v, size_t n, gen_family_t family)
+{
+    if (family == GF_SPAN)
+        qsort(v, n, sizeof *v, cmp_span);
+    else if (family == GF_SPANSET)
+        qsort(v, n, sizeof *v, cmp_spanset);
+}
+
 json_t *ga_gave_up(void *state, bool skiplist)
 {
     if (!state)
         return mc_gave_up();
     if (skiplist)
-        skiplist_free(state);
+        skiplist_free(ga_skiplist(state));
     else
         free(state);
     return mc_gave_up();
@@ -167,12 +269,14 @@ json_t *ga_gave_up(void *state, bool skiplist)
 
 json_t *ga_agg_fail(const char *fn, size_t i, void *state, bool skiplist)
 {
-    /* MEOS leaves the state it was given when it reports an error from
-     * these functions (checked under valgrind): it is still ours. */
+    /* The skip-list transition functions leave the state they were given
+     * when they report an error (checked under valgrind): it is still ours.
+     * The set and span set ones may have freed it already, when the error
+     * came from rebuilding it larger; ga_agg_check keeps every other error
+     * of theirs from being reached, so theirs is not freed here (at worst
+     * a leak, never a double free). */
     if (skiplist)
-        skiplist_free(state);
-    else
-        free(state);
+        skiplist_free(ga_skiplist(state));
     return mc_fail("argument \"values\": %s failed on values[%zu]", fn, i);
 }
 

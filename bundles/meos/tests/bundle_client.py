@@ -16,12 +16,14 @@ WAYS = os.path.join(HERE, "data", "ways.csv")
 
 class Bundle:
     """One bundle process, initialized, spoken to one JSON-RPC line at a time.
-    ways names its road network (MEOS_WAYS); None gives it none."""
+    ways names its road network (MEOS_WAYS); None gives it none. env: variables
+    added to the process's environment."""
 
-    def __init__(self, prefix=(), stderr=subprocess.DEVNULL, ways=WAYS):
-        env = {k: v for k, v in os.environ.items() if k != "MEOS_WAYS"}
+    def __init__(self, prefix=(), stderr=subprocess.DEVNULL, ways=WAYS, env=None):
+        environ = {k: v for k, v in os.environ.items() if k != "MEOS_WAYS"}
         if ways:
-            env["MEOS_WAYS"] = ways
+            environ["MEOS_WAYS"] = ways
+        environ.update(env or {})
         self.proc = subprocess.Popen(
             [*prefix, BUNDLE],
             stdin=subprocess.PIPE,
@@ -29,7 +31,7 @@ class Bundle:
             stderr=stderr,
             text=True,
             encoding="utf-8",
-            env=env,
+            env=environ,
         )
         self.next_id = 0
         self.info = self.request(
