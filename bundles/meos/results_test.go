@@ -128,3 +128,57 @@ func TestAMultiMegabyteAnswerIsCutAndReadBackInRanges(t *testing.T) {
 		t.Errorf("another client read the result: %v", err)
 	}
 }
+
+// Every input schema the node lists for `make run`'s catalog (the examples and this bundle)
+// to a client of the initialize era has a root {"type": "object"}, no root combinator and no
+// $ref: what Claude Code and Gemini refuse.
+func TestEverySchemaOfMakeRunsCatalogIsOneHostsTake(t *testing.T) {
+	root, _ := filepath.Abs(filepath.Join("..", ".."))
+	for _, exe := range []string{"examples/go/build/example-go", "examples/c/build/example-c"} {
+		if _, err := os.Stat(filepath.Join(root, exe)); err != nil {
+			t.Skipf("%s is not built (make examples): %v", exe, err)
+		}
+	}
+	cmd := exec.Command(node, "serve", "--bundles", filepath.Join(root, "examples"), "--bundles", filepath.Join(root, "bundles"), "--view", "full")
+	cmd.Env = append(os.Environ(), "MEOS_WAYS="+filepath.Join(root, "bundles", "meos", "tests", "data", "ways.csv"))
+	logs := &syncBuffer{}
+	cmd.Stderr = logs
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	s, err := mcp.NewClient(&mcp.Implementation{Name: "claude-code", Version: "2"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, logs)
+	}
+	defer s.Close()
+	listed, meos := 0, 0
+	for tool, err := range s.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed++
+		if strings.HasPrefix(tool.Name, "meos") {
+			meos++
+		}
+		b, _ := json.Marshal(tool.InputSchema)
+		var schema map[string]json.RawMessage
+		if err := json.Unmarshal(b, &schema); err != nil {
+			t.Fatalf("%s: %v", tool.Name, err)
+		}
+		if string(schema["type"]) != `"object"` {
+			t.Errorf("%s: root type %s", tool.Name, schema["type"])
+		}
+		for _, k := range []string{"allOf", "anyOf", "oneOf", "not", "if", "then", "else"} {
+			if _, has := schema[k]; has {
+				t.Errorf("%s: a root %s", tool.Name, k)
+			}
+		}
+		if strings.Contains(string(b), `"$ref"`) {
+			t.Errorf("%s: a $ref", tool.Name)
+		}
+	}
+	t.Logf("%d tools listed, %d of MEOS", listed, meos)
+	if meos < 100 {
+		t.Errorf("only %d MEOS tools listed of %d", meos, listed)
+	}
+}

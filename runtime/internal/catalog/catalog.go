@@ -113,6 +113,9 @@ type Catalog struct {
 
 	strictOnce sync.Once
 	strict     *NameMap
+
+	hostOnce sync.Once
+	host     map[string]hostTool // by name: the tools whose schema hosts get lowered (ForHosts)
 }
 
 type candidate struct {

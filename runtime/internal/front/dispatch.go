@@ -116,6 +116,13 @@ func (s *Server) dispatch(ctx context.Context, p peer, req *node.Request) (any, 
 				views = req.Allow.Resource
 			}
 			tools, next, err := cat.PageListed(cursor, size, s.listFilter(id, cat, p.selectsTools()), views)
+			if err == nil && p.protocol() < mcp.Version20260728 {
+				// Hosts of the revisions before 2026-07-28 get schemas they take; a
+				// 2026-07-28 client gets each as its bundle wrote it, which that
+				// revision's conformance requires (json-schema-2020-12, SEP-2106: allOf,
+				// if/then/else and $anchor kept). Revisions are dates: they sort.
+				tools = cat.ForHosts(tools)
+			}
 			if err == nil && p.strictNames() {
 				tools = renderStrict(cat.Strict(), tools)
 			}

@@ -37,6 +37,7 @@ func capabilities(surface bool) map[string]any {
 //	FAKE_DESCRIPTION   the description of its tools (default "test tool")
 //	FAKE_TASKS=1       with FAKE_STATELESS, hold tasks itself (MCP's tasks extension): its
 //	                   tool "job" becomes a task for a client that declared the extension
+//	FAKE_ANYOF=1       also offer "either", whose input schema has a root anyOf and a $ref
 func serveFake(stdin io.Reader, stdout io.Writer) {
 	name := os.Getenv("FAKE_NAME")
 	junk := os.Getenv("FAKE_JUNK") == "1"
@@ -95,6 +96,12 @@ func serveFake(stdin io.Reader, stdout io.Writer) {
 		tool("mirror", `"region":{"type":"string","x-mcp-header":"Region"},"text":{"type":"string"}`),
 		tool("job", `"ms":{"type":"integer"}`),
 		tool("bad name!", ``),
+	}
+	if os.Getenv("FAKE_ANYOF") == "1" {
+		// A schema hosts refuse: a root anyOf, and a $ref.
+		tools = append(tools, json.RawMessage(`{"name":"either","description":"takes a or b","inputSchema":{"type":"object",`+
+			`"properties":{"a":{"$ref":"#/$defs/word"},"b":{"type":"integer"}},"anyOf":[{"required":["a"]},{"required":["b"]}],`+
+			`"$defs":{"word":{"type":"string","minLength":1}}}}`))
 	}
 	// Answers to our own requests (sampling) by id.
 	var pmu sync.Mutex
@@ -245,6 +252,8 @@ func serveFake(stdin io.Reader, stdout io.Writer) {
 				}
 				json.Unmarshal(req.Params.Arguments, &args)
 				switch req.Params.Name {
+				case "either":
+					reply(req.ID, text(name+": either"))
 				case "echo", "mirror":
 					reply(req.ID, text(name+":"+args.Text))
 				case "job":
