@@ -216,6 +216,7 @@ type httpClient struct {
 	meta                        string // the _meta member of each call's params, as stdioClient's; a stateless client's is its own
 	hc                          *http.Client
 	ids                         atomic.Uint64
+	check                       func(msg []byte, args string) error // checks an answer; nil: echoed
 }
 
 // startHTTPStateless starts a client that speaks MCP 2026-07-28 over HTTP.
@@ -304,6 +305,8 @@ func answer(resp *http.Response) ([]byte, error) {
 	}
 }
 
+// call calls the client's tool with args and checks the answer (with check when set, else
+// that it echoes args).
 func (c *httpClient) call(args string) error {
 	meta := c.meta
 	if c.stateless {
@@ -318,6 +321,9 @@ func (c *httpClient) call(args string) error {
 	b, err := answer(resp)
 	if err != nil {
 		return err
+	}
+	if c.check != nil {
+		return c.check(b, args)
 	}
 	return echoed(b, args)
 }
