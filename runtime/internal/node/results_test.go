@@ -126,3 +126,34 @@ func TestKeptResultsStayWithinTheirBounds(t *testing.T) {
 		}
 	}
 }
+
+// A task's result is cut as a call's is: the front keeps for the task what CallToolTask
+// gives it.
+func TestATasksLongResultIsCutToo(t *testing.T) {
+	n, _ := startFakes(t, node.Config{Results: node.ResultBounds{MaxBytes: 4 << 10}}, testkit.Fake{Name: "a"})
+	owner := &keyed{key: "client:owner"}
+	params, _ := json.Marshal(map[string]any{"name": "a.echo", "arguments": map[string]any{"text": strings.Repeat("a line\n", 5000)}})
+	req, rerr := node.ReadRequest("tools/call", params)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan json.RawMessage, 1)
+	n.CallToolTask(ctx, owner, req, node.DoneFunc(func(res json.RawMessage, err error) {
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}))
+	var r result
+	select {
+	case raw := <-done:
+		_ = json.Unmarshal(raw, &r)
+	case <-ctx.Done():
+		t.Fatal("the task's call did not end")
+	}
+	if len(r.Content) != 2 || len(r.Content[0].Text) > 4<<10 || !strings.Contains(r.Content[1].Text, "toolnode://result/") {
+		t.Errorf("the task's result is not cut: %d items, %d bytes first", len(r.Content), len(r.text()))
+	}
+}
