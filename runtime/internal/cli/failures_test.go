@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -165,5 +164,5 @@ func TestStartTimeoutFailsWhenConfigured(t *testing.T) {
 	if !testkit.Alive(pid) {
 		t.Errorf("the process that did not answer was stopped before its failure was reported")
 	}
-	syscall.Kill(pid, syscall.SIGKILL)
+	testkit.Kill(pid)
 }

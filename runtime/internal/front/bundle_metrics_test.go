@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -58,7 +57,7 @@ func TestBundleMetricsFollowAKilledBundleThroughItsRestart(t *testing.T) {
 	}
 
 	pid := n.Node().Status()[0].PIDs[0]
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	if err := testkit.Kill(pid); err != nil {
 		t.Fatal(err)
 	}
 	testkit.Eventually(t, 30*time.Second, func() string {
