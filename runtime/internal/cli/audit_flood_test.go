@@ -49,7 +49,9 @@ func TestAnAuditFloodIsBounded(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer pipe.Close()
-			h := nodekit.ChildHTTP(t, toolnode(t, append([]string{"serve", "--http", "127.0.0.1:0", "--bundles", dir, "--audit", fifo, "--audit-args"}, tt.args...)...))
+			// Results whole (--max-result-bytes 0): the test measures what the audit holds,
+			// not the kept results a cut would add (their bounds have tests of their own).
+			h := nodekit.ChildHTTP(t, toolnode(t, append([]string{"serve", "--http", "127.0.0.1:0", "--bundles", dir, "--audit", fifo, "--audit-args", "--max-result-bytes", "0"}, tt.args...)...))
 			c := nodekit.NewRawHTTP(t, h.URL)
 			c.Initialize("2025-11-25", `{}`)
 			before := testkit.RSSKiB(t, h.Pid())
