@@ -280,7 +280,7 @@ class Node:
         self.dir = tempfile.mkdtemp(prefix="meos-diff-")
         os.symlink(BUNDLE_DIR, os.path.join(self.dir, "meos"))
         self.proc = subprocess.Popen(
-            [node, "serve", "--bundles", self.dir, "--names", "canonical", "--stdio",
+            [node, "serve", "--bundles", self.dir, "--names", "canonical", "--view", "full", "--stdio",
              "--page-size", "0"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
             encoding="utf-8", env=dict(os.environ, MEOS_WAYS=WAYS))
