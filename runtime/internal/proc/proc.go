@@ -74,7 +74,6 @@ type Process struct {
 
 	done     chan struct{} // closed once Wait has returned
 	waitErr  error
-	stderrWG sync.WaitGroup
 	stderrIn chan struct{} // closed once stderr has been read to its end
 
 	tailMu sync.Mutex
@@ -156,7 +155,6 @@ func Start(cfg Config) (*Process, error) {
 	closeAll(inR, outW, errW)
 	p := &Process{cmd: cmd, grace: cfg.Grace, stdin: inW, stdout: outR, done: make(chan struct{}), stderrIn: make(chan struct{}), fam: fam}
 	fam.follow(cmd.Process.Pid, cfg.TrackEvery)
-	p.stderrWG.Add(1)
 	go p.logStderr(errR, cfg.Logger, cfg.StderrLineMax)
 	go func() {
 		p.waitErr = cmd.Wait()
@@ -224,7 +222,6 @@ func (p *Process) ExitStatus() string {
 // ("[WARN] ...", "ERROR: ...") or Info. A line longer than max is logged cut, and the rest
 // of it dropped and counted: the reader's buffer is all the memory a line ever takes.
 func (p *Process) logStderr(r io.ReadCloser, log hclog.Logger, max int) {
-	defer p.stderrWG.Done()
 	defer close(p.stderrIn)
 	defer r.Close()
 	br := bufio.NewReaderSize(r, max)
@@ -327,7 +324,7 @@ func (p *Process) stop(ctx context.Context) error {
 		}
 		p.fam.reapLater()
 	}
-	p.stderrWG.Wait()
+	<-p.stderrIn
 	p.stdout.Close()
 	return nil
 }
