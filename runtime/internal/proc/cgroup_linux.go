@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -267,23 +266,17 @@ func ensureReaper() {
 // end the node holds, as a bare descriptor no finalizer closes, and never writes: its
 // closing, however the node ends, is what the reaper waits for.
 func (rp *reaperProc) startLocked(dir string) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("start the reaper that ends bundles if the node dies: %w", err)
-	}
 	var fds [2]int
 	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
 		return fmt.Errorf("start the reaper that ends bundles if the node dies: %w", err)
 	}
 	r := os.NewFile(uintptr(fds[0]), "reaper")
 	defer r.Close()
-	cmd := exec.Command(exe)
-	cmd.Env = []string{reaperVar + "=" + strconv.Itoa(os.Getpid()) + " " + dir}
-	cmd.Stdin = r
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	cmd, err := startSelf("reaper that ends bundles if the node dies",
+		reaperVar+"="+strconv.Itoa(os.Getpid())+" "+dir, r)
+	if err != nil {
 		_ = syscall.Close(fds[1])
-		return fmt.Errorf("start the reaper that ends bundles if the node dies: %w", err)
+		return err
 	}
 	rp.pid, rp.w = cmd.Process.Pid, fds[1]
 	// Not waited for by exec: it exits after the node, or ensureReaper reaps it.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -124,21 +123,14 @@ func (d *watchdog) runningLocked() bool {
 }
 
 func (d *watchdog) startLocked() error {
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("start the watchdog that stops bundles if the node dies: %w", err)
-	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("start the watchdog that stops bundles if the node dies: %w", err)
 	}
-	cmd := exec.Command(exe)
-	cmd.Env = []string{watchdogVar + "=" + strconv.Itoa(os.Getpid())}
-	cmd.Stdin = r
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	cmd, err := startSelf("watchdog that stops bundles if the node dies", watchdogVar+"="+strconv.Itoa(os.Getpid()), r)
+	if err != nil {
 		closeAll(r, w)
-		return fmt.Errorf("start the watchdog that stops bundles if the node dies: %w", err)
+		return err
 	}
 	r.Close()
 	exited := make(chan struct{})
