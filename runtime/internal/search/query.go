@@ -46,10 +46,11 @@ type scored struct {
 	mask  uint64
 }
 
-// queryTerm is one distinct word of a query: as written, as indexed, and its weight in the
-// coverage (its idf).
+// queryTerm is one distinct word of a query: as written, as indexed, the indexed terms it
+// is a prefix of when the index lacks it, and its weight in the coverage (its idf).
 type queryTerm struct {
 	word, term string
+	prefixOf   []string
 	idf        float64
 }
 
@@ -87,7 +88,7 @@ func (ix *Index) Search(q Query) Results {
 			acc.add(ps, 1, bit)
 			continue
 		}
-		for _, t := range ix.withPrefix(qt.term) {
+		for _, t := range qt.prefixOf {
 			asked[t] = true
 			acc.add(ix.postings[t], prefixWeight, bit)
 		}
@@ -144,7 +145,8 @@ func (ix *Index) queryTerms(text string) []queryTerm {
 		if ps, ok := ix.postings[term]; ok {
 			qt.idf = idf(ix.n, len(ps))
 		} else {
-			for _, t := range ix.withPrefix(term) {
+			qt.prefixOf = ix.withPrefix(term)
+			for _, t := range qt.prefixOf {
 				qt.idf = max(qt.idf, prefixWeight*idf(ix.n, len(ix.postings[t])))
 			}
 		}
