@@ -160,8 +160,6 @@ class Op:
 
     template: str
     synonyms: str = ""
-    # What the tool answers, as a user would ask it; {a} and {b} as in template.
-    asks: str = ""
 
 
 _COMPARE = {
@@ -209,13 +207,10 @@ _SPATIAL = {
 OPS: dict[str, Op] = {
     # Accessors of values.
     "max_value": Op("the maximum value of {a}", "max, largest, highest, greatest, biggest, peak, "
-                    "top value", "what is the largest value {a} takes"),
-    "min_value": Op("the minimum value of {a}", "min, smallest, lowest, least, bottom value",
-                    "what is the smallest value {a} takes"),
-    "start_value": Op("the first value of {a}", "start, initial, beginning, earliest value",
-                      "what value does {a} start with"),
-    "end_value": Op("the last value of {a}", "end, final, latest, most recent, current value",
-                    "what value does {a} end with"),
+                    "top value"),
+    "min_value": Op("the minimum value of {a}", "min, smallest, lowest, least, bottom value"),
+    "start_value": Op("the first value of {a}", "start, initial, beginning, earliest value"),
+    "end_value": Op("the last value of {a}", "end, final, latest, most recent, current value"),
     "value_n": Op("the n-th value of {a}", "value number n, value at a position, index"),
     "values": Op("the distinct values of {a}", "all values it takes, list of values"),
     "value_at_timestamptz": Op("the value of {a} at a timestamp", "value at a time, at a given "
