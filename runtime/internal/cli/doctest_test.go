@@ -68,6 +68,9 @@ func docFiles(t *testing.T, root string) []string {
 
 var markerLine = regexp.MustCompile(`^<!--\s*(.*?)\s*-->$`)
 
+// numberedItem begins an item of a numbered list.
+var numberedItem = regexp.MustCompile(`^\d+\. `)
+
 // parseBlocks finds the fenced and indented code blocks of a Markdown document.
 func parseBlocks(file, doc string) []docBlock {
 	lines := strings.Split(doc, "\n")
@@ -104,7 +107,7 @@ func parseBlocks(file, doc string) []docBlock {
 		trimmed := strings.TrimSpace(line)
 		// A list item's continuation is indented too; it is not code.
 		if trimmed != "" && !strings.HasPrefix(line, " ") {
-			inList = strings.HasPrefix(trimmed, "- ") || strings.HasPrefix(trimmed, "* ") || regexp.MustCompile(`^\d+\. `).MatchString(trimmed)
+			inList = strings.HasPrefix(trimmed, "- ") || strings.HasPrefix(trimmed, "* ") || numberedItem.MatchString(trimmed)
 		}
 		if strings.HasPrefix(line, "    ") && trimmed != "" && prevBlank && !inList {
 			j := i
@@ -399,6 +402,9 @@ func (e *docEnv) placeholders(home string) *strings.Replacer {
 	)
 }
 
+// envPrefix is a variable set for the command that follows it.
+var envPrefix = regexp.MustCompile(`^[A-Z_]+=\S+ `)
+
 var synopsis = regexp.MustCompile(`\[|\]|\||NAME|PORT|SEAT|FILE|URL|HOST`)
 
 // safeCommands are the shell commands a block may run as they are, in a home of its own.
@@ -431,7 +437,7 @@ func (e *docEnv) checkShell(t *testing.T, file, text string) error {
 		cmds = append(cmds, strings.Split(c, " && ")...)
 	}
 	for _, cmd := range cmds {
-		for regexp.MustCompile(`^[A-Z_]+=\S+ `).MatchString(cmd) {
+		for envPrefix.MatchString(cmd) {
 			_, cmd, _ = strings.Cut(cmd, " ") // a variable set for the command
 		}
 		fields := strings.Fields(cmd)
