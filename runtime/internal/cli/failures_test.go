@@ -1,8 +1,6 @@
 package cli_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,8 +125,7 @@ func TestToolsOverURLForAClientNotAllowedStatus(t *testing.T) {
 	testkit.Write(t, dir, testkit.Fake{Name: "remote"})
 	files := t.TempDir()
 	accessFile, tokenFile := filepath.Join(files, "access.json"), filepath.Join(files, "token")
-	sum := sha256.Sum256([]byte("analyst-token"))
-	os.WriteFile(accessFile, []byte(`{"clients": [{"name": "analyst", "token_sha256": "`+hex.EncodeToString(sum[:])+`", "allow": ["remote.*"]}]}`), 0o600)
+	os.WriteFile(accessFile, []byte(`{"clients": [{"name": "analyst", "token_sha256": "`+testkit.TokenSHA("analyst-token")+`", "allow": ["remote.*"]}]}`), 0o600)
 	os.WriteFile(tokenFile, []byte("analyst-token\n"), 0o600)
 	url := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, HTTP: nodekit.Loopback, AccessFile: accessFile}).URL
 
