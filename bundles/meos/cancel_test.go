@@ -4,13 +4,9 @@ package meos_test
 // seconds, and while it runs another client's small aggregate is answered.
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,39 +19,9 @@ import (
 // returns its URL and pid.
 func serveHTTP(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	here, _ := filepath.Abs(".")
-	dir := t.TempDir()
-	if err := os.Symlink(here, filepath.Join(dir, "meos")); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(node, append([]string{"serve", "--bundles", dir, "--http", "127.0.0.1:0"}, args...)...)
-	// bundle.json lets the bundle inherit MEOS_WAYS: the test road network.
-	cmd.Env = append(os.Environ(), "MEOS_WAYS="+filepath.Join(here, "tests", "data", "ways.csv"))
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
-	urlc := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`url=(http://\S+/mcp)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				urlc <- m[1]
-			}
-		}
-	}()
-	select {
-	case url := <-urlc:
-		return url, cmd.Process.Pid
-	case <-time.After(60 * time.Second):
-		t.Fatal("the node did not start its HTTP front")
-	}
-	return "", 0
+	cmd := bundleNode(t, append([]string{"--http", "127.0.0.1:0"}, args...)...)
+	url, _ := startHTTP(t, cmd)
+	return url, cmd.Process.Pid
 }
 
 func connect(t *testing.T, url, name string) *mcp.ClientSession {

@@ -102,21 +102,7 @@ func connectAs(t *testing.T, name, version string, transport mcp.Transport, logs
 // front, and returns its URL.
 func startMakeRunHTTP(t *testing.T) (string, *syncBuffer) {
 	t.Helper()
-	cmd := makeRunNode("--http", "127.0.0.1:0")
-	logs := &syncBuffer{}
-	cmd.Stderr = logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
-	re := regexp.MustCompile(`url=(http://\S+/mcp)`)
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if m := re.FindStringSubmatch(logs.String()); m != nil {
-			return m[1], logs
-		}
-	}
-	t.Fatalf("the node did not start its HTTP front:\n%s", logs)
-	return "", nil
+	return startHTTP(t, makeRunNode("--http", "127.0.0.1:0"))
 }
 
 // sample is the slice of the catalog each client searches and calls: every tool but

@@ -161,9 +161,9 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// startNode serves a folder holding only this bundle and connects the Go SDK client to the
-// node's stdio front. The node's log is shown when the test fails.
-func startNode(t *testing.T) *mcp.ClientSession {
+// bundleNode is the command of a node serving a folder that holds only this bundle, with
+// the flags given.
+func bundleNode(t *testing.T, flags ...string) *exec.Cmd {
 	t.Helper()
 	here, err := filepath.Abs(".")
 	if err != nil {
@@ -173,12 +173,41 @@ func startNode(t *testing.T) *mcp.ClientSession {
 	if err := os.Symlink(here, filepath.Join(dir, "meos")); err != nil {
 		t.Fatal(err)
 	}
-	// Every tool listed, under the names the documentation gives them (clients_test.go
-	// tests what the defaults list).
-	cmd := exec.Command(node, "serve", "--bundles", dir, "--names", "canonical", "--view", "full")
+	cmd := exec.Command(node, append([]string{"serve", "--bundles", dir}, flags...)...)
 	// bundle.json lets the bundle inherit MEOS_WAYS: the road network of the network-point
 	// tools, here the small one made for the tests.
 	cmd.Env = append(os.Environ(), "MEOS_WAYS="+filepath.Join(here, "tests", "data", "ways.csv"))
+	return cmd
+}
+
+// startHTTP starts cmd, a node given --http 127.0.0.1:0, and returns the URL of its HTTP
+// front once it has logged it, and its log. When the test ends the node is interrupted and
+// waited for.
+func startHTTP(t *testing.T, cmd *exec.Cmd) (string, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
+	re := regexp.MustCompile(`url=(http://\S+/mcp)`)
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if m := re.FindStringSubmatch(logs.String()); m != nil {
+			return m[1], logs
+		}
+	}
+	t.Fatalf("the node did not start its HTTP front:\n%s", logs)
+	return "", nil
+}
+
+// startNode serves a folder holding only this bundle and connects the Go SDK client to the
+// node's stdio front. The node's log is shown when the test fails.
+func startNode(t *testing.T) *mcp.ClientSession {
+	t.Helper()
+	// Every tool listed, under the names the documentation gives them (clients_test.go
+	// tests what the defaults list).
+	cmd := bundleNode(t, "--names", "canonical", "--view", "full")
 	logs := &syncBuffer{}
 	cmd.Stderr = logs
 	client := mcp.NewClient(&mcp.Implementation{Name: "meos-node-test", Version: "1"}, nil)
