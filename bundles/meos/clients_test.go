@@ -246,17 +246,6 @@ func checkSearchAndExecute(t *testing.T, s *mcp.ClientSession, form func(string)
 	}
 }
 
-func callTool(t *testing.T, s *mcp.ClientSession, tool string, args map[string]any) *mcp.CallToolResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	if err != nil {
-		t.Fatalf("call %s %v: %v", tool, args, err)
-	}
-	return res
-}
-
 func text(res *mcp.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range res.Content {

@@ -226,13 +226,21 @@ func startNode(t *testing.T) *mcp.ClientSession {
 	return s
 }
 
+// call calls the bundle's tool by its own name.
 func call(t *testing.T, s *mcp.ClientSession, tool string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	return callTool(t, s, "meos."+tool, args)
+}
+
+// callTool calls a tool of the node by its full name; a call that gets no result fails the
+// test.
+func callTool(t *testing.T, s *mcp.ClientSession, tool string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "meos." + tool, Arguments: args})
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
-		t.Fatalf("call meos.%s: %v", tool, err)
+		t.Fatalf("call %s %v: %v", tool, args, err)
 	}
 	return res
 }
