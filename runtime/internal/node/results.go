@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"crypto/rand"
@@ -250,10 +251,14 @@ func (n *Node) shapeDone(sess Session, done Done) Done {
 func (n *Node) shapeResult(sess Session, res json.RawMessage) json.RawMessage {
 	budget := n.results.b.MaxBytes
 	content, hasContent := rawjson.Member(res, "content")
-	if structured, ok := rawjson.Member(res, "structuredContent"); ok && (!hasContent || emptyArray(content)) {
-		content = append(append([]byte(`[{"type":"text","text":`), rawjson.AppendString(nil, string(structured))...), "}]"...)
-		if out, ok := rawjson.PutMember(res, "content", content); ok {
-			res = out
+	// structuredContent is looked for only when there is no content to read: most results
+	// have some, and this runs for every one.
+	if !hasContent || emptyArray(content) {
+		if structured, ok := rawjson.Member(res, "structuredContent"); ok {
+			content = append(append([]byte(`[{"type":"text","text":`), rawjson.AppendString(nil, string(structured))...), "}]"...)
+			if out, ok := rawjson.PutMember(res, "content", content); ok {
+				res = out
+			}
 		}
 	}
 	if len(res) <= budget || len(content) <= budget {
@@ -313,8 +318,9 @@ func (n *Node) shapeResult(sess Session, res json.RawMessage) json.RawMessage {
 	return shaped
 }
 
+// emptyArray reports whether the JSON value v is [] (spaced or not), without copying it.
 func emptyArray(v []byte) bool {
-	return strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(string(v)), "["), "]")) == ""
+	return len(bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimPrefix(bytes.TrimSpace(v), []byte("[")), []byte("]")))) == 0
 }
 
 // cutNote is the note that follows a cut result, for the model, and its _meta entry, for
