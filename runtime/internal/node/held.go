@@ -46,12 +46,16 @@ func holdIn(m map[string][]string, key, bundle string, bound int) {
 	m[key] = append(holders, bundle)
 }
 
-// hold records the holders of now: the bundles configured (listed or not) with their seats,
-// the node's own namespace, every name of the catalog cat and every URI res routes by
-// itself. The caller holds n.mu.
-func (h *heldNames) hold(bundles map[string]*bundle, cat *catalog.Catalog, res *catalog.Resources) {
+// holdBundles records the holders of now by their prefixes: the bundles configured (listed
+// or not) with their seats, and the node's own namespace. Apply calls it as bundles come:
+// what the catalogs held was recorded by hold when rebuild made them. The caller holds n.mu.
+func (h *heldNames) holdBundles(bundles map[string]*bundle) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.holdBundlesLocked(bundles)
+}
+
+func (h *heldNames) holdBundlesLocked(bundles map[string]*bundle) {
 	if h.prefixes == nil {
 		h.prefixes, h.names, h.uris = map[string][]string{}, map[string][]string{}, map[string][]string{}
 	}
@@ -62,6 +66,14 @@ func (h *heldNames) hold(bundles map[string]*bundle, cat *catalog.Catalog, res *
 			holdIn(h.prefixes, seat, name, maxHeld)
 		}
 	}
+}
+
+// hold records the holders of now: the bundles, as holdBundles does, every name of the
+// catalog cat and every URI res routes by itself. The caller holds n.mu.
+func (h *heldNames) hold(bundles map[string]*bundle, cat *catalog.Catalog, res *catalog.Resources) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.holdBundlesLocked(bundles)
 	for _, e := range cat.Entries() {
 		if prefix, _, dotted := strings.Cut(e.Name, "."); !dotted || !slices.Contains(h.prefixes[prefix], e.Bundle) {
 			holdIn(h.names, e.Name, e.Bundle, maxHeld) // a name its prefix does not hold already

@@ -282,7 +282,7 @@ func (n *Node) apply(manifests []*manifest.Manifest, settle *sync.WaitGroup, set
 		}
 	}
 	n.noteQuiet()
-	n.held.hold(n.bundles, n.Catalog(), n.Resources())
+	n.held.holdBundles(n.bundles)
 	n.mu.Unlock()
 
 	for _, b := range stop {
