@@ -251,26 +251,30 @@ type Report struct {
 	Missing []string `json:"missing"`
 }
 
-// Digests remembers the digests of the tool objects of the last check by their bytes, so
-// that a catalog rebuilt with most of its tools unchanged digests only those that changed.
-// It keeps only the tools of the last check. Not safe for concurrent use.
+// Digests remembers the digests of the tools of the last check by name, with the bytes of
+// the object each was taken of, so that a catalog rebuilt with most of its tools unchanged
+// digests only those that changed, and copies none that did not. It keeps only the tools of
+// the last check. Not safe for concurrent use.
 type Digests struct {
-	m map[string]string
+	m map[string]digested
 }
 
-// digest returns the digest of tool's definition, from the last check when it had tool.
-func (d *Digests) digest(tool json.RawMessage, next map[string]string) (string, error) {
-	if dg, ok := d.m[string(tool)]; ok {
-		next[string(tool)] = dg
-		return dg, nil
+// digested is a tool object's bytes and the digest of its definition.
+type digested struct{ json, digest string }
+
+// digest returns the digest of t's definition, from the last check when it had t as it is.
+func (d *Digests) digest(t Tool, next map[string]digested) (string, error) {
+	if p, ok := d.m[t.Name]; ok && p.json == string(t.JSON) {
+		next[t.Name] = p
+		return p.digest, nil
 	}
-	def, err := Definition(tool)
+	def, err := Definition(t.JSON)
 	if err != nil {
 		return "", err
 	}
-	dg := Digest(def)
-	next[string(tool)] = dg
-	return dg, nil
+	p := digested{json: string(t.JSON), digest: Digest(def)}
+	next[t.Name] = p
+	return p.digest, nil
 }
 
 // Check compares the tools served with the lock.
@@ -281,11 +285,11 @@ func (l *Lock) Check(served []Tool) Report { return l.CheckWith(served, nil) }
 func (l *Lock) CheckWith(served []Tool, d *Digests) Report {
 	r := Report{Held: []Held{}, Missing: []string{}}
 	seen := map[string]bool{}
-	next := make(map[string]string, len(served))
+	next := make(map[string]digested, len(served))
 	for _, t := range served {
 		seen[t.Name] = true
 		if d != nil {
-			if dg, err := d.digest(t.JSON, next); err == nil {
+			if dg, err := d.digest(t, next); err == nil {
 				if e, ok := l.Tools[t.Name]; ok && e.Bundle == t.Bundle && e.Digest == dg {
 					continue // pinned as served: no definition needed
 				}
