@@ -93,19 +93,8 @@ func TestAnAuditFloodIsBounded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var st struct {
-				StructuredContent struct {
-					Node struct {
-						Bounds []struct {
-							Name        string
-							Limit, Used int64
-						}
-					}
-				} `json:"structuredContent"`
-			}
-			json.Unmarshal(status, &st)
 			var shown bool
-			for _, b := range st.StructuredContent.Node.Bounds {
+			for _, b := range statusBounds(t, status) {
 				shown = shown || b.Name == "audit.queued_bytes" && b.Used > 0 && b.Used <= b.Limit
 			}
 			if !shown && !tt.truncated {

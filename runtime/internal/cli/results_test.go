@@ -61,21 +61,8 @@ func TestAFloodOfLongResultsKeepsTheNodeWithinItsBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st struct {
-		StructuredContent struct {
-			Node struct {
-				Bounds []struct {
-					Name        string
-					Limit, Used int64
-				}
-			}
-		} `json:"structuredContent"`
-	}
-	if err := json.Unmarshal(status, &st); err != nil {
-		t.Fatal(err)
-	}
 	used := map[string]int64{}
-	for _, b := range st.StructuredContent.Node.Bounds {
+	for _, b := range statusBounds(t, status) {
 		if strings.HasPrefix(b.Name, "results.") {
 			used[b.Name] = b.Used
 			if b.Used > b.Limit {
@@ -86,4 +73,24 @@ func TestAFloodOfLongResultsKeepsTheNodeWithinItsBounds(t *testing.T) {
 	if used["results.store_bytes"] < 16<<20 || used["results.client_bytes"] < 4<<20 {
 		t.Errorf("toolnode.status shows the results kept as %v; want the store nearly full", used)
 	}
+}
+
+// bound is one of the node's bounds as toolnode.status reports it.
+type bound struct {
+	Name        string
+	Limit, Used int64
+}
+
+// statusBounds reads the node's bounds from status, a toolnode.status result.
+func statusBounds(t *testing.T, status json.RawMessage) []bound {
+	t.Helper()
+	var st struct {
+		StructuredContent struct {
+			Node struct{ Bounds []bound }
+		} `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(status, &st); err != nil {
+		t.Fatalf("toolnode.status: %v: %.300s", err, status)
+	}
+	return st.StructuredContent.Node.Bounds
 }
