@@ -29,11 +29,9 @@ func listed(t *testing.T, s *mcp.ClientSession, name string) bool {
 
 // statusText is the text toolnode.status answers.
 func statusText(t *testing.T, s *mcp.ClientSession) string {
-	res, err := nodekit.CallWithin(t, s, 30*time.Second, "toolnode.status", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return nodekit.ResultText(res)
+	t.Helper()
+	text, _ := nodekit.CallText(t, s, "toolnode.status", nil)
+	return text
 }
 
 // The rug pull: a bundle whose tools were reviewed and pinned changes a description while
