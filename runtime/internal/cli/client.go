@@ -44,10 +44,16 @@ type targetFlags struct {
 }
 
 func (t *targetFlags) register(fs *flag.FlagSet) {
-	fs.Var(&t.bundles, "bundles", "run the bundles found in `DIR` (may be repeated)")
-	fs.StringVar(&t.config, "config", "", "run the servers of an mcpServers `FILE`")
+	t.registerLocal(fs)
 	fs.StringVar(&t.url, "url", "", "use the running node at `URL`, e.g. http://127.0.0.1:7777/mcp")
 	fs.StringVar(&t.tokenFile, "token-file", "", "bearer token for --url, read from `FILE`")
+}
+
+// registerLocal registers the flags of a target run in-process only (no --url), for the
+// commands that need the bundles themselves.
+func (t *targetFlags) registerLocal(fs *flag.FlagSet) {
+	fs.Var(&t.bundles, "bundles", "run the bundles found in `DIR` (may be repeated)")
+	fs.StringVar(&t.config, "config", "", "run the servers of an mcpServers `FILE`")
 	fs.StringVar(&t.logLevel, "log-level", "warn", "log `LEVEL` of the bundles run in-process")
 }
 

@@ -131,9 +131,7 @@ func manifestCommand(args []string, stdout, stderr io.Writer) int {
 	var t targetFlags
 	fs := flag.NewFlagSet("manifest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Var(&t.bundles, "bundles", "run the bundles found in `DIR` (may be repeated)")
-	fs.StringVar(&t.config, "config", "", "run the servers of an mcpServers `FILE`")
-	fs.StringVar(&t.logLevel, "log-level", "warn", "log `LEVEL` of the bundles run in-process")
+	t.registerLocal(fs)
 	names := fs.String("names", front.NamesCanonical, "tool names as a client of `MODE` sees them: canonical (seat.verb) or underscore (seat_verb)")
 	check := fs.String("check", "", "compare the surface with `FILE` (a committed manifest) instead of printing it")
 	fs.Usage = func() {

@@ -37,9 +37,7 @@ func pinCommand(args []string, stdout, stderr io.Writer) int {
 	var accept listFlag
 	fs := flag.NewFlagSet("pin", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Var(&t.bundles, "bundles", "run the bundles found in `DIR` (may be repeated)")
-	fs.StringVar(&t.config, "config", "", "run the servers of an mcpServers `FILE`")
-	fs.StringVar(&t.logLevel, "log-level", "warn", "log `LEVEL` of the bundles run in-process")
+	t.registerLocal(fs)
 	lockPath := fs.String("lock", pin.FileName, "the lock `FILE`")
 	diff := fs.Bool("diff", false, "show what the lock holds back instead of writing it")
 	fs.Var(&accept, "accept", "pin the tools matching `NAME|PATTERN` as they are now (may be repeated)")
