@@ -115,7 +115,9 @@ type Catalog struct {
 	strict     *NameMap
 
 	hostOnce sync.Once
-	host     map[string]hostTool // by name: the tools whose schema hosts get lowered (ForHosts)
+	host     map[string]hostTool // by name: the tools whose schema hosts get lowered (FormHosts)
+
+	forms [4]rendering // by Form, up to FormHosts|FormStrict; 0 unused (the entries as they are)
 }
 
 type candidate struct {
@@ -375,13 +377,13 @@ func decodeCursor(cursor string) (string, error) {
 // PageWhere is Page over the tools keep accepts (every listed tool when keep is nil).
 // Tools only views may call (Entry.AppOnly) are listed to nobody.
 func (c *Catalog) PageWhere(cursor string, size int, keep func(Entry) bool) ([]json.RawMessage, string, error) {
-	return c.PageListed(cursor, size, keep, nil)
+	return c.PageListed(cursor, size, keep, nil, 0)
 }
 
 // PageListed is PageWhere, each tool with a view listed with its view only when views
 // accepts it, by the bundle and the view's URI as the bundle names it (always when views
-// is nil): a caller who may not read a view is not shown it.
-func (c *Catalog) PageListed(cursor string, size int, keep func(Entry) bool, views func(bundle, uri string) bool) ([]json.RawMessage, string, error) {
+// is nil): a caller who may not read a view is not shown it. The tools are in form.
+func (c *Catalog) PageListed(cursor string, size int, keep func(Entry) bool, views func(bundle, uri string) bool, form Form) ([]json.RawMessage, string, error) {
 	start := 0
 	if cursor != "" {
 		after, err := decodeCursor(cursor)
@@ -389,6 +391,10 @@ func (c *Catalog) PageListed(cursor string, size int, keep func(Entry) bool, vie
 			return nil, "", err
 		}
 		start = sort.Search(len(c.entries), func(i int) bool { return c.entries[i].Name > after })
+	}
+	var r *rendering
+	if form != 0 {
+		r = c.rendered(form)
 	}
 	tools := make([]json.RawMessage, 0, min(len(c.entries)-start, max(size, 0)))
 	for i := start; i < len(c.entries); i++ {
@@ -399,11 +405,85 @@ func (c *Catalog) PageListed(cursor string, size int, keep func(Entry) bool, vie
 		if size > 0 && len(tools) == size {
 			return tools, encodeCursor(c.entries[i-1].Name), nil
 		}
-		if e.View != "" && views != nil && !views(e.Bundle, e.View) {
-			tools = append(tools, e.noView)
-			continue
+		listed, noView := e.JSON, e.noView
+		if r != nil {
+			listed, noView = r.json[i], r.noView[i]
 		}
-		tools = append(tools, e.JSON)
+		if e.View != "" && views != nil && !views(e.Bundle, e.View) {
+			listed = noView
+		}
+		tools = append(tools, listed)
 	}
 	return tools, "", nil
+}
+
+// Form is how tools/list shows the tools to a client: 0 as the catalog holds them, else
+// changed for what the client takes. Each form of a catalog is rendered once, by the first
+// list that asks for it, rather than by every list.
+type Form uint8
+
+const (
+	// FormHosts lowers input schemas for hosts (see hosts.go), for a client of the
+	// revisions before 2026-07-28.
+	FormHosts Form = 1 << iota
+	// FormStrict shows the names in the underscore form (see Strict).
+	FormStrict
+)
+
+// rendering is the JSON of every entry in one form, by the entry's index: as listed, and
+// without its view for a caller who may not read it (nil for a tool without one). nil for
+// the tools listed to nobody (Entry.AppOnly).
+type rendering struct {
+	once         sync.Once
+	json, noView []json.RawMessage
+}
+
+// rendered returns the entries in form f (not 0), rendering them on first use.
+func (c *Catalog) rendered(f Form) *rendering {
+	r := &c.forms[f]
+	r.once.Do(func() { c.render(f, r) })
+	return r
+}
+
+// render renders the entries in form f into r: the schemas lowered first, then the names.
+func (c *Catalog) render(f Form, r *rendering) {
+	var names *NameMap
+	if f&FormStrict != 0 {
+		names = c.Strict()
+	}
+	var strict *rendering // the names alone: what a tool whose schema is kept shares
+	if f&FormHosts != 0 {
+		c.hostOnce.Do(c.lowerForHosts)
+		if names != nil {
+			strict = c.rendered(FormStrict)
+		}
+	}
+	r.json, r.noView = make([]json.RawMessage, len(c.entries)), make([]json.RawMessage, len(c.entries))
+	for i, e := range c.entries {
+		if e.AppOnly {
+			continue
+		}
+		listed, noView := e.JSON, e.noView
+		if f&FormHosts != 0 {
+			h, lowered := c.host[e.Name]
+			switch {
+			case lowered:
+				listed = h.lower(listed)
+				if noView != nil {
+					noView = h.lower(noView)
+				}
+			case strict != nil:
+				r.json[i], r.noView[i] = strict.json[i], strict.noView[i]
+				continue
+			}
+		}
+		if names != nil {
+			name := names.Render(e.Name)
+			listed = rename(listed, name, e.Name)
+			if noView != nil {
+				noView = rename(noView, name, e.Name)
+			}
+		}
+		r.json[i], r.noView[i] = listed, noView
+	}
 }

@@ -9,8 +9,8 @@ import (
 )
 
 // Schemas as hosts take them (see provider.HostInputSchema): what the front lists to a
-// client of the initialize era. The catalog keeps every tool's schema as its bundle gave it,
-// which calls are checked against and a 2026-07-28 client is listed.
+// client of the initialize era (FormHosts). The catalog keeps every tool's schema as its
+// bundle gave it, which calls are checked against and a 2026-07-28 client is listed.
 
 // Bounds of lowering, in bytes of compact JSON: a schema whose references inlined would
 // pass maxHostTool keeps them, as does every schema once the catalog's lowered ones pass
@@ -25,35 +25,20 @@ type hostTool struct {
 	schema, description json.RawMessage
 }
 
-// ForHosts returns tools, as PageListed gave them, with their input schemas lowered for
-// hosts and what a schema no longer states added to its tool's description. Computed once
-// per catalog; tools whose schema needs nothing are returned as they are.
-func (c *Catalog) ForHosts(tools []json.RawMessage) []json.RawMessage {
-	c.hostOnce.Do(c.lowerForHosts)
-	if len(c.host) == 0 {
-		return tools
+// lower returns tool (a listed tool object) with its input schema lowered for hosts and
+// what the schema no longer states added to its description.
+func (h hostTool) lower(tool json.RawMessage) json.RawMessage {
+	edits := []rawjson.Edit{{Key: "inputSchema", Value: h.schema}}
+	if h.description != nil {
+		edits = append(edits, rawjson.Edit{Key: "description", Value: h.description})
 	}
-	out := make([]json.RawMessage, len(tools))
-	for i, t := range tools {
-		out[i] = t
-		raw, _ := rawjson.Member(t, "name")
-		name, _ := rawjson.String(raw)
-		h, ok := c.host[name]
-		if !ok {
-			continue
-		}
-		edits := []rawjson.Edit{{Key: "inputSchema", Value: h.schema}}
-		if h.description != nil {
-			edits = append(edits, rawjson.Edit{Key: "description", Value: h.description})
-		}
-		if lowered, ok := rawjson.PutMembers(t, edits...); ok {
-			out[i] = lowered
-		}
+	if lowered, ok := rawjson.PutMembers(tool, edits...); ok {
+		return lowered
 	}
-	return out
+	return tool
 }
 
-// lowerForHosts lowers the schemas of the catalog's tools that need it.
+// lowerForHosts lowers the schemas of the catalog's tools that need it, once per catalog.
 func (c *Catalog) lowerForHosts() {
 	c.host = map[string]hostTool{}
 	room := maxHostAll

@@ -243,7 +243,7 @@ func TestViewsHiddenFromCallersWhoMayNotReadThem(t *testing.T) {
 		"a": {viewTool("show", "ui://a/v", "")},
 		"b": {viewTool("show", "ui://b/v", ""), json.RawMessage(`{"name":"plain","inputSchema":{"type":"object"}}`)},
 	}, nil)
-	page, _, err := cat.PageListed("", 0, nil, func(bundle, uri string) bool { return bundle == "a" })
+	page, _, err := cat.PageListed("", 0, nil, func(bundle, uri string) bool { return bundle == "a" }, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,5 +334,52 @@ func TestAResourceTwoBundlesClaimIsServedByNeither(t *testing.T) {
 	}
 	if len(notices) != 2 || !strings.Contains(notices[0].String(), "listed by bundles aa, bank") {
 		t.Errorf("notices: %v", notices)
+	}
+}
+
+// Each form renders the tool a caller may not read the view of as it renders the tool
+// with its view: a lowered schema and the underscore name in both, the schema kept and the
+// catalog's name where the form does not ask for them.
+func TestFormsRenderToolsWithAndWithoutTheirView(t *testing.T) {
+	anyOf := json.RawMessage(`{"name":"pick","inputSchema":{"type":"object","anyOf":[{"required":["a"]}]},"_meta":{"ui":{"resourceUri":"ui://a/v"}}}`)
+	cat, _, _ := build(t, map[string][]json.RawMessage{"a": {anyOf, viewTool("show", "ui://a/v", "")}}, nil)
+	for _, tc := range []struct {
+		form       Form
+		pick, show string
+		lowered    bool
+	}{
+		{0, `"a.pick"`, `"a.show"`, false},
+		{FormHosts, `"a.pick"`, `"a.show"`, true},
+		{FormStrict, `"a_pick"`, `"a_show"`, false},
+		{FormHosts | FormStrict, `"a_pick"`, `"a_show"`, true},
+	} {
+		for _, readable := range []bool{true, false} {
+			page, _, err := cat.PageListed("", 0, nil, func(string, string) bool { return readable }, tc.form)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) != 2 {
+				t.Fatalf("form %d: %d tools", tc.form, len(page))
+			}
+			var got []string
+			for _, raw := range page {
+				got = append(got, member(t, raw, "name"))
+			}
+			if diff := cmp.Diff([]string{tc.pick, tc.show}, got); diff != "" {
+				t.Errorf("form %d, view readable %v: names (-want +got):\n%s", tc.form, readable, diff)
+			}
+			if lowered := member(t, page[0], "inputSchema", "anyOf") == "<absent>"; lowered != tc.lowered {
+				t.Errorf("form %d, view readable %v: schema lowered %v: %s", tc.form, readable, lowered, page[0])
+			}
+			wantView := `"ui://a/v"`
+			if !readable {
+				wantView = "<absent>"
+			}
+			for _, raw := range page {
+				if got := member(t, raw, "_meta", "ui", "resourceUri"); got != wantView {
+					t.Errorf("form %d, view readable %v: view %s: %s", tc.form, readable, got, raw)
+				}
+			}
+		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
-	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // The methods a client calls, and what serves each: the same for both eras but for the
@@ -115,17 +114,18 @@ func (s *Server) dispatch(ctx context.Context, p peer, req *node.Request) (any, 
 			if req.Allow != nil {
 				views = req.Allow.Resource
 			}
-			tools, next, err := cat.PageListed(cursor, size, s.listFilter(id, cat, p.selectsTools()), views)
-			if err == nil && p.protocol() < mcp.Version20260728 {
+			var form catalog.Form
+			if p.protocol() < mcp.Version20260728 {
 				// Hosts of the revisions before 2026-07-28 get schemas they take; a
 				// 2026-07-28 client gets each as its bundle wrote it, which that
 				// revision's conformance requires (json-schema-2020-12, SEP-2106: allOf,
 				// if/then/else and $anchor kept). Revisions are dates: they sort.
-				tools = cat.ForHosts(tools)
+				form |= catalog.FormHosts
 			}
-			if err == nil && p.strictNames() {
-				tools = renderStrict(cat.Strict(), tools)
+			if p.strictNames() {
+				form |= catalog.FormStrict
 			}
+			tools, next, err := cat.PageListed(cursor, size, s.listFilter(id, cat, p.selectsTools()), views, form)
 			return tools, next, err
 		}, "tools")
 	case mcp.MethodPromptsList:
@@ -150,22 +150,6 @@ func (s *Server) dispatch(ctx context.Context, p peer, req *node.Request) (any, 
 		return s.serveTasks(ctx, p, req)
 	}
 	return nil, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found", req.Method)
-}
-
-// renderStrict rewrites the names of tools for a strict client.
-func renderStrict(m *catalog.NameMap, tools []json.RawMessage) []json.RawMessage {
-	out := make([]json.RawMessage, len(tools))
-	for i, t := range tools {
-		out[i] = t
-		var name string
-		if raw, ok := rawjson.Member(t, "name"); ok && json.Unmarshal(raw, &name) == nil {
-			quoted, _ := json.Marshal(m.Render(name))
-			if renamed, ok := rawjson.SetMember(t, "name", quoted); ok {
-				out[i] = renamed
-			}
-		}
-	}
-	return out
 }
 
 // listPage answers a */list request with one page of items under field.
