@@ -12,10 +12,6 @@ import (
 // refuses $ref. HostInputSchema lowers a schema so that every host takes it, keeping what it
 // can exact; a server still checks calls against the schema as it was.
 
-// rootCombinators are the root keywords hosts refuse, which constrain the arguments as a
-// whole.
-var rootCombinators = []string{"allOf", "anyOf", "oneOf", "not", "if", "then", "else", "enum", "const"}
-
 // maxNoteBytes bounds the constraints a lowered schema's note repeats in JSON; past it the
 // note names the keywords only.
 const maxNoteBytes = 2048
@@ -34,8 +30,8 @@ func NeedsHostLowering(raw []byte) bool {
 	if strings.TrimSpace(string(root["type"])) != `"object"` {
 		return true
 	}
-	for _, k := range rootCombinators {
-		if _, ok := root[k]; ok {
+	for k := range root {
+		if rootDropped[k] {
 			return true
 		}
 	}
@@ -69,29 +65,22 @@ func HostInputSchema(schema any, maxBytes int) (Schema, string) {
 			}
 		}
 	}
-	out := Schema{}
-	for k, v := range lowered {
-		out[k] = v
-	}
+	out := lowered
 	if parts, ok := out["allOf"].([]any); ok {
 		if folded, exact := foldAllOf(out, parts); exact {
 			out = folded
 		}
 	}
-	moved := Schema{}
-	for _, k := range rootCombinators {
-		if v, has := out[k]; has {
+	moved := Schema{} // what objectRoot leaves out, said in the note
+	for k, v := range out {
+		if rootDropped[k] {
 			moved[k] = v
-			delete(out, k)
 		}
 	}
 	if t, has := out["type"]; has && t != "object" {
 		moved["type"] = t
 	}
-	out["type"] = "object"
-	if _, ok := out["properties"].(map[string]any); !ok {
-		out["properties"] = Schema{}
-	}
+	out = objectRoot(out)
 	if len(moved) == 0 {
 		return out, ""
 	}

@@ -248,8 +248,9 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// Constraints across properties at the top, which no API here takes there; the node still
-// checks every call's arguments against the tool's whole schema.
+// Constraints across properties at the top, which no API here takes there, nor the hosts
+// (see HostInputSchema); the node still checks every call's arguments against the tool's
+// whole schema.
 var rootDropped = map[string]bool{"oneOf": true, "anyOf": true, "allOf": true, "not": true, "if": true,
 	"then": true, "else": true, "enum": true, "const": true}
 
