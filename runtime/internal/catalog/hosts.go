@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bytes"
 	"encoding/json"
 
 	"github.com/toolnode/toolnode/sdk-go/app/provider"
@@ -47,10 +46,8 @@ func (c *Catalog) lowerForHosts() {
 		if !ok || !provider.NeedsHostLowering(raw) {
 			continue
 		}
-		var schema any
-		d := json.NewDecoder(bytes.NewReader(raw))
-		d.UseNumber()
-		if d.Decode(&schema) != nil {
+		schema, err := provider.DecodeJSON(raw)
+		if err != nil {
 			continue
 		}
 		lowered, note := provider.HostInputSchema(schema, min(maxHostTool, max(room, 0)))
