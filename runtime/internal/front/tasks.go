@@ -104,11 +104,12 @@ type taskStore struct {
 	srv  *Server
 	opts TaskOptions
 
-	mu    sync.Mutex
-	byID  map[string]*task
-	held  map[string]int   // tasks per client (Identity.bound), calls that may become one included
-	kept  map[string]int64 // bytes of results and errors kept per client
-	bytes int64            // results and errors kept, all clients'
+	mu     sync.Mutex
+	byID   map[string]*task
+	held   map[string]int   // tasks per client (Identity.bound), calls that may become one included
+	kept   map[string]int64 // bytes of results and errors kept per client
+	bytes  int64            // results and errors kept, all clients'
+	shared int64            // what they take of the pool: each client's kept up to MaxClientBytes
 }
 
 func newTaskStore(srv *Server, opts TaskOptions) *taskStore {
@@ -136,7 +137,7 @@ func (s *taskStore) reserve(bound string, keeps bool) *rpc.Error {
 	case keeps && s.kept[bound] >= s.opts.MaxClientBytes:
 		return rpc.Errorf(mcp.CodeInvalidRequest, "no task is made: this client's tasks keep %d bytes of results, and may keep %d (--max-client-task-bytes); read their results, then cancel them (tasks/cancel) or wait for their ttlMs to pass",
 			s.kept[bound], s.opts.MaxClientBytes)
-	case keeps && s.sharedLocked() >= s.opts.MaxBytes:
+	case keeps && s.shared >= s.opts.MaxBytes:
 		return rpc.Errorf(mcp.CodeInvalidRequest, "no task is made: the node's tasks keep %d bytes of results, and may keep %d (--max-task-bytes); try again when some have expired",
 			s.bytes, s.opts.MaxBytes)
 	}
@@ -144,16 +145,20 @@ func (s *taskStore) reserve(bound string, keeps bool) *rpc.Error {
 	return nil
 }
 
-// sharedLocked is what the clients' kept results take of the pool (MaxBytes): each
-// client's counted up to its share, so that what a client keeps past its share (the
-// results of tasks it had working when it reached it) never keeps another client's task
-// out. The caller holds s.mu.
-func (s *taskStore) sharedLocked() int64 {
-	var n int64
-	for _, kept := range s.kept {
-		n += min(kept, s.opts.MaxClientBytes)
+// keepLocked counts n more bytes (fewer when negative) kept for the client bound. What
+// they take of the pool (shared) counts each client's up to its share, so that what a
+// client keeps past its share (the results of tasks it had working when it reached it)
+// never keeps another client's task out. The caller holds s.mu.
+func (s *taskStore) keepLocked(bound string, n int64) {
+	before := s.kept[bound]
+	after := max(before+n, 0)
+	if after == 0 {
+		delete(s.kept, bound)
+	} else {
+		s.kept[bound] = after
 	}
-	return n
+	s.bytes += n
+	s.shared += min(after, s.opts.MaxClientBytes) - min(before, s.opts.MaxClientBytes)
 }
 
 // release gives back what a task held: its place among its client's, and its bytes.
@@ -163,10 +168,7 @@ func (s *taskStore) release(bound string, size int64) {
 	if s.held[bound]--; s.held[bound] <= 0 {
 		delete(s.held, bound)
 	}
-	s.bytes -= size
-	if s.kept[bound] -= size; s.kept[bound] <= 0 {
-		delete(s.kept, bound)
-	}
+	s.keepLocked(bound, -size)
 }
 
 // charge counts the n bytes of a result kept for a task of the client bound. It never
@@ -174,8 +176,7 @@ func (s *taskStore) release(bound string, size int64) {
 func (s *taskStore) charge(bound string, n int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.bytes += n
-	s.kept[bound] += n
+	s.keepLocked(bound, n)
 }
 
 func (s *taskStore) register(t *task) {
