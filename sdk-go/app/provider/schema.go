@@ -187,6 +187,9 @@ func InlineSized(schema any, maxBytes int) (Schema, int, error) {
 			}
 			return out, nil
 		}
+		if err := spend(scalarSize(node)); err != nil {
+			return nil, err
+		}
 		return node, nil
 	}
 	out, err := walk(root, nil, 0)
