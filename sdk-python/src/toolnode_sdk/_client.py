@@ -10,7 +10,7 @@ from typing import Callable, Dict, Optional
 
 from ._context import Context
 from ._errors import ToolError
-from ._protocol import INTERNAL_ERROR, Message, RpcError
+from ._protocol import INTERNAL_ERROR, Message, RpcError, notification
 
 _log = logging.getLogger("toolnode_sdk")
 
@@ -57,11 +57,10 @@ class ClientRequests:
             while not pending.done.wait(0.05):
                 if ctx.cancelled:
                     self._send(
-                        {
-                            "jsonrpc": "2.0",
-                            "method": "notifications/cancelled",
-                            "params": {"requestId": request_id, "_meta": ctx.routing_meta()},
-                        }
+                        notification(
+                            "notifications/cancelled",
+                            {"requestId": request_id, "_meta": ctx.routing_meta()},
+                        )
                     )
                     raise ToolError("cancelled")
         finally:

@@ -18,6 +18,7 @@ from ._protocol import (
     Message,
     RequestId,
     RpcError,
+    notification,
 )
 
 
@@ -75,14 +76,10 @@ class Subscriptions:
             self._listens[request_id] = set(agreed)
             # Sent under the lock, so that no update for it can go out before it.
             self._send(
-                {
-                    "jsonrpc": "2.0",
-                    "method": "notifications/subscriptions/acknowledged",
-                    "params": {
-                        "_meta": {META_SUBSCRIPTION_ID: request_id},
-                        "notifications": filter_,
-                    },
-                }
+                notification(
+                    "notifications/subscriptions/acknowledged",
+                    {"_meta": {META_SUBSCRIPTION_ID: request_id}, "notifications": filter_},
+                )
             )
 
     def unlisten(self, request_id: RequestId) -> bool:
@@ -108,8 +105,4 @@ class Subscriptions:
 
 
 def _updated(uri: str, params: Message) -> Message:
-    return {
-        "jsonrpc": "2.0",
-        "method": "notifications/resources/updated",
-        "params": {**params, "uri": uri},
-    }
+    return notification("notifications/resources/updated", {**params, "uri": uri})
