@@ -64,9 +64,11 @@ extern "C" {
  * tn_resource_t, tn_prompt_t, tn_view_t) only ever grow at their end, and
  * the functions that take them are macros passing the struct's size as the
  * bundle's header knew it: the library reads that many bytes and takes the
- * fields a bundle's header did not have as NULL. Only the functions below
- * are exported (TN_API); sdk-c/abi/libtn.abi is the ABI of the last release,
- * and make test compares the library against it with abidiff.
+ * fields a bundle's header did not have as NULL; a size smaller than the
+ * struct had in libtn.so.1's first tn.h is refused (-1, the reason in
+ * error). Only the functions below are exported (TN_API);
+ * sdk-c/abi/libtn.abi is the ABI of the last release, and make test
+ * compares the library against it with abidiff.
  * ------------------------------------------------------------------------ */
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -156,6 +158,8 @@ TN_API void tn_server_free(tn_server_t *server);
  *   server: borrowed.  tool: borrowed (its strings are copied; meta, like the
  *   schemas and annotations, is parsed here).
  *   error: caller-owned, nullable; filled on failure.
+ *   size: sizeof the struct as the caller's tn.h has it, which the macro
+ *   passes (see ABI).
  * Returns 0, or -1 when an argument is NULL, the name is invalid or already
  * taken, a schema is not a JSON object, the handler is missing, the server
  * is running, or memory runs out.
@@ -467,6 +471,8 @@ typedef struct tn_resource_t {
  * were added.
  *   server: borrowed.  resource: borrowed (copied).  error: caller-owned,
  *   nullable; filled on failure.
+ *   size: sizeof the struct as the caller's tn.h has it, which the macro
+ *   passes (see ABI).
  * Returns 0, or -1 when an argument is NULL, the URI, name or handler is
  * missing, the URI is taken, the server is running or memory runs out.
  */
@@ -483,6 +489,8 @@ TN_API int tn_server_add_resource_sized(tn_server_t *server,
  * or more characters other than / ? #.
  *   server: borrowed.  resource: borrowed (copied); uri is the template.
  *   error: caller-owned, nullable; filled on failure.
+ *   size: sizeof the struct as the caller's tn.h has it, which the macro
+ *   passes (see ABI).
  * Returns 0, or -1 as tn_server_add_resource() does, and when the template
  * has an unclosed brace or a variable with no name.
  */
@@ -514,6 +522,8 @@ typedef struct tn_prompt_t {
  * Adds a prompt; prompts are listed in the order they were added.
  *   server: borrowed.  prompt: borrowed (copied; arguments parsed here).
  *   error: caller-owned, nullable; filled on failure.
+ *   size: sizeof the struct as the caller's tn.h has it, which the macro
+ *   passes (see ABI).
  * Returns 0, or -1 when an argument is NULL, the name or handler is
  * missing, the name is taken, arguments is not an array of objects with a
  * string "name", the server is running or memory runs out.
@@ -582,6 +592,8 @@ typedef struct tn_view_t {
  * tn_server_run().
  *   server: borrowed.  view: borrowed (its strings are copied, ui_meta
  *   parsed here).  error: caller-owned, nullable; filled on failure.
+ *   size: sizeof the struct as the caller's tn.h has it, which the macro
+ *   passes (see ABI).
  * Returns 0, or -1 when an argument is NULL, the URI does not begin ui://,
  * the HTML is missing, ui_meta is not a JSON object, the URI is taken, the
  * server is running or memory runs out.
