@@ -1,11 +1,8 @@
 package access
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,15 +13,10 @@ import (
 
 // Holder keeps the policy of an access file current: Reload (or Watch) reads the file
 // again, and a file that has turned bad leaves the last good policy in place, with the
-// reason logged once. It is safe for concurrent use.
+// reason logged once (see reload.File). It is safe for concurrent use.
 type Holder struct {
-	path     string
-	log      hclog.Logger
-	onChange func(*Policy)
-	cur      atomic.Pointer[Policy]
-
-	mu       sync.Mutex // serialises reloads
-	lastData []byte     // the file as last read, good or bad
+	file *reload.File[*Policy]
+	cur  atomic.Pointer[Policy]
 }
 
 // Open loads the access file at path, which must be good: a node must not start with a
@@ -34,12 +26,19 @@ func Open(path string, log hclog.Logger, onChange func(*Policy)) (*Holder, error
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	data, p, err := readFile(path)
+	f, p, err := reload.OpenFile(path, "access file", log, readFile)
 	if err != nil {
 		return nil, err
 	}
-	h := &Holder{path: path, log: log, onChange: onChange, lastData: data}
+	h := &Holder{file: f}
 	h.cur.Store(p)
+	f.OnChange(func(p *Policy) {
+		h.cur.Store(p)
+		log.Info("access file reloaded", "file", path, "clients", len(p.Clients()))
+		if onChange != nil {
+			onChange(p)
+		}
+	})
 	return h, nil
 }
 
@@ -49,42 +48,14 @@ func (h *Holder) Policy() *Policy { return h.cur.Load() }
 // Reload reads the file again. An unchanged file is left alone. A good new file replaces
 // the policy; a bad one is logged (once, until it changes) and the last good policy stays.
 // It returns whether the policy changed, and the file's problem if it is bad.
-func (h *Holder) Reload() (bool, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	data, p, err := readFile(h.path)
-	if data == nil {
-		if h.lastData != nil {
-			h.log.Error("cannot read the access file; keeping the last good one", "file", h.path, "error", err)
-			h.lastData = nil
-		}
-		return false, err
-	}
-	if bytes.Equal(data, h.lastData) {
-		return false, nil
-	}
-	h.lastData = data
-	if err != nil {
-		h.log.Error("access file is bad; keeping the last good one", "file", h.path, "error", err)
-		return false, err
-	}
-	h.cur.Store(p)
-	h.log.Info("access file reloaded", "file", h.path, "clients", len(p.Clients()))
-	if h.onChange != nil {
-		h.onChange(p)
-	}
-	return true, nil
-}
+func (h *Holder) Reload() (bool, error) { return h.file.Reload() }
 
 // Watch reloads the file whenever it changes, until ctx ends. It watches the file's folder,
 // so an editor that saves by writing a new file and renaming it over the old one is seen;
 // changes are taken once the folder has been still for quiet (reload.DefaultQuiet when 0).
 func (h *Holder) Watch(ctx context.Context, quiet time.Duration) error {
-	w, err := reload.NewWatcher(h.log, quiet)
-	if err != nil {
+	if err := h.file.Watch(ctx, quiet); err != nil {
 		return fmt.Errorf("watch access file: %w", err)
 	}
-	w.Watch([]string{filepath.Dir(h.path)})
-	w.Run(ctx, func() { _, _ = h.Reload() })
 	return nil
 }

@@ -200,7 +200,7 @@ func build(ctx context.Context, cfg Config) (r *running, err error) {
 	}
 	r.node = node.New(nc)
 	if r.lock != nil {
-		r.lock.node = r.node
+		r.lock.serveTo(r.node)
 	}
 	r.node.Start()
 	r.apply = r.node.Apply
