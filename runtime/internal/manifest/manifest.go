@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -146,7 +147,7 @@ func (t *Timeouts) UnmarshalJSON(b []byte) error {
 	var j timeoutsJSON
 	if err := dec.Decode(&j); err != nil {
 		if key, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return fmt.Errorf("unknown key %s in timeouts (known keys: start, call, call_max, shutdown)", key)
+			return fmt.Errorf("unknown key %s in timeouts (known keys: %s)", key, knownKeys(reflect.TypeFor[timeoutsJSON]()))
 		}
 		return fmt.Errorf("timeouts: %w", err)
 	}
@@ -254,6 +255,18 @@ func (m *Manifest) fill() {
 	}
 }
 
+// knownKeys lists the keys of the JSON object the struct type t is read from, in the
+// order of its fields: the keys an unknown one is told apart from, never out of step.
+func knownKeys(t reflect.Type) string {
+	var keys []string
+	for i := range t.NumField() {
+		if key, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); key != "" && key != "-" {
+			keys = append(keys, key)
+		}
+	}
+	return strings.Join(keys, ", ")
+}
+
 // explainDecodeError turns encoding/json's messages into ones that say what to fix.
 func explainDecodeError(err error) error {
 	var syn *json.SyntaxError
@@ -265,7 +278,7 @@ func explainDecodeError(err error) error {
 		return fmt.Errorf("key %q must be %s, not JSON %s", typ.Field, typeName(typ.Type.String()), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		key := strings.TrimPrefix(err.Error(), "json: unknown field ")
-		return fmt.Errorf("unknown key %s (known keys: name, command, url, headers, env, inherit_env, seats, timeouts, instances, prefix, isolation, start, idle_stop, tasks, synonyms)", key)
+		return fmt.Errorf("unknown key %s (known keys: %s)", key, knownKeys(reflect.TypeFor[Manifest]()))
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return errors.New("not valid JSON: the file ends inside the object")
 	case errors.Is(err, io.EOF):
