@@ -4,9 +4,15 @@
  * prototypes of the sdist's builder/meos.h (build/gen/meos_api.h), so a
  * wrong type anywhere is a compile error.
  *
- * Ownership: every decoded pointer and every encoded result that MEOS
- * allocated is kept by the call (mc_keep) and freed when it ends; the
- * generated code never frees anything itself.
+ * Ownership: every decoded pointer, and every result handed to an encoder
+ * or an array kept whole, is kept by the call (mc_keep) and freed when it
+ * ends. The generated code frees three things itself, each one MEOS gave it
+ * that nothing keeps yet: the result of a call that also reported an error
+ * (free(r) before returning the error), a pointer an out-parameter call wrote
+ * before reporting an error (free(out)), and an aggregate's state when the
+ * fold is given up or fails (ga_gave_up, ga_agg_fail); a state that reaches
+ * the end is the result, or is handed to the aggregate's final function.
+ * Static strings (const char *, or policy.toml [static]) are never freed.
  */
 #ifndef MEOS_GEN_H
 #define MEOS_GEN_H
