@@ -12,10 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolnode/toolnode/runtime/internal/card"
 	"github.com/toolnode/toolnode/runtime/internal/catalog"
 	"github.com/toolnode/toolnode/runtime/internal/front"
 	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/pin"
+	serveapi "github.com/toolnode/toolnode/runtime/internal/serve"
+	"github.com/toolnode/toolnode/sdk-go/mcp"
 	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
@@ -114,6 +117,7 @@ func (s Surface) Encode() ([]byte, error) {
 }
 
 const manifestUsage = `Usage: toolnode manifest [--bundles DIR]... [--config FILE] [--names MODE] [--check FILE]
+       toolnode manifest --format server-card [--url URL] [--bundles DIR]... [--config FILE]
 
 Starts the bundles in-process, as toolnode tools does, and prints their merged surface as
 JSON: the tools, prompts, resources and resource templates exactly as clients list them
@@ -124,8 +128,18 @@ committed and diffed in CI.
 With --check FILE nothing is printed when the surface matches FILE; otherwise what was
 added, removed or changed is printed and the exit status is 1.
 
+With --format server-card it prints the node's MCP server card instead, as toolnode serve
+--http publishes it at /mcp/server-card: the endpoint --url names (none without it), the
+protocol revisions the node speaks, and the bundles it fronts.
+
 Flags:
 `
+
+// What toolnode manifest prints (--format).
+const (
+	formatSurface    = "surface"
+	formatServerCard = "server-card"
+)
 
 func manifestCommand(args []string, stdout, stderr io.Writer) int {
 	var t targetFlags
@@ -134,6 +148,8 @@ func manifestCommand(args []string, stdout, stderr io.Writer) int {
 	t.registerLocal(fs)
 	names := fs.String("names", front.NamesCanonical, "tool names as a client of `MODE` sees them: canonical (seat.verb) or underscore (seat_verb)")
 	check := fs.String("check", "", "compare the surface with `FILE` (a committed manifest) instead of printing it")
+	format := fs.String("format", formatSurface, "what to print: surface (the merged tools, prompts and resources) or server-card (the node's MCP server card)")
+	url := fs.String("url", "", "with --format server-card, the Streamable HTTP endpoint `URL` the card names (e.g. https://host/mcp)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, manifestUsage)
 		fs.PrintDefaults()
@@ -151,11 +167,27 @@ func manifestCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "toolnode manifest: say where the bundles are: --bundles DIR or --config FILE")
 		return ExitUsage
 	}
+	switch {
+	case *format != formatSurface && *format != formatServerCard:
+		fmt.Fprintf(stderr, "toolnode manifest: --format %q: use surface or server-card\n", *format)
+		return ExitUsage
+	case *format == formatServerCard && *check != "":
+		fmt.Fprintln(stderr, "toolnode manifest: --check compares a surface; it does not take --format server-card")
+		return ExitUsage
+	case *url != "" && *format != formatServerCard:
+		fmt.Fprintln(stderr, "toolnode manifest: --url names the endpoint on a server card: add --format server-card")
+		return ExitUsage
+	}
 	return t.with("manifest", 2*time.Minute, stderr, func(ctx context.Context, tgt target) int {
 		n := tgt.(localTarget).n
 		// A bundle that did not start would be missing from the surface: no file to trust.
 		if !allStarted(n, "manifest", stderr) {
 			return ExitError
+		}
+		if *format == formatServerCard {
+			info := card.Info{Version: Version, URL: *url, Bundles: serveapi.BundleNames(n)}
+			_, _ = stdout.Write(card.Build(info, mcp.AllVersions()).Encode())
+			return ExitOK
 		}
 		got, err := surfaceOf(n, *names).Encode()
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/internal/access"
 	"github.com/toolnode/toolnode/runtime/internal/audit"
+	"github.com/toolnode/toolnode/runtime/internal/card"
 	"github.com/toolnode/toolnode/runtime/internal/cluster"
 	"github.com/toolnode/toolnode/runtime/internal/front"
 	"github.com/toolnode/toolnode/runtime/internal/front/httpfront"
@@ -352,7 +353,7 @@ func (r *running) start(ctx context.Context, cancel context.CancelCauseFunc) {
 		go func() {
 			defer r.wg.Done()
 			ln := httpfront.WrapListener(netutil.LimitListener(r.http, cfg.MaxConns), cfg.HTTPOptions.TrustedProxies)
-			cancel(serveHTTP(ctx, ln, r.front, r.rs, cfg, log))
+			cancel(serveHTTP(ctx, ln, r.front, r.node, r.rs, cfg, log))
 		}()
 	}
 	if cfg.Stdio {
@@ -418,9 +419,9 @@ func loopbackIP(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// serveHTTP serves the HTTP front on ln until ctx ends or serving fails; with rs, as an
-// OAuth resource server publishing its metadata.
-func serveHTTP(ctx context.Context, ln net.Listener, h *httpfront.Handler, rs *oauth.ResourceServer, cfg Config, log hclog.Logger) error {
+// serveHTTP serves the HTTP front on ln until ctx ends or serving fails, with n's server
+// card beside it; with rs, as an OAuth resource server publishing its metadata.
+func serveHTTP(ctx context.Context, ln net.Listener, h *httpfront.Handler, n *node.Node, rs *oauth.ResourceServer, cfg Config, log hclog.Logger) error {
 	mux := http.NewServeMux()
 	var mcp http.Handler = h
 	if rs != nil {
@@ -430,6 +431,9 @@ func serveHTTP(ctx context.Context, ln net.Listener, h *httpfront.Handler, rs *o
 		mcp = h.WithOAuth(rs)
 	}
 	mux.Handle("/mcp", mcp)
+	cards := cardHandler(n, cfg)
+	mux.Handle("/mcp"+card.Suffix, cards)
+	mux.Handle(card.CatalogPath, cards)
 	err := serveMux(ctx, ln, mux, cfg, log)
 	h.Close()
 	return err
