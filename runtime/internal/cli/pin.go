@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/access"
-	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/pin"
 )
 
@@ -68,7 +67,7 @@ func pinCommand(args []string, stdout, stderr io.Writer) int {
 		if !allStarted(n, "pin", stderr) {
 			return ExitError
 		}
-		served := node.Served(n.Catalog())
+		served := n.Served(n.Catalog())
 		switch {
 		case *diff:
 			return pinDiff(*lockPath, served, stdout, stderr)

@@ -133,7 +133,9 @@ type Node struct {
 	boundSources  []func() []Bound
 	clusterReport atomic.Pointer[func(context.Context) ClusterReport]
 
-	quiet     atomic.Pointer[map[string]bool] // bundles whose calls never ask a client; see noteQuiet
+	quiet     atomic.Pointer[map[string]bool]     // bundles whose calls never ask a client; see noteQuiet
+	own       *ownProvider                        // the node's own tools
+	providers atomic.Pointer[map[string]provider] // of each source of the catalog, by its name; see providerOf
 	catalog   atomic.Pointer[catalog.Catalog]
 	prompts   atomic.Pointer[catalog.Catalog]
 	resources atomic.Pointer[catalog.Resources]
@@ -188,6 +190,9 @@ func New(cfg Config) *Node {
 		ready:    make(chan struct{}),
 	}
 	n.pins.lock = cfg.Lock
+	n.own = &ownProvider{n: n}
+	n.providers.Store(&map[string]provider{})
+	n.noteProviders()
 	n.catalog.Store(&catalog.Catalog{})
 	n.prompts.Store(&catalog.Catalog{})
 	n.resources.Store(&catalog.Resources{})
@@ -282,6 +287,7 @@ func (n *Node) apply(manifests []*manifest.Manifest, settle *sync.WaitGroup, set
 		}
 	}
 	n.noteQuiet()
+	n.noteProviders()
 	n.held.holdBundles(n.bundles)
 	n.mu.Unlock()
 
@@ -331,7 +337,7 @@ func fingerprint(m *manifest.Manifest) string {
 func (n *Node) rebuild() {
 	n.mu.Lock()
 	names := make([]string, 0, len(n.bundles))
-	tools := []catalog.Source{n.ownTools()}
+	tools := []catalog.Source{n.own.source()}
 	var prompts []catalog.Source
 	for name, b := range n.bundles {
 		if listed(b) {

@@ -23,9 +23,9 @@ import (
 // The node's own tools, all of them here: toolnode.status (the state of every bundle and
 // bound), toolnode.search (a ranked search over the catalog), toolnode.execute (a call
 // by name whose arguments are checked before anything is sent) and toolnode.run (a
-// program over the tools, in run.go). They sit in the catalog
-// under the name of no bundle (ownBundle) and take the caller's filter like any tool:
-// search and execute see and call only what the caller may.
+// program over the tools, in run.go). They sit in the catalog under the name of no bundle
+// (ownBundle), served by a provider of their own (ownProvider), and take the caller's filter
+// like any tool: search and execute see and call only what the caller may.
 
 // Names of the node's own tools.
 const (
@@ -76,8 +76,13 @@ func IsOwnTool(name string) bool {
 		name == ReadResultToolName || name == ApprovalsToolName || name == ApproveToolName
 }
 
-// ownTools is the node's own tool list, as the catalog takes it.
-func (n *Node) ownTools() catalog.Source {
+// ownProvider is the node's own tools as a provider: served in process, never as tasks,
+// never held to the lock file (they are the node's, not a bundle's).
+type ownProvider struct{ n *Node }
+
+// source is the node's own tool list, as the catalog takes it.
+func (p *ownProvider) source() catalog.Source {
+	n := p.n
 	tools := []json.RawMessage{statusTool(), SearchTool(), ExecuteTool(), RunTool(n.cfg.Run)}
 	if n.results.b.MaxBytes > 0 {
 		tools = append(tools, readResultTool(n.readLength()))
@@ -89,6 +94,18 @@ func (n *Node) ownTools() catalog.Source {
 	n.approvals.mu.Unlock()
 	return catalog.Source{Bundle: ownBundle, Namespace: ownNamespace, NoPrefix: true, Tools: tools}
 }
+
+func (p *ownProvider) call(ctx context.Context, sess Session, req *Request, e catalog.Entry, _ settling, done Done) {
+	req.Bundle = ""
+	p.n.callOwn(ctx, sess, req, e.Tool, done)
+}
+
+func (p *ownProvider) taskMode(catalog.Entry) string { return mcp.TaskForbidden }
+func (p *ownProvider) holdsTasks() bool              { return false }
+
+// asksClients is true: a run's inner calls, and toolnode.execute's, may ask.
+func (p *ownProvider) asksClients() bool { return true }
+func (p *ownProvider) locked() bool      { return false }
 
 // statusTool returns the tools/list entry of toolnode.status.
 func statusTool() json.RawMessage {
@@ -315,6 +332,11 @@ func (n *Node) execute(ctx context.Context, sess Session, req *Request, done Don
 		return
 	}
 	e, xerr, refused := gate(n.metaIndex(), req.Allow, name, arguments, "find one with toolnode.search")
+	if xerr == nil {
+		if xerr = n.admit(req.Guard, name, arguments); xerr != nil {
+			refused = xerr.Kind
+		}
+	}
 	if xerr != nil {
 		fail(xerr)
 		req.Refused = refused
@@ -322,13 +344,8 @@ func (n *Node) execute(ctx context.Context, sess Session, req *Request, done Don
 	}
 	inner := innerRequest(req, name, arguments)
 	withInput(inner, req)
-	if e.Bundle == ownBundle {
-		n.callOwn(ctx, sess, inner, e.Tool, done)
-		return
-	}
-	req.Bundle = e.Bundle
-	n.callTool(ctx, sess, inner, settleExecute, DoneFunc(func(res json.RawMessage, err error) {
-		req.Refused = inner.Refused
+	n.providerOf(e.Bundle).call(ctx, sess, inner, e, settleExecute, DoneFunc(func(res json.RawMessage, err error) {
+		req.Bundle, req.Refused = inner.Bundle, inner.Refused
 		done.CallDone(res, err)
 	}))
 }

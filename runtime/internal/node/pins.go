@@ -40,10 +40,10 @@ func (n *Node) Pins() (pin.Report, bool) {
 }
 
 // Served lists the bundles' tools in cat (not the node's own) as a lock pins them.
-func Served(cat *catalog.Catalog) []pin.Tool {
+func (n *Node) Served(cat *catalog.Catalog) []pin.Tool {
 	out := make([]pin.Tool, 0, cat.Len())
 	for _, e := range cat.Entries() {
-		if e.Bundle != ownBundle {
+		if n.providerOf(e.Bundle).locked() {
 			out = append(out, pin.Tool{Name: e.Name, Bundle: e.Bundle, JSON: e.JSON})
 		}
 	}
@@ -57,7 +57,7 @@ func (n *Node) pinned(cat *catalog.Catalog) *catalog.Catalog {
 		n.pins.report = nil
 		return cat
 	}
-	r := n.pins.lock.CheckWith(Served(cat), &n.pins.digests)
+	r := n.pins.lock.CheckWith(n.Served(cat), &n.pins.digests)
 	n.pins.report = &r
 	if len(r.Held) == 0 {
 		return cat
@@ -122,7 +122,7 @@ func logChanges(n *Node, old, cat *catalog.Catalog) {
 	}
 	for _, e := range cat.Entries() {
 		was, ok := old.Lookup(e.Name)
-		if !ok || e.Bundle == ownBundle || string(was.JSON) == string(e.JSON) {
+		if !ok || !n.providerOf(e.Bundle).locked() || string(was.JSON) == string(e.JSON) {
 			continue
 		}
 		a, errA := pin.Definition(was.JSON)

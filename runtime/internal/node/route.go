@@ -125,17 +125,7 @@ func (n *Node) callTool(ctx context.Context, sess Session, req *Request, how set
 		settle(ctx, req, how, done, xerr.Result(), nil)
 		return
 	}
-	req.Bundle = e.Bundle
-	if e.Bundle == ownBundle {
-		req.Bundle = ""
-		n.callOwn(ctx, sess, req, e.Tool, done)
-		return
-	}
-	rename := ""
-	if e.Tool != name {
-		rename = e.Tool // in the edit that readies the call for the bundle
-	}
-	n.forwardAsync(ctx, sess, e.Bundle, rename, req, how, done)
+	n.providerOf(e.Bundle).call(ctx, sess, req, e, how, done)
 }
 
 // notRunning says why the catalog may lack the tool name: the bundle that would serve it
@@ -168,11 +158,7 @@ func (n *Node) notRunning(name string) error {
 // stateless client, so it reads what noteQuiet keeps rather than taking the node's lock.
 func (n *Node) AsksClients(name string) bool {
 	e, ok := n.Catalog().Lookup(name)
-	if !ok || e.Bundle == ownBundle {
-		return true
-	}
-	quiet := n.quiet.Load()
-	return quiet == nil || !(*quiet)[e.Bundle]
+	return !ok || n.providerOf(e.Bundle).asksClients()
 }
 
 // noteQuiet records which bundles have processes running and none that may ask a client

@@ -215,14 +215,9 @@ func (h *runHost) call(ctx context.Context, inner *Request) (json.RawMessage, *c
 		inner.Refused = refused // what the audit log records: forbidden for a denied tool
 		return nil, (*codemode.Failure)(xerr), nil
 	}
+	p := h.n.providerOf(e.Bundle)
 	call := func(req *Request) (json.RawMessage, error) {
-		return rpc.Await(func(done rpc.Done) {
-			if e.Bundle == ownBundle {
-				h.n.callOwn(ctx, h.sess, req, e.Tool, DoneFunc(done))
-				return
-			}
-			h.n.callTool(ctx, h.sess, req, settleExecute, DoneFunc(done))
-		})
+		return rpc.Await(func(done rpc.Done) { p.call(ctx, h.sess, req, e, settleExecute, DoneFunc(done)) })
 	}
 	res, err := call(inner)
 	if err == nil && isInputRequired(res) {

@@ -74,19 +74,11 @@ func (n *Node) TaskSupport(req *Request) (mode string, bundleHolds bool) {
 	if !ok || !req.Allow.allows(name) {
 		return "", false
 	}
-	if e.Bundle == ownBundle {
-		return mcp.TaskForbidden, false
+	p := n.providerOf(e.Bundle)
+	if mode = p.taskMode(e); mode == mcp.TaskForbidden {
+		return mode, false
 	}
-	mode = toolTaskSupport(e.JSON)
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if b := n.bundles[e.Bundle]; b != nil && b.m.Link == nil {
-		if inst := firstLive(b); inst != nil {
-			ext := inst.client.Init.Capabilities.Extensions
-			_, bundleHolds = ext[mcp.ExtensionTasks]
-		}
-	}
-	return mode, bundleHolds
+	return mode, p.holdsTasks()
 }
 
 // RequiresTask reports whether a call to the tool req names must be a task: asked for
@@ -98,7 +90,7 @@ func (n *Node) RequiresTask(req *Request) bool {
 	if r == nil || r.cat != cat {
 		r = &requiredTools{cat: cat, names: map[string]bool{}}
 		for _, e := range cat.Entries() {
-			if e.Bundle != ownBundle && toolTaskSupport(e.JSON) == mcp.TaskRequired {
+			if n.providerOf(e.Bundle).taskMode(e) == mcp.TaskRequired {
 				r.names[e.Name] = true
 			}
 		}
