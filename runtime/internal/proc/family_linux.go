@@ -72,6 +72,9 @@ func (f *family) place(attr *syscall.SysProcAttr) {
 	}
 }
 
+// cgroupDir is the cgroup the leader starts in, "" without one.
+func (f *family) cgroupDir() string { return f.cgroup }
+
 // unplace gives the family's cgroup up, before any process is in it, and reports whether
 // there was one.
 func (f *family) unplace() bool {

@@ -12,6 +12,8 @@ func (f *family) place(*syscall.SysProcAttr) {}
 
 func (f *family) unplace() bool { return false }
 
+func (f *family) cgroupDir() string { return "" }
+
 func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
 // family is the leader's process group: on the Unix systems other than Linux and macOS, a

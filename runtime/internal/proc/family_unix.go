@@ -32,6 +32,8 @@ func (f *family) place(*syscall.SysProcAttr) {}
 
 func (f *family) unplace() bool { return false }
 
+func (f *family) cgroupDir() string { return "" }
+
 func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
 // procEntry is one process as the process table shows it.

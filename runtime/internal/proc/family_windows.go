@@ -11,6 +11,8 @@ func (f *family) place(*syscall.SysProcAttr) {}
 
 func (f *family) unplace() bool { return false }
 
+func (f *family) cgroupDir() string { return "" }
+
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{CreationFlags: syscall.CREATE_NEW_PROCESS_GROUP}
 }

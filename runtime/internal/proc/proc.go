@@ -30,6 +30,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/toolnode/toolnode/runtime/internal/sandbox"
 )
 
 // TagVar names the variable that marks every process of one bundle process's family. A
@@ -55,6 +57,10 @@ type Config struct {
 	// logged, marked as cut, and the rest of it is dropped and counted, so a bundle that
 	// never writes a newline (a "\r" progress bar) cannot grow the node. Default 64 KiB.
 	StderrLineMax int
+	// Sandbox bounds what the process may take and touch (package sandbox); nil or a zero
+	// Policy for none. A setting this machine cannot enforce is left out (Confined says
+	// which), unless the Policy requires it: then Start refuses.
+	Sandbox *sandbox.Policy
 	// TrackEvery is how often the process's descendants are looked for (and those that
 	// were orphaned and exited, reaped), where the platform can. Default 2s.
 	TrackEvery time.Duration
@@ -83,6 +89,9 @@ type Process struct {
 	stopErr  error
 
 	fam *family // the process's descendants, as far as the platform can follow them
+
+	confined *sandbox.Confined // the process's sandbox, nil without one
+	cause    string            // why the process ended, where its sandbox knows; set before done
 }
 
 // Start starts the process in a new process group with pipes for stdin, stdout and stderr.
@@ -127,7 +136,16 @@ func Start(cfg Config) (*Process, error) {
 		closeAll(inR, inW, outR, outW, errR, errW)
 		return nil, err
 	}
-	command := func(placed bool) *exec.Cmd {
+	var confined *sandbox.Confined
+	if cfg.Sandbox != nil && !cfg.Sandbox.Zero() {
+		confined, err = sandbox.Confine(*cfg.Sandbox, path, cfg.Dir, fam.cgroupDir())
+		if err != nil {
+			fam.unplace()
+			closeAll(inR, inW, outR, outW, errR, errW)
+			return nil, fmt.Errorf("start %s: %w", path, err)
+		}
+	}
+	command := func(placed bool) (*exec.Cmd, error) {
 		cmd := exec.Command(path, cfg.Args...)
 		cmd.Dir = cfg.Dir
 		cmd.Env = env
@@ -138,26 +156,34 @@ func Start(cfg Config) (*Process, error) {
 		if placed {
 			fam.place(cmd.SysProcAttr)
 		}
-		return cmd
+		if confined != nil {
+			return cmd, confined.Apply(cmd)
+		}
+		return cmd, nil
 	}
-	cmd := command(true)
-	err = cmd.Start()
-	if err != nil && fam.unplace() {
-		// A kernel that cannot start a process in a cgroup: started as elsewhere.
-		cmd = command(false)
+	cmd, err := command(true)
+	if err == nil {
 		err = cmd.Start()
+		if err != nil && fam.unplace() {
+			// A kernel that cannot start a process in a cgroup: started as elsewhere.
+			if cmd, err = command(false); err == nil {
+				err = cmd.Start()
+			}
+		}
 	}
 	if err != nil {
 		fam.unplace()
+		confined.Close()
 		closeAll(inR, inW, outR, outW, errR, errW)
 		return nil, fmt.Errorf("start %s: %w", path, err)
 	}
 	closeAll(inR, outW, errW)
-	p := &Process{cmd: cmd, grace: cfg.Grace, stdin: inW, stdout: outR, done: make(chan struct{}), stderrIn: make(chan struct{}), fam: fam}
+	p := &Process{cmd: cmd, grace: cfg.Grace, stdin: inW, stdout: outR, done: make(chan struct{}), stderrIn: make(chan struct{}), fam: fam, confined: confined}
 	fam.follow(cmd.Process.Pid, cfg.TrackEvery)
 	go p.logStderr(errR, cfg.Logger, cfg.StderrLineMax)
 	go func() {
 		p.waitErr = cmd.Wait()
+		p.cause = confined.Ended() // read before Stop removes the cgroups
 		close(p.done)
 	}()
 	return p, nil
@@ -208,15 +234,34 @@ func (p *Process) ExitStatus() string {
 	default:
 		return "running"
 	}
-	if p.waitErr == nil {
-		return "exit status 0"
-	}
+	status := "exit status 0"
 	var ee *exec.ExitError
-	if errors.As(p.waitErr, &ee) {
-		return ee.ProcessState.String()
+	switch {
+	case p.waitErr == nil:
+	case errors.As(p.waitErr, &ee):
+		status = ee.ProcessState.String()
+	default:
+		status = p.waitErr.Error()
 	}
-	return p.waitErr.Error()
+	if p.cause != "" {
+		return p.cause + ", " + status
+	}
+	return status
 }
+
+// Cause says why the process ended where its sandbox knows ("killed at its memory bound of
+// 512 MiB"), once it has; else "".
+func (p *Process) Cause() string {
+	select {
+	case <-p.done:
+		return p.cause
+	default:
+		return ""
+	}
+}
+
+// Sandbox is what enforces the process's sandbox here, nil without one.
+func (p *Process) Sandbox() *sandbox.Confined { return p.confined }
 
 // logStderr relays the child's stderr to its logger line by line, at the level a line names
 // ("[WARN] ...", "ERROR: ...") or Info. A line longer than max is logged cut, and the rest
@@ -298,6 +343,7 @@ func (p *Process) Stop(ctx context.Context) error {
 }
 
 func (p *Process) stop(ctx context.Context) error {
+	defer p.confined.Close() // after the family's cgroup: what the sandbox made goes last
 	defer p.fam.close()
 	p.stdin.Close()
 	if !p.waitFor(ctx, p.grace) {

@@ -1,0 +1,225 @@
+package sandbox
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// The cgroups of a confined process. Under cgroup v2 the process's own cgroup is made by
+// package proc (it starts the process there with CLONE_INTO_CGROUP); this package writes
+// its limits. Under cgroup v1 this package makes, per controller, <the node's cgroup>/
+// toolnode-<pid>-<start>/s<n>, which the shim joins before it execs the command.
+
+// hierarchies are where this process's cgroups are: the v2 directory, and the v1 directory
+// of each controller the node may write ("memory", "pids", "cpu").
+type hierarchies struct {
+	v2      string          // the node's own v2 cgroup, "" without one it may write
+	v2ctrls map[string]bool // controllers available to cgroups under v2
+	v1      map[string]string
+}
+
+var cgroupsHere = sync.OnceValue(findHierarchies)
+
+// findHierarchies reads /proc/self/mountinfo and /proc/self/cgroup.
+func findHierarchies() hierarchies {
+	h := hierarchies{v2ctrls: map[string]bool{}, v1: map[string]string{}}
+	mounts := map[string]string{} // "cgroup2" or a v1 controller -> mount point
+	if f, err := os.Open("/proc/self/mountinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			// "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory"
+			pre, post, ok := strings.Cut(sc.Text(), " - ")
+			f, p := strings.Fields(pre), strings.Fields(post)
+			if !ok || len(f) < 5 || f[3] != "/" || len(p) < 3 {
+				continue
+			}
+			switch p[0] {
+			case "cgroup2":
+				if mounts["cgroup2"] == "" {
+					mounts["cgroup2"] = f[4]
+				}
+			case "cgroup":
+				for _, opt := range strings.Split(p[2], ",") {
+					mounts[opt] = f[4]
+				}
+			}
+		}
+		f.Close()
+	}
+	b, _ := os.ReadFile("/proc/self/cgroup")
+	for _, line := range strings.Split(string(b), "\n") {
+		// "4:memory:/process_api/c809", "0::/"
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if parts[1] == "" && mounts["cgroup2"] != "" {
+			dir := filepath.Join(mounts["cgroup2"], parts[2])
+			if writable(dir) {
+				h.v2 = dir
+				// Usable by the cgroups under the node's once enabled for them, which the
+				// kernel refuses where the node's cgroup holds processes and is not the root.
+				ctrls, _ := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+				for _, c := range strings.Fields(string(ctrls)) {
+					if c == "memory" || c == "pids" || c == "cpu" {
+						h.v2ctrls[c] = writeFile(dir, "cgroup.subtree_control", "+"+c) == nil
+					}
+				}
+			}
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			if c != "memory" && c != "pids" && c != "cpu" || mounts[c] == "" {
+				continue
+			}
+			if dir := filepath.Join(mounts[c], parts[2]); writable(dir) {
+				h.v1[c] = dir
+			}
+		}
+	}
+	return h
+}
+
+func writable(dir string) bool { return syscall.Access(dir, 2 /* W_OK */) == nil }
+
+// mechanism names what bounds controller c here: "cgroup v2", "cgroup v1" or "".
+func (h hierarchies) mechanism(c string) string {
+	switch {
+	case h.v2 != "" && h.v2ctrls[c]:
+		return "cgroup v2"
+	case h.v1[c] != "":
+		return "cgroup v1"
+	}
+	return ""
+}
+
+var v1Count atomic.Int64
+
+// nodeV1 is, per v1 controller, the node's own directory toolnode-<pid>-<start>, made at
+// the first use after those of dead nodes are swept.
+var nodeV1 = sync.OnceValue(func() map[string]string {
+	out := map[string]string{}
+	start := startTime(os.Getpid())
+	for c, base := range cgroupsHere().v1 {
+		sweepV1(base)
+		dir := filepath.Join(base, fmt.Sprintf("toolnode-%d-%d", os.Getpid(), start))
+		if err := os.Mkdir(dir, 0o755); err == nil || errors.Is(err, os.ErrExist) {
+			out[c] = dir
+		}
+	}
+	return out
+})
+
+// newV1 makes a cgroup for one process under the node's directory of controller c.
+func newV1(c string) (string, error) {
+	parent := nodeV1()[c]
+	if parent == "" {
+		return "", fmt.Errorf("no cgroup v1 %s hierarchy the node may write", c)
+	}
+	dir := filepath.Join(parent, "s"+strconv.FormatInt(v1Count.Add(1), 10))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", fmt.Errorf("make the %s cgroup: %w", c, err)
+	}
+	return dir, nil
+}
+
+// writeFile writes one value into a cgroup file, naming both in its error.
+func writeFile(dir, file, value string) error {
+	if err := os.WriteFile(filepath.Join(dir, file), []byte(value), 0); err != nil {
+		return fmt.Errorf("set %s to %s: %w", file, value, err)
+	}
+	return nil
+}
+
+// procsOf lists the processes in a cgroup directory.
+func procsOf(dir string) []int {
+	b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	var out []int
+	for _, s := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(s); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// removeV1 kills what is left in a v1 cgroup (v1 has no cgroup.kill) and removes it,
+// waiting up to a second for the killed to go.
+func removeV1(dir string) {
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(10 * time.Millisecond) {
+		for _, pid := range procsOf(dir) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if err := os.Remove(dir); err == nil || errors.Is(err, os.ErrNotExist) || time.Now().After(deadline) {
+			return
+		}
+	}
+}
+
+// sweepV1 removes what nodes that died left under base.
+func sweepV1(base string) {
+	entries, _ := os.ReadDir(base)
+	for _, e := range entries {
+		var pid int
+		var start uint64
+		if _, err := fmt.Sscanf(e.Name(), "toolnode-%d-%d", &pid, &start); err != nil || !e.IsDir() {
+			continue
+		}
+		if startTime(pid) == start {
+			continue // that node runs
+		}
+		dir := filepath.Join(base, e.Name())
+		subs, _ := os.ReadDir(dir)
+		for _, s := range subs {
+			if s.IsDir() {
+				removeV1(filepath.Join(dir, s.Name()))
+			}
+		}
+		_ = os.Remove(dir)
+	}
+}
+
+// startTime is a process's start time in clock ticks (field 22 of /proc/PID/stat), against
+// pid reuse; 0 when it is gone.
+func startTime(pid int) uint64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return 0
+	}
+	n, _ := strconv.ParseUint(f[19], 10, 64)
+	return n
+}
+
+// oomKills reads how many processes the kernel killed in a memory cgroup at its bound:
+// memory.events (v2) or memory.oom_control (v1), both "oom_kill N".
+func oomKills(dir string, v2 bool) int {
+	file := "memory.oom_control"
+	if v2 {
+		file = "memory.events"
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, file))
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return 0
+}
