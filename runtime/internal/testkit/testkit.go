@@ -71,7 +71,12 @@ type Fake struct {
 	// Prelude, when set, makes the bundle's command a shell script in its folder, "run",
 	// that runs these shell lines there and then the fake bundle: a bundle that starts a
 	// daemon, or crashes while a file is there.
-	Prelude string
+	Prelude string // Raw, when not nil, makes it a misbehaving peer that speaks no MCP of its own: to the
+	// n-th line it reads (requests and notifications alike) it answers with Raw[n] written
+	// as it is, "$ID" replaced with that line's id (null when it has none); "" answers
+	// nothing, and past the last line it answers nothing more. A line with newlines in it
+	// is several lines of output.
+	Raw []string
 }
 
 // Write puts the bundle f describes in dir/<f.Name> and returns that folder.
@@ -87,6 +92,10 @@ func Write(t testing.TB, dir string, f Fake) string {
 	}
 	if f.Surface {
 		env["FAKE_SURFACE"] = "1"
+	}
+	if f.Raw != nil {
+		raw, _ := json.Marshal(f.Raw)
+		env["FAKE_RAW"] = string(raw)
 	}
 	for k, v := range f.Env {
 		env[k] = v
