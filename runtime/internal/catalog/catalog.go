@@ -133,8 +133,28 @@ type candidate struct {
 
 // Build merges sources and returns the catalog with what it refused or renamed.
 func Build(sources []Source) (*Catalog, []Notice) {
-	var notices []Notice
-	// In the order of their names, so that the notices do not depend on the order given.
+	b := &builder{cat: &Catalog{byName: map[string]int{}}}
+	sources = b.valid(sources)
+	cands, fallbacks := b.candidates(sources)
+	b.place(cands, fallbacks)
+	cat := b.cat
+	sort.Slice(cat.entries, func(i, j int) bool { return cat.entries[i].Name < cat.entries[j].Name })
+	for i, e := range cat.entries {
+		cat.byName[e.Name] = i
+	}
+	cat.indexOwnNames()
+	return cat, b.notices
+}
+
+// builder is a catalog being made, and the notices of its making in the order they come.
+type builder struct {
+	cat     *Catalog
+	notices []Notice
+}
+
+// valid returns the sources whose names can prefix tools, in the order of their names (so
+// that the notices do not depend on the order given), noting those left out.
+func (b *builder) valid(sources []Source) []Source {
 	sources = slices.Clone(sources)
 	sort.SliceStable(sources, func(i, j int) bool { return sources[i].Bundle < sources[j].Bundle })
 	valid := make([]Source, 0, len(sources))
@@ -143,14 +163,19 @@ func Build(sources []Source) (*Catalog, []Notice) {
 		// ("pub.x" + "steal" is "pub.x.steal", a name of bundle "pub").
 		if !manifest.ValidName(namespace(s)) || !s.NoPrefix && !manifest.ValidName(s.Bundle) {
 			if len(s.Tools) > 0 {
-				notices = append(notices, Notice{Bundle: s.Bundle, Whole: true,
+				b.notices = append(b.notices, Notice{Bundle: s.Bundle, Whole: true,
 					Reason: "not a bundle name (1 to 64 of A-Z a-z 0-9 _ -, no dots)"})
 			}
 			continue
 		}
 		valid = append(valid, s)
 	}
-	sources = valid
+	return valid
+}
+
+// candidates are the names the sources' tools ask for, sorted, and the prefixed names of
+// those that claim a name another bundle owns.
+func (b *builder) candidates(sources []Source) (cands, fallbacks []candidate) {
 	owners := map[string][]string{} // namespace -> the bundles it belongs to, sorted
 	for _, s := range sources {
 		owners[namespace(s)] = append(owners[namespace(s)], s.Bundle)
@@ -158,50 +183,17 @@ func Build(sources []Source) (*Catalog, []Notice) {
 	for _, o := range owners {
 		sort.Strings(o)
 	}
-	var cands, fallbacks []candidate
 	for _, s := range sources {
-		seats := map[string]bool{}
-		for _, seat := range s.Seats {
-			seats[seat] = true
-		}
-		listed := map[string]bool{}
-		for _, raw := range s.Tools {
-			var t struct {
-				Name string `json:"name"`
-			}
-			if err := json.Unmarshal(raw, &t); err != nil {
-				notices = append(notices, Notice{Bundle: s.Bundle, Reason: fmt.Sprintf("not a tool object: %v", err)})
-				continue
-			}
-			if !mcp.ValidToolName(t.Name) {
-				notices = append(notices, Notice{Bundle: s.Bundle, Tool: t.Name,
-					Reason: "name breaks the spec's rule (1 to 128 of A-Z a-z 0-9 _ - .)"})
-				continue
-			}
-			if listed[t.Name] {
-				notices = append(notices, Notice{Bundle: s.Bundle, Tool: t.Name, Reason: "listed twice by the bundle; the first is kept"})
-				continue
-			}
-			listed[t.Name] = true
-			prefix, _, dotted := strings.Cut(t.Name, ".")
-			claim := dotted && seats[prefix] || s.NoPrefix
-			c := candidate{name: t.Name, bundle: s.Bundle, tool: t.Name, claim: claim, raw: raw,
-				featured: s.Featured != nil && s.Featured(t.Name)}
-			c.view, c.appOnly = toolView(raw)
-			if exposed, ok := s.Views[c.view]; ok && exposed != c.view {
-				c.raw = setToolView(raw, exposed) // without its view when the view is left out
-				if exposed == "" {
-					c.view = ""
-				}
-			}
-			if owner := owners[prefix]; claim && dotted && len(owner) > 0 && !slices.Contains(owner, s.Bundle) {
-				c.claim, c.name = false, s.Bundle+"."+t.Name
-				c.why = fmt.Sprintf("name %q belongs to bundle %q", t.Name, owner[0])
+		for _, c := range b.sourceCandidates(s) {
+			prefix, _, dotted := strings.Cut(c.tool, ".")
+			if owner := owners[prefix]; c.claim && dotted && len(owner) > 0 && !slices.Contains(owner, s.Bundle) {
+				c.claim, c.name = false, s.Bundle+"."+c.tool
+				c.why = fmt.Sprintf("name %q belongs to bundle %q", c.tool, owner[0])
 				fallbacks = append(fallbacks, c)
 				continue
 			}
-			if !claim {
-				c.name = s.Bundle + "." + t.Name
+			if !c.claim {
+				c.name = s.Bundle + "." + c.tool
 			}
 			cands = append(cands, c)
 		}
@@ -216,39 +208,89 @@ func Build(sources []Source) (*Catalog, []Notice) {
 		}
 		return a.bundle < b.bundle
 	})
+	return cands, fallbacks
+}
 
-	cat := &Catalog{byName: map[string]int{}}
-	add := func(c candidate) bool {
-		if len(c.name) > mcp.MaxToolNameLen {
-			notices = append(notices, Notice{Bundle: c.bundle, Tool: c.tool,
-				Reason: fmt.Sprintf("exposed name %q is longer than %d characters", c.name, mcp.MaxToolNameLen)})
-			return true
-		}
-		if _, taken := cat.byName[c.name]; taken {
-			return false
-		}
-		cat.byName[c.name] = len(cat.entries)
-		e := Entry{Name: c.name, Bundle: c.bundle, Tool: c.tool, JSON: rename(c.raw, c.name, c.tool),
-			Mirrors: bytes.Contains(c.raw, []byte("x-mcp-header")), View: c.view, AppOnly: c.appOnly, Featured: c.featured}
-		if e.View != "" {
-			e.noView = setToolView(e.JSON, "")
-		}
-		cat.entries = append(cat.entries, e)
-		cat.mirrors = cat.mirrors || e.Mirrors
-		return true
+// sourceCandidates are the tools of one source, each claiming its own name when it is a
+// verb of the source's seats or the source has no prefix; it notes the tools refused.
+func (b *builder) sourceCandidates(s Source) []candidate {
+	seats := map[string]bool{}
+	for _, seat := range s.Seats {
+		seats[seat] = true
 	}
-	for _, c := range cands {
-		if add(c) {
+	listed := map[string]bool{}
+	var out []candidate
+	for _, raw := range s.Tools {
+		var t struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal(raw, &t); err != nil {
+			b.notices = append(b.notices, Notice{Bundle: s.Bundle, Reason: fmt.Sprintf("not a tool object: %v", err)})
 			continue
 		}
-		winner := cat.owner(c.name)
+		if !mcp.ValidToolName(t.Name) {
+			b.notices = append(b.notices, Notice{Bundle: s.Bundle, Tool: t.Name,
+				Reason: "name breaks the spec's rule (1 to 128 of A-Z a-z 0-9 _ - .)"})
+			continue
+		}
+		if listed[t.Name] {
+			b.notices = append(b.notices, Notice{Bundle: s.Bundle, Tool: t.Name, Reason: "listed twice by the bundle; the first is kept"})
+			continue
+		}
+		listed[t.Name] = true
+		prefix, _, dotted := strings.Cut(t.Name, ".")
+		c := candidate{name: t.Name, bundle: s.Bundle, tool: t.Name, claim: dotted && seats[prefix] || s.NoPrefix, raw: raw,
+			featured: s.Featured != nil && s.Featured(t.Name)}
+		c.view, c.appOnly = toolView(raw)
+		if exposed, ok := s.Views[c.view]; ok && exposed != c.view {
+			c.raw = setToolView(raw, exposed) // without its view when the view is left out
+			if exposed == "" {
+				c.view = ""
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// add puts c in the catalog unless its name is taken (false); a name too long is noted
+// and dropped (true).
+func (b *builder) add(c candidate) bool {
+	cat := b.cat
+	if len(c.name) > mcp.MaxToolNameLen {
+		b.notices = append(b.notices, Notice{Bundle: c.bundle, Tool: c.tool,
+			Reason: fmt.Sprintf("exposed name %q is longer than %d characters", c.name, mcp.MaxToolNameLen)})
+		return true
+	}
+	if _, taken := cat.byName[c.name]; taken {
+		return false
+	}
+	cat.byName[c.name] = len(cat.entries)
+	e := Entry{Name: c.name, Bundle: c.bundle, Tool: c.tool, JSON: rename(c.raw, c.name, c.tool),
+		Mirrors: bytes.Contains(c.raw, []byte("x-mcp-header")), View: c.view, AppOnly: c.appOnly, Featured: c.featured}
+	if e.View != "" {
+		e.noView = setToolView(e.JSON, "")
+	}
+	cat.entries = append(cat.entries, e)
+	cat.mirrors = cat.mirrors || e.Mirrors
+	return true
+}
+
+// place adds the candidates in order, a claim that loses its name falling back to its
+// prefixed one, then the fallbacks by bundle and tool, noting each renamed or refused.
+func (b *builder) place(cands, fallbacks []candidate) {
+	for _, c := range cands {
+		if b.add(c) {
+			continue
+		}
+		winner := b.cat.owner(c.name)
 		if c.claim {
 			c.claim, c.name, c.shared = false, c.bundle+"."+c.tool, true
 			c.why = fmt.Sprintf("name %q is served by bundle %q, which sorts first", c.tool, winner)
 			fallbacks = append(fallbacks, c)
 			continue
 		}
-		notices = append(notices, Notice{Bundle: c.bundle, Tool: c.tool,
+		b.notices = append(b.notices, Notice{Bundle: c.bundle, Tool: c.tool,
 			Reason: fmt.Sprintf("name %q is already served by bundle %q", c.name, winner)})
 	}
 	sort.SliceStable(fallbacks, func(i, j int) bool {
@@ -258,19 +300,13 @@ func Build(sources []Source) (*Catalog, []Notice) {
 		return fallbacks[i].tool < fallbacks[j].tool
 	})
 	for _, c := range fallbacks {
-		if add(c) {
-			notices = append(notices, Notice{Bundle: c.bundle, Tool: c.tool, Exposed: c.name, Reason: c.why, Shared: c.shared})
+		if b.add(c) {
+			b.notices = append(b.notices, Notice{Bundle: c.bundle, Tool: c.tool, Exposed: c.name, Reason: c.why, Shared: c.shared})
 			continue
 		}
-		notices = append(notices, Notice{Bundle: c.bundle, Tool: c.tool,
+		b.notices = append(b.notices, Notice{Bundle: c.bundle, Tool: c.tool,
 			Reason: fmt.Sprintf("%s, and %q is taken too", c.why, c.name)})
 	}
-	sort.Slice(cat.entries, func(i, j int) bool { return cat.entries[i].Name < cat.entries[j].Name })
-	for i, e := range cat.entries {
-		cat.byName[e.Name] = i
-	}
-	cat.indexOwnNames()
-	return cat, notices
 }
 
 // namespace is the prefix whose names belong to s (and to any source that shares it).

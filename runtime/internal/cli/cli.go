@@ -202,7 +202,9 @@ func (r *resultFlags) bounds() node.ResultBounds {
 	return node.ResultBounds{MaxBytes: int(r.maxBytes.byteSize), TTL: r.ttl, ClientBytes: int64(r.clientBytes), StoreBytes: int64(r.storeBytes)}
 }
 
-func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
+// newServeFlags registers serve's flags on a FlagSet writing its errors and usage to
+// stderr, into flags holding their defaults.
+func newServeFlags(stderr io.Writer) (*serveFlags, *flag.FlagSet) {
 	f := &serveFlags{maxBody: 16 << 20, maxBundleMessage: rpc.DefaultMaxLine, maxQueue: rpc.DefaultMaxQueue, maxStderrLine: proc.DefaultStderrLineMax,
 		auditArgsMax: audit.DefaultMaxValue, auditMaxSize: audit.DefaultMaxSize, runBytes: codemode.DefaultBytes,
 		maxTaskBytes: front.DefaultMaxTaskBytes, maxClientBytes: front.DefaultMaxClientTaskBytes}
@@ -274,6 +276,13 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
+	return f, fs
+}
+
+// parseServe reads serve's arguments, and refuses flags that contradict each other or
+// bounds that cannot hold, saying which.
+func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
+	f, fs := newServeFlags(stderr)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
