@@ -124,3 +124,54 @@ func (c *Cluster) bounds() []node.Bound {
 		{Name: "cluster.parts_held_bytes", Limit: -1, Used: int64(held)},
 	}
 }
+
+// Bounds limit what the other nodes of a cluster can make this node hold. Zero fields take
+// the defaults.
+type Bounds struct {
+	// Nodes is the most other nodes listed at once; the heartbeats of more are ignored.
+	// Default 128.
+	Nodes int
+	// Announce is the largest heartbeat taken, in bytes. Default 256 KiB.
+	Announce int
+	// Bundles is the most bundles one heartbeat may announce; one with more is ignored.
+	// Default 256.
+	Bundles int
+	// RemoteBundles is the most bundles of other nodes listed at once; past it, bundles of
+	// the nodes whose ids sort last are left out. Default 512.
+	RemoteBundles int
+	// Tools is the most tools, prompts, resources and templates the bundles of other nodes
+	// may list together (and one bundle may announce). Default 50,000.
+	Tools int
+	// Lists is the most bytes the lists of the bundles of other nodes may take together.
+	// Default 64 MiB.
+	Lists int
+	// Message is the largest message about one call, once put together from its parts,
+	// and the most bytes of parts held for one call. Default the node's bound on a bundle's
+	// message (node.Limits.MaxLine).
+	Message int
+	// Parts is the most messages about one call put together from parts at once. Default 4.
+	Parts int
+	// PartGap is how long a message in parts may wait for its next part before it is
+	// dropped. Default 30 s.
+	PartGap time.Duration
+}
+
+func (b Bounds) withDefaults(message int) Bounds {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&b.Nodes, 128)
+	def(&b.Announce, 256<<10)
+	def(&b.Bundles, 256)
+	def(&b.RemoteBundles, 512)
+	def(&b.Tools, 50000)
+	def(&b.Lists, 64<<20)
+	def(&b.Message, message)
+	def(&b.Parts, 4)
+	if b.PartGap <= 0 {
+		b.PartGap = 30 * time.Second
+	}
+	return b
+}

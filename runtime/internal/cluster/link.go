@@ -322,16 +322,7 @@ func (l *link) receive(msg *nats.Msg) {
 		return
 	}
 	if msg.Header.Get("Status") == "503" {
-		// The server knows no node serving it; the ones that announced it have gone since.
-		var gone []string
-		for _, id := range l.c.servers(l.bundle) {
-			gone = append(gone, strconv.Quote(id))
-		}
-		why := fmt.Sprintf("no node of cluster %q serves bundle %q now", l.c.cfg.Name, l.bundle)
-		if len(gone) > 0 {
-			why += fmt.Sprintf(": node %s, which announced it, is gone", strings.Join(gone, ", "))
-		}
-		l.fail(c, why)
+		l.unserved(c)
 		return
 	}
 	// What a call carries is checked before any of it is held: signed (with a key), and
@@ -381,6 +372,27 @@ func (l *link) receive(msg *nats.Msg) {
 		l.fail(c, fmt.Sprintf("node %q sent a message for bundle %q that is not JSON-RPC: %s", c.node, l.bundle, perr.Message))
 		return
 	}
+	l.relay(c, token, &m, data, msg.Reply)
+}
+
+// unserved fails call c, to which the NATS server knows no node serving the bundle: the
+// ones that announced it have gone since.
+func (l *link) unserved(c *call) {
+	var gone []string
+	for _, id := range l.c.servers(l.bundle) {
+		gone = append(gone, strconv.Quote(id))
+	}
+	why := fmt.Sprintf("no node of cluster %q serves bundle %q now", l.c.cfg.Name, l.bundle)
+	if len(gone) > 0 {
+		why += fmt.Sprintf(": node %s, which announced it, is gone", strings.Join(gone, ", "))
+	}
+	l.fail(c, why)
+}
+
+// relay hands the session one whole message m (data) of the node serving call c: its
+// answer, a request of the bundle (answered at reply), a cancellation of such a request,
+// or anything else the call carries.
+func (l *link) relay(c *call, token string, m *rpc.Message, data []byte, reply string) {
 	switch {
 	case m.IsResponse():
 		l.mu.Lock()
@@ -403,27 +415,7 @@ func (l *link) receive(msg *nats.Msg) {
 			l.deliver(data)
 		}
 	case m.IsRequest():
-		// The bundle's ids are its node's; the session needs ids unique on this link.
-		l.mu.Lock()
-		if len(c.asked) >= maxAsked {
-			l.mu.Unlock()
-			hdr := nats.Header{}
-			hdr.Set(hKey, c.key)
-			hdr.Set(hFrom, l.c.id)
-			err := rpc.Errorf(mcp.CodeInternalError, "more than %d requests of bundle %q wait for the client in one call", maxAsked, l.bundle)
-			_ = publish(l.c.out, msg.Reply, "", hdr, rpc.Failure(m.ID, err).Encode())
-			return
-		}
-		l.next++
-		local := `"cl-` + strconv.FormatUint(l.next, 36) + `"`
-		if c.asked == nil {
-			c.asked = map[string]string{}
-		}
-		c.asked[m.ID.String()] = local
-		l.incoming[local] = &asked{call: c, remoteID: json.RawMessage(m.ID.String()), replyTo: msg.Reply}
-		l.mu.Unlock()
-		out, _ := rawjson.SetMember(data, "id", []byte(local))
-		l.deliver(out)
+		l.relayRequest(c, m, data, reply)
 	case m.Method == mcp.NotifyCancelled:
 		var p mcp.CancelledParams
 		_ = json.Unmarshal(m.Params, &p)
@@ -436,6 +428,32 @@ func (l *link) receive(msg *nats.Msg) {
 	default:
 		l.deliver(data)
 	}
+}
+
+// relayRequest hands the session a request the bundle makes during call c, under an id
+// unique on this link (the bundle's ids are its node's); past maxAsked waiting it is
+// refused at reply.
+func (l *link) relayRequest(c *call, m *rpc.Message, data []byte, reply string) {
+	l.mu.Lock()
+	if len(c.asked) >= maxAsked {
+		l.mu.Unlock()
+		hdr := nats.Header{}
+		hdr.Set(hKey, c.key)
+		hdr.Set(hFrom, l.c.id)
+		err := rpc.Errorf(mcp.CodeInternalError, "more than %d requests of bundle %q wait for the client in one call", maxAsked, l.bundle)
+		_ = publish(l.c.out, reply, "", hdr, rpc.Failure(m.ID, err).Encode())
+		return
+	}
+	l.next++
+	local := `"cl-` + strconv.FormatUint(l.next, 36) + `"`
+	if c.asked == nil {
+		c.asked = map[string]string{}
+	}
+	c.asked[m.ID.String()] = local
+	l.incoming[local] = &asked{call: c, remoteID: json.RawMessage(m.ID.String()), replyTo: reply}
+	l.mu.Unlock()
+	out, _ := rawjson.SetMember(data, "id", []byte(local))
+	l.deliver(out)
 }
 
 // fail ends a call with an error the session reads as the bundle's answer: for tools/call

@@ -179,11 +179,7 @@ func Build(tools []Tool) *Index {
 		bigrams:  map[string][]posting{},
 		byName:   make(map[string]uint32, len(tools)),
 	}
-	type termFreq [numFields]float64
-	perDoc := make([]map[string]termFreq, len(tools))
-	pairs := make([]map[string]bool, len(tools))
-	lengths := make([][numFields]float64, len(tools))
-	var total [numFields]float64
+	docs := make([]docTerms, len(tools))
 	variantOf := make([]string, len(tools))
 	own := make(map[[2]string]bool, len(tools))
 	for i, t := range tools {
@@ -192,96 +188,18 @@ func Build(tools []Tool) *Index {
 		own[[2]string{t.Bundle, ownName(t.Name, t.Bundle)}] = true
 		ix.docs[i] = doc{name: t.Name, bundle: t.Bundle, hit: def.hit, curated: !def.generated}
 		ix.byName[strings.ToLower(t.Name)] = uint32(i)
-		tf := map[string]termFreq{}
-		pairs[i] = map[string]bool{}
-		add := func(f field, text string) {
-			terms := Tokens(text)
-			for j, term := range terms {
-				c := tf[term]
-				c[f]++
-				tf[term] = c
-				lengths[i][f]++
-				if j > 0 && f != fParamDescription {
-					pairs[i][terms[j-1]+" "+term] = true
-				}
-			}
-		}
-		add(fName, t.Name)
-		add(fTitle, def.hit.Title)
-		add(fDescription, def.hit.Description)
-		add(fCategory, def.hit.Category)
-		for _, p := range def.params {
-			add(fParamName, p.name)
-			add(fParamDescription, p.description)
-		}
 		for _, p := range nameParts(ownName(t.Name, t.Bundle), t.Synonyms) {
 			ix.docs[i].parts = append(ix.docs[i].parts, ix.intern(p))
 		}
-		// What the node's common synonyms add: for every term of the name, title and
-		// description, the other members of its groups. (A bundle's synonyms name its
-		// jargon: they tell which parts of a name a query asks for, nameParts.)
-		var extra []string
-		for term, c := range tf {
-			if c[fName]+c[fTitle]+c[fDescription] > 0 {
-				words, _ := common.expansion(term)
-				extra = append(extra, words...)
-			}
-		}
-		sort.Strings(extra) // the same index whatever the map's order
-		for _, term := range extra {
-			c := tf[term]
-			c[fSynonym]++
-			tf[term] = c
-			lengths[i][fSynonym]++
-		}
-		perDoc[i] = tf
-		for f := range numFields {
-			total[f] += lengths[i][f]
-		}
+		docs[i] = analyse(t, def)
 	}
 	for i, v := range variantOf {
 		// Only a tool that is there, and not itself, makes this one a variant.
 		ix.docs[i].variant = v != "" && v != ownName(tools[i].Name, tools[i].Bundle) && own[[2]string{tools[i].Bundle, v}]
 	}
-	var avg [numFields]float64
-	for f := range numFields {
-		avg[f] = math.Max(total[f]/math.Max(float64(len(tools)), 1), 1)
-	}
-	df := map[string]int{}
-	for _, tf := range perDoc {
-		for term := range tf {
-			df[term]++
-		}
-	}
 	n := float64(len(tools))
-	for i, tf := range perDoc {
-		for term, c := range tf {
-			var w float64
-			for f := range numFields {
-				if c[f] == 0 {
-					continue
-				}
-				norm := 1 - fieldB[f] + fieldB[f]*lengths[i][f]/avg[f]
-				w += fieldWeight[f] * c[f] / norm
-			}
-			s := idf(n, df[term]) * w / (k1 + w)
-			ix.postings[term] = append(ix.postings[term], posting{doc: uint32(i), score: float32(s)})
-		}
-	}
-	pairDF := map[string]int{}
-	for _, ps := range pairs {
-		for p := range ps {
-			pairDF[p]++
-		}
-	}
-	for i, ps := range pairs {
-		for p := range ps {
-			ix.bigrams[p] = append(ix.bigrams[p], posting{doc: uint32(i), score: float32(idf(n, pairDF[p]))})
-		}
-	}
-	for _, ps := range ix.bigrams {
-		sort.Slice(ps, func(a, b int) bool { return ps[a].doc < ps[b].doc })
-	}
+	ix.scoreTerms(docs, n)
+	ix.scorePairs(docs, n)
 	ix.terms = make([]string, 0, len(ix.postings))
 	for term, ps := range ix.postings {
 		ix.terms = append(ix.terms, term)
@@ -295,6 +213,112 @@ func Build(tools []Tool) *Index {
 			covered: make([]int8, len(ix.parts))}
 	}
 	return ix
+}
+
+// termFreq counts a term in each field of a tool.
+type termFreq [numFields]float64
+
+// docTerms are the terms of one tool: their counts by field, the pairs of neighbouring
+// terms, and each field's length in terms.
+type docTerms struct {
+	tf      map[string]termFreq
+	pairs   map[string]bool
+	lengths [numFields]float64
+}
+
+// analyse counts the terms of tool t, whose definition is def.
+func analyse(t Tool, def definition) docTerms {
+	d := docTerms{tf: map[string]termFreq{}, pairs: map[string]bool{}}
+	add := func(f field, text string) {
+		terms := Tokens(text)
+		for j, term := range terms {
+			c := d.tf[term]
+			c[f]++
+			d.tf[term] = c
+			d.lengths[f]++
+			if j > 0 && f != fParamDescription {
+				d.pairs[terms[j-1]+" "+term] = true
+			}
+		}
+	}
+	add(fName, t.Name)
+	add(fTitle, def.hit.Title)
+	add(fDescription, def.hit.Description)
+	add(fCategory, def.hit.Category)
+	for _, p := range def.params {
+		add(fParamName, p.name)
+		add(fParamDescription, p.description)
+	}
+	// What the node's common synonyms add: for every term of the name, title and
+	// description, the other members of its groups. (A bundle's synonyms name its
+	// jargon: they tell which parts of a name a query asks for, nameParts.)
+	var extra []string
+	for term, c := range d.tf {
+		if c[fName]+c[fTitle]+c[fDescription] > 0 {
+			words, _ := common.expansion(term)
+			extra = append(extra, words...)
+		}
+	}
+	sort.Strings(extra) // the same index whatever the map's order
+	for _, term := range extra {
+		c := d.tf[term]
+		c[fSynonym]++
+		d.tf[term] = c
+		d.lengths[fSynonym]++
+	}
+	return d
+}
+
+// scoreTerms posts every term of every tool with its BM25F score among the n tools.
+func (ix *Index) scoreTerms(docs []docTerms, n float64) {
+	var total, avg [numFields]float64
+	for _, d := range docs {
+		for f := range numFields {
+			total[f] += d.lengths[f]
+		}
+	}
+	for f := range numFields {
+		avg[f] = math.Max(total[f]/math.Max(n, 1), 1)
+	}
+	df := map[string]int{}
+	for _, d := range docs {
+		for term := range d.tf {
+			df[term]++
+		}
+	}
+	for i, d := range docs {
+		for term, c := range d.tf {
+			var w float64
+			for f := range numFields {
+				if c[f] == 0 {
+					continue
+				}
+				norm := 1 - fieldB[f] + fieldB[f]*d.lengths[f]/avg[f]
+				w += fieldWeight[f] * c[f] / norm
+			}
+			s := idf(n, df[term]) * w / (k1 + w)
+			ix.postings[term] = append(ix.postings[term], posting{doc: uint32(i), score: float32(s)})
+		}
+	}
+}
+
+// scorePairs posts every pair of neighbouring terms of every tool with its idf among the
+// n tools.
+func (ix *Index) scorePairs(docs []docTerms, n float64) {
+	pairDF := map[string]int{}
+	for _, d := range docs {
+		for p := range d.pairs {
+			pairDF[p]++
+		}
+	}
+	for i, d := range docs {
+		for p := range d.pairs {
+			ix.bigrams[p] = append(ix.bigrams[p], posting{doc: uint32(i), score: float32(idf(n, pairDF[p]))})
+		}
+	}
+	for _, ps := range ix.bigrams {
+		sort.Slice(ps, func(a, b int) bool { return ps[a].doc < ps[b].doc })
+	}
 }
 
 // intern returns the index of p in ix.parts, adding it when new.
