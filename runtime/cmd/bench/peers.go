@@ -70,67 +70,15 @@ func peers(cfg config, w *strings.Builder) error {
 		return err
 	}
 	defer floor.stop()
-	routes := []route{{name: "toolnode, HTTP front", c: viaNode, http: true}, {name: floorName, c: floor.c, http: true}}
-	var notes []string
-	var ends stops
-	defer func() { ends.run() }()
-	add := func(name string, p peer, err error) {
-		if err != nil {
-			notes = append(notes, err.Error())
-			return
-		}
-		routes = append(routes, route{name: name, c: p.c, http: true})
-		ends = append(ends, p.stop)
-	}
-	streamable := func(addr string) (caller, error) { return startHTTP("http://"+addr+"/mcp", "echo") }
-
-	sg := filepath.Join(modules, "supergateway", "dist", "index.js")
-	for _, stateful := range []bool{true, false} {
-		name, args := "supergateway, stateless (its default)", []string{sg, "--stdio", bin, "--outputTransport", "streamableHttp", "--logLevel", "none"}
-		if stateful {
-			name, args = "supergateway `--stateful`", append(args, "--stateful")
-		}
-		p, err := startPeer(name, portLast("node", args...), nil, "", streamable)
-		add(name, p, err)
-	}
-
-	hubHome, err := os.MkdirTemp("", "toolnode-bench-hub-")
-	if err != nil {
+	g := &gateways{routes: []route{{name: "toolnode, HTTP front", c: viaNode, http: true}, {name: floorName, c: floor.c, http: true}}}
+	defer func() { g.ends.run() }()
+	if err := g.startNodeJS(modules, bin); err != nil {
 		return err
 	}
-	defer os.RemoveAll(hubHome)
-	hubConfig := filepath.Join(hubHome, "mcp-hub.json")
-	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"echo": map[string]any{"command": bin, "args": []string{}}}})
-	if err := os.WriteFile(hubConfig, b, 0o644); err != nil {
+	if err := g.startPython(pyBin, bin); err != nil {
 		return err
 	}
-	// mcp-hub keeps logs and a workspace cache under the XDG folders: keep them in hubHome.
-	env := []string{"HOME=" + hubHome, "XDG_STATE_HOME=" + hubHome, "XDG_CONFIG_HOME=" + hubHome, "XDG_DATA_HOME=" + hubHome}
-	p, err := startPeer("mcp-hub", portLast("node", filepath.Join(modules, "mcp-hub", "dist", "cli.js"), "--config", hubConfig),
-		env, "", func(addr string) (caller, error) { return startSSE("http://"+addr+"/mcp", "echo__echo") })
-	add("mcp-hub (HTTP+SSE transport)", p, err)
-
-	// ContextForge refuses to start on its placeholder secrets; it gets fresh ones, and a
-	// folder of its own to work in.
-	cfHome, err := os.MkdirTemp("", "toolnode-bench-contextforge-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(cfHome)
-	env = []string{"HOME=" + cfHome}
-	for _, k := range []string{"JWT_SECRET_KEY", "AUTH_ENCRYPTION_SECRET", "PLATFORM_ADMIN_PASSWORD", "BASIC_AUTH_PASSWORD"} {
-		env = append(env, k+"=Bench-"+rand.Text()+"-9!")
-	}
-	p, err = startPeer("ContextForge", func(port string) []string {
-		return []string{filepath.Join(pyBin, "python"), "-m", "mcpgateway.translate", "--stdio", bin, "--expose-streamable-http",
-			"--port", port, "--logLevel", "error"}
-	}, env, cfHome, streamable)
-	add("ContextForge `mcpgateway.translate`", p, err)
-
-	p, err = startPeer("mcp-proxy", func(port string) []string {
-		return []string{filepath.Join(pyBin, "mcp-proxy"), "--transport", "streamablehttp", "--port", port, "--log-level", "WARNING", "--", bin}
-	}, nil, "", streamable)
-	add("mcp-proxy", p, err)
+	routes, notes := g.routes, g.notes
 
 	fmt.Fprintf(w, "| bundle | front | in flight | calls/s | vs toolnode | vs floor | p50 | p99 |\n|---|---|---|---|---|---|---|---|\n")
 	res, err := compareRoutes(cfg, w, "echo-go", `{"text":"bench"}`, []int{1, 8}, routes, 1)
@@ -150,6 +98,85 @@ func peers(cfg config, w *strings.Builder) error {
 		"JSON; behind it an MCP client session of the Python SDK calls the bundle. Every answer is checked\n"+
 		"to be a result that echoes the text sent.")
 	fmt.Fprintf(w, "\n%s\n\n", strings.Join(notes, "\n"))
+	return nil
+}
+
+// gateways are the routes to compare, the notes on those that did not start, and how to
+// end them all.
+type gateways struct {
+	routes []route
+	notes  []string
+	ends   stops
+}
+
+// add keeps gateway p as a route, or notes why it did not start.
+func (g *gateways) add(name string, p peer, err error) {
+	if err != nil {
+		g.notes = append(g.notes, err.Error())
+		return
+	}
+	g.routes = append(g.routes, route{name: name, c: p.c, http: true})
+	g.ends = append(g.ends, p.stop)
+}
+
+// streamable connects to a gateway's Streamable HTTP endpoint at addr.
+func streamable(addr string) (caller, error) { return startHTTP("http://"+addr+"/mcp", "echo") }
+
+// startNodeJS starts the gateways of Node.js, from the modules folder, in front of the
+// bundle program bin: supergateway both ways and mcp-hub.
+func (g *gateways) startNodeJS(modules, bin string) error {
+	sg := filepath.Join(modules, "supergateway", "dist", "index.js")
+	for _, stateful := range []bool{true, false} {
+		name, args := "supergateway, stateless (its default)", []string{sg, "--stdio", bin, "--outputTransport", "streamableHttp", "--logLevel", "none"}
+		if stateful {
+			name, args = "supergateway `--stateful`", append(args, "--stateful")
+		}
+		p, err := startPeer(name, portLast("node", args...), nil, "", streamable)
+		g.add(name, p, err)
+	}
+
+	hubHome, err := os.MkdirTemp("", "toolnode-bench-hub-")
+	if err != nil {
+		return err
+	}
+	g.ends = append(g.ends, func() { os.RemoveAll(hubHome) }) // after the hub has ended
+	hubConfig := filepath.Join(hubHome, "mcp-hub.json")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"echo": map[string]any{"command": bin, "args": []string{}}}})
+	if err := os.WriteFile(hubConfig, b, 0o644); err != nil {
+		return err
+	}
+	// mcp-hub keeps logs and a workspace cache under the XDG folders: keep them in hubHome.
+	env := []string{"HOME=" + hubHome, "XDG_STATE_HOME=" + hubHome, "XDG_CONFIG_HOME=" + hubHome, "XDG_DATA_HOME=" + hubHome}
+	p, err := startPeer("mcp-hub", portLast("node", filepath.Join(modules, "mcp-hub", "dist", "cli.js"), "--config", hubConfig),
+		env, "", func(addr string) (caller, error) { return startSSE("http://"+addr+"/mcp", "echo__echo") })
+	g.add("mcp-hub (HTTP+SSE transport)", p, err)
+	return nil
+}
+
+// startPython starts the gateways of Python, from the venv's bin folder pyBin, in front
+// of the bundle program bin: ContextForge's bridge and mcp-proxy.
+func (g *gateways) startPython(pyBin, bin string) error {
+	// ContextForge refuses to start on its placeholder secrets; it gets fresh ones, and a
+	// folder of its own to work in.
+	cfHome, err := os.MkdirTemp("", "toolnode-bench-contextforge-")
+	if err != nil {
+		return err
+	}
+	g.ends = append(g.ends, func() { os.RemoveAll(cfHome) })
+	env := []string{"HOME=" + cfHome}
+	for _, k := range []string{"JWT_SECRET_KEY", "AUTH_ENCRYPTION_SECRET", "PLATFORM_ADMIN_PASSWORD", "BASIC_AUTH_PASSWORD"} {
+		env = append(env, k+"=Bench-"+rand.Text()+"-9!")
+	}
+	p, err := startPeer("ContextForge", func(port string) []string {
+		return []string{filepath.Join(pyBin, "python"), "-m", "mcpgateway.translate", "--stdio", bin, "--expose-streamable-http",
+			"--port", port, "--logLevel", "error"}
+	}, env, cfHome, streamable)
+	g.add("ContextForge `mcpgateway.translate`", p, err)
+
+	p, err = startPeer("mcp-proxy", func(port string) []string {
+		return []string{filepath.Join(pyBin, "mcp-proxy"), "--transport", "streamablehttp", "--port", port, "--log-level", "WARNING", "--", bin}
+	}, nil, "", streamable)
+	g.add("mcp-proxy", p, err)
 	return nil
 }
 
