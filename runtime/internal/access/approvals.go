@@ -21,8 +21,9 @@ const DefaultApprovalTTL = 15 * time.Minute
 type Approval struct {
 	// Tools are the patterns of the tools guarded, as written.
 	Tools []string
-	// Approvers are who may approve: an access file client's name, or "sub:<subject>" for
-	// the OAuth subject of the caller's token.
+	// Approvers are who may approve: an access file client's name, "sub:<subject>" for the
+	// OAuth subject of the approver's token, or "group:<name>" for a group its `groups`
+	// claim names.
 	Approvers []string
 	// TTL is how long a request waits for a decision, and how long an approval stands once
 	// given. Default DefaultApprovalTTL.
@@ -31,10 +32,18 @@ type Approval struct {
 	tools []Pattern
 }
 
-// Approves reports whether the caller, by its client name and OAuth subject, is one of the
-// rule's approvers.
-func (a *Approval) Approves(client, subject string) bool {
-	return client != "" && slices.Contains(a.Approvers, client) || subject != "" && slices.Contains(a.Approvers, "sub:"+subject)
+// Approves reports whether the caller, by its client name, OAuth subject and groups, is one
+// of the rule's approvers.
+func (a *Approval) Approves(client, subject string, groups []string) bool {
+	if client != "" && slices.Contains(a.Approvers, client) || subject != "" && slices.Contains(a.Approvers, "sub:"+subject) {
+		return true
+	}
+	for _, g := range groups {
+		if g != "" && slices.Contains(a.Approvers, "group:"+g) {
+			return true
+		}
+	}
+	return false
 }
 
 // Approval returns the first rule guarding the tool with the exposed name; false when its
@@ -83,11 +92,11 @@ func parseApprovals(raw json.RawMessage, known func(string) bool, fail func(stri
 			fail("%s: \"tools\" must list the patterns of the tools whose calls need approval", where)
 		}
 		if !field(m, "approvers", &a.Approvers) || len(a.Approvers) == 0 {
-			fail("%s: \"approvers\" must list who approves: client names, or \"sub:<subject>\" for an OAuth subject", where)
+			fail("%s: \"approvers\" must list who approves: client names, \"sub:<subject>\" for an OAuth subject, or \"group:<name>\" for an OAuth group", where)
 		}
 		for _, who := range a.Approvers {
-			if !strings.HasPrefix(who, "sub:") && !known(who) {
-				fail("%s: approver %q is no client of the file; name a client, or write \"sub:<subject>\" for an OAuth subject", where, who)
+			if !strings.HasPrefix(who, "sub:") && !strings.HasPrefix(who, "group:") && !known(who) {
+				fail("%s: approver %q is no client of the file; name a client, or write \"sub:<subject>\" for an OAuth subject or \"group:<name>\" for an OAuth group", where, who)
 			}
 		}
 		if _, ok := m["ttl"]; ok {

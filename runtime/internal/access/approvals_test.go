@@ -7,12 +7,13 @@ import (
 )
 
 func TestApprovalRulesAreReadStrictly(t *testing.T) {
-	p, err := Parse([]byte(`{"clients":[{"name":"ops","allow":["*"]}],"approvals":[{"tools":["bank.*"],"approvers":["ops","sub:alice"],"ttl":"10m"},{"tools":["db.drop"],"approvers":["ops"]}]}`))
+	p, err := Parse([]byte(`{"clients":[{"name":"ops","allow":["*"]}],"approvals":[{"tools":["bank.*"],"approvers":["ops","sub:alice","group:treasury"],"ttl":"10m"},{"tools":["db.drop"],"approvers":["ops"]}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, ok := p.Approval("bank.transfer")
-	if !ok || a.TTL != 10*time.Minute || !a.Approves("ops", "") || !a.Approves("", "alice") || a.Approves("desk", "bob") {
+	if !ok || a.TTL != 10*time.Minute || !a.Approves("ops", "", nil) || !a.Approves("", "alice", nil) || a.Approves("desk", "bob", []string{"ops"}) ||
+		!a.Approves("", "bob", []string{"staff", "treasury"}) {
 		t.Errorf("bank.transfer's rule: %+v %v", a, ok)
 	}
 	if a, ok := p.Approval("db.drop"); !ok || a.TTL != DefaultApprovalTTL {

@@ -63,6 +63,8 @@ type Forwarded struct {
 	Client  string `json:"client,omitempty"`
 	Subject string `json:"subject,omitempty"`
 	Source  string `json:"source,omitempty"`
+	// Groups are the groups of the client's OAuth token, which may name approvers.
+	Groups []string `json:"groups,omitempty"`
 }
 
 // FrontHandler serves a request forwarded to this node as if its client had sent it here.

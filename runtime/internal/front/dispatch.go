@@ -79,7 +79,8 @@ func (v *Stateless) serve(c *Call) {
 	if req.Method == mcp.MethodToolsCall && c.serveTask() {
 		return
 	}
-	if req.Method == mcp.MethodToolsCall && !n.AsksClients(req.Target()) {
+	if req.Method == mcp.MethodToolsCall && !n.AsksClients(req.Target()) && !n.Guarded(req) {
+		// (A guarded call may wait for its approval, asking the client to wait.)
 		// Its bundle asks with input_required answers of its own, which go to the client as
 		// they are: nothing waits for the client's input here.
 		n.CallTool(c.ctx, v, req, c)

@@ -22,6 +22,14 @@ type Identity struct {
 	// Source is where the request came from over the network (the peer's host); "" over
 	// stdio.
 	Source string
+	// Groups are the groups of the request's OAuth token (its `groups` claim); nil
+	// without one. They name approvers only.
+	Groups []string
+}
+
+// same reports whether id and o are one identity.
+func (id Identity) same(o Identity) bool {
+	return id.Client == o.Client && id.Subject == o.Subject && id.Source == o.Source && slices.Equal(id.Groups, o.Groups)
 }
 
 // key names the caller for isolation and ownership: its OAuth subject, else its access
@@ -135,6 +143,6 @@ func (s *Server) guard(id Identity) *node.Guard {
 		},
 		Approves: func(approvers []string) bool {
 			a := access.Approval{Approvers: approvers}
-			return a.Approves(id.Client, id.Subject)
+			return a.Approves(id.Client, id.Subject, id.Groups)
 		}}
 }

@@ -323,6 +323,14 @@ func (m *mrtrCall) CallDone(res json.RawMessage, err error) {
 	r.finish(view.finish(m.req.Method, res, err))
 }
 
+// ClientCapabilities implements node.Capable: those of the request attached now, else of
+// the last one.
+func (m *mrtrCall) ClientCapabilities() json.RawMessage {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.view.ClientCapabilities()
+}
+
 // ClientKey implements node.Keyed: the caller of the request the call began with.
 func (m *mrtrCall) ClientKey() string { return m.id.key() }
 

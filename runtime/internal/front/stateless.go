@@ -40,7 +40,7 @@ type Stateless struct {
 // ReadMeta); its messages go out through out. Clients send the same _meta with every
 // request, and the last one made is made again only for another.
 func (s *Server) Stateless(out node.Session, meta *MetaEntry, info SessionInfo) *Stateless {
-	if v := s.views.Load(); v != nil && v.meta == meta && v.id == info.Identity && v.out == out && v.transport == info.Transport {
+	if v := s.views.Load(); v != nil && v.meta == meta && v.id.same(info.Identity) && v.out == out && v.transport == info.Transport {
 		return v
 	}
 	v := &Stateless{client: client{srv: s, out: out, id: info.Identity, transport: info.Transport}, meta: meta, minLevel: noLogs}

@@ -23,10 +23,16 @@ import (
 // runs once; a call with one argument changed, from another caller, or under a changed
 // access file needs an approval of its own; an expired one is refused.
 //
-// A call without its approval is not sent: it is answered at once with an error result
-// (kind needs_approval) naming the request, which waits for a decision until the rule's
-// ttl. The approver lists the requests it may decide with toolnode.approvals, and decides
-// with toolnode.approve; the caller then calls again with the same arguments.
+// A call without its approval is not sent. A client that can be asked (it declared the
+// elicitation capability: a session's client, a task's, a stateless client's) is asked to
+// wait, and the call waits for the decision (approvals_wait.go): it runs once approved. A
+// client that cannot is answered at once with an error result (kind needs_approval) naming
+// the request, which waits for a decision until the rule's ttl; it calls again with the
+// same arguments once approved. The approver lists the requests it may decide with
+// toolnode.approvals (or the HTTP front's approvals page) and decides with toolnode.approve.
+//
+// The replicas of a cluster share their requests and decisions (approvals_share.go): a
+// call asked for on one replica may be approved on another and resumed on a third.
 
 // The node's tools for approvers, listed only when the access file has approval rules.
 const (
@@ -73,6 +79,8 @@ const (
 	ApprovalApproved  = "approved"
 	ApprovalRefused   = "approval_refused"
 	ApprovalExpired   = "approval_expired"
+	// ApprovalWithdrawn is a request its caller withdrew (it declined to wait).
+	ApprovalWithdrawn = "approval_withdrawn"
 )
 
 // MaxApprovals bounds the requests for approval a node holds at once, waiting or decided:
@@ -94,6 +102,27 @@ type approval struct {
 	Expires   time.Time       `json:"expires"`
 	approvers []string
 	ttl       time.Duration
+	// done is closed once the request leaves "waiting", or is dropped: the calls waiting
+	// on it look again.
+	done chan struct{}
+	// gone says why the request was dropped ("" while held), for a call that waited on it.
+	gone string
+}
+
+// settled closes a.done, once; the caller holds the store's lock.
+func (a *approval) settled() {
+	select {
+	case <-a.done:
+	default:
+		close(a.done)
+	}
+}
+
+// snapshot is a copy of a for an answer, read outside the store's lock.
+func (a *approval) snapshot() *approval {
+	c := *a
+	c.done = nil
+	return &c
 }
 
 // key binds an approval to one call.
@@ -109,6 +138,11 @@ type approvals struct {
 	on     bool                // some rule exists: the approvers' tools are listed
 	notify func(ApprovalEvent) // nil: nobody is told
 	now    func() time.Time
+	// share tells the other replicas of a cluster of every change; nil outside one.
+	share func(SharedApproval)
+	// dropped are the ids of requests dropped here, until their expiry: a replica's late
+	// or repeated word of one does not bring it back (an approval used is used).
+	dropped map[string]time.Time
 }
 
 // SetApprovals lists the approvers' tools (on: the access file has approval rules) and
@@ -152,29 +186,33 @@ func argumentsDigest(args json.RawMessage) string {
 // admit decides whether the call of tool with args under g may run now: nil when it needs
 // no approval or has one, which it uses up; otherwise the error that answers the call.
 func (n *Node) admit(g *Guard, tool string, args json.RawMessage) *ExecError {
+	x, _ := n.admitCall(g, tool, args)
+	return x
+}
+
+// admitCall is admit, and when the call needs an approval not given yet, the request for
+// it, which a call that can wait waits on (approvals_wait.go).
+func (n *Node) admitCall(g *Guard, tool string, args json.RawMessage) (*ExecError, *approval) {
 	if g == nil || g.Rule == nil {
-		return nil
+		return nil, nil
 	}
 	approvers, ttl, ok := g.Rule(tool)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	s := &n.approvals
 	call := &approval{Caller: g.Caller, Tool: tool, Arguments: args, Digest: argumentsDigest(args), Version: g.Version,
-		State: "waiting", approvers: approvers, ttl: ttl}
+		State: "waiting", approvers: approvers, ttl: ttl, done: make(chan struct{})}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.byID == nil {
-		s.byID, s.byCall = map[string]*approval{}, map[string]*approval{}
-	}
+	s.init()
 	now := s.clock()
 	a := s.byCall[call.key()]
 	if a != nil && !now.Before(a.Expires) {
-		s.drop(a)
-		s.tell(ApprovalEvent{What: ApprovalExpired, ID: a.ID, Caller: a.Caller, Tool: a.Tool, Arguments: a.Arguments})
+		s.expire(a)
 		if a.State == "approved" {
 			return &ExecError{Kind: KindRefused, Message: fmt.Sprintf("the approval %s of this call of %s expired at %s; call again to ask for a new one",
-				a.ID, tool, a.Expires.UTC().Format(time.RFC3339))}
+				a.ID, tool, a.Expires.UTC().Format(time.RFC3339))}, nil
 		}
 		a = nil
 	}
@@ -184,40 +222,65 @@ func (n *Node) admit(g *Guard, tool string, args json.RawMessage) *ExecError {
 	switch {
 	case a == nil && len(s.byID) >= MaxApprovals:
 		return &ExecError{Kind: KindRefused, Message: fmt.Sprintf(
-			"this call of %s needs approval, and %d requests for approval wait already, the most the node holds (bound approvals.held); call again once some are decided or expired", tool, MaxApprovals)}
+			"this call of %s needs approval, and %d requests for approval wait already, the most the node holds (bound approvals.held); call again once some are decided or expired", tool, MaxApprovals)}, nil
 	case a == nil:
 		var id [9]byte
 		_, _ = rand.Read(id[:])
 		call.ID, call.Expires = "ap-"+base64.RawURLEncoding.EncodeToString(id[:]), now.Add(ttl)
 		s.byID[call.ID], s.byCall[call.key()] = call, call
 		s.tell(ApprovalEvent{What: ApprovalRequested, ID: call.ID, Caller: call.Caller, Tool: tool, Arguments: args})
-		return needsApproval(call, "asked for")
+		s.put(call)
+		return needsApproval(call, "asked for"), call
 	case a.State == "approved":
-		s.drop(a) // an approval runs its call once
-		return nil
+		s.drop(a, "used by a call") // an approval runs its call once
+		return nil, nil
 	case a.State == "refused":
-		s.drop(a)
-		msg := fmt.Sprintf("%s refused this call of %s (request %s)", a.By, tool, a.ID)
-		if a.Reason != "" {
-			msg += ": " + a.Reason
-		}
-		return &ExecError{Kind: KindRefused, Message: msg, Details: a}
+		s.drop(a, "refused")
+		return refusal(a), nil
 	}
-	return needsApproval(a, "still waiting for")
+	return needsApproval(a, "still waiting for"), a
 }
 
+// refusal is the answer to a call its approver refused.
+func refusal(a *approval) *ExecError {
+	msg := fmt.Sprintf("%s refused this call of %s (request %s)", a.By, a.Tool, a.ID)
+	if a.Reason != "" {
+		msg += ": " + a.Reason
+	}
+	return &ExecError{Kind: KindRefused, Message: msg, Details: a.snapshot()}
+}
+
+// needsApproval is the answer to a call waiting for a; the caller holds the store's lock.
+// A call that can wait (approvals_wait.go) waits on a itself.
 func needsApproval(a *approval, state string) *ExecError {
-	return &ExecError{Kind: KindNeedsApproval, Details: a, Message: fmt.Sprintf(
+	return &ExecError{Kind: KindNeedsApproval, Details: a.snapshot(), Message: fmt.Sprintf(
 		"this call of %s needs approval by %s: request %s is %s a decision until %s (toolnode.approve); once it is approved, call again with the same arguments",
 		a.Tool, strings.Join(a.approvers, " or "), a.ID, state, a.Expires.UTC().Format(time.RFC3339))}
+}
+
+// init makes the store's maps; the caller holds s.mu.
+func (s *approvals) init() {
+	if s.byID == nil {
+		s.byID, s.byCall, s.dropped = map[string]*approval{}, map[string]*approval{}, map[string]time.Time{}
+	}
+}
+
+// expire drops a, expired, and tells of it; the caller holds s.mu.
+func (s *approvals) expire(a *approval) {
+	s.drop(a, "expired")
+	s.tell(ApprovalEvent{What: ApprovalExpired, ID: a.ID, Caller: a.Caller, Tool: a.Tool, Arguments: a.Arguments})
 }
 
 // sweep forgets the requests expired at now, telling of each; the caller holds s.mu.
 func (s *approvals) sweep(now time.Time) {
 	for _, a := range s.byID {
 		if !now.Before(a.Expires) {
-			s.drop(a)
-			s.tell(ApprovalEvent{What: ApprovalExpired, ID: a.ID, Caller: a.Caller, Tool: a.Tool, Arguments: a.Arguments})
+			s.expire(a)
+		}
+	}
+	for id, until := range s.dropped {
+		if !now.Before(until) {
+			delete(s.dropped, id)
 		}
 	}
 }
@@ -232,11 +295,18 @@ func (n *Node) approvalBounds() []Bound {
 	return []Bound{{Name: "approvals.held", Limit: MaxApprovals, Used: int64(len(n.approvals.byID))}}
 }
 
-// drop forgets a; the caller holds s.mu.
-func (s *approvals) drop(a *approval) {
+// drop forgets a, why it went kept for the calls waiting on it, and tells the other
+// replicas; the caller holds s.mu.
+func (s *approvals) drop(a *approval, why string) {
 	delete(s.byID, a.ID)
 	if s.byCall[a.key()] == a {
 		delete(s.byCall, a.key())
+	}
+	a.gone = why
+	a.settled()
+	if s.share != nil {
+		s.dropped[a.ID] = a.Expires
+		s.share(SharedApproval{Dropped: true, ID: a.ID, Expires: a.Expires})
 	}
 }
 
@@ -305,22 +375,29 @@ func (n *Node) decide(req *Request) (json.RawMessage, error) {
 	case a == nil || req.Guard == nil || req.Guard.Approves == nil || !req.Guard.Approves(a.approvers):
 		return json.Marshal(mcp.ErrorResult(fmt.Sprintf("no request %q waits for your approval; toolnode.approvals lists those that do", args.ID)))
 	case !s.clock().Before(a.Expires):
-		s.drop(a)
-		s.tell(ApprovalEvent{What: ApprovalExpired, ID: a.ID, Caller: a.Caller, Tool: a.Tool, Arguments: a.Arguments})
+		s.expire(a)
 		return json.Marshal(mcp.ErrorResult(fmt.Sprintf("request %s expired at %s", a.ID, a.Expires.UTC().Format(time.RFC3339))))
 	case a.State != "waiting":
 		return json.Marshal(mcp.ErrorResult(fmt.Sprintf("request %s was %s by %s already", a.ID, a.State, a.By)))
 	}
-	a.By, a.Reason = req.Guard.Caller, args.Reason
+	s.decideLocked(a, req.Guard.Caller, *args.Approve, args.Reason)
+	return json.Marshal(mcp.TextResult(fmt.Sprintf("%s: %s's call of %s is %s", a.ID, a.Caller, a.Tool, a.State)))
+}
+
+// decideLocked approves or refuses a, a waiting request, by the approver by: the calls
+// waiting on it look again, the decision is told and shared. The caller holds s.mu.
+func (s *approvals) decideLocked(a *approval, by string, approve bool, reason string) {
+	a.By, a.Reason = by, reason
 	what := ApprovalRefused
-	if *args.Approve {
+	if approve {
 		a.State, what = "approved", ApprovalApproved
 		a.Expires = s.clock().Add(a.ttl)
 	} else {
 		a.State = "refused"
 	}
+	a.settled()
 	s.tell(ApprovalEvent{What: what, ID: a.ID, Caller: a.Caller, Tool: a.Tool, By: a.By, Arguments: a.Arguments})
-	return json.Marshal(mcp.TextResult(fmt.Sprintf("%s: %s's call of %s is %s", a.ID, a.Caller, a.Tool, a.State)))
+	s.put(a)
 }
 
 // callApprovals serves the approvers' tools.

@@ -120,12 +120,39 @@ func (n *Node) callTool(ctx context.Context, sess Session, req *Request, how set
 		settle(ctx, req, how, done, nil, invalidParams(msg))
 		return
 	}
-	if xerr := n.admit(req.Guard, name, req.Arguments); xerr != nil {
+	if xerr, waiting := n.admitCall(req.Guard, name, req.Arguments); xerr != nil {
+		if waiting != nil && canAsk(sess) {
+			go func() { // the call waits for its approval
+				xerr, err := n.awaitApproval(ctx, sess, waiting)
+				switch {
+				case err != nil:
+					settle(ctx, req, how, done, nil, err)
+				case xerr != nil:
+					req.Refused = xerr.Kind
+					settle(ctx, req, how, done, xerr.Result(), nil)
+				default:
+					n.providerOf(e.Bundle).call(ctx, sess, req, e, how, done)
+				}
+			}()
+			return
+		}
+		if waiting != nil {
+			xerr.Message += " (this client declared no elicitation capability, so the call cannot wait for the decision)"
+		}
 		req.Refused = xerr.Kind
 		settle(ctx, req, how, done, xerr.Result(), nil)
 		return
 	}
 	n.providerOf(e.Bundle).call(ctx, sess, req, e, how, done)
+}
+
+// Guarded reports whether the tools/call req names a tool whose calls need approval.
+func (n *Node) Guarded(req *Request) bool {
+	if req.Guard == nil || req.Guard.Rule == nil {
+		return false
+	}
+	_, _, ok := req.Guard.Rule(req.Target())
+	return ok
 }
 
 // notRunning says why the catalog may lack the tool name: the bundle that would serve it

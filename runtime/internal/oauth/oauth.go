@@ -82,6 +82,9 @@ type Token struct {
 	Scopes []string
 	// Expiry is the `exp` claim.
 	Expiry time.Time
+	// Groups are the `groups` claim's names (a list, or one string), when present: an
+	// access file's approval rule may name its approvers by group.
+	Groups []string
 }
 
 // HasScope reports whether the token grants scope.
@@ -189,11 +192,13 @@ func (rs *ResourceServer) Verify(ctx context.Context, raw string) (*Token, error
 		ClientID string          `json:"client_id"`
 		Scope    string          `json:"scope"`
 		Scp      json.RawMessage `json:"scp"`
+		Groups   json.RawMessage `json:"groups"`
 	}
 	if err := idt.Claims(&claims); err != nil {
 		return nil, &Error{Status: http.StatusUnauthorized, Code: "invalid_token", Description: "the access token's claims cannot be read", Err: err}
 	}
-	tok := &Token{Subject: idt.Subject, ClientID: claims.ClientID, Expiry: idt.Expiry, Scopes: scopes(claims.Scope, claims.Scp)}
+	tok := &Token{Subject: idt.Subject, ClientID: claims.ClientID, Expiry: idt.Expiry, Scopes: scopes(claims.Scope, claims.Scp),
+		Groups: groups(claims.Groups)}
 	var missing []string
 	for _, s := range rs.cfg.RequiredScopes {
 		if !tok.HasScope(s) {
@@ -269,4 +274,17 @@ func bearer(r *http.Request) (string, error) {
 		return "", &Error{Status: http.StatusUnauthorized, Description: "the Authorization header is not a Bearer token"}
 	}
 	return strings.TrimSpace(tok), nil
+}
+
+// groups reads a `groups` claim: a list of names, or one name; nil for anything else.
+func groups(raw json.RawMessage) []string {
+	var list []string
+	if json.Unmarshal(raw, &list) == nil {
+		return list
+	}
+	var one string
+	if json.Unmarshal(raw, &one) == nil && one != "" {
+		return []string{one}
+	}
+	return nil
 }

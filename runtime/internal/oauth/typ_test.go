@@ -59,7 +59,7 @@ func (iss *signingIssuer) token(t *testing.T, typ string) string {
 	}
 	now := time.Now()
 	claims, _ := json.Marshal(map[string]any{"iss": iss.url, "aud": resource, "sub": "someone", "scope": "tools:call",
-		"iat": now.Unix(), "exp": now.Add(time.Hour).Unix(), "client_id": "c"})
+		"iat": now.Unix(), "exp": now.Add(time.Hour).Unix(), "client_id": "c", "groups": []string{"staff", "treasury"}})
 	jws, err := signer.Sign(claims)
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +98,10 @@ func TestTokenTypes(t *testing.T) {
 	} {
 		tok := iss.token(t, tt.typ)
 		for strict, want := range map[bool]string{false: tt.lenient, true: tt.strict} {
-			_, err := servers[strict].Verify(context.Background(), tok)
+			got, err := servers[strict].Verify(context.Background(), tok)
+			if err == nil && strings.Join(got.Groups, ",") != "staff,treasury" {
+				t.Errorf("typ %q: the token's groups read as %q", tt.typ, got.Groups)
+			}
 			var e *oauth.Error
 			switch {
 			case want == "" && err != nil:

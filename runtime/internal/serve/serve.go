@@ -294,7 +294,7 @@ func build(ctx context.Context, cfg Config) (r *running, err error) {
 		if r.cluster != nil {
 			h := r.front
 			if err := r.cluster.ServeFront(func(w http.ResponseWriter, req *http.Request, f *cluster.Forwarded) {
-				h.ServeForwarded(w, req, front.Identity{Client: f.Client, Subject: f.Subject, Source: f.Source})
+				h.ServeForwarded(w, req, front.Identity{Client: f.Client, Subject: f.Subject, Source: f.Source, Groups: f.Groups})
 			}); err != nil {
 				return r, err
 			}
@@ -487,7 +487,7 @@ func (rs replicas) Forward(ctx context.Context, owner string, r *http.Request, b
 		}
 	}
 	err := rs.c.Forward(ctx, owner, &cluster.Forwarded{Method: r.Method, Header: hdr, Body: body,
-		Client: id.Client, Subject: id.Subject, Source: id.Source}, w)
+		Client: id.Client, Subject: id.Subject, Source: id.Source, Groups: id.Groups}, w)
 	if errors.Is(err, cluster.ErrUnknownNode) {
 		return fmt.Errorf("%w: %v", httpfront.ErrUnknownReplica, err)
 	}

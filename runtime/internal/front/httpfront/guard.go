@@ -35,7 +35,7 @@ func (h *Handler) guard(w http.ResponseWriter, r *http.Request) (id front.Identi
 	}
 	id.Source = h.clientAddress(r)
 	if tok, isOAuth := oauth.TokenFromContext(r.Context()); isOAuth {
-		id.Subject = tok.Subject
+		id.Subject, id.Groups = tok.Subject, tok.Groups
 		if acc := h.srv.Options().Access; acc != nil {
 			c := front.ClientByScopes(acc.Policy(), tok.Scopes)
 			if c == nil {

@@ -130,3 +130,10 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+// ConnectAs is Connect for a client that sends the bearer token with every request.
+func ConnectAs(t testing.TB, url, token, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	hc := &http.Client{Transport: bearer{token}}
+	return Join(t, NewClient(opts), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, version)
+}
