@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/internal/catalog"
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
+	"github.com/toolnode/toolnode/runtime/internal/sandbox"
 	"github.com/toolnode/toolnode/runtime/internal/upstream"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -92,6 +93,24 @@ Flags:
 	return ExitOK
 }
 
+// sandbox reports the bundle's sandbox and which of its settings this machine enforces,
+// by which mechanism; it fails where the sandbox requires one this machine lacks. The
+// start that follows runs under it.
+func (c *checker) sandbox(m *manifest.Manifest) bool {
+	if m.Sandbox == nil || m.Remote() {
+		return true
+	}
+	t := time.Now()
+	e := sandbox.Probe()
+	if !c.step("sandbox", t, e.RequireError(*m.Sandbox), e.Describe(*m.Sandbox)) {
+		return false
+	}
+	if missing := e.Unenforced(*m.Sandbox); len(missing) > 0 {
+		fmt.Fprintf(c.out, "  %-10s      not enforced on this machine: %s (docs/sandbox.md says what each needs)\n", "", strings.Join(missing, ", "))
+	}
+	return true
+}
+
 func (c *checker) run(dir string, log hclog.Logger) {
 	t := time.Now()
 	m, err := manifest.Load(filepath.Join(dir, manifest.FileName))
@@ -104,6 +123,9 @@ func (c *checker) run(dir string, log hclog.Logger) {
 		}
 		return fmt.Sprintf("name %q, command %s", m.Name, strings.Join(m.Command, " "))
 	}()) {
+		return
+	}
+	if !c.sandbox(m) {
 		return
 	}
 	t = time.Now()

@@ -28,6 +28,7 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/proc"
 	"github.com/toolnode/toolnode/runtime/internal/reload"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
+	"github.com/toolnode/toolnode/runtime/internal/sandbox"
 	serveapi "github.com/toolnode/toolnode/runtime/internal/serve"
 	"github.com/toolnode/toolnode/runtime/internal/telemetry"
 	"github.com/toolnode/toolnode/runtime/internal/version"
@@ -169,6 +170,7 @@ type serveFlags struct {
 
 	cluster clusterFlags
 	lock    string
+	sandbox sandbox.Policy // --sandbox: the profile of bundles that name no sandbox
 }
 
 // resultFlags bound the results passed to clients and those kept after a cut (see
@@ -262,6 +264,11 @@ func newServeFlags(stderr io.Writer) (*serveFlags, *flag.FlagSet) {
 	fs.StringVar(&f.names, "names", front.NamesAuto, "tool names shown to clients: `MODE` canonical (seat.verb), underscore (seat_verb, ^[a-zA-Z0-9_-]{1,64}$, as Claude Desktop, Copilot, Windsurf and the model APIs require), or auto (underscore for every client but those known to take dots: Claude Code, toolnode's CLI and libraries; a client that does not name itself also gets every tool in one page)")
 	fs.DurationVar(&f.pingEvery, "ping-every", 30*time.Second, "ping each bundle process every `DURATION`; one that does not answer within 10s (or the interval, if shorter) is restarted; 0 turns pings off")
 	fs.BoolVar(&f.lazy, "lazy", false, "start every bundle on its first call, as \"start\": \"lazy\" in bundle.json does for one: until then it is listed from its cached surface")
+	fs.Func("sandbox", "the sandbox of bundles whose bundle.json has no \"sandbox\": `PROFILE` off (none, the default) or standard (1 GiB of memory, 2 cores, 512 processes, 1024 open files, files confined to the bundle's folder and the system's read-only and a private temporary folder; docs/sandbox.md)", func(v string) error {
+		p, err := sandbox.Profile(v)
+		f.sandbox = p
+		return err
+	})
 	fs.StringVar(&f.stateDir, "state-dir", defaultStateDir(), "`DIR` keeping the cached surfaces of lazy bundles")
 	fs.IntVar(&f.pageSize, "page-size", 500, "tools per tools/list page (`N`); 0 lists all at once")
 	fs.Usage = func() {
@@ -444,6 +451,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			StateDir:   f.stateDir,
 			Run:        codemode.Bounds{Steps: f.run.Steps, Time: f.run.Time, Calls: f.run.Calls, Parallel: f.run.Parallel, Bytes: int64(f.runBytes)},
 			Results:    f.results.bounds(),
+			Sandbox:    f.sandbox,
 		},
 		Front: front.Options{PageSize: f.pageSize, Names: f.names, MaxMessage: int(f.maxBody),
 			MaxQueue: int(f.maxQueue), MaxInflight: f.maxInflight, Limits: limits,

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/toolnode/toolnode/runtime/internal/sandbox"
 )
 
 // serverEntry is one server in the mcpServers JSON of Claude Desktop and Cursor, or the
@@ -23,6 +25,7 @@ type serverEntry struct {
 	URL       string            `json:"url"`
 	Headers   map[string]string `json:"headers"`
 	Isolation string            `json:"isolation"`
+	Sandbox   *sandbox.Policy   `json:"sandbox"`
 }
 
 // remoteTypes are the "type" values clients write for a server reached over Streamable
@@ -105,7 +108,7 @@ func ParseConfig(data []byte, abs string) ([]*Manifest, []ConfigNote, error) {
 				Reason: "the key is not a valid bundle name (1 to 64 of A-Z a-z 0-9 _ -)"})
 		}
 		if remoteTypes[s.Type] || (s.Type == "" && s.URL != "") {
-			m := &Manifest{Name: name, URL: s.URL, Headers: s.Headers, Isolation: s.Isolation, Dir: filepath.Dir(abs), Path: abs}
+			m := &Manifest{Name: name, URL: s.URL, Headers: s.Headers, Isolation: s.Isolation, Sandbox: s.Sandbox, Dir: filepath.Dir(abs), Path: abs}
 			if s.Command != "" {
 				m.Command = append([]string{s.Command}, s.Args...)
 			}
@@ -125,7 +128,7 @@ func ParseConfig(data []byte, abs string) ([]*Manifest, []ConfigNote, error) {
 			}
 		}
 		m := &Manifest{Name: name, Command: append([]string{s.Command}, s.Args...), Env: s.Env,
-			Isolation: s.Isolation, Dir: dir, Path: abs}
+			Isolation: s.Isolation, Sandbox: s.Sandbox, Dir: dir, Path: abs}
 		if err := m.check(); err != nil {
 			notes = append(notes, ConfigNote{Server: key, Reason: err.Error()})
 			continue

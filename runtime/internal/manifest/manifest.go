@@ -13,6 +13,8 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+
+	"github.com/toolnode/toolnode/runtime/internal/sandbox"
 	"time"
 )
 
@@ -93,6 +95,11 @@ type Manifest struct {
 	// toolnode.search finds a tool by the other members of a group one of its words is in.
 	// Read with SynonymsPath; the node reads the file when it indexes the catalog.
 	Synonyms string `json:"synonyms,omitempty"`
+
+	// Sandbox bounds what the bundle's processes may take and touch (memory, cpu, pids,
+	// open files, network, the files they may read and write): docs/sandbox.md. Nil: the
+	// node's --sandbox profile, "off" by default. Not for a bundle given by "url".
+	Sandbox *sandbox.Policy `json:"sandbox,omitempty"`
 
 	// Link, when set, opens the connection to a bundle that another node of a cluster
 	// serves (an upstream.Link); such a bundle has neither a command nor a URL. Not read
@@ -319,6 +326,9 @@ func (m *Manifest) check() error {
 	}
 	if m.Isolation == IsolationClient && (m.Start == StartLazy || m.IdleStop > 0) {
 		return errors.New(`"start": "lazy" and "idle_stop" do not apply with "isolation": "client", which starts a process per client when it connects`)
+	}
+	if m.Sandbox != nil && m.Remote() {
+		return errors.New(`"sandbox" bounds a process the node starts: a bundle given by "url" runs elsewhere`)
 	}
 	if m.Instances < 0 || m.Instances > MaxInstances {
 		return fmt.Errorf("instances %d: use 1 to %d", m.Instances, MaxInstances)

@@ -21,6 +21,7 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
 	"github.com/toolnode/toolnode/runtime/internal/pin"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
+	"github.com/toolnode/toolnode/runtime/internal/sandbox"
 	"github.com/toolnode/toolnode/runtime/internal/telemetry"
 	"github.com/toolnode/toolnode/runtime/internal/upstream"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
@@ -113,6 +114,9 @@ type Config struct {
 	// Lock, when set, is the lock file's content: only the tools it pins, as it pins them,
 	// are served (see package pin, and SetLock). Default: every tool served.
 	Lock *pin.Lock
+	// Sandbox bounds the processes of bundles whose manifest has no "sandbox" of its own
+	// (--sandbox); the zero Policy, the profile "off", by default.
+	Sandbox sandbox.Policy
 	// Results bounds the tools/call results passed to clients and the wholes kept of those
 	// cut (see ResultBounds); the zero value passes results whole.
 	Results ResultBounds

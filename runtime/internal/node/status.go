@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/toolnode/toolnode/runtime/internal/sandbox"
 )
 
 // BundleStatus is what toolnode.status says of one bundle.
@@ -22,6 +24,11 @@ type BundleStatus struct {
 	P50ms     float64 `json:"p50_ms"`
 	P99ms     float64 `json:"p99_ms"`
 	Manifest  string  `json:"manifest"`
+	// Sandbox says what bounds the bundle's processes and by which mechanism ("memory 512
+	// MiB (cgroup v1), network none (NOT ENFORCED on this machine)"); "" for none.
+	Sandbox string `json:"sandbox,omitempty"`
+	// SandboxNotEnforced names the settings of its sandbox this machine does not enforce.
+	SandboxNotEnforced []string `json:"sandbox_not_enforced,omitempty"`
 
 	// FailuresInARow counts the failures since a process of the bundle last ran for
 	// Supervision.Stable; from Supervision.CrashLoop of them the state is crash-loop.
@@ -49,6 +56,10 @@ func (n *Node) Status() []BundleStatus {
 			st.LastError = b.err.Error()
 		}
 		st.FailuresInARow = b.failures
+		if p := n.sandboxOf(b.m); p != nil && !p.Zero() {
+			st.Sandbox = sandbox.Probe().Describe(*p)
+			st.SandboxNotEnforced = sandbox.Probe().Unenforced(*p)
+		}
 		if !b.retryAt.IsZero() && live(b) == 0 {
 			st.RetryAt = b.retryAt.UTC().Format(time.RFC3339Nano)
 		}

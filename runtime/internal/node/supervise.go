@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
+	"github.com/toolnode/toolnode/runtime/internal/sandbox"
 	"github.com/toolnode/toolnode/runtime/internal/upstream"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -117,7 +118,7 @@ type instance struct {
 
 func newBundle(n *Node, m *manifest.Manifest, fp string) *bundle {
 	n.cfg.Telemetry.BundleState(m.Name, string(StateStarting))
-	return &bundle{
+	b := &bundle{
 		name:  m.Name,
 		log:   n.log.Named(m.Name),
 		m:     m,
@@ -128,6 +129,43 @@ func newBundle(n *Node, m *manifest.Manifest, fp string) *bundle {
 		slots: make([]*instance, m.Pool()),
 		stats: &stats{},
 	}
+	n.saySandbox(b)
+	return b
+}
+
+// sandboxOf is the sandbox of the bundle m describes: its own, else the node's default
+// (--sandbox); nil for none, and for a bundle the node does not start.
+func (n *Node) sandboxOf(m *manifest.Manifest) *sandbox.Policy {
+	switch {
+	case m.Remote() || m.Link != nil:
+		return nil
+	case m.Sandbox != nil:
+		return m.Sandbox
+	case !n.cfg.Sandbox.Zero():
+		p := n.cfg.Sandbox
+		return &p
+	}
+	return nil
+}
+
+// saySandbox logs the bundle's sandbox and what of it this machine enforces, with a
+// warning naming each setting it does not.
+func (n *Node) saySandbox(b *bundle) {
+	p := n.sandboxOf(b.m)
+	if p == nil || p.Zero() {
+		return
+	}
+	e := sandbox.Probe()
+	if missing := e.Unenforced(*p); len(missing) > 0 {
+		verb := "the bundle starts without them"
+		if p.Require {
+			verb = "the sandbox requires them: the bundle will not start"
+		}
+		b.log.Warn(fmt.Sprintf("sandbox settings not enforced on this machine: %s; %s", strings.Join(missing, ", "), verb),
+			"sandbox", e.Describe(*p))
+		return
+	}
+	b.log.Info("sandbox", "sandbox", e.Describe(*p))
 }
 
 // setState moves b to state s, for toolnode.status and the toolnode_bundle_state metric.
@@ -219,6 +257,9 @@ func (n *Node) runSlot(b *bundle, slot int, settled func()) {
 		}
 		inst.client.Close(context.Background()) // reaps it, and a wrapper's leftovers too
 		status := inst.client.ExitStatus()
+		if cause := inst.client.Cause(); cause != "" {
+			b.log.Error(fmt.Sprintf("bundle %s: %s", b.name, cause), "restart_in", backoff)
+		}
 		if time.Since(started) >= sup.Stable {
 			n.mu.Lock()
 			b.failures = 0
@@ -372,6 +413,9 @@ func (n *Node) startInstance(b *bundle, failed func(error)) (*instance, lists, e
 	cfg, err := upstream.ConfigFor(m, n.cfg.LookupEnv, b.log)
 	if err != nil {
 		return fail(err)
+	}
+	if cfg.Process.Path != "" {
+		cfg.Process.Sandbox = n.sandboxOf(m)
 	}
 	if n.cfg.StateKey != nil && cfg.Process.Path != "" && !slices.ContainsFunc(cfg.Process.Env, func(v string) bool {
 		return strings.HasPrefix(v, StateKeyVar+"=") // the manifest's own, set or inherited

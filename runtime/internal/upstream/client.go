@@ -336,6 +336,15 @@ func (c *Client) Done() <-chan struct{} { return c.t.Done() }
 // was lost), or "running".
 func (c *Client) ExitStatus() string { return c.t.status() }
 
+// Cause says why the bundle's process ended where its sandbox knows ("killed at its memory
+// bound of 512 MiB"), else "" (see proc.Process.Cause).
+func (c *Client) Cause() string {
+	if t, ok := c.t.(*stdio); ok {
+		return t.proc.Cause()
+	}
+	return ""
+}
+
 // StderrTail returns the last lines the bundle's process wrote on stderr (see
 // proc.Process.StderrTail); nil for a remote bundle.
 func (c *Client) StderrTail() []string {

@@ -45,6 +45,8 @@ func ConfigFor(m *manifest.Manifest, lookup func(string) (string, bool), log hcl
 		Env:    m.Environ(lookup),
 		Logger: log,
 		Grace:  m.Timeouts.Shutdown,
+		// Nil: the node's default profile, which the node fills in.
+		Sandbox: m.Sandbox,
 	}
 	return cfg, nil
 }

@@ -68,6 +68,10 @@ func (t *stdio) goneError() error {
 	case <-time.After(time.Second):
 		return fmt.Errorf("%w: bundle %q closed its stdout (process still running)", ErrGone, t.name)
 	}
+	if cause := t.proc.Cause(); cause != "" {
+		// The kernel ended it mid-call: what the call had done by then stays done.
+		return fmt.Errorf("%w: bundle %q was %s; the call may have acted before it ended", ErrGone, t.name, cause)
+	}
 	return fmt.Errorf("%w: bundle %q exited (%s)%s", ErrGone, t.name, t.proc.ExitStatus(), LastWords(t.proc.StderrTail()))
 }
 
