@@ -80,6 +80,10 @@ type Config struct {
 	Skew time.Duration
 	// Bounds limit what the other nodes can make this node hold.
 	Bounds Bounds
+	// Approvals shares the node's requests for approval with the other nodes (a node
+	// with an access file, which may have approval rules; see approvals.go). Default
+	// false: the node needs no permission on the subjects of approvals.
+	Approvals bool
 }
 
 // DefaultSkew is the default of Config.Skew.
@@ -99,6 +103,7 @@ type Cluster struct {
 	out, ctlOut     *stream // what this node sends on nc and ctl
 	announces, byes guard
 	inboxGuard      guard
+	approvalGuard   guard
 	bundleGuards    map[string]*guard // by bundle served: they outlive subscriptions
 	tasks           clusterTasks
 	refusals        refusals
@@ -221,6 +226,11 @@ func Join(cfg Config, n *node.Node, local []*manifest.Manifest) (*Cluster, error
 		_ = sub.SetPendingLimits(s.msgs, s.bytes)
 	}
 	c.joinTasks()
+	if err := c.joinApprovals(); err != nil {
+		nc.Close()
+		ctl.Close()
+		return nil, err
+	}
 	n.AddBounds(c.bounds)
 	c.log.Info("cluster", "name", cfg.Name, "node", c.id, "server", cfg.URL, "signed", keys.key != nil)
 	c.wg.Add(1)

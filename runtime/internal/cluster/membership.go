@@ -184,6 +184,11 @@ func (c *Cluster) heard(msg *nats.Msg) {
 	c.mu.Unlock()
 	if old == nil {
 		c.log.Info("node joined the cluster", "node", m.ID, "bundles", len(m.Bundles))
+		c.wg.Add(1)
+		go func() { // the requests for approval it has not heard of
+			defer c.wg.Done()
+			c.shareAll()
+		}()
 	}
 	if changed {
 		c.apply(fmt.Sprintf("node %q no longer serves it", m.ID))

@@ -104,3 +104,44 @@ func BenchmarkApprovalRoundTrip(b *testing.B) {
 		}
 	}
 }
+
+// What replicas tell each other of a request only moves it forward: a decision is not
+// undone by a late word of the request waiting, and a request used is not brought back
+// by a late word of its approval, so that it cannot run its call twice.
+func TestSharedApprovalsOnlyMoveForward(t *testing.T) {
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	var n Node
+	n.approvals.now = func() time.Time { return now }
+	var told []SharedApproval
+	n.ShareApprovals(func(sa SharedApproval) { told = append(told, sa) })
+	desk := &Guard{Caller: "desk", Version: "v1", Rule: func(string) ([]string, time.Duration, bool) { return []string{"ops"}, time.Minute, true }}
+	args := json.RawMessage(`{"to":"x"}`)
+	e, _ := n.admitCall(desk, "bank.pay", args)
+	if e == nil || len(told) != 1 || told[0].State != "waiting" {
+		t.Fatalf("the request was not shared: %v %+v", e, told)
+	}
+	waiting := told[0]
+	approved := waiting
+	approved.State, approved.By = "approved", "ops"
+	n.ApplyApproval(approved)
+	n.ApplyApproval(waiting) // late
+	if e := n.admit(desk, "bank.pay", args); e != nil {
+		t.Fatalf("an approval given on another replica did not let the call run: %v", e)
+	}
+	if last := told[len(told)-1]; !last.Dropped || last.ID != waiting.ID {
+		t.Errorf("the use of the approval was not shared: %+v", last)
+	}
+	n.ApplyApproval(approved) // late, after its use
+	if e := n.admit(desk, "bank.pay", args); e == nil || e.Kind != KindNeedsApproval {
+		t.Errorf("an approval used ran its call again: %v", e)
+	}
+
+	var other Node // a replica that hears of a request and its use
+	other.approvals.now = n.approvals.now
+	other.ApplyApproval(approved)
+	other.ApplyApproval(SharedApproval{Dropped: true, ID: approved.ID, Expires: approved.Expires})
+	other.ApplyApproval(approved)
+	if e := other.admit(desk, "bank.pay", args); e == nil || e.Kind != KindNeedsApproval {
+		t.Errorf("a replica ran a call whose approval was used on another: %v", e)
+	}
+}

@@ -247,7 +247,7 @@ func build(ctx context.Context, cfg Config) (r *running, err error) {
 	}
 	if cfg.Cluster != nil {
 		cc := *cfg.Cluster
-		cc.Logger = log.Named("cluster")
+		cc.Logger, cc.Approvals = log.Named("cluster"), r.access != nil
 		if r.cluster, err = cluster.Join(cc, r.node, r.manifests); err != nil {
 			return r, fmt.Errorf("--cluster: %w", err)
 		}
