@@ -105,6 +105,9 @@ type Record struct {
 	// Arguments and Result are written only when the log is opened with Args.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Result    json.RawMessage `json:"result,omitempty"`
+	// Skill is the skill (a skills/get, Tool "skills/get") or skill file (a read, Tool
+	// "resources/read") of MCP's skills extension the record is of, by the node's URI.
+	Skill string `json:"skill,omitempty"`
 	// Approval names the request for approval a record of one is about (see the
 	// Approval* outcomes); Approver is who decided it.
 	Approval string `json:"approval,omitempty"`

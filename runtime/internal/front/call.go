@@ -181,6 +181,7 @@ func (c *Call) finish(raw json.RawMessage, err error) {
 	if c.op != nil {
 		c.op.End(errorType(c.ctx, raw, rpcErr))
 	}
+	c.peer.base().srv.auditSkill(c.ctx, c.req, c.peer.base().id, c.start, err)
 	if c.owner != nil {
 		c.owner.mu.Lock()
 		delete(c.owner.inflight, c.id)

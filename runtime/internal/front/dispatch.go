@@ -149,6 +149,8 @@ func (s *Server) dispatch(ctx context.Context, p peer, req *node.Request) (any, 
 		return n.Complete(ctx, p, req)
 	case mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel:
 		return s.serveTasks(ctx, p, req)
+	case mcp.MethodSkillsList, mcp.MethodSkillsGet:
+		return s.serveSkills(req)
 	}
 	return nil, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found", req.Method)
 }

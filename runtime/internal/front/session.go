@@ -312,7 +312,7 @@ func (s *Server) capabilities() mcp.ServerCapabilities {
 		caps.Completions = &struct{}{}
 	}
 	caps.Extensions = tasksExtension // the node holds tasks for every bundle's tools
-	return caps
+	return s.withSkills(caps)
 }
 
 func invalidParams(format string, args ...any) *rpc.Error {

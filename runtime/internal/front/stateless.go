@@ -284,7 +284,8 @@ func decorate(method string, res json.RawMessage, typed bool) json.RawMessage {
 	}
 	ttl, scope := -1, ""
 	switch method {
-	case mcp.MethodToolsList, mcp.MethodPromptsList, mcp.MethodResourcesList, mcp.MethodResourceTemplates:
+	case mcp.MethodToolsList, mcp.MethodPromptsList, mcp.MethodResourcesList, mcp.MethodResourceTemplates,
+		mcp.MethodSkillsList, mcp.MethodSkillsGet:
 		ttl, scope = listTTL, mcp.CacheScopePublic
 	case mcp.MethodResourcesRead:
 		ttl, scope = 0, mcp.CacheScopePrivate

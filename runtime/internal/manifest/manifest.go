@@ -100,6 +100,10 @@ type Manifest struct {
 	// open files, network, the files they may read and write): docs/sandbox.md. Nil: the
 	// node's --sandbox profile, "off" by default. Not for a bundle given by "url".
 	Sandbox *sandbox.Policy `json:"sandbox,omitempty"`
+	// Skills names a folder of the bundle, relative to its directory, of skill folders
+	// (each holding a SKILL.md): the node serves them as the bundle's skills (MCP's skills
+	// extension) when the bundle's own server serves none. Read with SkillsPath.
+	Skills string `json:"skills,omitempty"`
 
 	// Link, when set, opens the connection to a bundle that another node of a cluster
 	// serves (an upstream.Link); such a bundle has neither a command nor a URL. Not read
@@ -344,6 +348,9 @@ func (m *Manifest) check() error {
 	if m.Synonyms != "" && !filepath.IsLocal(m.Synonyms) {
 		return fmt.Errorf("synonyms %q: name a file inside the bundle's directory, relative to it (e.g. \"synonyms.txt\")", m.Synonyms)
 	}
+	if m.Skills != "" && !filepath.IsLocal(m.Skills) {
+		return fmt.Errorf("skills %q: name a folder inside the bundle's directory, relative to it (e.g. \"skills\")", m.Skills)
+	}
 	if err := checkFeatured(m.Featured); err != nil {
 		return err
 	}
@@ -366,6 +373,14 @@ func (m *Manifest) SynonymsPath() string {
 		return ""
 	}
 	return filepath.Join(m.Dir, m.Synonyms)
+}
+
+// SkillsPath is the path of the bundle's skills folder, "" when it names none.
+func (m *Manifest) SkillsPath() string {
+	if m.Skills == "" {
+		return ""
+	}
+	return filepath.Join(m.Dir, m.Skills)
 }
 
 // Lazy reports whether the bundle starts on its first call rather than with the node.

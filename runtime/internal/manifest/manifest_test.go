@@ -41,7 +41,7 @@ func TestParse(t *testing.T) {
 		{"bad idle_stop", `{"name": "x", "command": ["./run"], "idle_stop": "a while"}`, `"a while" is not a duration`},
 		{"idle_stop not a string", `{"name": "x", "command": ["./run"], "idle_stop": 600}`, `a duration must be a string`},
 		{"unknown key near start", `{"name": "x", "command": ["./run"], "starts": "lazy"}`, `unknown key "starts"`},
-		{"unknown key near featured", `{"name": "x", "command": ["./run"], "featred": ["a"]}`, `unknown key "featred" (known keys: name, command, url, headers, env, inherit_env, seats, timeouts, instances, prefix, isolation, start, idle_stop, tasks, featured, synonyms, sandbox)`},
+		{"unknown key near featured", `{"name": "x", "command": ["./run"], "featred": ["a"]}`, `unknown key "featred" (known keys: name, command, url, headers, env, inherit_env, seats, timeouts, instances, prefix, isolation, start, idle_stop, tasks, featured, synonyms, sandbox, skills)`},
 		{"wrong type", `{"name": "x", "command": "./run"}`, `key "command" must be an array`},
 		{"not JSON", `{"name": `, "not valid JSON"},
 		{"trailing data", `{"name": "x", "command": ["./run"]} {}`, "unexpected data"},
@@ -201,5 +201,17 @@ func TestDiscoverAtABundlesOwnFolderSaysWhatToPassInstead(t *testing.T) {
 	}
 	if _, problems := Discover(root); len(problems) != 0 {
 		t.Errorf("its parent, as the problem says to pass: %v", problems)
+	}
+}
+
+func TestASkillsFolderStaysInsideTheBundle(t *testing.T) {
+	m, err := Parse([]byte(`{"name": "x", "command": ["./run"], "skills": "skills"}`), "/b/x")
+	if err != nil || m.SkillsPath() != "/b/x/skills" {
+		t.Errorf("skills folder %q, %v", m.SkillsPath(), err)
+	}
+	for _, bad := range []string{"../elsewhere", "/etc"} {
+		if _, err := Parse([]byte(`{"name": "x", "command": ["./run"], "skills": "`+bad+`"}`), "/b/x"); err == nil || !strings.Contains(err.Error(), "inside the bundle's directory") {
+			t.Errorf("skills %q: %v", bad, err)
+		}
 	}
 }

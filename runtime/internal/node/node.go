@@ -155,6 +155,7 @@ type Node struct {
 	pins      pins // the lock file's; guarded by mu but for its logging
 	approvals approvals
 	results   *resultStore
+	skill     skillState // see skills.go
 	wg        sync.WaitGroup
 
 	innerCalls func(InnerCall) // told of every call a run makes; see SetInnerCalls
@@ -422,7 +423,8 @@ func listsEqual(a, b lists) bool {
 		}
 		return true
 	}
-	return eq(a.tools, b.tools) && eq(a.prompts, b.prompts) && eq(a.resources, b.resources) && eq(a.templates, b.templates)
+	return eq(a.tools, b.tools) && eq(a.prompts, b.prompts) && eq(a.resources, b.resources) && eq(a.templates, b.templates) &&
+		eq(a.skills, b.skills)
 }
 
 // Catalog returns the current merged tool list.

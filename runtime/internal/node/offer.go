@@ -16,6 +16,7 @@ import (
 // lists is what one bundle offers besides its capabilities.
 type lists struct {
 	tools, prompts, resources, templates []json.RawMessage
+	skills                               []json.RawMessage // of MCP's skills extension
 }
 
 // fetchLists lists everything the bundle's capabilities say it has.
@@ -37,6 +38,14 @@ func fetchLists(ctx context.Context, c *upstream.Client) (lists, error) {
 		}
 		if l.templates, err = c.ListAll(ctx, mcp.MethodResourceTemplates, "resourceTemplates"); err != nil {
 			return l, err
+		}
+	}
+	if _, ok := caps.Extensions[mcp.ExtensionSkills]; ok {
+		if l.skills, err = c.ListAll(ctx, mcp.MethodSkillsList, "skills"); err != nil {
+			return l, err
+		}
+		if l.skills == nil {
+			l.skills = []json.RawMessage{} // it serves skills, none now
 		}
 	}
 	return l, nil

@@ -68,6 +68,9 @@ type Request struct {
 	// Run names the toolnode.run the request is, or made the call (Via toolnode.run);
 	// "" for other calls.
 	Run string
+	// Skill is the node's URI of the skill (skills/get) or skill file (resources/read) the
+	// request reached or was refused (Refused), for the audit log; "" for other requests.
+	Skill string
 
 	served *instance // the process the request was last sent to (see BundleTaskOf)
 }
@@ -103,6 +106,8 @@ var requestMembers = map[string][]string{
 	mcp.MethodTasksGet:          {"taskId"},
 	mcp.MethodTasksUpdate:       {"taskId"},
 	mcp.MethodTasksCancel:       {"taskId"},
+	mcp.MethodSkillsList:        {"cursor"},
+	mcp.MethodSkillsGet:         {"uri"},
 }
 
 // ReadRequest reads what the node acts on from a request's params, which rpc.Parse has
@@ -238,7 +243,7 @@ func (r *Request) check() *rpc.Error {
 		if r.Name == "" {
 			return invalidParams("prompts/get needs a string \"name\"")
 		}
-	case mcp.MethodResourcesRead, mcp.MethodResourcesSub, mcp.MethodResourcesUnsub:
+	case mcp.MethodResourcesRead, mcp.MethodResourcesSub, mcp.MethodResourcesUnsub, mcp.MethodSkillsGet:
 		if r.URI == "" {
 			return invalidParams(r.Method + " needs a string \"uri\"")
 		}

@@ -234,6 +234,9 @@ func (n *Node) ReadResource(ctx context.Context, sess Session, req *Request) (js
 		key, _ := clientKey(sess)
 		return n.readResult(ctx, key, req.URI)
 	}
+	if res, err, ok := n.readSkill(ctx, sess, req); ok {
+		return res, err
+	}
 	bundle, own, err := n.viewBundle(req)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,256 @@
+package skills_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/toolnode/toolnode/runtime/internal/reload"
+	"github.com/toolnode/toolnode/runtime/internal/serve"
+	"github.com/toolnode/toolnode/runtime/internal/skills"
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
+	"github.com/toolnode/toolnode/runtime/internal/testkit/nodekit"
+	"github.com/toolnode/toolnode/sdk-go/mcp"
+)
+
+// Skills through a node: a bundle's skills folder served by the node, listed, got and read
+// by clients of both eras; an access file's denied bundle's skills neither listed nor
+// readable; the audit log's records of them.
+
+func TestMain(m *testing.M) {
+	testkit.RunIfChild()
+	goleak.VerifyTestMain(m, testkit.KeptAliveConns()...)
+}
+
+// answer is a JSON-RPC answer.
+type answer struct {
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// client speaks to a node's HTTP front as a 2026-07-28 client, statelessly, with a token
+// when it has one.
+type client struct {
+	t     *testing.T
+	url   string
+	token string
+}
+
+// do sends method with params (a JSON object without _meta) and returns the answer.
+func (c client) do(method string, params map[string]any) answer {
+	c.t.Helper()
+	if params == nil {
+		params = map[string]any{}
+	}
+	params["_meta"] = map[string]any{mcp.MetaProtocolVersion: mcp.Version20260728, mcp.MetaClientCapabilities: map[string]any{}}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", mcp.Version20260728)
+	req.Header.Set("Mcp-Method", method)
+	if uri, ok := params["uri"].(string); ok && method == mcp.MethodResourcesRead {
+		req.Header.Set("Mcp-Name", uri)
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	raw := message(res)
+	var a answer
+	if err := json.Unmarshal(raw, &a); err != nil {
+		c.t.Fatalf("%s: %s, not JSON-RPC: %v\n%s", method, res.Status, err, raw)
+	}
+	return a
+}
+
+// message is the JSON-RPC message of a response, sent as JSON or as an event stream.
+func message(res *http.Response) []byte {
+	defer res.Body.Close()
+	if strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		return <-nodekit.SSEMessages(res.Body)
+	}
+	raw, _ := io.ReadAll(res.Body)
+	return raw
+}
+
+// writeSkill writes a skill folder name under dir/skills with SKILL.md's body and more
+// files (relative path → content).
+func writeSkill(t *testing.T, dir, name, description string, files map[string]string) {
+	t.Helper()
+	base := filepath.Join(dir, "skills", name)
+	all := map[string]string{skills.SkillFile: fmt.Sprintf("---\nname: %s\ndescription: %s\nlicense: MIT\nmetadata:\n  version: \"1.2\"\n---\n\n# %s\n\nRead references/guide.md.\n", name, description, name)}
+	for k, v := range files {
+		all[k] = v
+	}
+	for rel, body := range all {
+		p := filepath.Join(base, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// entries reads the skills of a skills/list or skills/get result.
+func entries(t *testing.T, a answer) []skills.Entry {
+	t.Helper()
+	if a.Error != nil {
+		t.Fatalf("error %d: %s", a.Error.Code, a.Error.Message)
+	}
+	var r struct {
+		Skills []skills.Entry `json:"skills"`
+		Skill  *skills.Entry  `json:"skill"`
+		TTL    *int           `json:"ttlMs"`
+	}
+	if err := json.Unmarshal(a.Result, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.TTL == nil {
+		t.Errorf("a 2026-07-28 skills result without ttlMs: %s", a.Result)
+	}
+	if r.Skill != nil {
+		return []skills.Entry{*r.Skill}
+	}
+	return r.Skills
+}
+
+func TestAFileShippedSkillIsListedGotAndReadThroughTheNode(t *testing.T) {
+	dir := t.TempDir()
+	bundle := testkit.Write(t, dir, testkit.Fake{Name: "docs", Extra: `"skills": "skills"`})
+	writeSkill(t, bundle, "trip-report", "Summarise a trip from its positions.", map[string]string{
+		"references/guide.md": "# Guide\n",
+		"data/sample.bin":     "\x00\x01\xff",
+		".hidden":             "not part of the skill",
+	})
+	writeSkill(t, bundle, "Bad_Name", "refused for its name", nil)
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	n := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, HTTP: nodekit.Loopback, AuditFile: audit})
+	n.Ready(t)
+	c := client{t: t, url: n.URL}
+
+	disc := c.do(mcp.MethodDiscover, nil)
+	if !strings.Contains(string(disc.Result), `"`+mcp.ExtensionSkills+`"`) || !strings.Contains(string(disc.Result), `"resources"`) {
+		t.Errorf("server/discover declares no skills extension with resources:\n%s", disc.Result)
+	}
+	list := entries(t, c.do(mcp.MethodSkillsList, nil))
+	if len(list) != 1 || list[0].URI != "skill://docs/trip-report/SKILL.md" {
+		t.Fatalf("skills/list: %+v", list)
+	}
+	n.Logs.WaitFor(t, 5*time.Second, "Bad_Name")
+	var fm map[string]any
+	json.Unmarshal(list[0].Frontmatter, &fm)
+	if fm["name"] != "trip-report" || fm["license"] != "MIT" || fmt.Sprint(fm["metadata"]) != "map[version:1.2]" {
+		t.Errorf("frontmatter %v, want every field as written", fm)
+	}
+	var files []skills.Resource
+	json.Unmarshal(list[0].Resources, &files)
+	got := entries(t, c.do(mcp.MethodSkillsGet, map[string]any{"uri": list[0].URI}))
+	if len(got) != 1 || string(got[0].Resources) != string(list[0].Resources) {
+		t.Errorf("skills/get %+v differs from the listed entry", got)
+	}
+	if len(files) != 3 {
+		t.Fatalf("resources %+v, want SKILL.md, the guide and the binary (no hidden file)", files)
+	}
+	for _, f := range files {
+		a := c.do(mcp.MethodResourcesRead, map[string]any{"uri": f.URI})
+		var r struct {
+			Contents []struct {
+				URI, MimeType, Text string
+				Blob                []byte
+			}
+		}
+		if a.Error != nil || json.Unmarshal(a.Result, &r) != nil || len(r.Contents) != 1 || r.Contents[0].URI != f.URI {
+			t.Fatalf("resources/read %s: %+v %s", f.URI, a.Error, a.Result)
+		}
+		body := []byte(r.Contents[0].Text)
+		if r.Contents[0].Blob != nil {
+			body = r.Contents[0].Blob
+		}
+		if skills.Digest(body) != f.Digest || int64(len(body)) != f.Size {
+			t.Errorf("%s: read %d bytes of %s, listed %d of %s", f.URI, len(body), skills.Digest(body), f.Size, f.Digest)
+		}
+	}
+	if a := c.do(mcp.MethodSkillsGet, map[string]any{"uri": "skill://docs/nothing/SKILL.md"}); a.Error == nil || a.Error.Code != mcp.CodeInvalidParams {
+		t.Errorf("skills/get of no skill: %+v, want -32602", a.Error)
+	}
+	if a := c.do(mcp.MethodResourcesRead, map[string]any{"uri": "skill://docs/trip-report/.hidden"}); a.Error == nil {
+		t.Errorf("a hidden file of the folder was read: %s", a.Result)
+	}
+
+	t.Run("a session client of 2025-11-25 gets the same", func(t *testing.T) {
+		raw := nodekit.NewRawHTTP(t, n.URL)
+		raw.Initialize("2025-11-25", `{}`)
+		msg := message(raw.Post(`{"jsonrpc":"2.0","id":7,"method":"skills/list","params":{}}`, "application/json, text/event-stream"))
+		if !strings.Contains(string(msg), `"skill://docs/trip-report/SKILL.md"`) {
+			t.Errorf("skills/list in a session: %s", msg)
+		}
+	})
+
+	t.Run("the audit log records each get and read", func(t *testing.T) {
+		testkit.Eventually(t, 5*time.Second, func() string {
+			b, _ := os.ReadFile(audit)
+			if n := strings.Count(string(b), `"skill":"skill://docs/trip-report/`); n < 5 {
+				return fmt.Sprintf("%d skill records:\n%s", n, b)
+			}
+			return ""
+		})
+	})
+}
+
+func TestADeniedBundlesSkillsAreNeitherListedNorReadable(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"open", "secret"} {
+		b := testkit.Write(t, dir, testkit.Fake{Name: name, Extra: `"skills": "skills"`})
+		writeSkill(t, b, name+"-howto", "How to use "+name+".", nil)
+	}
+	access := filepath.Join(t.TempDir(), "access.json")
+	os.WriteFile(access, []byte(fmt.Sprintf(`{"clients": [{"name": "limited", "token_sha256": %q, "allow": ["*"], "deny": ["secret.*"]},
+		{"name": "all", "token_sha256": %q, "allow": ["*"]}]}`, testkit.TokenSHA("lim"), testkit.TokenSHA("all"))), 0o600)
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	n := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, HTTP: nodekit.Loopback, AccessFile: access, AuditFile: audit})
+	n.Ready(t)
+	limited, all := client{t: t, url: n.URL, token: "lim"}, client{t: t, url: n.URL, token: "all"}
+	secret := "skill://secret/secret-howto/SKILL.md"
+
+	if got := entries(t, all.do(mcp.MethodSkillsList, nil)); len(got) != 2 {
+		t.Fatalf("the client allowed everything lists %+v", got)
+	}
+	got := entries(t, limited.do(mcp.MethodSkillsList, nil))
+	if len(got) != 1 || got[0].URI != "skill://open/open-howto/SKILL.md" {
+		t.Errorf("the limited client lists %+v, want open's skill only", got)
+	}
+	if a := limited.do(mcp.MethodSkillsGet, map[string]any{"uri": secret}); a.Error == nil || a.Error.Code != mcp.CodeInvalidParams {
+		t.Errorf("skills/get of a denied skill: %s %+v, want -32602 as for no skill", a.Result, a.Error)
+	}
+	if a := limited.do(mcp.MethodResourcesRead, map[string]any{"uri": secret}); a.Error == nil || a.Error.Code != mcp.CodeInvalidParams {
+		t.Errorf("resources/read of a denied skill's file: %s %+v, want -32602 as for no resource", a.Result, a.Error)
+	}
+	if a := all.do(mcp.MethodResourcesRead, map[string]any{"uri": secret}); a.Error != nil {
+		t.Errorf("the client allowed it cannot read it: %+v", a.Error)
+	}
+	testkit.Eventually(t, 5*time.Second, func() string {
+		b, _ := os.ReadFile(audit)
+		for _, want := range []string{`"client":"limited","tool":"skills/get","outcome":"forbidden"`, `"client":"limited","tool":"resources/read","outcome":"forbidden"`,
+			`"client":"all","tool":"resources/read","bundle":"secret","outcome":"ok"`} {
+			if !strings.Contains(string(b), want) {
+				return "no audit record " + want + " in:\n" + string(b)
+			}
+		}
+		return ""
+	})
+}
