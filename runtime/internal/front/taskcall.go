@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/audit"
+	"github.com/toolnode/toolnode/runtime/internal/clock"
 	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
@@ -58,7 +59,7 @@ type task struct {
 	state     taskState
 	call      *Call // the client's request, while pending
 	stopWatch func() bool
-	after     *time.Timer
+	after     clock.Timer
 	running   bool // a call to the bundle is in flight
 	status    string
 	message   string
@@ -70,7 +71,7 @@ type task struct {
 	asks      map[string]*taskAsk
 	seq       int
 	round     *taskRound // a 2026 bundle's question round, open
-	expiry    *time.Timer
+	expiry    clock.Timer
 	audited   bool
 	listeners map[*listener]bool
 	stopNote  func() // ends the watch of a bundle-held task's notifications
@@ -114,7 +115,7 @@ func (s *taskStore) begin(c *Call, required bool) {
 	t := &task{s: s, id: s.newTaskID(), owner: owner, bound: bound, caller: c.peer.base().id, tool: c.req.Target(),
 		start: c.start, peer: c.peer, req: &inner, required: required, status: mcp.TaskWorking, asks: map[string]*taskAsk{}}
 	if t.start.IsZero() {
-		t.start = time.Now()
+		t.start = s.opts.Clock.Now()
 	}
 	// The work outlives the request (the client polls it), but keeps its values: the
 	// trace it belongs to.
@@ -122,7 +123,7 @@ func (s *taskStore) begin(c *Call, required bool) {
 	t.mu.Lock()
 	t.call, t.running = c, true
 	t.stopWatch = context.AfterFunc(c.ctx, t.clientLeft)
-	t.after = time.AfterFunc(s.opts.After, t.startIdle)
+	t.after = s.opts.Clock.AfterFunc(s.opts.After, t.startIdle)
 	t.mu.Unlock()
 	s.srv.node.CallToolTask(t.ctx, t, t.req, t)
 }
@@ -158,10 +159,10 @@ func (t *task) startLocked() func() {
 	t.state = taskStarted
 	t.after.Stop()
 	t.stopWatch()
-	now := time.Now()
+	now := t.s.opts.Clock.Now()
 	t.created, t.updated = now, now
 	t.s.register(t) // before the answer: a tasks/get right after it finds the task
-	t.expiry = time.AfterFunc(t.s.opts.TTL, func() { t.expire(errors.New("the task's ttl has passed")) })
+	t.expiry = t.s.opts.Clock.AfterFunc(t.s.opts.TTL, func() { t.expire(errors.New("the task's ttl has passed")) })
 	c := t.call
 	t.call = nil
 	return func() { c.answerTask(t.snapshot(mcp.ResultTypeTask), nil) }
@@ -205,7 +206,7 @@ func (t *task) Notify(_ context.Context, method string, params any) error {
 		answer := t.startLocked()
 		changed := t.state == taskStarted && !mcp.TaskTerminal(t.status) && msg != t.message
 		if changed {
-			t.message, t.updated = msg, time.Now()
+			t.message, t.updated = msg, t.s.opts.Clock.Now()
 		}
 		t.mu.Unlock()
 		answer()
@@ -287,7 +288,7 @@ func (t *task) askLocked(a *taskAsk) string {
 	t.seq++
 	key := capabilityFor(a.method) + "-" + strconv.Itoa(t.seq)
 	t.asks[key] = a
-	t.status, t.message, t.updated = mcp.TaskInputRequired, "waiting for the client's input", time.Now()
+	t.status, t.message, t.updated = mcp.TaskInputRequired, "waiting for the client's input", t.s.opts.Clock.Now()
 	return key
 }
 
@@ -295,7 +296,7 @@ func (t *task) askLocked(a *taskAsk) string {
 // holds t.mu.
 func (t *task) settleAsksLocked() {
 	if len(t.asks) == 0 && t.status == mcp.TaskInputRequired {
-		t.status, t.message, t.updated = mcp.TaskWorking, "", time.Now()
+		t.status, t.message, t.updated = mcp.TaskWorking, "", t.s.opts.Clock.Now()
 	}
 }
 
@@ -434,7 +435,7 @@ func (t *task) openRoundLocked(res json.RawMessage) {
 // settleLocked ends the task with the call's outcome, kept whatever its size (see
 // TaskOptions.MaxBytes); the caller holds t.mu.
 func (t *task) settleLocked(res json.RawMessage, err error) {
-	now := time.Now()
+	now := t.s.opts.Clock.Now()
 	t.updated = now
 	t.closeAsksLocked()
 	if err == nil {
@@ -475,7 +476,7 @@ func (t *task) cancelByClient() {
 		t.mu.Unlock()
 		return
 	}
-	t.status, t.message, t.updated = mcp.TaskCancelled, "cancelled by the client", time.Now()
+	t.status, t.message, t.updated = mcp.TaskCancelled, "cancelled by the client", t.s.opts.Clock.Now()
 	t.closeAsksLocked()
 	running := t.running
 	t.mu.Unlock()
@@ -647,7 +648,7 @@ func (s *taskStore) adopt(c *Call, bt *node.BundleTask, res json.RawMessage) (js
 		}()
 		return nil, err
 	}
-	now := time.Now()
+	now := s.opts.Clock.Now()
 	t := &task{s: s, id: s.newTaskID(), owner: owner, bound: bound, caller: c.peer.base().id, tool: c.req.Target(),
 		start: now, bundle: bt, state: taskStarted, created: now, updated: now}
 	t.status, _ = rawjson.String(memberOf(res, "status"))
@@ -667,7 +668,7 @@ func (t *task) ttlFrom(res json.RawMessage) {
 	if t.expiry != nil {
 		t.expiry.Stop()
 	}
-	t.expiry = time.AfterFunc(time.Until(t.created.Add(ttl)), func() { t.expire(errors.New("the task's ttl has passed")) })
+	t.expiry = t.s.opts.Clock.AfterFunc(t.created.Add(ttl).Sub(t.s.opts.Clock.Now()), func() { t.expire(errors.New("the task's ttl has passed")) })
 	t.mu.Unlock()
 }
 
@@ -692,7 +693,7 @@ func (t *task) relay(ctx context.Context, req *node.Request) (any, error) {
 		t.mu.Lock()
 		if !mcp.TaskTerminal(t.status) {
 			e, _ := json.Marshal(rpc.Errorf(mcp.CodeInternalError, "%v", err))
-			t.status, t.message, t.failure, t.updated = mcp.TaskFailed, err.Error(), e, time.Now()
+			t.status, t.message, t.failure, t.updated = mcp.TaskFailed, err.Error(), e, t.s.opts.Clock.Now()
 		}
 		t.mu.Unlock()
 		if req.Method == mcp.MethodTasksGet {
@@ -716,7 +717,7 @@ func (t *task) relay(ctx context.Context, req *node.Request) (any, error) {
 func (t *task) noteStatus(res json.RawMessage) {
 	if status, ok := rawjson.String(memberOf(res, "status")); ok {
 		t.mu.Lock()
-		t.status, t.updated = status, time.Now()
+		t.status, t.updated = status, t.s.opts.Clock.Now()
 		t.mu.Unlock()
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/audit"
+	"github.com/toolnode/toolnode/runtime/internal/clock"
 	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
@@ -65,6 +66,9 @@ type TaskOptions struct {
 	// Defaults DefaultMaxTaskBytes and DefaultMaxClientTaskBytes.
 	MaxBytes       int64
 	MaxClientBytes int64
+	// Clock is the time tasks are made, updated and expire by, and runs the timers of
+	// After and TTL. Default the system's; tests give a clock.Fake to pass a TTL at once.
+	Clock clock.Clock
 }
 
 // Defaults of TaskOptions.
@@ -96,6 +100,7 @@ func (o TaskOptions) withDefaults() TaskOptions {
 	if o.MaxClientBytes <= 0 {
 		o.MaxClientBytes = DefaultMaxClientTaskBytes
 	}
+	o.Clock = clock.Or(o.Clock)
 	return o
 }
 

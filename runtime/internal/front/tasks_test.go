@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/audit"
+	"github.com/toolnode/toolnode/runtime/internal/clock"
 	"github.com/toolnode/toolnode/runtime/internal/front"
 	"github.com/toolnode/toolnode/runtime/internal/front/httpfront"
 	"github.com/toolnode/toolnode/runtime/internal/node"
@@ -149,7 +150,10 @@ func startTasks(t *testing.T, opts front.TaskOptions, fakes ...testkit.Fake) (st
 // task: working with its progress as status message, then completed with its result,
 // kept until its TTL, unknown after.
 func TestTaskOfA2025BundleRunsToItsResultAndExpires(t *testing.T) {
-	url, _ := startTasks(t, front.TaskOptions{TTL: 3 * time.Second, PollInterval: 250 * time.Millisecond})
+	// The tasks' time is a fake clock's: the task starts with the bundle's progress, and
+	// its TTL passes when the test moves the clock.
+	clk := clock.NewFake(time.Now())
+	url, _ := startTasks(t, front.TaskOptions{TTL: 3 * time.Second, PollInterval: 250 * time.Millisecond, Clock: clk})
 	c := &taskClient{t: t, url: url}
 	id := c.create("pub.ticker", `{"ms":1500,"every":100}`)
 	first := c.get(id)
@@ -170,7 +174,11 @@ func TestTaskOfA2025BundleRunsToItsResultAndExpires(t *testing.T) {
 		done.Result.Result.Content[0].Text == "" {
 		t.Fatalf("the task ended as %+v; want completed with the tool's result", done)
 	}
-	time.Sleep(3 * time.Second) // the TTL, from creation, has passed for sure
+	clk.Advance(3*time.Second - time.Millisecond)
+	if kept := c.get(id); kept.Result.Status != "completed" {
+		t.Errorf("tasks/get just before the TTL: %+v, want the completed task", kept)
+	}
+	clk.Advance(time.Millisecond) // the TTL, from creation, has passed
 	gone := c.get(id)
 	if gone.Error == nil || gone.Error.Code != -32602 {
 		t.Errorf("tasks/get past the TTL: %+v, want -32602", gone)
