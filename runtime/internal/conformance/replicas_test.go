@@ -450,17 +450,33 @@ func TestAReplicaKilledUnderLoad(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(time.Second) // load before the kill: the kill must meet calls in flight
-	for _, r := range rs.replicas {
-		if sessions.count(r.name) > 0 {
-			victim.Store(r)
+	// Load before the kill, on a replica holding a session: the kill must meet calls in flight.
+	loaded := testkit.Until(20*time.Second, func() bool {
+		for _, r := range rs.replicas {
+			if ok.Load() >= workers && sessions.count(r.name) > 0 {
+				victim.Store(r)
+				return true
+			}
 		}
-	}
-	if victim.Load() == nil {
-		t.Fatalf("no replica holds a session of the load: %v", sessions.m)
+		return false
+	})
+	if !loaded {
+		close(stop)
+		wg.Wait()
+		t.Fatalf("after 20s no replica holds a session of the load (%d calls done): %v", ok.Load(), sessions.m)
 	}
 	victim.Load().cmd.Process.Kill()
-	time.Sleep(6 * time.Second) // long enough for the cluster to withdraw it and the load to go on
+	// The cluster withdraws it once it has been silent, and the load goes on without it.
+	for _, r := range rs.replicas {
+		if r != victim.Load() {
+			waitForPeers(t, r.url, len(rs.replicas)-1, "")
+		}
+	}
+	since := ok.Load()
+	if !testkit.Until(20*time.Second, func() bool { return ok.Load() >= since+2*workers && gone.Load() > 0 }) {
+		t.Errorf("after the replica was withdrawn, %d calls succeeded and %d sessions ended with it in 20s; want %d and 1",
+			ok.Load()-since, gone.Load(), 2*workers)
+	}
 	close(stop)
 	wg.Wait()
 	if ok.Load() == 0 || gone.Load() == 0 {
