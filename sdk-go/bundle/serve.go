@@ -349,6 +349,10 @@ func (ss *session) quick(method string, params json.RawMessage) (any, *RPCError)
 		return ss.list(listResources, params)
 	case mcp.MethodResourceTemplates:
 		return ss.list(listTemplates, params)
+	case mcp.MethodSkillsList:
+		return ss.list(listSkills, params)
+	case mcp.MethodSkillsGet:
+		return ss.s.getSkill(params)
 	case mcp.MethodResourcesSub, mcp.MethodResourcesUnsub:
 		return ss.subscribe(params, method == mcp.MethodResourcesSub)
 	case mcp.MethodLoggingSetLevel:

@@ -76,6 +76,7 @@ type Server struct {
 	prompts    map[string]*prompt
 	resources  map[string]ResourceHandler // by URI
 	templates  []*template                // in the order added: the first that matches a URI serves it
+	skills     []skill                    // in the order added
 	completers int
 	listed     [numLists][]json.RawMessage // definitions for the */list answers, in the order added
 	sessions   map[*session]bool           // those serving now, for ResourceUpdated
@@ -89,11 +90,12 @@ const (
 	listPrompts
 	listResources
 	listTemplates
+	listSkills
 	numLists
 )
 
 // listKey is the member of each list's answer that holds the items.
-var listKey = [numLists]string{"tools", "prompts", "resources", "resourceTemplates"}
+var listKey = [numLists]string{"tools", "prompts", "resources", "resourceTemplates", "skills"}
 
 type tool struct {
 	name    string
@@ -211,11 +213,12 @@ func (s *Server) capabilities() any {
 		ListChanged bool `json:"listChanged"`
 	}
 	caps := struct {
-		Tools       listChanged  `json:"tools"`
-		Logging     struct{}     `json:"logging"`
-		Prompts     *listChanged `json:"prompts,omitempty"`
-		Resources   *resources   `json:"resources,omitempty"`
-		Completions *struct{}    `json:"completions,omitempty"`
+		Tools       listChanged         `json:"tools"`
+		Logging     struct{}            `json:"logging"`
+		Prompts     *listChanged        `json:"prompts,omitempty"`
+		Resources   *resources          `json:"resources,omitempty"`
+		Completions *struct{}           `json:"completions,omitempty"`
+		Extensions  map[string]struct{} `json:"extensions,omitempty"`
 	}{}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -227,6 +230,9 @@ func (s *Server) capabilities() any {
 	}
 	if s.completers > 0 {
 		caps.Completions = &struct{}{}
+	}
+	if len(s.skills) > 0 {
+		caps.Extensions = map[string]struct{}{mcp.ExtensionSkills: {}}
 	}
 	return caps
 }

@@ -103,6 +103,7 @@ func (ss *session) discover() any {
 var cacheable = map[string]bool{
 	mcp.MethodDiscover: true, mcp.MethodToolsList: true, mcp.MethodPromptsList: true,
 	mcp.MethodResourcesList: true, mcp.MethodResourceTemplates: true, mcp.MethodResourcesRead: true,
+	mcp.MethodSkillsList: true, mcp.MethodSkillsGet: true,
 }
 
 // statelessAnswer adds what a 2026-07-28 result carries: resultType (unless the result is

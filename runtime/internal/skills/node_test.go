@@ -1,6 +1,7 @@
 package skills_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/toolnode/toolnode/sdk-go/bundle"
 
 	"github.com/toolnode/toolnode/runtime/internal/reload"
 	"github.com/toolnode/toolnode/runtime/internal/serve"
@@ -27,7 +30,33 @@ import (
 
 func TestMain(m *testing.M) {
 	testkit.RunIfChild()
+	if dir := os.Getenv(goBundleEnv); dir != "" {
+		serveGoBundle(dir)
+		return
+	}
 	goleak.VerifyTestMain(m, testkit.KeptAliveConns()...)
+}
+
+// goBundleEnv, set to a skill's folder, makes the test binary a bundle of the Go SDK
+// serving that skill as acme/<folder's name>, and a tool.
+const goBundleEnv = "SKILLS_TEST_GO_BUNDLE"
+
+// serveGoBundle serves the Go SDK bundle of goBundleEnv on stdin and stdout.
+func serveGoBundle(dir string) {
+	s := bundle.NewServer(bundle.Options{Name: "skilled-go"})
+	err := s.AddTool(mcp.Tool{Name: "noop", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *bundle.Call) (*mcp.CallToolResult, error) { return mcp.TextResult("ok"), nil })
+	if err == nil {
+		err = s.AddSkill("acme/"+filepath.Base(dir), os.DirFS(dir))
+	}
+	if err == nil {
+		err = s.ServeStdio(context.Background())
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
 }
 
 // answer is a JSON-RPC answer.
@@ -253,4 +282,44 @@ func TestADeniedBundlesSkillsAreNeitherListedNorReadable(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+func TestASkillOfAGoSDKBundleIsListedGotAndReadThroughTheNode(t *testing.T) {
+	dir := t.TempDir()
+	exe, _ := os.Executable()
+	folder := filepath.Join(dir, "skilled")
+	writeSkill(t, folder, "refunds", "Process refund requests per policy.", map[string]string{"examples/email.md": "Dear customer,\n"})
+	manifest, _ := json.Marshal(map[string]any{"name": "skilled", "command": []string{exe},
+		"env": map[string]string{goBundleEnv: filepath.Join(folder, "skills", "refunds")}, "skills": "skills"})
+	os.WriteFile(filepath.Join(folder, "bundle.json"), manifest, 0o644)
+	n := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, HTTP: nodekit.Loopback})
+	n.Ready(t)
+	c := client{t: t, url: n.URL}
+
+	list := entries(t, c.do(mcp.MethodSkillsList, nil))
+	if len(list) != 1 || list[0].URI != "skill://skilled/acme/refunds/SKILL.md" {
+		t.Fatalf("skills/list: %+v, want the SDK's skill under the bundle's name", list)
+	}
+	n.Logs.WaitFor(t, 5*time.Second, "its server serves skills, so the node does not serve those of its skills folder")
+	got := entries(t, c.do(mcp.MethodSkillsGet, map[string]any{"uri": list[0].URI}))
+	var files []skills.Resource
+	json.Unmarshal(got[0].Resources, &files)
+	if len(files) != 2 || files[1].URI != "skill://skilled/acme/refunds/examples/email.md" {
+		t.Fatalf("skills/get resources %+v", files)
+	}
+	for _, f := range files {
+		a := c.do(mcp.MethodResourcesRead, map[string]any{"uri": f.URI})
+		var r struct{ Contents []struct{ URI, Text string } }
+		if a.Error != nil || json.Unmarshal(a.Result, &r) != nil || len(r.Contents) != 1 {
+			t.Fatalf("resources/read %s: %+v %s", f.URI, a.Error, a.Result)
+		}
+		if r.Contents[0].URI != f.URI || skills.Digest([]byte(r.Contents[0].Text)) != f.Digest {
+			t.Errorf("%s: read back as %s with digest %s, listed %s", f.URI, r.Contents[0].URI, skills.Digest([]byte(r.Contents[0].Text)), f.Digest)
+		}
+	}
+	var fm map[string]any
+	json.Unmarshal(got[0].Frontmatter, &fm)
+	if fm["name"] != "refunds" || fmt.Sprint(fm["metadata"]) != "map[version:1.2]" {
+		t.Errorf("the SDK's frontmatter %v", fm)
+	}
 }
