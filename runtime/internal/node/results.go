@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolnode/toolnode/runtime/internal/clock"
 	"github.com/toolnode/toolnode/runtime/internal/cut"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
@@ -76,6 +77,8 @@ type ResultBounds struct {
 	// StoreBytes bounds what is kept for every client; the oldest results go first.
 	// Default DefaultResultStoreBytes.
 	StoreBytes int64
+	// Clock is the time TTL runs by. Default the system's; tests give a clock.Fake.
+	Clock clock.Clock
 }
 
 func (b ResultBounds) withDefaults() ResultBounds {
@@ -92,6 +95,7 @@ func (b ResultBounds) withDefaults() ResultBounds {
 		b.StoreBytes = DefaultResultStoreBytes
 	}
 	b.ClientBytes = min(b.ClientBytes, b.StoreBytes)
+	b.Clock = clock.Or(b.Clock)
 	return b
 }
 
@@ -135,10 +139,10 @@ func (s *resultStore) put(owner string, texts map[int]string) string {
 	var rnd [16]byte
 	_, _ = rand.Read(rnd[:])
 	k := &keptResult{id: s.tag() + "-" + hex.EncodeToString(rnd[:]), owner: owner, texts: texts, size: size,
-		until: time.Now().Add(s.b.TTL)}
+		until: s.b.Clock.Now().Add(s.b.TTL)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.expireLocked(time.Now())
+	s.expireLocked(s.b.Clock.Now())
 	mine := s.owners[owner]
 	for s.byOwner[owner]+size > s.b.ClientBytes {
 		s.dropLocked(mine.Front().Value.(*keptResult))
@@ -182,7 +186,7 @@ func (s *resultStore) dropLocked(k *keptResult) {
 func (s *resultStore) text(owner, id string, i int) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.expireLocked(time.Now())
+	s.expireLocked(s.b.Clock.Now())
 	k := s.byID[id]
 	if k == nil || k.owner != owner {
 		return "", false

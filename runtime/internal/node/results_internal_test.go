@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/toolnode/toolnode/runtime/internal/clock"
 )
 
 // A result with structuredContent and no content gets the JSON as text, as the
@@ -51,5 +54,20 @@ func TestTheStoreDropsTheOldestAndSaysWhatItCouldNotKeep(t *testing.T) {
 	_ = json.Unmarshal(n.shapeResult(nil, res), &got)
 	if len(got.Content) != 2 || !strings.Contains(got.Content[1].Text, "was not kept") {
 		t.Errorf("the note of a result too large to keep: %+v", got.Content)
+	}
+}
+
+// A kept result is read until its TTL has passed, and is gone after.
+func TestAKeptResultGoesWithItsTTL(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC))
+	s := newResultStore(ResultBounds{MaxBytes: 4 << 10, TTL: time.Minute, Clock: clk}, func() string { return "tag" })
+	id := s.put("a", map[int]string{0: "whole"})
+	clk.Advance(time.Minute)
+	if text, ok := s.text("a", id, 0); !ok || text != "whole" {
+		t.Fatalf("at its TTL the result reads %q, %v; want it kept", text, ok)
+	}
+	clk.Advance(time.Millisecond)
+	if _, ok := s.text("a", id, 0); ok || s.total != 0 {
+		t.Errorf("past its TTL the result is still kept (%d bytes kept)", s.total)
 	}
 }
