@@ -146,3 +146,13 @@ func (s *Server) guard(id Identity) *node.Guard {
 			return a.Approves(id.Client, id.Subject, id.Groups)
 		}}
 }
+
+// Pending lists the calls waiting for a decision the caller id may give (the approvals
+// page of the HTTP front shows them).
+func (s *Server) Pending(id Identity) []node.PendingApproval { return s.node.Pending(s.guard(id)) }
+
+// Decide approves or refuses a request for approval as the caller id, as toolnode.approve
+// does.
+func (s *Server) Decide(id Identity, request string, approve bool, reason string) (string, error) {
+	return s.node.Decide(s.guard(id), request, approve, reason)
+}

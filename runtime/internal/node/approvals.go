@@ -328,20 +328,44 @@ func approvalTools() []json.RawMessage {
 	}
 }
 
-// listApprovals serves toolnode.approvals: the waiting requests the caller may decide.
-func (n *Node) listApprovals(req *Request) (json.RawMessage, error) {
+// PendingApproval is a call waiting for approval, as its approver is shown it.
+type PendingApproval struct {
+	// ID names the request.
+	ID string `json:"id"`
+	// Caller, Tool and Arguments are the call's.
+	Caller    string          `json:"caller"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	// Digest is the SHA-256 of the arguments as canonical JSON.
+	Digest string `json:"arguments_digest"`
+	// Version is the access file's version the request was made under.
+	Version string `json:"policy_version"`
+	// Expires is when the request lapses without a decision.
+	Expires time.Time `json:"expires"`
+}
+
+// Pending lists the calls waiting for a decision the caller of g may give, the soonest to
+// expire first.
+func (n *Node) Pending(g *Guard) []PendingApproval {
 	s := &n.approvals
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	now := s.clock()
-	waiting := []*approval{}
+	out := []PendingApproval{}
 	for _, a := range s.byID {
-		if a.State == "waiting" && now.Before(a.Expires) && req.Guard != nil && req.Guard.Approves != nil && req.Guard.Approves(a.approvers) {
-			waiting = append(waiting, a)
+		if a.State == "waiting" && now.Before(a.Expires) && g != nil && g.Approves != nil && g.Approves(a.approvers) {
+			out = append(out, PendingApproval{ID: a.ID, Caller: a.Caller, Tool: a.Tool, Arguments: a.Arguments, Digest: a.Digest,
+				Version: a.Version, Expires: a.Expires})
 		}
 	}
-	sort.Slice(waiting, func(i, j int) bool { return waiting[i].Expires.Before(waiting[j].Expires) })
+	sort.Slice(out, func(i, j int) bool { return out[i].Expires.Before(out[j].Expires) })
+	return out
+}
+
+// listApprovals serves toolnode.approvals: the waiting requests the caller may decide.
+func (n *Node) listApprovals(req *Request) (json.RawMessage, error) {
+	waiting := n.Pending(req.Guard)
 	structured, err := json.Marshal(map[string]any{"requests": waiting})
-	s.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("encode approvals: %w", err)
 	}
@@ -367,21 +391,32 @@ func (n *Node) decide(req *Request) (json.RawMessage, error) {
 	if err := json.Unmarshal(req.Arguments, &args); err != nil || args.ID == "" || args.Approve == nil {
 		return json.Marshal(mcp.ErrorResult("toolnode.approve takes {\"id\": \"ap-...\", \"approve\": true or false, \"reason\": \"...\"}"))
 	}
+	said, err := n.Decide(req.Guard, args.ID, *args.Approve, args.Reason)
+	if err != nil {
+		return json.Marshal(mcp.ErrorResult(err.Error()))
+	}
+	return json.Marshal(mcp.TextResult(said))
+}
+
+// Decide approves or refuses the request id, for the caller of g, and says what it did;
+// the error says why it could not (no such request waits for this approver, it expired,
+// it was decided already).
+func (n *Node) Decide(g *Guard, id string, approve bool, reason string) (string, error) {
 	s := &n.approvals
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a := s.byID[args.ID]
+	a := s.byID[id]
 	switch {
-	case a == nil || req.Guard == nil || req.Guard.Approves == nil || !req.Guard.Approves(a.approvers):
-		return json.Marshal(mcp.ErrorResult(fmt.Sprintf("no request %q waits for your approval; toolnode.approvals lists those that do", args.ID)))
+	case a == nil || g == nil || g.Approves == nil || !g.Approves(a.approvers):
+		return "", fmt.Errorf("no request %q waits for your approval; toolnode.approvals lists those that do", id)
 	case !s.clock().Before(a.Expires):
 		s.expire(a)
-		return json.Marshal(mcp.ErrorResult(fmt.Sprintf("request %s expired at %s", a.ID, a.Expires.UTC().Format(time.RFC3339))))
+		return "", fmt.Errorf("request %s expired at %s", a.ID, a.Expires.UTC().Format(time.RFC3339))
 	case a.State != "waiting":
-		return json.Marshal(mcp.ErrorResult(fmt.Sprintf("request %s was %s by %s already", a.ID, a.State, a.By)))
+		return "", fmt.Errorf("request %s was %s by %s already", a.ID, a.State, a.By)
 	}
-	s.decideLocked(a, req.Guard.Caller, *args.Approve, args.Reason)
-	return json.Marshal(mcp.TextResult(fmt.Sprintf("%s: %s's call of %s is %s", a.ID, a.Caller, a.Tool, a.State)))
+	s.decideLocked(a, g.Caller, approve, reason)
+	return fmt.Sprintf("%s: %s's call of %s is %s", a.ID, a.Caller, a.Tool, a.State), nil
 }
 
 // decideLocked approves or refuses a, a waiting request, by the approver by: the calls

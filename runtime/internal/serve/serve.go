@@ -431,6 +431,7 @@ func serveHTTP(ctx context.Context, ln net.Listener, h *httpfront.Handler, n *no
 		mcp = h.WithOAuth(rs)
 	}
 	mux.Handle("/mcp", mcp)
+	mux.Handle(httpfront.ApprovalsPath, mcp)
 	cards := cardHandler(n, cfg)
 	mux.Handle("/mcp"+card.Suffix, cards)
 	mux.Handle(card.CatalogPath, cards)

@@ -146,6 +146,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if r.URL.Path == ApprovalsPath {
+		h.approvals(w, r, id)
+		return
+	}
 	h.route(w, r, id)
 }
 
