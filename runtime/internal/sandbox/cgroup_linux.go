@@ -104,17 +104,18 @@ func (h hierarchies) mechanism(c string) string {
 
 var v1Count atomic.Int64
 
-// nodeV1 is, per v1 controller, the node's own directory toolnode-<pid>-<start>, made at
-// the first use after those of dead nodes are swept.
+// v1Mu orders the making of the node's v1 directories against their removal once empty.
+var v1Mu sync.Mutex
+
+// nodeV1 is, per v1 controller, the node's own directory toolnode-<pid>-<start>, found
+// once, after the directories of dead nodes are swept. It is made when a process needs it
+// and removed when its last process's cgroup is.
 var nodeV1 = sync.OnceValue(func() map[string]string {
 	out := map[string]string{}
 	start := startTime(os.Getpid())
 	for c, base := range cgroupsHere().v1 {
 		sweepV1(base)
-		dir := filepath.Join(base, fmt.Sprintf("toolnode-%d-%d", os.Getpid(), start))
-		if err := os.Mkdir(dir, 0o755); err == nil || errors.Is(err, os.ErrExist) {
-			out[c] = dir
-		}
+		out[c] = filepath.Join(base, fmt.Sprintf("toolnode-%d-%d", os.Getpid(), start))
 	}
 	return out
 })
@@ -124,6 +125,11 @@ func newV1(c string) (string, error) {
 	parent := nodeV1()[c]
 	if parent == "" {
 		return "", fmt.Errorf("no cgroup v1 %s hierarchy the node may write", c)
+	}
+	v1Mu.Lock()
+	defer v1Mu.Unlock()
+	if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", fmt.Errorf("make the node's %s cgroup: %w", c, err)
 	}
 	dir := filepath.Join(parent, "s"+strconv.FormatInt(v1Count.Add(1), 10))
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -153,16 +159,20 @@ func procsOf(dir string) []int {
 }
 
 // removeV1 kills what is left in a v1 cgroup (v1 has no cgroup.kill) and removes it,
-// waiting up to a second for the killed to go.
+// waiting up to a second for the killed to go, and then the node's directory above it if
+// that was its last.
 func removeV1(dir string) {
 	for deadline := time.Now().Add(time.Second); ; time.Sleep(10 * time.Millisecond) {
 		for _, pid := range procsOf(dir) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		if err := os.Remove(dir); err == nil || errors.Is(err, os.ErrNotExist) || time.Now().After(deadline) {
-			return
+			break
 		}
 	}
+	v1Mu.Lock()
+	_ = os.Remove(filepath.Dir(dir)) // refused while another process's cgroup is there
+	v1Mu.Unlock()
 }
 
 // sweepV1 removes what nodes that died left under base.
@@ -184,7 +194,7 @@ func sweepV1(base string) {
 				removeV1(filepath.Join(dir, s.Name()))
 			}
 		}
-		_ = os.Remove(dir)
+		_ = os.Remove(dir) // one without processes' cgroups
 	}
 }
 
