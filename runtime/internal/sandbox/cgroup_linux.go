@@ -220,13 +220,17 @@ func startTime(pid int) uint64 {
 // oomKills reads how many processes the kernel killed in a memory cgroup at its bound:
 // memory.events (v2) or memory.oom_control (v1), both "oom_kill N".
 func oomKills(dir string, v2 bool) int {
-	file := "memory.oom_control"
 	if v2 {
-		file = "memory.events"
+		return eventCount(dir, "memory.events", "oom_kill")
 	}
+	return eventCount(dir, "memory.oom_control", "oom_kill")
+}
+
+// eventCount reads the count "key N" of a cgroup's events file, 0 where there is none.
+func eventCount(dir, file, key string) int {
 	b, _ := os.ReadFile(filepath.Join(dir, file))
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
+		if v, ok := strings.CutPrefix(line, key+" "); ok {
 			n, _ := strconv.Atoi(strings.TrimSpace(v))
 			return n
 		}

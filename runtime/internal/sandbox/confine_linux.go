@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -67,6 +68,7 @@ type Confined struct {
 	v1       []string // the cgroup v1 directories made for the process
 	memDir   string   // the cgroup whose memory is bounded, "" without one
 	memV2    bool
+	pidsDir  string // the cgroup whose processes are bounded, "" without one
 	tmp      string
 	newNet   bool
 }
@@ -165,7 +167,10 @@ func (c *Confined) limits(cgroup string) error {
 		}
 	}
 	if p.Pids > 0 {
-		err := set("pids", e.Pids, func(dir string) error { return writeFile(dir, "pids.max", strconv.Itoa(p.Pids)) })
+		err := set("pids", e.Pids, func(dir string) error {
+			c.pidsDir = dir
+			return writeFile(dir, "pids.max", strconv.Itoa(p.Pids))
+		})
 		if err != nil {
 			return fmt.Errorf("bound processes: %w", err)
 		}
@@ -231,13 +236,23 @@ func (c *Confined) Apply(cmd *exec.Cmd) error {
 func (c *Confined) Enforced() Enforcement { return c.enforced }
 
 // Ended says why the process ended, where its sandbox knows: "killed at its memory bound
-// of 64 MiB" when the kernel killed a process in its cgroup at the bound; else "". Call it
+// of 64 MiB" when the kernel killed a process in its cgroup at the bound, "refused 3 forks
+// at its pids bound of 20" when the kernel refused forks at that bound; else "". Call it
 // once the process has exited and before Close.
 func (c *Confined) Ended() string {
-	if c == nil || c.memDir == "" || oomKills(c.memDir, c.memV2) == 0 {
+	if c == nil {
 		return ""
 	}
-	return "killed at its memory bound of " + Size(c.policy.Memory).String()
+	var why []string
+	if c.memDir != "" && oomKills(c.memDir, c.memV2) > 0 {
+		why = append(why, "killed at its memory bound of "+Size(c.policy.Memory).String())
+	}
+	if c.pidsDir != "" {
+		if n := eventCount(c.pidsDir, "pids.events", "max"); n > 0 {
+			why = append(why, fmt.Sprintf("refused %d forks at its pids bound of %d", n, c.policy.Pids))
+		}
+	}
+	return strings.Join(why, " and ")
 }
 
 // Close ends what is left in the v1 cgroups made for the process and removes them, and

@@ -170,6 +170,9 @@ print("made", made, flush=True)
 	if made >= 20 || made == 0 {
 		t.Errorf("made %d processes under a bound of 20", made)
 	}
+	if cause := pr.Cause(); !strings.Contains(cause, "forks at its pids bound of 20") {
+		t.Errorf("cause %q", cause)
+	}
 }
 
 // escape double-forks a grandchild into a session of its own, writing its pid to "pid".

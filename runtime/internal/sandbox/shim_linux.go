@@ -62,7 +62,8 @@ func ruleset(s shimSpec) (landlock.Config, []landlock.Rule) {
 	if s.Landlock || s.NoTCP {
 		cfg.Scoped = landlock.V7.Scoped
 	}
-	return cfg.BestEffort(), rules
+	// Denials go to the kernel's audit log (ABI 7), the exec'd command's included.
+	return cfg.BestEffort().EnableLoggingForSubprocesses(), rules
 }
 
 // pathRules grants read (and execute), or read and write, under each path: directory
