@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,9 @@ import (
 )
 
 // waitingAccess is approvalAccess with bank.pid guarded too, under a ttl of one second.
-func waitingAccess(t *testing.T) string {
+func waitingAccess(t *testing.T) string { return waitingAccessFile(t) }
+
+func waitingAccessFile(t testing.TB) string {
 	file := map[string]any{
 		"clients": []map[string]any{
 			{"name": "desk", "token_sha256": testkit.TokenSHA("token-desk"), "allow": []string{"bank.*"}},
@@ -167,4 +170,42 @@ func TestAGuardedCallWaitsForItsApproval(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// BenchmarkWaitingApprovalRoundTrip is an approval's round trip as two clients over HTTP
+// see it: a 2026-07-28 client's guarded call is answered input_required, the client calls
+// again to wait, the approver approves with toolnode.approve, and the call runs and
+// answers. The round trip ends when the caller has its result.
+func BenchmarkWaitingApprovalRoundTrip(b *testing.B) {
+	n := nodekit.StartFakes(b, serve.Config{Source: reload.Source{}, AccessFile: waitingAccessFile(b), HTTP: nodekit.Loopback},
+		testkit.Fake{Name: "bank"})
+	n.Ready(b)
+	ops := nodekit.ConnectWithToken(b, n.URL, "token-ops")
+	asked := make(chan string, 1)
+	desk := nodekit.ConnectAs(b, n.URL, "token-desk", "2026-07-28", &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			m, _ := r.Params.Meta["io.toolnode/approval"].(map[string]any)
+			id, _ := m["id"].(string)
+			asked <- id
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		}})
+	ctx := context.Background()
+	for i := 0; b.Loop(); i++ {
+		done := make(chan error, 1)
+		go func() {
+			res, err := desk.CallTool(ctx, &mcp.CallToolParams{Name: "bank.echo", Arguments: map[string]any{"text": fmt.Sprint("pay ", i)}})
+			if err == nil && res.IsError {
+				err = fmt.Errorf("%s", nodekit.ResultText(res))
+			}
+			done <- err
+		}()
+		id := <-asked
+		res, err := ops.CallTool(ctx, &mcp.CallToolParams{Name: "toolnode.approve", Arguments: map[string]any{"id": id, "approve": true}})
+		if err != nil || res.IsError {
+			b.Fatalf("approving: %v %v", err, res)
+		}
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+	}
 }
