@@ -3,7 +3,6 @@
 package proc
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/toolnode/toolnode/runtime/internal/sandbox"
 )
 
 // Where the node can write the cgroup v2 hierarchy (as root, or in a subtree systemd
@@ -41,16 +42,15 @@ func init() {
 // nodeCgroup is the node's cgroup directory, made at the first start, or "" where the node
 // cannot make one.
 var nodeCgroup = sync.OnceValue(func() string {
-	base := ownCgroup()
-	if base == "" || cgroupMount == "" {
+	mount, base := sandbox.CgroupV2()
+	if base == "" {
 		return ""
 	}
-	st, ok := readStat(os.Getpid())
-	if !ok {
-		return ""
+	cgroupMount = mount
+	for _, dir := range sandbox.DeadNodeDirs(base) {
+		endCgroups(dir, 0, 100*time.Millisecond) // what a node killed with its reaper left
 	}
-	sweepDeadNodes(base)
-	dir := filepath.Join(base, fmt.Sprintf("toolnode-%d-%d", os.Getpid(), st.start))
+	dir := filepath.Join(base, sandbox.NodeDirName())
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return ""
 	}
@@ -82,47 +82,8 @@ func newCgroup() (string, int) {
 	return dir, fd
 }
 
-// cgroupMount is where the cgroup v2 hierarchy is mounted, once ownCgroup found it.
+// cgroupMount is where the cgroup v2 hierarchy is mounted, once nodeCgroup found it.
 var cgroupMount string
-
-// ownCgroup is the directory of the node's own cgroup in a cgroup v2 hierarchy it may
-// write, or "".
-func ownCgroup() string {
-	mount := ""
-	mi, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return ""
-	}
-	defer mi.Close()
-	sc := bufio.NewScanner(mi)
-	for sc.Scan() {
-		// "36 35 0:30 / /sys/fs/cgroup/unified rw,... - cgroup2 cgroup2 rw"
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		f := strings.Fields(pre)
-		if ok && strings.HasPrefix(post, "cgroup2 ") && len(f) >= 5 && f[3] == "/" {
-			mount = f[4]
-			break
-		}
-	}
-	if mount == "" {
-		return ""
-	}
-	b, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return ""
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rel, ok := strings.CutPrefix(line, "0::"); ok {
-			dir := filepath.Join(mount, rel)
-			if syscall.Access(dir, 2 /* W_OK */) != nil {
-				return ""
-			}
-			cgroupMount = mount
-			return dir
-		}
-	}
-	return ""
-}
 
 // inCgroup reports whether process pid (a zombie too) is in the cgroup dir.
 func inCgroup(pid int, dir string) bool {
@@ -203,22 +164,6 @@ func endCgroups(dir string, grace, wait time.Duration) {
 		signalCgroup(dir, syscall.SIGKILL)
 	}
 	removeCgroup(dir, wait)
-}
-
-// sweepDeadNodes ends what a node killed together with its reaper left in base.
-func sweepDeadNodes(base string) {
-	entries, _ := os.ReadDir(base)
-	for _, e := range entries {
-		var pid int
-		var start uint64
-		if _, err := fmt.Sscanf(e.Name(), "toolnode-%d-%d", &pid, &start); err != nil || !e.IsDir() {
-			continue
-		}
-		if st, ok := readStat(pid); ok && st.start == start {
-			continue // that node runs
-		}
-		endCgroups(filepath.Join(base, e.Name()), 0, 100*time.Millisecond)
-	}
 }
 
 // reaperProc is the node's reaper: its pid, and the write end of its pipe.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,8 +23,8 @@ import (
 // hierarchies are where this process's cgroups are: the v2 directory, and the v1 directory
 // of each controller the node may write ("memory", "pids", "cpu").
 type hierarchies struct {
-	v2      string          // the node's own v2 cgroup, "" without one it may write
-	v2ctrls map[string]bool // controllers available to cgroups under v2
+	v2mount string // where the v2 hierarchy is mounted, with v2
+	v2      string // the node's own v2 cgroup, "" without one it may write
 	v1      map[string]string
 }
 
@@ -31,7 +32,7 @@ var cgroupsHere = sync.OnceValue(findHierarchies)
 
 // findHierarchies reads /proc/self/mountinfo and /proc/self/cgroup.
 func findHierarchies() hierarchies {
-	h := hierarchies{v2ctrls: map[string]bool{}, v1: map[string]string{}}
+	h := hierarchies{v1: map[string]string{}}
 	mounts := map[string]string{} // "cgroup2" or a v1 controller -> mount point
 	if f, err := os.Open("/proc/self/mountinfo"); err == nil {
 		sc := bufio.NewScanner(f)
@@ -65,15 +66,7 @@ func findHierarchies() hierarchies {
 		if parts[1] == "" && mounts["cgroup2"] != "" {
 			dir := filepath.Join(mounts["cgroup2"], parts[2])
 			if writable(dir) {
-				h.v2 = dir
-				// Usable by the cgroups under the node's once enabled for them, which the
-				// kernel refuses where the node's cgroup holds processes and is not the root.
-				ctrls, _ := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
-				for _, c := range strings.Fields(string(ctrls)) {
-					if c == "memory" || c == "pids" || c == "cpu" {
-						h.v2ctrls[c] = writeFile(dir, "cgroup.subtree_control", "+"+c) == nil
-					}
-				}
+				h.v2, h.v2mount = dir, mounts["cgroup2"]
 			}
 			continue
 		}
@@ -91,10 +84,34 @@ func findHierarchies() hierarchies {
 
 func writable(dir string) bool { return syscall.Access(dir, 2 /* W_OK */) == nil }
 
+// v2Controllers are the controllers ("memory", "pids", "cpu") the cgroups under the
+// node's may use: those enabled for them in the node's cgroup, or that the node enables
+// there, which the kernel refuses where that cgroup holds processes (as a delegated
+// subtree's leaf does not). Found at the first sandbox, not before: enabling is a change
+// to the node's cgroup that a node without sandboxes should not make. Never at the root
+// of the hierarchy, where it would change every cgroup of the host.
+var v2Controllers = sync.OnceValue(func() map[string]bool {
+	out := map[string]bool{}
+	h := cgroupsHere()
+	if h.v2 == "" {
+		return out
+	}
+	avail, _ := os.ReadFile(filepath.Join(h.v2, "cgroup.controllers"))
+	enabled, _ := os.ReadFile(filepath.Join(h.v2, "cgroup.subtree_control"))
+	for _, c := range strings.Fields(string(avail)) {
+		if c != "memory" && c != "pids" && c != "cpu" {
+			continue
+		}
+		out[c] = slices.Contains(strings.Fields(string(enabled)), c) ||
+			h.v2 != h.v2mount && writeFile(h.v2, "cgroup.subtree_control", "+"+c) == nil
+	}
+	return out
+})
+
 // mechanism names what bounds controller c here: "cgroup v2", "cgroup v1" or "".
 func (h hierarchies) mechanism(c string) string {
 	switch {
-	case h.v2 != "" && h.v2ctrls[c]:
+	case h.v2 != "" && v2Controllers()[c]:
 		return "cgroup v2"
 	case h.v1[c] != "":
 		return "cgroup v1"
@@ -112,10 +129,9 @@ var v1Mu sync.Mutex
 // and removed when its last process's cgroup is.
 var nodeV1 = sync.OnceValue(func() map[string]string {
 	out := map[string]string{}
-	start := startTime(os.Getpid())
 	for c, base := range cgroupsHere().v1 {
 		sweepV1(base)
-		out[c] = filepath.Join(base, fmt.Sprintf("toolnode-%d-%d", os.Getpid(), start))
+		out[c] = filepath.Join(base, NodeDirName())
 	}
 	return out
 })
@@ -175,8 +191,23 @@ func removeV1(dir string) {
 	v1Mu.Unlock()
 }
 
-// sweepV1 removes what nodes that died left under base.
-func sweepV1(base string) {
+// CgroupV2 says where the cgroup v2 hierarchy is mounted and this process's cgroup in it,
+// when this process may write that cgroup; "", "" otherwise.
+func CgroupV2() (mount, dir string) {
+	h := cgroupsHere()
+	return h.v2mount, h.v2
+}
+
+// NodeDirName names this node's directory in a cgroup hierarchy: toolnode-<pid>-<start>,
+// the start time telling a node apart from a later process with its pid.
+func NodeDirName() string {
+	return fmt.Sprintf("toolnode-%d-%d", os.Getpid(), startTime(os.Getpid()))
+}
+
+// DeadNodeDirs lists the directories under base that NodeDirName named for nodes no longer
+// running.
+func DeadNodeDirs(base string) []string {
+	var out []string
 	entries, _ := os.ReadDir(base)
 	for _, e := range entries {
 		var pid int
@@ -184,10 +215,16 @@ func sweepV1(base string) {
 		if _, err := fmt.Sscanf(e.Name(), "toolnode-%d-%d", &pid, &start); err != nil || !e.IsDir() {
 			continue
 		}
-		if startTime(pid) == start {
-			continue // that node runs
+		if startTime(pid) != start {
+			out = append(out, filepath.Join(base, e.Name()))
 		}
-		dir := filepath.Join(base, e.Name())
+	}
+	return out
+}
+
+// sweepV1 removes what nodes that died left under base.
+func sweepV1(base string) {
+	for _, dir := range DeadNodeDirs(base) {
 		subs, _ := os.ReadDir(dir)
 		for _, s := range subs {
 			if s.IsDir() {
