@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,60 +59,24 @@ func serveGoBundle(dir string) {
 
 // answer is a JSON-RPC answer.
 type answer struct {
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
+	Result json.RawMessage
+	Error  *nodekit.WireError
 }
 
-// client speaks to a node's HTTP front as a 2026-07-28 client, statelessly, with a token
-// when it has one.
-type client struct {
-	t     *testing.T
-	url   string
-	token string
+// client speaks to a node's HTTP front as a 2026-07-28 client, statelessly.
+type client struct{ raw *nodekit.RawHTTP }
+
+// newClient is a client of the node at url, with token when it is not "".
+func newClient(t *testing.T, url, token string) client {
+	c := client{nodekit.NewRawHTTP(t, url)}
+	c.raw.Token = token
+	return c
 }
 
-// do sends method with params (a JSON object without _meta) and returns the answer.
+// do sends method with params and returns the answer.
 func (c client) do(method string, params map[string]any) answer {
-	c.t.Helper()
-	if params == nil {
-		params = map[string]any{}
-	}
-	params["_meta"] = map[string]any{mcp.MetaProtocolVersion: mcp.Version20260728, mcp.MetaClientCapabilities: map[string]any{}}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", mcp.Version20260728)
-	req.Header.Set("Mcp-Method", method)
-	if uri, ok := params["uri"].(string); ok && method == mcp.MethodResourcesRead {
-		req.Header.Set("Mcp-Name", uri)
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	raw := message(res)
-	var a answer
-	if err := json.Unmarshal(raw, &a); err != nil {
-		c.t.Fatalf("%s: %s, not JSON-RPC: %v\n%s", method, res.Status, err, raw)
-	}
-	return a
-}
-
-// message is the JSON-RPC message of a response, sent as JSON or as an event stream.
-func message(res *http.Response) []byte {
-	defer res.Body.Close()
-	if strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
-		return <-nodekit.SSEMessages(res.Body)
-	}
-	raw, _ := io.ReadAll(res.Body)
-	return raw
+	res, err := c.raw.Stateless(method, params)
+	return answer{res, err}
 }
 
 // writeSkill writes a skill folder name under dir/skills with SKILL.md's body and more
@@ -170,7 +132,7 @@ func TestAFileShippedSkillIsListedGotAndReadThroughTheNode(t *testing.T) {
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
 	n := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, HTTP: nodekit.Loopback, AuditFile: audit})
 	n.Ready(t)
-	c := client{t: t, url: n.URL}
+	c := newClient(t, n.URL, "")
 
 	disc := c.do(mcp.MethodDiscover, nil)
 	if !strings.Contains(string(disc.Result), `"`+mcp.ExtensionSkills+`"`) || !strings.Contains(string(disc.Result), `"resources"`) {
@@ -224,7 +186,7 @@ func TestAFileShippedSkillIsListedGotAndReadThroughTheNode(t *testing.T) {
 	t.Run("a session client of 2025-11-25 gets the same", func(t *testing.T) {
 		raw := nodekit.NewRawHTTP(t, n.URL)
 		raw.Initialize("2025-11-25", `{}`)
-		msg := message(raw.Post(`{"jsonrpc":"2.0","id":7,"method":"skills/list","params":{}}`, "application/json, text/event-stream"))
+		msg := nodekit.Message(raw.Post(`{"jsonrpc":"2.0","id":7,"method":"skills/list","params":{}}`, "application/json, text/event-stream"))
 		if !strings.Contains(string(msg), `"skill://docs/trip-report/SKILL.md"`) {
 			t.Errorf("skills/list in a session: %s", msg)
 		}
@@ -253,7 +215,7 @@ func TestADeniedBundlesSkillsAreNeitherListedNorReadable(t *testing.T) {
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
 	n := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, HTTP: nodekit.Loopback, AccessFile: access, AuditFile: audit})
 	n.Ready(t)
-	limited, all := client{t: t, url: n.URL, token: "lim"}, client{t: t, url: n.URL, token: "all"}
+	limited, all := newClient(t, n.URL, "lim"), newClient(t, n.URL, "all")
 	secret := "skill://secret/secret-howto/SKILL.md"
 
 	if got := entries(t, all.do(mcp.MethodSkillsList, nil)); len(got) != 2 {
@@ -294,7 +256,7 @@ func TestASkillOfAGoSDKBundleIsListedGotAndReadThroughTheNode(t *testing.T) {
 	os.WriteFile(filepath.Join(folder, "bundle.json"), manifest, 0o644)
 	n := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, HTTP: nodekit.Loopback})
 	n.Ready(t)
-	c := client{t: t, url: n.URL}
+	c := newClient(t, n.URL, "")
 
 	list := entries(t, c.do(mcp.MethodSkillsList, nil))
 	if len(list) != 1 || list[0].URI != "skill://skilled/acme/refunds/SKILL.md" {

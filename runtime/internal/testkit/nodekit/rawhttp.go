@@ -19,6 +19,8 @@ type RawHTTP struct {
 	// Session and Version are the session's id and protocol version once Initialize has
 	// opened one; every request then carries them.
 	Session, Version string
+	// Token, when set, goes with every request as a bearer token.
+	Token string
 }
 
 // NewRawHTTP returns a client of the HTTP front at url, with no session yet.
@@ -47,7 +49,70 @@ func (c *RawHTTP) post(body, accept string) (*http.Response, error) {
 		req.Header.Set("Mcp-Session-Id", c.Session)
 		req.Header.Set("Mcp-Protocol-Version", c.Version)
 	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
 	return http.DefaultClient.Do(req)
+}
+
+// WireError is a JSON-RPC error as it came.
+type WireError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// Stateless sends method with params (an object, to which it adds the revision's _meta) as
+// a 2026-07-28 client does, without a session: with the revision's headers, Mcp-Name for
+// what names a target, and returns the answer's result, or its error.
+func (c *RawHTTP) Stateless(method string, params map[string]any) (json.RawMessage, *WireError) {
+	c.t.Helper()
+	p := map[string]any{"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{}}}
+	for k, v := range params {
+		p[k] = v
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": p})
+	req, err := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	for _, key := range []string{"name", "uri"} {
+		if v, ok := params[key].(string); ok && method != "skills/get" {
+			req.Header.Set("Mcp-Name", v)
+		}
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	msg := Message(resp)
+	var a struct {
+		Result json.RawMessage `json:"result"`
+		Error  *WireError      `json:"error"`
+	}
+	if err := json.Unmarshal(msg, &a); err != nil || a.Result == nil && a.Error == nil {
+		c.t.Fatalf("%s: %s, no JSON-RPC answer (%v):\n%s", method, resp.Status, err, msg)
+	}
+	return a.Result, a.Error
+}
+
+// Message reads and closes the body of an answer to a POST: the one JSON-RPC message of a
+// JSON body, or the first of an event stream.
+func Message(resp *http.Response) []byte {
+	defer resp.Body.Close()
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return <-SSEMessages(resp.Body)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	return b
 }
 
 // Initialize opens a session of protocol version with the client capabilities caps (a
