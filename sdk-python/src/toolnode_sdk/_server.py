@@ -3,7 +3,9 @@ stdio."""
 
 from __future__ import annotations
 
+import base64
 import inspect
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 from ._context import Context
@@ -18,6 +20,7 @@ from ._resources import (
     TemplateHandler,
 )
 from ._session import Session
+from ._skills import Skill, mime_type
 from ._state import StateSealer
 from ._tool import Handler, Tool
 from ._views import MIME_APP, UI_SCHEME, view_meta
@@ -74,6 +77,7 @@ class Server:
         self._resources: Dict[str, Resource] = {}
         self._templates: List[Template] = []
         self._prompts: Dict[str, Prompt] = {}
+        self._skills: List[Skill] = []
         # Completion values by (reference type, prompt name or URI template, argument).
         self._completions: Dict[Tuple[str, str, str], List[str]] = {}
         self._session: Optional[Session] = None
@@ -193,6 +197,26 @@ class Server:
             uri, name or uri, read, title, description, MIME_APP, meta, listed
         )
 
+    def skill(self, path: str, folder: str) -> None:
+        """Serve the Agent Skill in folder (a SKILL.md and the files it uses) by MCP's
+        skills extension, under skill://<path>/: its files as unlisted resources, its entry
+        (frontmatter, each file's sha256 digest and size) in skills/list and skills/get.
+        The last name of path is the skill's name, which the frontmatter must give beside a
+        description. Files are read now (hidden ones left out), within the extension's
+        limits (512 files, 16 MiB). The frontmatter is read as simple YAML: "key: value"
+        lines, a key followed by indented "key: value" lines (such as metadata), and > or |
+        blocks; anything else is refused here."""
+        sk = Skill(path, Path(folder))
+        if any(s.uri == sk.uri for s in self._skills):
+            raise ValueError(f"skill {path!r} is already registered")
+        for uri, (rel, data) in sk.files.items():
+            if uri in self._resources:
+                raise ValueError(f"resource {uri!r} is already registered")
+            self._resources[uri] = Resource(
+                uri, rel, _skill_reader(uri, rel, data), mime_type=mime_type(rel, data), listed=False
+            )
+        self._skills.append(sk)
+
     def resource_template(
         self,
         uri_template: str,
@@ -270,3 +294,17 @@ class Server:
             self._session.serve(lines)
         finally:
             self._session = None
+
+
+def _skill_reader(uri: str, rel: str, data: bytes) -> ResourceHandler:
+    """The handler reading one file of a skill: text when UTF-8, else a blob."""
+    mime = mime_type(rel, data)
+    try:
+        contents: Dict[str, Any] = {"uri": uri, "mimeType": mime, "text": data.decode("utf-8")}
+    except UnicodeDecodeError:
+        contents = {"uri": uri, "mimeType": mime, "blob": base64.b64encode(data).decode("ascii")}
+
+    def read(read_uri: str, ctx: Context) -> ResourceReturn:
+        return contents
+
+    return read

@@ -29,6 +29,7 @@ from ._protocol import (
     response,
 )
 from ._resources import contents, prompt_result
+from ._skills import SKILLS_EXTENSION
 from ._subscriptions import Subscriptions
 
 if TYPE_CHECKING:
@@ -70,6 +71,9 @@ class Session:
             self._requests["prompts/list"] = self._list_prompts
         if server._completions:
             self._requests["completion/complete"] = self._complete
+        if server._skills:
+            self._requests["skills/list"] = self._list_skills
+            self._requests["skills/get"] = self._get_skill
         # Requests that start a call, answered once its handler returns.
         self._starts: Dict[str, Callable[[RequestId, Message, Era], None]] = {
             "tools/call": self._call_tool
@@ -184,6 +188,8 @@ class Session:
             capabilities["resources"] = {"subscribe": True, "listChanged": False}
         if self._server._completions:
             capabilities["completions"] = {}
+        if self._server._skills:
+            capabilities["extensions"] = {SKILLS_EXTENSION: {}}
         return capabilities
 
     def _initialize(self, params: Message, era: Era) -> Message:
@@ -220,6 +226,16 @@ class Session:
     def _list_templates(self, params: Message, era: Era) -> Message:
         listed = [t.definition() for t in self._server._templates]
         return self._page("resourceTemplates", listed, params, era)
+
+    def _list_skills(self, params: Message, era: Era) -> Message:
+        return self._page("skills", [s.entry for s in self._server._skills], params, era)
+
+    def _get_skill(self, params: Message, era: Era) -> Message:
+        uri = params.get("uri")
+        for s in self._server._skills:
+            if s.uri == uri:
+                return era.answer({"skill": s.entry}, cache_hint=self._cache_hint())
+        raise RpcError(INVALID_PARAMS, f"no skill is served at {uri}")
 
     def _list_prompts(self, params: Message, era: Era) -> Message:
         listed = [p.definition() for p in self._server._prompts.values()]
