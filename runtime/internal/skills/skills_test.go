@@ -2,6 +2,10 @@ package skills_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -84,4 +88,26 @@ func canon(b []byte) string {
 	json.Unmarshal(b, &v)
 	out, _ := json.Marshal(v)
 	return string(out)
+}
+
+func TestTheDigestsInTheProtocolDocAreTheMEOSSkillsFiles(t *testing.T) {
+	root := filepath.Join("..", "..", "..")
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "protocol.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`"uri":"skill://meos/trajectory-analysis/([^"]+)","digest":"([^"]+)","size":(\d+)`)
+	found := re.FindAllStringSubmatch(string(doc), -1)
+	if len(found) < 2 {
+		t.Fatalf("docs/protocol.md lists %d files of the MEOS skill", len(found))
+	}
+	for _, m := range found {
+		b, err := os.ReadFile(filepath.Join(root, "bundles", "meos", "skills", "trajectory-analysis", filepath.FromSlash(m[1])))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := skills.Digest(b); d != m[2] || strconv.Itoa(len(b)) != m[3] {
+			t.Errorf("%s: the doc says %s of %s bytes, the file is %s of %d", m[1], m[2], m[3], d, len(b))
+		}
+	}
 }
