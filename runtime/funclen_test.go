@@ -19,11 +19,7 @@ const maxFuncLines = 120
 
 // longFuncs are the functions allowed past maxFuncLines for now, by file and name, each
 // with the reason. Keep it short: a new entry needs a reason a reviewer accepts.
-var longFuncs = map[string]string{
-	// Wires the serve subsystems; being changed by the token-exchange and approvals work,
-	// and due to become one lifecycle (set up, check, start, stop) for every subsystem.
-	"internal/serve/serve.go build": "wires the serve subsystems by hand",
-}
+var longFuncs = map[string]string{}
 
 // The node's functions, and every function of its test kit, fit in maxFuncLines: tests
 // of the node itself are left out (a table test may be long), the kit's are not.

@@ -1,5 +1,7 @@
 // Package serve runs a node: it wires the loader, the node, the fronts, the watcher and the
-// shutdown together, so that the command line only parses flags and calls Run.
+// shutdown together, so that the command line only parses flags and calls Run. Each part
+// is a subsystem with the lifecycle every subsystem shares (lifecycle.go): set up, check,
+// start, stop, close.
 package serve
 
 import (
@@ -10,12 +12,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"golang.org/x/net/netutil"
 
 	"github.com/toolnode/toolnode/runtime/internal/access"
 	"github.com/toolnode/toolnode/runtime/internal/audit"
@@ -23,13 +25,11 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/cluster"
 	"github.com/toolnode/toolnode/runtime/internal/front"
 	"github.com/toolnode/toolnode/runtime/internal/front/httpfront"
-	"github.com/toolnode/toolnode/runtime/internal/front/stdiofront"
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
 	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/oauth"
 	"github.com/toolnode/toolnode/runtime/internal/reload"
 	"github.com/toolnode/toolnode/runtime/internal/telemetry"
-	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
 // Config says what a node serves and how. Zero fields take the defaults their types name.
@@ -157,6 +157,7 @@ func (cfg Config) withDefaults() Config {
 type running struct {
 	cfg       Config
 	log       hclog.Logger
+	stateKey  []byte // what the requestStates of the node and its bundles derive from
 	loader    *reload.Loader
 	manifests []*manifest.Manifest
 	tel       *telemetry.Telemetry
@@ -174,130 +175,22 @@ type running struct {
 	wg        sync.WaitGroup
 }
 
-// build makes the node and its fronts and starts the bundles; it listens on the addresses
-// cfg names, so that a bad one fails here, before anything serves. On failure it stops
-// what it made.
-func build(ctx context.Context, cfg Config) (r *running, err error) {
-	log := cfg.Logger
-	r = &running{cfg: cfg, log: log, loader: reload.NewLoader(cfg.Source, log)}
-	r.manifests = r.loader.Load()
-	if len(r.manifests) == 0 {
-		log.Warn("no bundles found; the node serves no tools until some are added", "bundles", fmt.Sprint(cfg.Source.Dirs))
-	}
-	stateKey, err := requestStateKey(cfg.Cluster)
-	if err != nil {
-		return nil, err
-	}
-	if r.tel, err = telemetry.New(ctx, telemetry.Config{ServiceVersion: cfg.Version, Prometheus: cfg.Metrics != "", Logger: log.Named("telemetry")}); err != nil {
-		return nil, fmt.Errorf("telemetry: %w", err)
-	}
-	nc := cfg.Node
-	nc.Logger, nc.Manifests, nc.Version, nc.Telemetry = log, r.manifests, cfg.Version, r.tel.Recorder()
-	nc.StateKey = cluster.Derive(stateKey, "bundles")
-	if cfg.LockFile != "" {
-		if r.lock, nc.Lock, err = openLock(cfg.LockFile, log.Named("pin")); err != nil {
-			return nil, err
+// build sets up and checks every subsystem in turn: it makes the node and its fronts,
+// starts the bundles, and listens on the addresses cfg names, so that a bad one fails
+// here, before anything serves. On failure it stops what it made.
+func build(ctx context.Context, cfg Config) (*running, error) {
+	r := &running{cfg: cfg, log: cfg.Logger}
+	for _, s := range subsystems {
+		var err error
+		if s.setUp != nil {
+			err = s.setUp(ctx, r)
 		}
-	}
-	r.node = node.New(nc)
-	if r.lock != nil {
-		r.lock.serveTo(r.node)
-	}
-	r.node.Start()
-	r.apply = r.node.Apply
-	defer func() {
+		if err == nil && s.check != nil {
+			err = s.check(r)
+		}
 		if err != nil {
 			r.stop()
-		}
-	}()
-	fo := cfg.Front
-	fo.Version, fo.Telemetry, fo.StateKey = cfg.Version, r.tel.Recorder(), cluster.Derive(stateKey, "front")
-	if fo.Logger == nil {
-		fo.Logger = log.Named("front")
-	}
-	if cfg.AccessFile != "" {
-		n := r.node
-		if r.access, err = access.Open(cfg.AccessFile, log.Named("access"), func(p *access.Policy) {
-			log.Info("access file reloaded", "file", cfg.AccessFile)
-			n.SetApprovals(len(p.Approvals()) > 0, r.recordApproval)
-			n.Announce(mcp.NotifyToolsListChanged, mcp.NotifyPromptsListChanged, mcp.NotifyResourcesChanged)
-		}); err != nil {
-			return r, fmt.Errorf("--access: %w", err)
-		}
-		if fo.Client != "" {
-			if _, ok := r.access.Policy().Client(fo.Client); !ok {
-				return r, fmt.Errorf("--client %s: the access file %s has no client of that name (it has %s)", fo.Client, cfg.AccessFile, clientNames(r.access.Policy()))
-			}
-		}
-		fo.Access = r.access
-	}
-	if cfg.AuditFile != "" {
-		if r.audit, err = audit.Open(cfg.AuditFile, audit.Config{Args: cfg.AuditArgs, MaxValue: cfg.AuditMaxValue,
-			MaxSize: cfg.AuditMaxSize, Keep: cfg.AuditKeep, Log: log.Named("audit")}); err != nil {
-			return r, fmt.Errorf("--audit: %w", err)
-		}
-		fo.Audit = r.audit
-		a := r.audit
-		r.node.AddBounds(func() []node.Bound {
-			return []node.Bound{{Name: "audit.queued_bytes", Limit: a.QueueBytes(), Used: a.Queued()}}
-		})
-	}
-	if r.access != nil {
-		r.node.SetApprovals(len(r.access.Policy().Approvals()) > 0, r.recordApproval)
-	}
-	if cfg.Cluster != nil {
-		cc := *cfg.Cluster
-		cc.Logger, cc.Approvals = log.Named("cluster"), r.access != nil
-		if r.cluster, err = cluster.Join(cc, r.node, r.manifests); err != nil {
-			return r, fmt.Errorf("--cluster: %w", err)
-		}
-		r.node.SetClusterReport(r.cluster.Report)
-		r.apply = r.cluster.SetLocal
-	}
-	if r.cluster != nil {
-		// A retry that lands on another replica is taken to the one holding its call.
-		fo.NodeID = r.cluster.ID()
-	}
-	r.srv = front.NewServer(r.node, fo)
-	if cfg.Metrics != "" {
-		if r.metrics, err = net.Listen("tcp", cfg.Metrics); err != nil {
-			return r, fmt.Errorf("--metrics %s: %w", cfg.Metrics, err)
-		}
-	}
-	if cfg.OAuthIssuer != "" {
-		var scopes []string
-		if r.access != nil {
-			for _, c := range r.access.Policy().Clients() {
-				scopes = append(scopes, c.Scopes...)
-			}
-		}
-		if r.rs, err = oauth.New(ctx, oauth.Config{Issuer: cfg.OAuthIssuer, ResourceURL: cfg.OAuthAudience, ScopesSupported: scopes,
-			RequireATJWT: cfg.OAuthRequireATJWT, Logger: log.Named("oauth")}); err != nil {
-			return r, err
-		}
-	}
-	if cfg.HTTP != "" {
-		if r.http, err = net.Listen("tcp", cfg.HTTP); err != nil {
-			return r, fmt.Errorf("listen on %s: %w", cfg.HTTP, err)
-		}
-		ho := cfg.HTTPOptions
-		if host, _, _ := net.SplitHostPort(r.http.Addr().String()); loopbackIP(host) {
-			ho.CheckHost = true
-		} else if ho.Token == "" && r.access == nil && r.rs == nil {
-			log.Warn("the HTTP front listens beyond loopback without a --token-file, --access or --oauth-issuer: anyone who reaches it can call every tool", "addr", cfg.HTTP)
-		}
-		if r.cluster != nil {
-			ho.Replicas = replicas{r.cluster}
-		}
-		r.front = httpfront.New(r.srv, ho)
-		r.node.AddBounds(r.front.Bounds)
-		if r.cluster != nil {
-			h := r.front
-			if err := r.cluster.ServeFront(func(w http.ResponseWriter, req *http.Request, f *cluster.Forwarded) {
-				h.ServeForwarded(w, req, front.Identity{Client: f.Client, Subject: f.Subject, Source: f.Source, Groups: f.Groups})
-			}); err != nil {
-				return r, err
-			}
+			return nil, err
 		}
 	}
 	return r, nil
@@ -315,83 +208,28 @@ func clientNames(p *access.Policy) string {
 // start serves: the fronts, the metrics listener, the watchers of the bundles and the access
 // file. A front that fails or ends (stdin closed) ends ctx through cancel.
 func (r *running) start(ctx context.Context, cancel context.CancelCauseFunc) {
-	cfg, log := r.cfg, r.log
-	if r.access != nil && cfg.Watch {
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			if err := r.access.Watch(ctx, 0); err != nil {
-				log.Warn("the access file is not watched", "error", err)
-			}
-		}()
-	}
-	if r.metrics != nil {
-		log.Info("metrics listening", "url", "http://"+r.metrics.Addr().String()+"/metrics")
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", telemetry.CheckHost(cfg.Metrics, r.tel.MetricsHandler()))
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			if err := serveMux(ctx, r.metrics, mux, cfg, log); err != nil {
-				log.Error("metrics listener failed", "error", err)
-			}
-		}()
-	}
-	if cfg.Watch {
-		watch(ctx, &r.wg, r.loader, r.manifests, r.apply, log)
-		if r.lock != nil {
-			r.lock.watch(ctx, &r.wg)
+	for _, s := range subsystems {
+		if s.start != nil {
+			s.start(ctx, r, cancel)
 		}
-	}
-	if r.http != nil {
-		url := "http://" + r.http.Addr().String() + "/mcp"
-		log.Info("HTTP front listening", "url", url)
-		if cfg.OnListening != nil {
-			cfg.OnListening(url)
-		}
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			ln := httpfront.WrapListener(netutil.LimitListener(r.http, cfg.MaxConns), cfg.HTTPOptions.TrustedProxies)
-			cancel(serveHTTP(ctx, ln, r.front, r.node, r.rs, cfg, log))
-		}()
-	}
-	if cfg.Stdio {
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			cancel(stdiofront.Serve(ctx, r.srv, cfg.Stdin, cfg.Stdout))
-		}()
 	}
 }
 
-// stop ends what start serves and stops the bundles: the cluster is told first, so that
-// no call comes from it while they stop, then the node, then the cluster link, the audit
-// log and telemetry, which record the stops.
+// stop waits for what start serves to end, then stops every subsystem and closes them, each
+// in the reverse order of their setting up: the listeners first, then the cluster is told
+// (no call comes from it while the bundles stop), then the bundles stop; the cluster link,
+// the audit log and telemetry, which record the stops, are closed last.
 func (r *running) stop() {
 	r.wg.Wait()
-	for _, ln := range []net.Listener{r.metrics, r.http} {
-		if ln != nil {
-			ln.Close() // a no-op after serving; listened on but never served otherwise
+	for _, s := range slices.Backward(subsystems) {
+		if s.stop != nil {
+			s.stop(r)
 		}
 	}
-	if r.cluster != nil {
-		r.cluster.Leave()
-	}
-	r.log.Info("stopping bundles")
-	start := time.Now()
-	r.node.Close(r.cfg.Hurry)
-	r.log.Info("stopped", "took", time.Since(start).Round(time.Millisecond))
-	if r.cluster != nil {
-		r.cluster.Close()
-	}
-	if r.audit != nil {
-		r.audit.Close()
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := r.tel.Shutdown(sctx); err != nil {
-		r.log.Warn("telemetry did not flush", "error", err)
+	for _, s := range slices.Backward(subsystems) {
+		if s.close != nil {
+			s.close(r)
+		}
 	}
 }
 
