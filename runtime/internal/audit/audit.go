@@ -48,12 +48,14 @@ const (
 	// Refused: an approver refused it, or its approval expired.
 	NeedsApproval = "needs_approval"
 	Refused       = "refused"
-	// ApprovalRequested, ApprovalApproved, ApprovalRefused and ApprovalExpired are the
-	// records of a request for approval: made by a call, approved or refused by an
-	// approver, or expired undecided or unused.
+	// ApprovalRequested, ApprovalApproved, ApprovalRefused, ApprovalWithdrawn and
+	// ApprovalExpired are the records of a request for approval: made by a call, approved
+	// or refused by an approver, withdrawn by its caller (it declined to wait), or expired
+	// undecided or unused.
 	ApprovalRequested = "approval_requested"
 	ApprovalApproved  = "approved"
 	ApprovalRefused   = "approval_refused"
+	ApprovalWithdrawn = "approval_withdrawn"
 	ApprovalExpired   = "approval_expired"
 )
 
