@@ -160,10 +160,21 @@ func TestAGuardedCallWaitsForItsApproval(t *testing.T) {
 			}
 		})
 	}
+	// A client that declines to wait withdraws its request.
+	decliner := nodekit.ConnectAs(t, n.URL, "token-desk", "2025-11-25", &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		}})
+	if res := await(t, callAsync(decliner, "bank.echo", map[string]any{"text": "pay 7"})); !res.IsError || !strings.Contains(nodekit.ResultText(res), "withdrawn") {
+		t.Errorf("a call whose client declined to wait: %q", nodekit.ResultText(res))
+	}
+	if _, text := callError(t, ops, "toolnode.approvals", nil); strings.Contains(text, "pay 7") {
+		t.Errorf("a withdrawn request still waits: %q", text)
+	}
 	testkit.Eventually(t, 30*time.Second, func() string {
 		b, _ := os.ReadFile(auditFile)
 		for _, want := range []string{`"outcome":"approval_requested"`, `"outcome":"approved"`, `"outcome":"approval_refused"`,
-			`"outcome":"approval_expired"`, `"outcome":"ok"`} {
+			`"outcome":"approval_expired"`, `"outcome":"approval_withdrawn"`, `"outcome":"ok"`} {
 			if !strings.Contains(string(b), want) {
 				return "the audit log has no " + want + ":\n" + string(b)
 			}
