@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -211,10 +212,12 @@ func (c *Confined) Apply(cmd *exec.Cmd) error {
 	if env == nil {
 		env = os.Environ()
 	}
-	env = env[:len(env):len(env)]
 	if c.tmp != "" {
+		// Its own, not one the bundle's env names: getenv(3) takes the first.
+		env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") })
 		env = append(env, "TMPDIR="+c.tmp)
 	}
+	env = env[:len(env):len(env)]
 	spec, err := c.spec.encode()
 	if err != nil {
 		return err

@@ -41,7 +41,7 @@ func need(t *testing.T, setting, mech string) {
 func started(t *testing.T, p sandbox.Policy, dir, prog string, args ...string) (string, *proc.Process) {
 	t.Helper()
 	pr, err := proc.Start(proc.Config{Path: prog, Args: args, Dir: dir, Sandbox: &p,
-		Env: []string{"PATH=" + os.Getenv("PATH")}, Grace: 300 * time.Millisecond})
+		Env: []string{"PATH=" + os.Getenv("PATH"), "TMPDIR=/tmp"}, Grace: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
