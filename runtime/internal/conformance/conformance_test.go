@@ -92,21 +92,7 @@ func TestConformanceTasks(t *testing.T) {
 // taskScenarios lists the suite's server scenarios of the tasks extension.
 func taskScenarios(t *testing.T, node, suite string) []string {
 	t.Helper()
-	out, err := exec.Command(node, suite, "list", "--server").CombinedOutput()
-	if err != nil {
-		t.Fatalf("conformance list: %v\n%s", err, out)
-	}
-	var names []string
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(strings.TrimSpace(line))
-		if len(f) == 3 && f[0] == "-" && strings.HasPrefix(f[1], "tasks-") && f[2] == "[extension]" {
-			names = append(names, f[1])
-		}
-	}
-	if len(names) == 0 {
-		t.Fatalf("the suite lists no scenario of the tasks extension:\n%s", out)
-	}
-	return names
+	return extensionScenarios(t, node, suite, "tasks-")
 }
 
 // checkResult is one check a scenario reports.
