@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -124,8 +125,31 @@ func (p Policy) Paths(dir, program string) (read, write []string) {
 	}
 	if program != "" {
 		read = append(read, program)
+		if inst := installation(program); inst != "" {
+			read = append(read, inst)
+		}
 	}
 	return read, append(abs(p.Write), DefaultWrite...)
+}
+
+// installation is the folder a program in a bin/ or shims/ folder was installed with, which
+// holds what it runs on (pyenv's and nvm's interpreters and their libraries, a virtual
+// environment's): the folder above. Not a home folder, nor ~/.local (other programs'
+// data), nor the root.
+func installation(program string) string {
+	bin := filepath.Dir(program)
+	if b := filepath.Base(bin); b != "bin" && b != "shims" {
+		return ""
+	}
+	inst := filepath.Dir(bin)
+	home, _ := os.UserHomeDir()
+	switch {
+	case inst == "/" || inst == "/root" || inst == home || inst == filepath.Join(home, ".local"):
+		return ""
+	case filepath.Dir(inst) == "/home" || inst == "/usr" || inst == "/usr/local":
+		return "" // someone's home; a system folder, read already
+	}
+	return inst
 }
 
 // policyJSON is the `sandbox` object as written.

@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -97,5 +98,29 @@ func TestDescribeSaysWhatIsNotEnforced(t *testing.T) {
 	}
 	if e.Describe(sandbox.Policy{}) != "off" {
 		t.Errorf("zero policy: %q", e.Describe(sandbox.Policy{}))
+	}
+}
+
+func TestPathsAddTheInstallationACommandRunsFromButNoHome(t *testing.T) {
+	p := sandbox.Policy{Read: []string{"data"}, Write: []string{"/var/tmp/x"}}
+	read, write := p.Paths("/srv/b", "/opt/pyenv/shims/python3")
+	for _, want := range []string{"/srv/b/data", "/srv/b", "/opt/pyenv/shims/python3", "/opt/pyenv", "/usr"} {
+		if !slices.Contains(read, want) {
+			t.Errorf("read %v lacks %s", read, want)
+		}
+	}
+	if !slices.Contains(write, "/var/tmp/x") || slices.Contains(write, "/srv/b") {
+		t.Errorf("write %v", write)
+	}
+	for _, prog := range []string{"/home/ada/bin/tool", "/root/bin/tool", "/usr/local/bin/node"} {
+		read, _ := p.Paths("/srv/b", prog)
+		for _, bad := range []string{"/home/ada", "/root", "/usr/local"} {
+			if slices.Contains(read, bad) {
+				t.Errorf("%s: read %v holds %s", prog, read, bad)
+			}
+		}
+	}
+	if r, w := (sandbox.Policy{}).Paths("/srv/b", "/bin/sh"); r != nil || w != nil {
+		t.Errorf("files not confined, yet paths %v %v", r, w)
 	}
 }
