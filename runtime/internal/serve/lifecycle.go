@@ -201,7 +201,8 @@ func joinCluster(_ context.Context, r *running) (err error) {
 		return nil
 	}
 	cc := *r.cfg.Cluster
-	cc.Logger = r.log.Named("cluster")
+	// A node with an access file shares its requests for approval with the others.
+	cc.Logger, cc.Approvals = r.log.Named("cluster"), r.access != nil
 	if r.cluster, err = cluster.Join(cc, r.node, r.manifests); err != nil {
 		return fmt.Errorf("--cluster: %w", err)
 	}
@@ -324,7 +325,7 @@ func listenHTTP(_ context.Context, r *running) (err error) {
 	}
 	h := r.front
 	return r.cluster.ServeFront(func(w http.ResponseWriter, req *http.Request, f *cluster.Forwarded) {
-		h.ServeForwarded(w, req, front.Identity{Client: f.Client, Subject: f.Subject, Source: f.Source})
+		h.ServeForwarded(w, req, front.Identity{Client: f.Client, Subject: f.Subject, Source: f.Source, Groups: f.Groups})
 	})
 }
 
