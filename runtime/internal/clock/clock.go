@@ -122,3 +122,39 @@ func (t *fakeTimer) Stop() bool {
 	}
 	return false
 }
+
+// Tick sends clk's time on the channel it returns each time d of it passes, dropping the
+// ticks a slow reader misses, as a time.Ticker does (which it is for Real), until stop is
+// called.
+func Tick(clk Clock, d time.Duration) (ticks <-chan time.Time, stop func()) {
+	if clk == Real {
+		t := time.NewTicker(d)
+		return t.C, func() { t.Stop() }
+	}
+	ch := make(chan time.Time, 1)
+	var mu sync.Mutex
+	var timer Timer
+	stopped := false
+	var arm func()
+	arm = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
+		}
+		timer = clk.AfterFunc(d, func() {
+			select {
+			case ch <- clk.Now():
+			default:
+			}
+			arm()
+		})
+	}
+	arm()
+	return ch, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		timer.Stop()
+	}
+}

@@ -45,3 +45,35 @@ func TestFakeClockRunsTheTimersItPasses(t *testing.T) {
 		t.Errorf("Real.Now is %s off the system's time", d)
 	}
 }
+
+// A tick of a fake clock comes each time its period passes; ticks not read are dropped,
+// and none comes once stopped.
+func TestFakeClockTicks(t *testing.T) {
+	c := NewFake(time.Unix(0, 0))
+	ticks, stop := Tick(c, time.Second)
+	c.Advance(999 * time.Millisecond)
+	select {
+	case <-ticks:
+		t.Fatal("a tick before its period")
+	default:
+	}
+	c.Advance(5 * time.Second) // five periods; one tick is kept
+	if got := <-ticks; !got.Equal(time.Unix(1, 0)) {
+		t.Errorf("the first tick shows %s, want 1s", got)
+	}
+	select {
+	case <-ticks:
+		t.Error("ticks not read were kept")
+	default:
+	}
+	stop()
+	c.Advance(time.Minute)
+	select {
+	case <-ticks:
+		t.Error("a tick after stop")
+	default:
+	}
+	if _, stop := Tick(Real, time.Hour); stop != nil {
+		stop()
+	}
+}

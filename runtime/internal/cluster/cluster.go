@@ -31,6 +31,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/nats-io/nats.go"
 
+	"github.com/toolnode/toolnode/runtime/internal/clock"
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
 	"github.com/toolnode/toolnode/runtime/internal/node"
 )
@@ -80,6 +81,9 @@ type Config struct {
 	Skew time.Duration
 	// Bounds limit what the other nodes can make this node hold.
 	Bounds Bounds
+	// Clock is the time heartbeats are sent and silence is counted by. Default the
+	// system's; tests give a clock.Fake to pass a silence at once.
+	Clock clock.Clock
 	// Approvals shares the node's requests for approval with the other nodes (a node
 	// with an access file, which may have approval rules; see approvals.go). Default
 	// false: the node needs no permission on the subjects of approvals.
@@ -159,6 +163,7 @@ func Join(cfg Config, n *node.Node, local []*manifest.Manifest) (*Cluster, error
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = DefaultHeartbeat
 	}
+	cfg.Clock = clock.Or(cfg.Clock)
 	if cfg.Silence <= 0 {
 		cfg.Silence = DefaultSilence
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"go.uber.org/goleak"
 
+	"github.com/toolnode/toolnode/runtime/internal/clock"
 	"github.com/toolnode/toolnode/runtime/internal/cluster/natstest"
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
 	"github.com/toolnode/toolnode/runtime/internal/node"
@@ -120,6 +121,7 @@ type nodeOptions struct {
 	key     string   // the cluster key's file
 	logs    *testkit.SyncBuffer
 	bounds  Bounds
+	clock   clock.Clock // the time its heartbeats and silences go by; nil: the system's
 }
 
 // startNode runs a node in the cluster at url.
@@ -144,7 +146,7 @@ func startNode(t *testing.T, url, id string, o nodeOptions) (*node.Node, *Cluste
 	n := node.New(node.Config{Manifests: ms, Logger: log, Supervision: node.Supervision{Backoff: 10 * time.Millisecond}})
 	n.Start()
 	<-n.Ready()
-	c, err := Join(Config{URL: url, NodeID: id, KeyFile: o.key, Bounds: o.bounds, Logger: log, Heartbeat: 100 * time.Millisecond, Silence: 500 * time.Millisecond}, n, ms)
+	c, err := Join(Config{URL: url, NodeID: id, KeyFile: o.key, Bounds: o.bounds, Logger: log, Heartbeat: 100 * time.Millisecond, Silence: 500 * time.Millisecond, Clock: o.clock}, n, ms)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,6 +178,32 @@ func writeKey(t *testing.T, key string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// A node is withdrawn once it has gone unheard for longer than Config.Silence, and not
+// before: the silence is counted on a clock the test moves.
+func TestASilentNodeIsWithdrawnPastItsSilence(t *testing.T) {
+	srv := natstest.Start(t)
+	clk := clock.NewFake(time.Now())
+	logs := &testkit.SyncBuffer{}
+	a, ca := startNode(t, srv.URL, "a", nodeOptions{clock: clk, logs: logs})
+	// b's clock never moves: it sends the heartbeat it starts with, and no other.
+	startNode(t, srv.URL, "b", nodeOptions{bundles: []string{"tb"}, clock: clock.NewFake(time.Now())})
+	waitListed(t, a, "tb.talk")
+	clk.Advance(500 * time.Millisecond) // b's silence, exactly
+	ca.withdrawSilent()
+	if _, ok := a.Catalog().Lookup("tb.talk"); !ok || strings.Contains(logs.String(), "withdrawn") {
+		t.Fatalf("node b was withdrawn at its silence, not past it:\n%s", logs)
+	}
+	clk.Advance(time.Nanosecond)
+	ca.withdrawSilent()
+	logs.WaitFor(t, 10*time.Second, "node withdrawn from the cluster: node=b")
+	testkit.Eventually(t, 10*time.Second, func() string {
+		if _, ok := a.Catalog().Lookup("tb.talk"); ok {
+			return "node a still lists tb.talk of the withdrawn node b"
+		}
+		return ""
+	})
 }
 
 // A call of a client of node a reaches the bundle of node b, and the bundle's log message

@@ -198,7 +198,7 @@ func (l *link) request(m *rpc.Message, line []byte) {
 	id := json.RawMessage(m.ID.String())
 	l.mu.Lock()
 	l.next++
-	c := &call{token: strconv.FormatUint(l.next, 36), id: id, method: m.Method, sent: time.Now()}
+	c := &call{token: strconv.FormatUint(l.next, 36), id: id, method: m.Method, sent: l.c.cfg.Clock.Now()}
 	l.calls[c.token] = c
 	l.byID[string(id)] = c
 	// A node that takes the call soon says so, or answers: silence means none did (a node

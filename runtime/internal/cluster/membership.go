@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/toolnode/toolnode/runtime/internal/clock"
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
 )
 
@@ -28,31 +29,37 @@ type member struct {
 // loop announces the node's bundles, serves them, and withdraws the nodes gone silent.
 func (c *Cluster) loop() {
 	defer c.wg.Done()
-	beat := time.NewTicker(c.cfg.Heartbeat)
-	defer beat.Stop()
-	check := time.NewTicker(c.cfg.Silence / 12)
-	defer check.Stop()
+	beat, stopBeat := clock.Tick(c.cfg.Clock, c.cfg.Heartbeat)
+	defer stopBeat()
+	check, stopCheck := clock.Tick(c.cfg.Clock, c.cfg.Silence/12)
+	defer stopCheck()
 	c.beat()
 	for {
 		select {
 		case <-c.stop:
 			return
-		case <-beat.C:
+		case <-beat:
 			c.beat()
-		case <-check.C:
-			c.mu.Lock()
-			var silent []string
-			for id, m := range c.members {
-				if time.Since(m.seen) > c.cfg.Silence {
-					silent = append(silent, id)
-				}
-			}
-			c.mu.Unlock()
-			for _, id := range silent {
-				c.withdraw(id, fmt.Sprintf("it was not heard from for %s", c.cfg.Silence))
-			}
+		case <-check:
+			c.withdrawSilent()
 			c.sweep()
 		}
+	}
+}
+
+// withdrawSilent withdraws the nodes not heard from for longer than Config.Silence.
+func (c *Cluster) withdrawSilent() {
+	now := c.cfg.Clock.Now()
+	c.mu.Lock()
+	var silent []string
+	for id, m := range c.members {
+		if now.Sub(m.seen) > c.cfg.Silence {
+			silent = append(silent, id)
+		}
+	}
+	c.mu.Unlock()
+	for _, id := range silent {
+		c.withdraw(id, fmt.Sprintf("it was not heard from for %s", c.cfg.Silence))
 	}
 }
 
@@ -171,7 +178,7 @@ func (c *Cluster) heard(msg *nats.Msg) {
 	if !validTag(m.Tasks) {
 		m.Tasks = "" // routes no task
 	}
-	m.seen = time.Now()
+	m.seen = c.cfg.Clock.Now()
 	c.mu.Lock()
 	old := c.members[m.ID]
 	if old == nil && len(c.members) >= c.b.Nodes {
@@ -277,7 +284,7 @@ func (c *Cluster) withdraw(id, why string) {
 		// A call no node took although it was sent well before the node fell silent went
 		// to it: the server gives new calls only to nodes still connected.
 		if slices.ContainsFunc(gone.Bundles, func(a Announcement) bool { return a.Name == l.bundle }) {
-			l.failUntaken(time.Now().Add(-c.cfg.Silence/3), fmt.Sprintf(
+			l.failUntaken(c.cfg.Clock.Now().Add(-c.cfg.Silence/3), fmt.Sprintf(
 				"node %q of cluster %q, which was given this call to bundle %q, is gone (%s) without taking it", id, c.cfg.Name, l.bundle, why))
 		}
 	}

@@ -41,7 +41,7 @@ func (c *Cluster) Status(ctx context.Context) Status {
 	out := []NodeStatus{{ID: c.id, Self: true, Bundles: self.Bundles}}
 	for _, id := range sortedKeys(c.members) {
 		m := c.members[id]
-		out = append(out, NodeStatus{ID: id, Bundles: m.Bundles, SeenMsAgo: time.Since(m.seen).Milliseconds()})
+		out = append(out, NodeStatus{ID: id, Bundles: m.Bundles, SeenMsAgo: c.cfg.Clock.Now().Sub(m.seen).Milliseconds()})
 	}
 	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
