@@ -16,6 +16,10 @@ import (
 type issuerMetadata struct {
 	Issuer  string `json:"issuer"`
 	JWKSURI string `json:"jwks_uri"`
+	// What token exchange needs (see Exchanger).
+	TokenEndpoint string   `json:"token_endpoint"`
+	GrantTypes    []string `json:"grant_types_supported"`
+	AuthMethods   []string `json:"token_endpoint_auth_methods_supported"`
 }
 
 // maxDocument bounds what is read of a metadata or key set document: both are small, and

@@ -85,6 +85,9 @@ type Token struct {
 	// Groups are the `groups` claim's names (a list, or one string), when present: an
 	// access file's approval rule may name its approvers by group.
 	Groups []string
+	// Raw is the token as the client sent it, for token exchange (see Exchanger); it
+	// prints as "[redacted]".
+	Raw Secret
 }
 
 // HasScope reports whether the token grants scope.
@@ -198,7 +201,7 @@ func (rs *ResourceServer) Verify(ctx context.Context, raw string) (*Token, error
 		return nil, &Error{Status: http.StatusUnauthorized, Code: "invalid_token", Description: "the access token's claims cannot be read", Err: err}
 	}
 	tok := &Token{Subject: idt.Subject, ClientID: claims.ClientID, Expiry: idt.Expiry, Scopes: scopes(claims.Scope, claims.Scp),
-		Groups: groups(claims.Groups)}
+		Groups: groups(claims.Groups), Raw: Secret(raw)}
 	var missing []string
 	for _, s := range rs.cfg.RequiredScopes {
 		if !tok.HasScope(s) {
