@@ -162,6 +162,8 @@ type serveFlags struct {
 	oauthIssuer       string
 	oauthAudience     string
 	oauthRequireATJWT bool
+	oauthClientID     string
+	oauthSecretFile   string
 
 	run      codemode.Bounds // toolnode.run's bounds; the flags hold them as bytes and counts
 	runBytes byteSize
@@ -250,6 +252,8 @@ func newServeFlags(stderr io.Writer) (*serveFlags, *flag.FlagSet) {
 	fs.StringVar(&f.oauthIssuer, "oauth-issuer", "", "accept OAuth 2.1 access tokens (JWT) of the issuer at `URL` on the HTTP front; their scopes select --access entries")
 	fs.StringVar(&f.oauthAudience, "oauth-audience", "", "the audience (`AUD`) tokens must carry: this front's URL, e.g. https://node.example.com/mcp (default http://<--http>/mcp)")
 	fs.BoolVar(&f.oauthRequireATJWT, "oauth-require-at-jwt", false, "with --oauth-issuer, accept only tokens whose header says typ at+jwt (RFC 9068); by default typ JWT, as Hydra, Keycloak and Entra ID issue them, and no typ pass too")
+	fs.StringVar(&f.oauthClientID, "oauth-client-id", "", "with --oauth-issuer, the node's client `ID` at the issuer, for exchanging callers' tokens for bundles with token_exchange (RFC 8693)")
+	fs.StringVar(&f.oauthSecretFile, "oauth-client-secret-file", "", "the node's client secret at the issuer, read from `FILE` (with --oauth-client-id)")
 	fs.Uint64Var(&f.run.Steps, "run-max-steps", codemode.DefaultSteps, "a toolnode.run program may run `N` Starlark execution steps")
 	fs.DurationVar(&f.run.Time, "run-max-time", codemode.DefaultTime, "a toolnode.run program may run for `DURATION`, its calls included")
 	fs.IntVar(&f.run.Calls, "run-max-calls", codemode.DefaultCalls, "a toolnode.run program may make `N` calls (searches included)")
@@ -359,8 +363,10 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 		return nil, errors.New("--run-max-steps, --run-max-time, --run-max-calls, --run-max-parallel and --run-max-bytes bound toolnode.run: each must be more than 0")
 	case f.oauthIssuer != "" && f.http == "":
 		return nil, errors.New("--oauth-issuer guards the HTTP front: give --http too")
-	case f.oauthAudience != "" && f.oauthIssuer == "", f.oauthRequireATJWT && f.oauthIssuer == "":
-		return nil, errors.New("--oauth-audience and --oauth-require-at-jwt go with --oauth-issuer URL")
+	case f.oauthAudience != "" && f.oauthIssuer == "", f.oauthRequireATJWT && f.oauthIssuer == "", f.oauthClientID != "" && f.oauthIssuer == "":
+		return nil, errors.New("--oauth-audience, --oauth-require-at-jwt and --oauth-client-id go with --oauth-issuer URL")
+	case f.oauthSecretFile != "" && f.oauthClientID == "":
+		return nil, errors.New("--oauth-client-secret-file goes with --oauth-client-id ID")
 	}
 	if f.oauthIssuer != "" && f.oauthAudience == "" {
 		f.oauthAudience = "http://" + f.http + "/mcp"
@@ -403,6 +409,16 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "toolnode serve: --token-file %s is empty\n", f.tokenFile)
 			return ExitUsage
 		}
+	}
+
+	secret := ""
+	if f.oauthSecretFile != "" {
+		b, err := os.ReadFile(f.oauthSecretFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolnode serve: --oauth-client-secret-file: %v\n", err)
+			return ExitUsage
+		}
+		secret = strings.TrimSpace(string(b))
 	}
 
 	// For finding what a benchmark spends its time on (docs/PERFORMANCE.md): a profile that
@@ -470,6 +486,8 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		OAuthIssuer:       f.oauthIssuer,
 		OAuthAudience:     f.oauthAudience,
 		OAuthRequireATJWT: f.oauthRequireATJWT,
+		OAuthClientID:     f.oauthClientID,
+		OAuthClientSecret: secret,
 		Stdio:             f.stdio,
 		Stdin:             stdin,
 		Stdout:            stdout,

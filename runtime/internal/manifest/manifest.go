@@ -104,6 +104,10 @@ type Manifest struct {
 	// (each holding a SKILL.md): the node serves them as the bundle's skills (MCP's skills
 	// extension) when the bundle's own server serves none. Read with SkillsPath.
 	Skills string `json:"skills,omitempty"`
+	// TokenExchange, when set, gives each call a token of the caller's own for the
+	// bundle's audience, exchanged at the OAuth issuer from the caller's access token (see
+	// TokenExchange).
+	TokenExchange *TokenExchange `json:"token_exchange,omitempty"`
 
 	// Link, when set, opens the connection to a bundle that another node of a cluster
 	// serves (an upstream.Link); such a bundle has neither a command nor a URL. Not read
@@ -352,6 +356,9 @@ func (m *Manifest) check() error {
 		return fmt.Errorf("skills %q: name a folder inside the bundle's directory, relative to it (e.g. \"skills\")", m.Skills)
 	}
 	if err := checkFeatured(m.Featured); err != nil {
+		return err
+	}
+	if err := m.checkTokenExchange(); err != nil {
 		return err
 	}
 	for k := range m.Env {

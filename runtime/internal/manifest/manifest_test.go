@@ -41,7 +41,7 @@ func TestParse(t *testing.T) {
 		{"bad idle_stop", `{"name": "x", "command": ["./run"], "idle_stop": "a while"}`, `"a while" is not a duration`},
 		{"idle_stop not a string", `{"name": "x", "command": ["./run"], "idle_stop": 600}`, `a duration must be a string`},
 		{"unknown key near start", `{"name": "x", "command": ["./run"], "starts": "lazy"}`, `unknown key "starts"`},
-		{"unknown key near featured", `{"name": "x", "command": ["./run"], "featred": ["a"]}`, `unknown key "featred" (known keys: name, command, url, headers, env, inherit_env, seats, timeouts, instances, prefix, isolation, start, idle_stop, tasks, featured, synonyms, sandbox, skills)`},
+		{"unknown key near featured", `{"name": "x", "command": ["./run"], "featred": ["a"]}`, `unknown key "featred" (known keys: name, command, url, headers, env, inherit_env, seats, timeouts, instances, prefix, isolation, start, idle_stop, tasks, featured, synonyms, sandbox, skills, token_exchange)`},
 		{"wrong type", `{"name": "x", "command": "./run"}`, `key "command" must be an array`},
 		{"not JSON", `{"name": `, "not valid JSON"},
 		{"trailing data", `{"name": "x", "command": ["./run"]} {}`, "unexpected data"},

@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/toolnode/toolnode/runtime/internal/oauth"
 	"os"
 	"sort"
 	"sync"
@@ -120,6 +121,9 @@ type Config struct {
 	// Results bounds the tools/call results passed to clients and the wholes kept of those
 	// cut (see ResultBounds); the zero value passes results whole.
 	Results ResultBounds
+	// Exchanger, when set, obtains the tokens of bundles with "token_exchange" for each
+	// caller (see exchange.go). Default: none, and calls to such bundles fail saying so.
+	Exchanger *oauth.Exchanger
 }
 
 // Node runs bundles and routes between them and the sessions of the fronts.

@@ -381,7 +381,7 @@ func innerRequest(outer *Request, name string, arguments json.RawMessage) *Reque
 		params, _ = rawjson.PutMember(params, "_meta", outer.Meta)
 	}
 	return &Request{Method: mcp.MethodToolsCall, Params: params, Name: name, Arguments: arguments, Meta: outer.Meta,
-		ProgressToken: outer.ProgressToken, Allow: outer.Allow, Guard: outer.Guard}
+		ProgressToken: outer.ProgressToken, Allow: outer.Allow, Guard: outer.Guard, Token: outer.Token}
 }
 
 // withInput gives inner, the call toolnode.execute makes for outer, the requestState and

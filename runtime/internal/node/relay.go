@@ -127,6 +127,7 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 		}
 	}
 	r.mu.Unlock()
+	carryToken(b, req, &edit)
 	if err := inst.client.Send(id, req.Method, req.Params, edit); err != nil {
 		r.finish(nil, notSent(err))
 	}

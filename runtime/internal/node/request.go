@@ -2,6 +2,7 @@ package node
 
 import (
 	"encoding/json"
+	"github.com/toolnode/toolnode/runtime/internal/oauth"
 	"strings"
 
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
@@ -55,6 +56,10 @@ type Request struct {
 	// Guard says which of the caller's calls need approval, and what it may approve; nil
 	// when none do. The front sets it from the access file.
 	Guard *Guard
+	// Token is the caller's verified OAuth access token, which a bundle with
+	// "token_exchange" gets a token of its own from; nil without one. The HTTP front sets
+	// it from the HTTP request that carried this request.
+	Token *oauth.Token
 	// Strict says the caller is shown tool names in their underscore form (a client that
 	// refuses dots): toolnode.search answers with that form. The front sets it.
 	Strict bool
@@ -72,7 +77,8 @@ type Request struct {
 	// request reached or was refused (Refused), for the audit log; "" for other requests.
 	Skill string
 
-	served *instance // the process the request was last sent to (see BundleTaskOf)
+	served   *instance    // the process the request was last sent to (see BundleTaskOf)
+	upstream oauth.Secret // the token exchanged for the caller, for the bundle it goes to
 }
 
 // Ref is what a completion/complete completes.

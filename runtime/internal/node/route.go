@@ -315,6 +315,22 @@ func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, renam
 		settle(ctx, req, how, done, nil, notSent(err))
 		return
 	}
+	if exchanging(b) {
+		n.exchange(ctx, b, req, func(err error) {
+			if err != nil {
+				settle(ctx, req, how, done, nil, notSent(err))
+				return
+			}
+			n.dispatch(ctx, sess, b, rename, req, how, done)
+		})
+		return
+	}
+	n.dispatch(ctx, sess, b, rename, req, how, done)
+}
+
+// dispatch sends req to a process of b: its client's own (isolation), the least busy one
+// running, or the first to be ready.
+func (n *Node) dispatch(ctx context.Context, sess Session, b *bundle, rename string, req *Request, how settling, done Done) {
 	if isolatedBundle(b) {
 		go func() {
 			inst, err := n.pickIsolated(ctx, b, sess)

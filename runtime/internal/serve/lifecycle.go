@@ -52,6 +52,7 @@ type subsystem struct {
 // subsystems in the order they are set up.
 var subsystems = []subsystem{
 	{name: "telemetry", setUp: setUpTelemetry, close: closeTelemetry},
+	{name: "exchange", setUp: setUpExchange},
 	{name: "node", setUp: setUpNode, start: watchBundles, stop: stopNode},
 	{name: "access", setUp: setUpAccess, check: checkAccess, start: watchAccess},
 	{name: "audit", setUp: setUpAudit, close: closeAudit},
@@ -83,6 +84,18 @@ func closeTelemetry(r *running) {
 	}
 }
 
+// setUpExchange makes the node a client of its OAuth issuer, for the bundles that call
+// their services as each caller (token_exchange), when it is given a client id there.
+func setUpExchange(ctx context.Context, r *running) (err error) {
+	cfg := r.cfg
+	if cfg.OAuthIssuer == "" || cfg.OAuthClientID == "" {
+		return nil
+	}
+	r.exchanger, err = oauth.NewExchanger(ctx, oauth.ExchangeConfig{Issuer: cfg.OAuthIssuer,
+		ClientID: cfg.OAuthClientID, ClientSecret: cfg.OAuthClientSecret})
+	return err
+}
+
 // setUpNode finds the bundles, makes the node, with the lock file when there is one, and
 // starts the bundles.
 func setUpNode(_ context.Context, r *running) (err error) {
@@ -100,7 +113,18 @@ func setUpNode(_ context.Context, r *running) (err error) {
 			return err
 		}
 	}
+	nc.Exchanger = r.exchanger
+	for _, m := range r.manifests {
+		if m.TokenExchange != nil && r.exchanger == nil {
+			log.Warn("the bundle calls its service as each caller (token_exchange), and this node exchanges no tokens: its calls fail until the node runs with --oauth-issuer and --oauth-client-id", "bundle", m.Name)
+		}
+	}
 	r.node = node.New(nc)
+	if x := r.exchanger; x != nil {
+		r.node.AddBounds(func() []node.Bound {
+			return []node.Bound{{Name: "oauth.exchanged_tokens", Limit: int64(x.MaxEntries()), Used: int64(x.Len())}}
+		})
+	}
 	if r.lock != nil {
 		r.lock.serveTo(r.node)
 	}

@@ -90,6 +90,9 @@ type Config struct {
 	// OAuthRequireATJWT accepts only tokens typed at+jwt (RFC 9068).
 	OAuthIssuer, OAuthAudience string
 	OAuthRequireATJWT          bool
+	// OAuthClientID and OAuthClientSecret, with OAuthIssuer, are the node's own client at
+	// the issuer: it exchanges callers' tokens for the bundles with "token_exchange".
+	OAuthClientID, OAuthClientSecret string
 	// Cluster, when set, joins the node to a NATS cluster: it fronts the bundles of every
 	// node, and serves its own to the others.
 	Cluster *cluster.Config
@@ -166,6 +169,7 @@ type running struct {
 	access    *access.Holder
 	audit     *audit.Log
 	rs        *oauth.ResourceServer
+	exchanger *oauth.Exchanger // nil unless the node exchanges tokens (token_exchange)
 	cluster   *cluster.Cluster
 	apply     func([]*manifest.Manifest) // what a reload applies the manifests to
 	lock      *lockFile                  // nil without a lock file

@@ -420,6 +420,9 @@ type Edit struct {
 	Caller Caller
 	// Meta are more members of _meta, such as the trace context.
 	Meta []rawjson.Edit
+	// Header, unless nil, goes with the request to a remote bundle over the bundle's own
+	// headers: a caller's credentials. Only a bundle reached over HTTP can take one.
+	Header http.Header
 }
 
 // Send sends the request id got from Expect, its params edited as edit says and, to a
@@ -431,7 +434,18 @@ func (c *Client) Send(id rpc.ID, method string, params json.RawMessage, edit Edi
 	if edit.Name != "" || edit.Token != "" || edit.Meta != nil || c.Era() == EraStateless {
 		params, _ = c.prepare(params, edit)
 	}
-	if err := c.t.Request(id, method, params); err != nil {
+	var err error
+	if edit.Header != nil {
+		ht, ok := c.t.(*httpTransport)
+		if !ok {
+			c.t.Forget(id)
+			return fmt.Errorf("bundle %q is not reached over HTTP, and the call has a header for it", c.cfg.Name)
+		}
+		err = ht.request(id, method, params, edit.Header)
+	} else {
+		err = c.t.Request(id, method, params)
+	}
+	if err != nil {
 		if errors.Is(err, rpc.ErrNotReading) {
 			return err
 		}

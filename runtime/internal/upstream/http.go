@@ -129,6 +129,11 @@ func (t *httpTransport) Expect(done rpc.Done) (rpc.ID, error) { return t.pending
 
 // Request posts a request on a goroutine of its own; its answer ends the call.
 func (t *httpTransport) Request(id rpc.ID, method string, params json.RawMessage) error {
+	return t.request(id, method, params, nil)
+}
+
+// request is Request with header, unless nil, set over the bundle's own headers.
+func (t *httpTransport) request(id rpc.ID, method string, params json.RawMessage, header http.Header) error {
 	body := rpc.Request(id, method, params).Encode()
 	if q := t.queued.Add(int64(len(body))); q > int64(t.maxQueue) {
 		t.queued.Add(-int64(len(body)))
@@ -147,7 +152,7 @@ func (t *httpTransport) Request(id rpc.ID, method string, params json.RawMessage
 			t.mu.Unlock()
 			cancel()
 		}()
-		t.post(ctx, id, method, params, body)
+		t.post(ctx, id, method, params, body, header)
 	}()
 	return nil
 }
@@ -311,7 +316,7 @@ func headerValue(s string) string {
 }
 
 // post sends one request and hands on everything its answer carries.
-func (t *httpTransport) post(ctx context.Context, id rpc.ID, method string, params json.RawMessage, body []byte) {
+func (t *httpTransport) post(ctx context.Context, id rpc.ID, method string, params json.RawMessage, body []byte, header http.Header) {
 	sent := true
 	defer func() {
 		if sent {
@@ -322,6 +327,9 @@ func (t *httpTransport) post(ctx context.Context, id rpc.ID, method string, para
 	if err != nil {
 		t.fail(id, err)
 		return
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	resp, err := t.client.Do(req)
 	t.queued.Add(-int64(len(body)))

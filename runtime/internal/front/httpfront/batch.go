@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/internal/front"
 	"github.com/toolnode/toolnode/runtime/internal/node"
+	"github.com/toolnode/toolnode/runtime/internal/oauth"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -49,6 +50,7 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request, id front.Identit
 			hs.deliver(&m)
 		case m.Method != mcp.MethodInitialize:
 			req, rerr := node.ReadRequest(m.Method, m.Params)
+			req.Token, _ = oauth.TokenFromContext(r.Context())
 			if rerr != nil {
 				h.srv.Refuse(req, id, rerr)
 				answers[i] = rpc.Failure(m.ID, rerr)

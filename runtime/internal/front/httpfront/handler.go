@@ -214,6 +214,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, id front.Identity
 	var rerr *rpc.Error
 	if msg.IsRequest() {
 		req, rerr = node.ReadRequest(msg.Method, msg.Params)
+		req.Token, _ = oauth.TokenFromContext(r.Context())
 	}
 	version := r.Header.Get(HeaderProtocolVersion)
 	stateless := mcp.IsStatelessVersion(version) || req != nil && h.srv.StatelessVersion(req.Meta) != nil

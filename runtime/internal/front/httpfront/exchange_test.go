@@ -1,0 +1,247 @@
+package httpfront_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolnode/toolnode/runtime/internal/oauth"
+	"github.com/toolnode/toolnode/runtime/internal/oauth/optest"
+	"github.com/toolnode/toolnode/runtime/internal/reload"
+	"github.com/toolnode/toolnode/runtime/internal/serve"
+	"github.com/toolnode/toolnode/runtime/internal/testkit/nodekit"
+)
+
+// Each user's own credentials upstream: a url bundle with token_exchange gets, with each
+// call, a token of the caller for its own audience, which the node exchanged at a real
+// OpenID provider (zitadel/oidc's, over a storage of ours) from the caller's token.
+
+const (
+	nodeAudience = "https://node.test/mcp"
+	apiAudience  = "https://api.test"
+)
+
+// service is an MCP server behind a url bundle that serves each call as the user its
+// token names: "whoami" checks the call's bearer token (signature, issuer, audience
+// apiAudience) and answers with its subject. It keeps every token it was given, by the
+// subject it names.
+type service struct {
+	URL string
+
+	mu     sync.Mutex
+	tokens map[string]map[string]bool // subject → raw tokens
+}
+
+func startService(t *testing.T, issuer string, stateless bool) *service {
+	t.Helper()
+	rs, err := oauth.New(context.Background(), oauth.Config{Issuer: issuer, ResourceURL: apiAudience + "/mcp", Audience: apiAudience})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := &service{tokens: map[string]map[string]bool{}}
+	s := mcp.NewServer(&mcp.Implementation{Name: "service", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "whoami", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ map[string]any) (*mcp.CallToolResult, any, error) {
+			raw, ok := strings.CutPrefix(req.Extra.Header.Get("Authorization"), "Bearer ")
+			if !ok {
+				return nil, nil, fmt.Errorf("no bearer token")
+			}
+			tok, err := rs.Verify(ctx, raw)
+			if err != nil {
+				return nil, nil, fmt.Errorf("token refused: %w", err)
+			}
+			svc.mu.Lock()
+			if svc.tokens[tok.Subject] == nil {
+				svc.tokens[tok.Subject] = map[string]bool{}
+			}
+			svc.tokens[tok.Subject][raw] = true
+			svc.mu.Unlock()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
+				Text: fmt.Sprintf("sub=%s scope=%s token=%s", tok.Subject, strings.Join(tok.Scopes, ","), digest(raw))}}}, nil, nil
+		})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: stateless}))
+	t.Cleanup(srv.Close)
+	svc.URL = srv.URL
+	return svc
+}
+
+// seen returns the tokens the service was given, by subject.
+func (s *service) seen() map[string]map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]map[string]bool{}
+	for sub, toks := range s.tokens {
+		out[sub] = map[string]bool{}
+		for k := range toks {
+			out[sub][k] = true
+		}
+	}
+	return out
+}
+
+// documentedRefusal is the refusal docs/governance.md shows, for bundle name and audience
+// instead of its example's: the indented block after "When there is no token", its lines
+// joined.
+func documentedRefusal(t *testing.T, name, audience string) string {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join(nodekit.Root(t), "docs", "governance.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "### When there is no token")
+	var lines []string
+	for _, l := range strings.Split(section, "\n") {
+		if strings.HasPrefix(l, "    ") {
+			lines = append(lines, strings.TrimSpace(l))
+		} else if len(lines) > 0 {
+			break
+		}
+	}
+	if len(lines) == 0 {
+		t.Fatal("docs/governance.md shows no refusal under \"When there is no token\"")
+	}
+	text := strings.Join(lines, " ")
+	return strings.NewReplacer(`bundle "jira"`, `bundle "`+name+`"`, "https://jira.example.com", audience).Replace(text)
+}
+
+// bearer adds a bearer token to every request.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:6])
+}
+
+// writeBundle writes a bundle.json into dir/name.
+func writeBundle(t *testing.T, dir, name, manifest string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name, "bundle.json"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Over either era of the service: per call (2026-07-28), or within the node's one session
+// with it, which every caller's calls share (2025-11-25; the clients speak it too, since
+// the node passes a 2026-07-28 client's _meta on to a session bundle, which the SDK's
+// server refuses).
+func TestEachUserReachesAUrlBundleWithATokenOfTheirOwn(t *testing.T) {
+	t.Run("stateless service", func(t *testing.T) { eachUserOwnToken(t, true, "") })
+	t.Run("session service", func(t *testing.T) { eachUserOwnToken(t, false, "2025-11-25") })
+}
+
+func eachUserOwnToken(t *testing.T, stateless bool, version string) {
+	users := []string{"alice", "bob", "carol"}
+	idp := optest.Start(t, optest.Config{Users: users, Audience: nodeAudience, Exchanger: "toolnode", ExchangerSecret: "node-secret",
+		Audiences: []string{apiAudience}})
+	svc := startService(t, idp.Issuer, stateless)
+	dir := t.TempDir()
+	writeBundle(t, dir, "svc", fmt.Sprintf(`{"name": "svc", "url": %q, "token_exchange": {"audience": %q, "scopes": ["repo:read"]}}`, svc.URL+"/mcp", apiAudience))
+	writeBundle(t, dir, "denied", fmt.Sprintf(`{"name": "denied", "url": %q, "token_exchange": {"audience": "https://other.test"}}`, svc.URL+"/mcp"))
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	n := nodekit.Start(t, serve.Config{HTTP: nodekit.Loopback, OAuthIssuer: idp.Issuer, OAuthAudience: nodeAudience,
+		OAuthClientID: "toolnode", OAuthClientSecret: "node-secret", AuditFile: audit, AuditArgs: true,
+		Source: reload.Source{Dirs: []string{dir}}})
+	n.Ready(t)
+
+	own := map[string]string{}
+	sessions := map[string]*mcp.ClientSession{}
+	for _, u := range users {
+		own[u] = idp.Token(t, u)
+		hc := &http.Client{Transport: bearer{own[u]}}
+		sessions[u] = nodekit.Join(t, nodekit.NewClient(nil), &mcp.StreamableClientTransport{Endpoint: n.URL, HTTPClient: hc}, version)
+	}
+
+	// Every user calls at once, several times: each answer names its caller, and only it.
+	const calls = 6
+	answers := make(map[string][]string)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, u := range users {
+		for range calls {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				text, isErr := nodekit.CallText(t, sessions[u], "svc.whoami", nil)
+				mu.Lock()
+				defer mu.Unlock()
+				if isErr {
+					t.Errorf("%s's call failed: %s", u, text)
+				}
+				answers[u] = append(answers[u], text)
+			}()
+		}
+	}
+	wg.Wait()
+	for _, u := range users {
+		for _, a := range answers[u] {
+			if !strings.HasPrefix(a, "sub="+u+" scope=repo:read ") {
+				t.Errorf("a call of %s was served as %q", u, a)
+			}
+		}
+	}
+
+	// The service was given one token per user, the user's alone, and never the token the
+	// user brought to the node.
+	seen := svc.seen()
+	for _, u := range users {
+		if len(seen[u]) != 1 {
+			t.Errorf("the service got %d tokens of %s, want the one exchanged and kept", len(seen[u]), u)
+		}
+		if seen[u][own[u]] {
+			t.Errorf("the service got %s's own token for the node, not one exchanged for it", u)
+		}
+	}
+	if len(seen) != len(users) {
+		t.Errorf("the service got tokens of %d subjects, want %d", len(seen), len(users))
+	}
+	// Kept per caller: one exchange per user for all the calls.
+	if got := idp.Exchanges(); got != int64(len(users)) {
+		t.Errorf("the provider granted %d exchanges for %d users' %d calls each, want one per user", got, len(users), calls)
+	}
+
+	// A refused exchange reaches the caller with the issuer's reason, as
+	// docs/governance.md shows it.
+	text, isErr := nodekit.CallText(t, sessions["alice"], "denied.whoami", nil)
+	if want := documentedRefusal(t, "denied", "https://other.test"); !isErr || text != want {
+		t.Errorf("a refused exchange answered isError=%v\n%s\nwant\n%s", isErr, text, want)
+	}
+
+	// No token is in the node's log, its audit log, or an answer.
+	auditLog, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var secrets []string
+	for _, u := range users {
+		secrets = append(secrets, own[u])
+		for tok := range seen[u] {
+			secrets = append(secrets, tok)
+		}
+	}
+	for _, s := range secrets {
+		for what, text := range map[string]string{"log": n.Logs.String(), "audit log": string(auditLog), "refusal": text} {
+			if strings.Contains(text, s) || strings.Contains(text, s[len(s)-20:]) {
+				t.Errorf("the %s holds a token", what)
+			}
+		}
+	}
+}
