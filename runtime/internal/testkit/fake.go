@@ -23,6 +23,7 @@ import (
 //	FAKE_SECRET_CHECK  the variable whose presence the "env" tool reports
 //	FAKE_EXIT_AFTER_MS exit with status 3 this long after answering initialize
 //	FAKE_RECORD        append every line received on stdin to this file
+//	FAKE_META          the member of a call's _meta the "pid" tool answers with, before its pid
 //	FAKE_ECHO_TYPE     the JSON type of echo's "text" argument (default string)
 //	FAKE_DESCRIPTION   the description of its tools (default "test tool")
 //	FAKE_TASKS=1       with FAKE_STATELESS, hold tasks itself (MCP's tasks extension): its
@@ -32,6 +33,7 @@ import (
 //	                   the n-th of these as it is (see Fake.Raw)
 type fakeConfig struct {
 	name, secretCheck, record, echoType, description string
+	meta                                             string // FAKE_META
 	stateless, surface, junk, holdsTasks, anyOf      bool
 	delay                                            time.Duration
 	exitAfter                                        time.Duration // < 0: never
@@ -50,6 +52,7 @@ func readFakeConfig() fakeConfig {
 	}
 	c := fakeConfig{
 		name: os.Getenv("FAKE_NAME"), secretCheck: os.Getenv("FAKE_SECRET_CHECK"), record: os.Getenv("FAKE_RECORD"),
+		meta:     os.Getenv("FAKE_META"),
 		echoType: cmp.Or(os.Getenv("FAKE_ECHO_TYPE"), "string"), description: cmp.Or(os.Getenv("FAKE_DESCRIPTION"), "test tool"),
 		stateless: flag("FAKE_STATELESS"), surface: flag("FAKE_SURFACE"), junk: flag("FAKE_JUNK"), anyOf: flag("FAKE_ANYOF"),
 		delay: ms("FAKE_DELAY_MS", 0), exitAfter: ms("FAKE_EXIT_AFTER_MS", -1),

@@ -108,7 +108,20 @@ func (c *fakeCall) hasToken() bool { return c.req.Params.Meta.ProgressToken != n
 func (c *fakeCall) echo()   { c.reply(c.f.cfg.name + ":" + c.args.Text) }
 func (c *fakeCall) either() { c.reply(c.f.cfg.name + ": either") }
 func (c *fakeCall) big()    { c.reply(strings.Repeat("x", c.args.Bytes)) }
-func (c *fakeCall) pid()    { c.reply(fmt.Sprint(os.Getpid())) }
+func (c *fakeCall) pid() {
+	if c.f.cfg.meta == "" {
+		c.reply(fmt.Sprint(os.Getpid()))
+		return
+	}
+	var m struct {
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	json.Unmarshal(c.req.line, &m)
+	c.reply(fmt.Sprintf("%s %d", m.Params.Meta[c.f.cfg.meta], os.Getpid()))
+}
+
 func (c *fakeCall) lampOn() { c.reply("lamp on by " + c.f.cfg.name) }
 
 func (c *fakeCall) late() {

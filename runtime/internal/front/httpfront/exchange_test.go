@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/oauth/optest"
 	"github.com/toolnode/toolnode/runtime/internal/reload"
 	"github.com/toolnode/toolnode/runtime/internal/serve"
+	"github.com/toolnode/toolnode/runtime/internal/testkit"
 	"github.com/toolnode/toolnode/runtime/internal/testkit/nodekit"
 )
 
@@ -243,5 +245,74 @@ func eachUserOwnToken(t *testing.T, stateless bool, version string) {
 				t.Errorf("the %s holds a token", what)
 			}
 		}
+	}
+}
+
+// A command bundle with a process per client gets each caller's token in the member of
+// its calls' _meta the manifest names, each client's process its own caller's only.
+func TestACommandBundleGetsEachCallersTokenInItsOwnProcess(t *testing.T) {
+	users := []string{"alice", "bob"}
+	idp := optest.Start(t, optest.Config{Users: users, Audience: nodeAudience, Exchanger: "toolnode", ExchangerSecret: "node-secret",
+		Audiences: []string{apiAudience}})
+	rs, err := oauth.New(context.Background(), oauth.Config{Issuer: idp.Issuer, ResourceURL: apiAudience + "/mcp", Audience: apiAudience})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := nodekit.StartFakes(t, serve.Config{HTTP: nodekit.Loopback, OAuthIssuer: idp.Issuer, OAuthAudience: nodeAudience,
+		OAuthClientID: "toolnode", OAuthClientSecret: "node-secret"},
+		testkit.Fake{Name: "files", Env: map[string]string{"FAKE_META": "com.example/token"}, Extra: fmt.Sprintf(`"isolation": "client", "token_exchange": {"audience": %q, "meta": "com.example/token"}`, apiAudience)})
+	n.Ready(t)
+	pids := map[string]map[string]bool{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, u := range users {
+		s := nodekit.Join(t, nodekit.NewClient(nil), &mcp.StreamableClientTransport{Endpoint: n.URL, HTTPClient: &http.Client{Transport: bearer{idp.Token(t, u)}}}, "")
+		for range 3 {
+			wg.Go(func() {
+				text, isErr := nodekit.CallText(t, s, "files.pid", nil)
+				raw, pid, _ := strings.Cut(text, " ")
+				var tok string
+				if isErr || json.Unmarshal([]byte(raw), &tok) != nil {
+					t.Errorf("%s's call answered %q", u, text)
+					return
+				}
+				got, err := rs.Verify(context.Background(), tok)
+				if err != nil || got.Subject != u {
+					t.Errorf("%s's call carried a token of %v (%v)", u, got, err)
+				}
+				mu.Lock()
+				if pids[u] == nil {
+					pids[u] = map[string]bool{}
+				}
+				pids[u][pid] = true
+				mu.Unlock()
+			})
+		}
+	}
+	wg.Wait()
+	for _, u := range users {
+		for pid := range pids[u] {
+			for _, other := range users {
+				if other != u && pids[other][pid] {
+					t.Errorf("%s and %s were served by one process, %s", u, other, pid)
+				}
+			}
+		}
+	}
+}
+
+// Without the means to exchange, a token_exchange bundle's calls are not sent, and say why.
+func TestATokenExchangeBundleOfANodeThatExchangesNothingSaysWhy(t *testing.T) {
+	n := nodekit.StartFakes(t, serve.Config{HTTP: nodekit.Loopback},
+		testkit.Fake{Name: "files", Env: map[string]string{"FAKE_META": "com.example/token"},
+			Extra: `"isolation": "client", "token_exchange": {"audience": "https://api.test", "meta": "com.example/token"}`})
+	n.Ready(t)
+	s := nodekit.Connect(t, n.URL, "", nil)
+	text, isErr := nodekit.CallText(t, s, "files.pid", nil)
+	if !isErr || text != `bundle "files" calls its service as each caller (token_exchange), and this node exchanges no tokens: start it with --oauth-issuer and --oauth-client-id` {
+		t.Errorf("the call answered isError=%v %q", isErr, text)
+	}
+	if !strings.Contains(n.Logs.String(), "[WARN]  toolnode: the bundle calls its service as each caller (token_exchange), and this node exchanges no tokens") {
+		t.Error("the node did not warn at start")
 	}
 }
