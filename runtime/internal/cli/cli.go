@@ -383,6 +383,23 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	return f, nil
 }
 
+// secretFile reads the secret a flag names the file of, its surrounding space trimmed: ""
+// when path is "", an error when the file cannot be read or holds nothing.
+func secretFile(flag, path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", flag, err)
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return "", fmt.Errorf("%s %s is empty", flag, path)
+	}
+	return s, nil
+}
+
 func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	f, err := parseServe(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -398,27 +415,15 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		JSONFormat: f.logJSON,
 		Output:     stderr,
 	})
-	token := ""
-	if f.tokenFile != "" {
-		b, err := os.ReadFile(f.tokenFile)
-		if err != nil {
-			fmt.Fprintf(stderr, "toolnode serve: --token-file: %v\n", err)
-			return ExitUsage
-		}
-		if token = strings.TrimSpace(string(b)); token == "" {
-			fmt.Fprintf(stderr, "toolnode serve: --token-file %s is empty\n", f.tokenFile)
-			return ExitUsage
-		}
+	token, err := secretFile("--token-file", f.tokenFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolnode serve: %v\n", err)
+		return ExitUsage
 	}
-
-	secret := ""
-	if f.oauthSecretFile != "" {
-		b, err := os.ReadFile(f.oauthSecretFile)
-		if err != nil {
-			fmt.Fprintf(stderr, "toolnode serve: --oauth-client-secret-file: %v\n", err)
-			return ExitUsage
-		}
-		secret = strings.TrimSpace(string(b))
+	secret, err := secretFile("--oauth-client-secret-file", f.oauthSecretFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolnode serve: %v\n", err)
+		return ExitUsage
 	}
 
 	// For finding what a benchmark spends its time on (docs/PERFORMANCE.md): a profile that
