@@ -62,7 +62,8 @@ func sections() []section {
 		{"memory", memory}, {"lazy", lazyBundles}, {"catalog", catalogScale}, {"search", searchSection}, {"pool", pool},
 		{"meos", meosThroughput}, {"run", runSection}, {"peers", peers}, {"httpcpu", httpCPUSection}, {"cpu", eraCPU},
 		{"telemetry", telemetrySection}, {"cluster", clusterHop}, {"replicas", replicasSection}, {"app", appOverhead},
-		{"tasks", taskCost}, {"approvals", approvalCost}, {"results", resultsCut}, {"sandbox", sandboxSection}}
+		{"tasks", taskCost}, {"approvals", approvalCost}, {"exchange", exchangeCost}, {"results", resultsCut},
+		{"sandbox", sandboxSection}}
 }
 
 func sectionNames() []string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -166,4 +167,40 @@ func TestASecretNeverPrints(t *testing.T) {
 	if tok.Raw.Reveal() != "eyJ.secret.sig" {
 		t.Error("Reveal does not give the token")
 	}
+}
+
+// BenchmarkExchange measures an exchange kept for its caller (a digest and a map lookup)
+// and one the issuer is asked for (a POST to zitadel/oidc's provider on loopback, which
+// checks the subject token and signs a new one), each caller's by its own key.
+func BenchmarkExchange(b *testing.B) {
+	idp := optest.Start(b, optest.Config{Users: []string{"alice"}, Audience: resource,
+		Exchanger: "toolnode", ExchangerSecret: "node-secret", Audiences: []string{api}, Lifetime: time.Hour})
+	x, err := oauth.NewExchanger(context.Background(), oauth.ExchangeConfig{Issuer: idp.Issuer, ClientID: "toolnode", ClientSecret: "node-secret"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	alice := oauth.Secret(idp.Token(b, "alice"))
+	req := oauth.ExchangeRequest{Subject: "alice", SubjectToken: alice, Audience: api, Scopes: []string{"repo:read"}}
+	if _, err := x.Exchange(context.Background(), req); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("cached", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := x.Exchange(context.Background(), req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("uncached", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			i++
+			// Another subject is another caller: a key not kept, so the issuer is asked.
+			r := req
+			r.Subject = "alice-" + strconv.Itoa(i)
+			if _, err := x.Exchange(context.Background(), r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
