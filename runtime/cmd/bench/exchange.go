@@ -2,36 +2,18 @@ package main
 
 import (
 	"fmt"
-	"os/exec"
-	"regexp"
-	"strconv"
 	"strings"
-	"time"
 )
 
 // exchangeCost measures what a call to a bundle with token_exchange adds for the caller's
 // token: kept (the cache's digest and lookup) and not kept (a token exchange at an OpenID
 // provider on loopback), with the oauth package's benchmark.
 func exchangeCost(cfg config, w *strings.Builder) error {
-	cmd := exec.Command("go", "test", "./runtime/internal/oauth", "-run", "^$", "-bench", "^BenchmarkExchange$", "-benchtime", "300x")
-	cmd.Dir = cfg.root
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("exchange benchmark: %v\n%s", err, out)
-	}
-	figure := func(name string) (time.Duration, error) {
-		m := regexp.MustCompile(`BenchmarkExchange/` + name + `-\d+\s+\d+\s+(\d+) ns/op`).FindSubmatch(out)
-		if m == nil {
-			return 0, fmt.Errorf("exchange benchmark: no %s figure in\n%s", name, out)
-		}
-		ns, _ := strconv.Atoi(string(m[1]))
-		return time.Duration(ns), nil
-	}
-	cached, err := figure("cached")
+	cached, err := goBench(cfg, "./runtime/internal/oauth", "BenchmarkExchange/cached", "300x")
 	if err != nil {
 		return err
 	}
-	uncached, err := figure("uncached")
+	uncached, err := goBench(cfg, "./runtime/internal/oauth", "BenchmarkExchange/uncached", "300x")
 	if err != nil {
 		return err
 	}
