@@ -40,7 +40,7 @@ READERS = {
 
 # An aggregate's scalar elements, by kind: the C type of the array holding
 # them and the decoder's call (0 when read).
-AGG_SCALARS = {
+AGG_READERS = {
     "int": ("int64_t", "ga_int(item, label, {lo}, {hi}, &v[i], &err)"),
     "double": ("double", "ga_double(item, label, &v[i], &err)"),
     "date": ("DateADT", "ga_date(item, label, &v[i], &err)"),
@@ -232,7 +232,7 @@ def agg_element(e: Arg) -> tuple[str, str, str, str]:
                 f"({'const ' if e.ct.const else ''}{e.ct.base} *)v[i]")
     if conv == "text":
         return "const text *", "(v[i] = ga_text(c, item, label, &err))", "!v[i]", "v[i]"
-    array_type, decode = AGG_SCALARS[conv]
+    array_type, decode = AGG_READERS[conv]
     lo, hi = e.range[:2] if e.range else ("", "")
     return array_type, decode.format(lo=lo, hi=hi), "rc", "v[i]"
 
