@@ -22,6 +22,7 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/access"
 	"github.com/toolnode/toolnode/runtime/internal/audit"
 	"github.com/toolnode/toolnode/runtime/internal/codemode"
+	"github.com/toolnode/toolnode/runtime/internal/codemode/worker"
 	"github.com/toolnode/toolnode/runtime/internal/front"
 	"github.com/toolnode/toolnode/runtime/internal/front/httpfront"
 	"github.com/toolnode/toolnode/runtime/internal/node"
@@ -95,6 +96,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return checkCommand(args[1:], stdout, stderr)
 	case "new":
 		return newCommand(args[1:], stdout, stderr)
+	case "run-worker":
+		// Hidden: the node starts its own binary so, as a worker of toolnode.run (with
+		// its memory bound in the environment; see package worker).
+		return worker.Main(stdin, stdout, stderr, 0)
 	case "version", "--version", "-version":
 		fmt.Fprintf(stdout, "toolnode %s\n", Version)
 		return ExitOK
@@ -168,11 +173,41 @@ type serveFlags struct {
 	run      codemode.Bounds // toolnode.run's bounds; the flags hold them as bytes and counts
 	runBytes byteSize
 
-	results resultFlags
+	results   resultFlags
+	runWorker runWorkerFlags
 
 	cluster clusterFlags
 	lock    string
 	sandbox sandbox.Policy // --sandbox: the profile of bundles that name no sandbox
+}
+
+// runWorkerFlags say where toolnode.run's programs run (see package worker).
+type runWorkerFlags struct {
+	mode   string
+	memory byteSize
+}
+
+func (r *runWorkerFlags) register(fs *flag.FlagSet) {
+	r.memory = worker.DefaultMaxMemory
+	fs.StringVar(&r.mode, "run-worker", "on", "where toolnode.run programs run: `MODE` on (each in a worker process serving one caller, its memory bounded by --run-max-memory, with no network and no files) or off (in the node's own process, without a memory bound: for platforms without workers, Windows among them, and to compare)")
+	fs.Var(&r.memory, "run-max-memory", "a toolnode.run program's worker may take `BYTES` of memory, held by the kernel (a cgroup, else an address-space rlimit); a program past it ends with an error naming this bound, and the node goes on")
+}
+
+// minRunMemory is the least --run-max-memory: a worker is a Go program, which needs some.
+const minRunMemory = 32 << 20
+
+func (r *runWorkerFlags) check() error {
+	switch {
+	case r.mode != "on" && r.mode != "off":
+		return fmt.Errorf("--run-worker %q: use on or off", r.mode)
+	case r.memory < minRunMemory:
+		return fmt.Errorf("--run-max-memory %s: want at least 32MiB, what a worker process needs to start", r.memory.String())
+	}
+	return nil
+}
+
+func (r *runWorkerFlags) config() worker.Config {
+	return worker.Config{Off: r.mode == "off", MaxMemory: int64(r.memory)}
 }
 
 // resultFlags bound the results passed to clients and those kept after a cut (see
@@ -259,6 +294,7 @@ func newServeFlags(stderr io.Writer) (*serveFlags, *flag.FlagSet) {
 	fs.IntVar(&f.run.Calls, "run-max-calls", codemode.DefaultCalls, "a toolnode.run program may make `N` calls (searches included)")
 	fs.IntVar(&f.run.Parallel, "run-max-parallel", codemode.DefaultParallel, "a toolnode.run program's parallel() may make `N` calls at once")
 	fs.Var(&f.runBytes, "run-max-bytes", "a toolnode.run program may take in `BYTES` of results, and send, print or answer as many")
+	f.runWorker.register(fs)
 	f.results.register(fs)
 	f.cluster.register(fs)
 	fs.StringVar(&f.lock, "lock", "", "serve only the tool definitions the lock `FILE` pins (toolnode pin writes it); a changed or new tool is held back until accepted with toolnode pin --accept; watched and reloaded")
@@ -377,6 +413,9 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	if err := f.results.check(); err != nil {
 		return nil, err
 	}
+	if err := f.runWorker.check(); err != nil {
+		return nil, err
+	}
 	if err := f.cluster.check(); err != nil {
 		return nil, err
 	}
@@ -471,6 +510,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			Lazy:       f.lazy,
 			StateDir:   f.stateDir,
 			Run:        codemode.Bounds{Steps: f.run.Steps, Time: f.run.Time, Calls: f.run.Calls, Parallel: f.run.Parallel, Bytes: int64(f.runBytes)},
+			RunWorker:  f.runWorker.config(),
 			Results:    f.results.bounds(),
 			Sandbox:    f.sandbox,
 		},

@@ -86,3 +86,19 @@ func TestByteSizeString(t *testing.T) {
 		}
 	}
 }
+
+func TestRunWorkerFlags(t *testing.T) {
+	f, err := parseServe([]string{"--bundles", "b"}, io.Discard)
+	if c := f.runWorker.config(); err != nil || c.Off || c.MaxMemory != 256<<20 {
+		t.Errorf("defaults: %+v, %v", c, err)
+	}
+	f, err = parseServe([]string{"--bundles", "b", "--run-worker=off", "--run-max-memory", "1GiB"}, io.Discard)
+	if c := f.runWorker.config(); err != nil || !c.Off || c.MaxMemory != 1<<30 {
+		t.Errorf("--run-worker=off --run-max-memory 1GiB: %+v, %v", c, err)
+	}
+	for _, args := range [][]string{{"--run-worker", "maybe"}, {"--run-max-memory", "16MiB"}} {
+		if _, err := parseServe(append([]string{"--bundles", "b"}, args...), io.Discard); err == nil || !strings.Contains(err.Error(), args[0]) {
+			t.Errorf("%v: %v, want it refused naming %s", args, err, args[0])
+		}
+	}
+}

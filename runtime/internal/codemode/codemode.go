@@ -76,6 +76,9 @@ const (
 	BoundCalls    = "calls"
 	BoundParallel = "parallel"
 	BoundBytes    = "bytes"
+	// BoundMemory is the memory of the process a program runs in (a worker's, see
+	// package worker): the kernel holds it, not this package.
+	BoundMemory = "memory"
 )
 
 // Flag is the `toolnode serve` flag that sets the bound named bound.
@@ -190,6 +193,12 @@ func (p ProgramProblem) String() string {
 	}
 	return s + p.Reason
 }
+
+// BoundError is the error of a run the bound named bound stopped, what saying how the run
+// passed it. A run whose caller's context ends with such an error as its cause
+// (context.WithCancelCause) ends with it: how the process a program runs in stops a run at
+// a bound this package does not hold itself.
+func BoundError(bound, what string) *RunError { return boundError(bound, what) }
 
 // boundError is the error of a run a bound stopped.
 func boundError(bound, what string) *RunError {

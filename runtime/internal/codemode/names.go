@@ -16,6 +16,7 @@ import (
 // call() reaches them by their names. A Names never changes; a catalog that changes gets
 // a new one.
 type Names struct {
+	tools  []string            // the tools' names, as NewNames took them
 	byPath map[string]string   // a callable path → the tool's name
 	spaces map[string][]string // a namespace's path ("" for the top) → its members, sorted
 	under  map[string][]string // a namespace's path → the tools it holds, at any depth
@@ -28,7 +29,7 @@ func NewNames(tools []string) *Names {
 		p := PathOf(t)
 		paths[p] = append(paths[p], t)
 	}
-	n := &Names{byPath: map[string]string{}, spaces: map[string][]string{}, under: map[string][]string{}}
+	n := &Names{tools: slices.Clone(tools), byPath: map[string]string{}, spaces: map[string][]string{}, under: map[string][]string{}}
 	members := map[string]map[string]bool{}
 	for p, ts := range paths {
 		segs := strings.Split(p, ".")
@@ -76,6 +77,10 @@ func next(p string, i int) int {
 	}
 	return i + 1 + j
 }
+
+// Tools lists the names the Names were made of, as NewNames took them: NewNames of them
+// is the same mapping (how a worker process gets it). The slice must not be modified.
+func (n *Names) Tools() []string { return n.tools }
 
 // Under lists the tools a namespace holds, at any depth.
 func (n *Names) Under(path string) []string { return n.under[path] }

@@ -157,7 +157,11 @@ func (r *run) failure(err error) *RunError {
 		e := *h
 		return &e
 	}
+	var bound *RunError
 	switch {
+	case r.parent.Err() != nil && errors.As(context.Cause(r.parent), &bound) && bound.Kind == KindBound:
+		e := *bound
+		return &e
 	case r.parent.Err() != nil:
 		return &RunError{Kind: KindCancelled, Message: "the run was cancelled: " + context.Cause(r.parent).Error()}
 	case r.ctx.Err() != nil:

@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/internal/catalog"
 	"github.com/toolnode/toolnode/runtime/internal/codemode"
+	"github.com/toolnode/toolnode/runtime/internal/codemode/worker"
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
 	"github.com/toolnode/toolnode/runtime/internal/pin"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
@@ -112,6 +113,9 @@ type Config struct {
 	StateKey []byte
 	// Run bounds each toolnode.run; zero fields take codemode's defaults.
 	Run codemode.Bounds
+	// RunWorker says where toolnode.run's programs run: in worker processes, each with
+	// its memory bound, unless Off. Zero fields take the defaults of package worker.
+	RunWorker worker.Config
 	// Lock, when set, is the lock file's content: only the tools it pins, as it pins them,
 	// are served (see package pin, and SetLock). Default: every tool served.
 	Lock *pin.Lock
@@ -159,7 +163,8 @@ type Node struct {
 	pins      pins // the lock file's; guarded by mu but for its logging
 	approvals approvals
 	results   *resultStore
-	skill     skillState // see skills.go
+	skill     skillState   // see skills.go
+	workers   *worker.Pool // where toolnode.run's programs run
 	wg        sync.WaitGroup
 
 	innerCalls func(InnerCall) // told of every call a run makes; see SetInnerCalls
@@ -206,6 +211,10 @@ func New(cfg Config) *Node {
 	n.prompts.Store(&catalog.Catalog{})
 	n.resources.Store(&catalog.Resources{})
 	n.subs = subscriptions{byURI: map[string]map[Session]bool{}}
+	if cfg.RunWorker.Logger == nil {
+		cfg.RunWorker.Logger = cfg.Logger
+	}
+	n.workers = worker.NewPool(cfg.RunWorker)
 	n.boundSources = append(n.boundSources, n.runBounds, n.approvalBounds)
 	n.results = newResultStore(cfg.Results, n.TaskTag)
 	if n.results.b.MaxBytes > 0 {
@@ -236,7 +245,7 @@ func (n *Node) Start() {
 		n.settled.Store(true)
 		n.rebuild()
 		close(n.ready)
-		n.log.Info("node ready", "bundles", len(n.cfg.Manifests), "tools", n.Catalog().Len())
+		n.log.Info("node ready", "bundles", len(n.cfg.Manifests), "tools", n.Catalog().Len(), "toolnode.run", n.workers.Enforced())
 	}()
 }
 
@@ -503,5 +512,6 @@ func (n *Node) Close(ctx context.Context) {
 		}
 	}
 	wg.Wait()
+	n.workers.Close()
 	n.wg.Wait()
 }

@@ -176,7 +176,7 @@ func (n *Node) status(ctx context.Context) (json.RawMessage, error) {
 	st := n.Status()
 	bounds := n.Bounds()
 	report := map[string]any{"bundles": st,
-		"node": map[string]any{"heap_live_bytes": heapLive(), "procs": runtime.GOMAXPROCS(0), "bounds": bounds}}
+		"node": map[string]any{"heap_live_bytes": heapLive(), "procs": runtime.GOMAXPROCS(0), "bounds": bounds, "run_worker": n.workers.Enforced()}}
 	cluster := n.reportCluster(ctx)
 	if cluster != nil {
 		report["cluster"] = cluster.Data
@@ -208,6 +208,7 @@ func (n *Node) status(ctx context.Context) (json.RawMessage, error) {
 			fmt.Fprintf(&sb, "bound %s: %d\n", b.Name, b.Used)
 		}
 	}
+	fmt.Fprintf(&sb, "toolnode.run programs: %s\n", n.workers.Enforced())
 	for _, h := range pins.Held {
 		fmt.Fprintf(&sb, "held back: %s (toolnode pin --diff shows how)\n", h)
 	}

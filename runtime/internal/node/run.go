@@ -11,6 +11,7 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/argcheck"
 	"github.com/toolnode/toolnode/runtime/internal/catalog"
 	"github.com/toolnode/toolnode/runtime/internal/codemode"
+	"github.com/toolnode/toolnode/runtime/internal/codemode/worker"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/runtime/internal/search"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
@@ -99,8 +100,9 @@ func (n *Node) runProgram(ctx context.Context, sess Session, req *Request, done 
 	}
 	mi := n.metaIndex()
 	h := &runHost{n: n, mi: mi, outer: req, sess: &runSession{Session: sess, token: req.ProgressToken}}
+	key, ended := clientKey(sess)
 	go func() {
-		out := codemode.Run(ctx, h, mi.names, n.cfg.Run, code)
+		out := n.workers.Run(ctx, worker.Caller{Key: key, Ended: ended}, h, mi.names, n.cfg.Run, code)
 		if out.Error != nil && out.Error.Kind == codemode.KindInvalidProgram {
 			req.Refused = KindInvalidArguments
 		}
@@ -392,14 +394,22 @@ func (n *Node) searchIn(mi *metaIndex, q search.Query) search.Results {
 	return res
 }
 
-// runBounds are the bounds of toolnode.run, for toolnode.status.
+// runBounds are the bounds of toolnode.run, for toolnode.status: with workers, their memory
+// and how many run and wait idle.
 func (n *Node) runBounds() []Bound {
 	b := n.cfg.Run.WithDefaults()
-	return []Bound{
+	out := []Bound{
 		{Name: "run.steps", Limit: int64(b.Steps)},
 		{Name: "run.time_ms", Limit: b.Time.Milliseconds()},
 		{Name: "run.calls", Limit: int64(b.Calls)},
 		{Name: "run.parallel", Limit: int64(b.Parallel)},
 		{Name: "run.bytes", Limit: b.Bytes},
 	}
+	if cfg := n.workers.Config(); !cfg.Off {
+		st := n.workers.Stats()
+		out = append(out, Bound{Name: "run.memory_bytes", Limit: cfg.MaxMemory},
+			Bound{Name: "run.workers", Limit: int64(cfg.MaxLive), Used: int64(st.Live)},
+			Bound{Name: "run.idle_workers", Limit: int64(cfg.MaxIdle), Used: int64(st.Idle)})
+	}
+	return out
 }
