@@ -625,6 +625,33 @@ TN_API json_t *tn_read_text(const char *uri, const char *mime_type,
 TN_API json_t *tn_read_blob(const char *uri, const char *mime_type,
                      const void *data, size_t size);
 
+/* ------------------------------------------------------------------------
+ * Skills (MCP's skills extension, SEP-2640)
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Serves the Agent Skill in the folder dir (a SKILL.md and the files it
+ * uses) under skill://<path>/: every regular file (hidden ones and links
+ * left out) as the resource skill://<path>/<file>, and the skill's entry
+ * (the SKILL.md frontmatter as JSON, each file's sha256 digest and size) in
+ * skills/list and skills/get; the server then declares
+ * extensions {"io.modelcontextprotocol/skills": {}}. The last name of path
+ * is the skill's name, which the frontmatter must give beside a
+ * description. Files are read now, within the extension's limits (512
+ * files, 16 MiB). The frontmatter is read as simple YAML: "key: value"
+ * lines (plain or quoted), a key followed by indented "key: value" lines
+ * (a map, such as metadata), and > or | blocks. Only before
+ * tn_server_run().
+ *   server: borrowed.  path, dir: borrowed (copied).  error: caller-owned,
+ *   nullable; filled on failure.
+ * Returns 0, or -1 when an argument is NULL, path does not end in a skill
+ * name, a file cannot be read, SKILL.md or its frontmatter is missing or
+ * not read, a limit is passed, the skill or one of its URIs is taken, the
+ * server is running or memory runs out.
+ */
+TN_API int tn_server_add_skill(tn_server_t *server, const char *path,
+                               const char *dir, tn_error_t *error);
+
 /*
  * {"messages":[{"role":"user","content":{"type":"text","text":text}}]}
  *   text: borrowed (copied), UTF-8.

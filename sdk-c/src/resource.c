@@ -67,6 +67,11 @@ fail:
     return -1;
 }
 
+int tn__add_skill_entry(tn_server_t *server, const char *uri, json_t *entry)
+{
+    return append(&server->skills, uri, entry, (struct tn_entry){0});
+}
+
 /* 0 for a template whose every { closes on a name, else -1. */
 static int template_ok(const char *uri_template)
 {

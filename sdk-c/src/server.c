@@ -85,6 +85,7 @@ void tn_server_free(tn_server_t *server)
     tn__entries_free(&server->resources);
     tn__entries_free(&server->templates);
     tn__entries_free(&server->prompts);
+    tn__entries_free(&server->skills);
     json_decref(server->completions);
     json_decref(server->subscribed);
     json_decref(server->listens);
@@ -320,6 +321,9 @@ static json_t *capabilities(const tn_server_t *server)
                                       "listChanged", 0));
     if (caps && server->completions)
         json_object_set_new(caps, "completions", json_object());
+    if (caps && server->skills.count)
+        json_object_set_new(caps, "extensions",
+                            json_pack("{s:{}}", "io.modelcontextprotocol/skills"));
     return caps;
 }
 
@@ -345,6 +349,19 @@ static void on_initialize(tn_server_t *server, json_t *id, json_t *params)
 /* Lists tools (entries NULL) or the entries under key, a page at a time.
  * The cursor is the index of the page's first item: opaque to clients,
  * checked on the way back in. */
+static void on_skills_get(tn_server_t *server, const tn_era_t *era, json_t *id,
+                          json_t *params)
+{
+    const char *uri = json_string_value(json_object_get(params, "uri"));
+    const struct tn_entry *e = tn__find_entry(&server->skills, uri);
+    if (!e) {
+        tn__reply_error(server, id, TN_RPC_INVALID_PARAMS,
+                        "no skill is served at %s", uri ? uri : "(no uri)");
+        return;
+    }
+    reply_in(server, era, id, json_pack("{s:O}", "skill", e->definition), 1);
+}
+
 static void on_list(tn_server_t *server, const tn_era_t *era, json_t *id,
                     json_t *params, const char *key,
                     const struct tn_entries *entries)
@@ -672,6 +689,10 @@ static void dispatch(tn_server_t *server, json_t *message)
         on_subscribe(server, &era, id, params, 0);
     else if (!strcmp(name, "subscriptions/listen") && era.stateless)
         tn__listen(server, id, params);
+    else if (!strcmp(name, "skills/list") && server->skills.count)
+        on_list(server, &era, id, params, "skills", &server->skills);
+    else if (!strcmp(name, "skills/get") && server->skills.count)
+        on_skills_get(server, &era, id, params);
     else if (!strcmp(name, "completion/complete") && server->completions)
         on_complete(server, &era, id, params);
     else if (!strcmp(name, "ping"))

@@ -138,6 +138,8 @@ struct tn_server_t {
     pthread_cond_t answered;
     long long last_request;
     int input_ended;
+    struct tn_entries skills; /* by the URI of their SKILL.md: their entries
+                                (last: the ABI appends to structs) */
 };
 
 struct tn_pending {
@@ -220,6 +222,8 @@ void tn__end_input(tn_server_t *server);
 
 /* resource.c */
 void tn__entries_free(struct tn_entries *entries);
+/* Adds a skill's entry (stolen) under uri; -1 when memory runs out. */
+int tn__add_skill_entry(tn_server_t *server, const char *uri, json_t *entry);
 const struct tn_entry *tn__find_entry(const struct tn_entries *entries,
                                       const char *key);
 /* The template that serves uri and its variables (new, in *vars), or NULL. */
