@@ -71,21 +71,26 @@ func TestConformanceTasks(t *testing.T) {
 	scenarios := taskScenarios(t, node, suite)
 	for _, sdk := range []string{"go", "c", "python"} {
 		t.Run(sdk, func(t *testing.T) {
-			url := serveBundle(t, sdk)
-			results := map[string][]checkResult{}
-			var logs []byte
-			for _, sc := range scenarios {
-				r, log := runSuite(t, node, suite, url, "--scenario", sc)
-				for k, v := range r {
-					results[k] = v
-				}
-				logs = append(logs, log...)
-			}
-			check(t, results, scenarios)
-			if t.Failed() {
-				t.Logf("suite output:\n%s", logs)
-			}
+			checkScenarios(t, node, suite, serveBundle(t, sdk), scenarios)
 		})
+	}
+}
+
+// checkScenarios runs each of scenarios against the node at url, and checks them all.
+func checkScenarios(t *testing.T, node, suite, url string, scenarios []string) {
+	t.Helper()
+	results := map[string][]checkResult{}
+	var logs []byte
+	for _, sc := range scenarios {
+		r, log := runSuite(t, node, suite, url, "--scenario", sc)
+		for k, v := range r {
+			results[k] = v
+		}
+		logs = append(logs, log...)
+	}
+	check(t, results, scenarios)
+	if t.Failed() {
+		t.Logf("suite output:\n%s", logs)
 	}
 }
 

@@ -28,20 +28,7 @@ func TestConformanceSkills(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "docs", "bundle.json"), []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	url := startNode(t, buildNode(t), "--bundles", dir)
-	results := map[string][]checkResult{}
-	var logs []byte
-	for _, sc := range scenarios {
-		r, log := runSuite(t, node, suite, url, "--scenario", sc)
-		for k, v := range r {
-			results[k] = v
-		}
-		logs = append(logs, log...)
-	}
-	check(t, results, scenarios)
-	if t.Failed() {
-		t.Logf("suite output:\n%s", logs)
-	}
+	checkScenarios(t, node, suite, startNode(t, buildNode(t), "--bundles", dir), scenarios)
 }
 
 // extensionScenarios lists the suite's server scenarios of an extension whose names begin
