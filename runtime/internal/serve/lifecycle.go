@@ -69,8 +69,10 @@ func setUpTelemetry(ctx context.Context, r *running) (err error) {
 	if err != nil {
 		return err
 	}
-	r.tel, err = telemetry.New(ctx, telemetry.Config{ServiceVersion: r.cfg.Version, Prometheus: r.cfg.Metrics != "", Logger: r.log.Named("telemetry")})
-	return err
+	if r.tel, err = telemetry.New(ctx, telemetry.Config{ServiceVersion: r.cfg.Version, Prometheus: r.cfg.Metrics != "", Logger: r.log.Named("telemetry")}); err != nil {
+		return fmt.Errorf("telemetry: %w", err)
+	}
+	return nil
 }
 
 func closeTelemetry(r *running) {
