@@ -166,8 +166,23 @@ func (p *Pool) take(ctx context.Context, caller Caller) (*process, error) {
 	}
 	select {
 	case p.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, context.Cause(ctx)
+	default:
+		// Every slot is taken: an idle worker of another caller gives its own up.
+		p.mu.Lock()
+		var out *process
+		if len(p.idle) > 0 {
+			out, p.idle = p.idle[0], p.idle[1:]
+		}
+		p.mu.Unlock()
+		if out != nil {
+			out.wake()
+			p.end(out)
+		}
+		select {
+		case p.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
 	}
 	p.mu.Lock()
 	if p.closed {

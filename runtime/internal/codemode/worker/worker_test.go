@@ -207,3 +207,17 @@ func TestAWorkerOpensNoFileAndNoSocket(t *testing.T) {
 		t.Errorf("the worker's network namespace is %q, the node's %q", theirs, ours)
 	}
 }
+
+// With every worker slot held by idle workers, a new caller's run takes the slot of one of
+// them rather than waiting for their idle time to pass.
+func TestANewCallerTakesTheSlotOfAnIdleWorker(t *testing.T) {
+	p := newPool(t, Config{MaxLive: 1, MaxIdle: 1})
+	for _, c := range []string{"dave", "erin"} {
+		if out := p.Run(context.Background(), Caller{Key: c}, &echoHost{}, names, codemode.Bounds{}, `1`); out.Error != nil {
+			t.Fatalf("%s: %v", c, out.Error)
+		}
+	}
+	if st := p.Stats(); st.Started != 2 {
+		t.Errorf("stats %+v, want 2 started", st)
+	}
+}
