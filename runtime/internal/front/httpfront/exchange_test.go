@@ -13,13 +13,16 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/toolnode/toolnode/runtime/internal/oauth"
 	"github.com/toolnode/toolnode/runtime/internal/oauth/optest"
 	"github.com/toolnode/toolnode/runtime/internal/reload"
 	"github.com/toolnode/toolnode/runtime/internal/serve"
+	"github.com/toolnode/toolnode/runtime/internal/telemetry/otlptest"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
 	"github.com/toolnode/toolnode/runtime/internal/testkit/nodekit"
 )
@@ -155,6 +158,10 @@ func eachUserOwnToken(t *testing.T, stateless bool, version string) {
 	idp := optest.Start(t, optest.Config{Users: users, Audience: nodeAudience, Exchanger: "toolnode", ExchangerSecret: "node-secret",
 		Audiences: []string{apiAudience}})
 	svc := startService(t, idp.Issuer, stateless)
+	traces := otlptest.New()
+	t.Cleanup(traces.Close)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", traces.URL)
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50") // ms: the node's spans need not wait for its end
 	dir := t.TempDir()
 	writeBundle(t, dir, "svc", fmt.Sprintf(`{"name": "svc", "url": %q, "token_exchange": {"audience": %q, "scopes": ["repo:read"]}}`, svc.URL+"/mcp", apiAudience))
 	writeBundle(t, dir, "denied", fmt.Sprintf(`{"name": "denied", "url": %q, "token_exchange": {"audience": "https://other.test"}}`, svc.URL+"/mcp"))
@@ -227,7 +234,19 @@ func eachUserOwnToken(t *testing.T, stateless bool, version string) {
 		t.Errorf("a refused exchange answered isError=%v\n%s\nwant\n%s", isErr, text, want)
 	}
 
-	// No token is in the node's log, its audit log, or an answer.
+	// No token is in the node's log, its audit log, its traces, or an answer.
+	testkit.Eventually(t, 10*time.Second, func() string {
+		for _, sp := range traces.Spans() {
+			if strings.Contains(sp.Name, "denied.whoami") {
+				return ""
+			}
+		}
+		return "the node sent no span of the refused call"
+	})
+	var spans strings.Builder
+	for _, sp := range traces.Spans() {
+		spans.WriteString(prototext.Format(sp.Span))
+	}
 	auditLog, err := os.ReadFile(audit)
 	if err != nil {
 		t.Fatal(err)
@@ -240,7 +259,7 @@ func eachUserOwnToken(t *testing.T, stateless bool, version string) {
 		}
 	}
 	for _, s := range secrets {
-		for what, text := range map[string]string{"log": n.Logs.String(), "audit log": string(auditLog), "refusal": text} {
+		for what, text := range map[string]string{"log": n.Logs.String(), "audit log": string(auditLog), "traces": spans.String(), "refusal": text} {
 			if strings.Contains(text, s) || strings.Contains(text, s[len(s)-20:]) {
 				t.Errorf("the %s holds a token", what)
 			}
@@ -249,7 +268,8 @@ func eachUserOwnToken(t *testing.T, stateless bool, version string) {
 }
 
 // A command bundle with a process per client gets each caller's token in the member of
-// its calls' _meta the manifest names, each client's process its own caller's only.
+// its calls' _meta the manifest names, each client's process its own caller's only; a
+// caller without a token is refused.
 func TestACommandBundleGetsEachCallersTokenInItsOwnProcess(t *testing.T) {
 	users := []string{"alice", "bob"}
 	idp := optest.Start(t, optest.Config{Users: users, Audience: nodeAudience, Exchanger: "toolnode", ExchangerSecret: "node-secret",
@@ -258,7 +278,7 @@ func TestACommandBundleGetsEachCallersTokenInItsOwnProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := nodekit.StartFakes(t, serve.Config{HTTP: nodekit.Loopback, OAuthIssuer: idp.Issuer, OAuthAudience: nodeAudience,
+	n := nodekit.StartFakes(t, serve.Config{HTTP: nodekit.Loopback, Stdio: true, OAuthIssuer: idp.Issuer, OAuthAudience: nodeAudience,
 		OAuthClientID: "toolnode", OAuthClientSecret: "node-secret"},
 		testkit.Fake{Name: "files", Env: map[string]string{"FAKE_META": "com.example/token"}, Extra: fmt.Sprintf(`"isolation": "client", "token_exchange": {"audience": %q, "meta": "com.example/token"}`, apiAudience)})
 	n.Ready(t)
@@ -288,6 +308,11 @@ func TestACommandBundleGetsEachCallersTokenInItsOwnProcess(t *testing.T) {
 				mu.Unlock()
 			})
 		}
+	}
+	// A caller without an OAuth token (over stdio) is refused, saying why.
+	text, isErr := nodekit.CallText(t, n.Client(t, "", nil), "files.pid", nil)
+	if !isErr || text != `bundle "files" calls its service as each caller (token_exchange): this call carries no OAuth access token: connect over HTTP to a node started with --oauth-issuer, with a token of that issuer` {
+		t.Errorf("a call without a token answered isError=%v %q", isErr, text)
 	}
 	wg.Wait()
 	for _, u := range users {
