@@ -86,14 +86,18 @@ func Confine(p Policy, program, dir, cgroup string) (*Confined, error) {
 	}
 	e := Probe()
 	if cgroup == "" {
-		// Without a cgroup of its own the process cannot use v2 limits.
-		for _, m := range []*string{&e.Memory, &e.CPU, &e.Pids} {
-			if *m == "cgroup v2" {
-				*m = ""
-			}
-		}
-		if e.Memory == "" {
+		// Without a cgroup of its own the process cannot use v2 limits: what is left.
+		if e.Memory == "cgroup v2" {
 			e.Memory = "rlimit (address space)"
+		}
+		if e.CPU == "cgroup v2" {
+			e.CPU = ""
+		}
+		if e.Pids == "cgroup v2" {
+			e.Pids = ""
+			if os.Geteuid() != 0 {
+				e.Pids = "rlimit (per user)"
+			}
 		}
 	}
 	if err := e.RequireError(p); err != nil {

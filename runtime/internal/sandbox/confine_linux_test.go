@@ -71,6 +71,16 @@ func TestAProcessAllocatingPastItsMemoryBoundIsKilledAndTheCauseSaysSo(t *testin
 	}
 }
 
+func TestWithoutCgroupsTheMemoryBoundIsAnAddressSpaceRlimitTheProgramMeets(t *testing.T) {
+	py := python(t)
+	t.Setenv(sandbox.WithoutVar, "cgroup") // as on a machine without cgroups (macOS too)
+	out, pr := started(t, sandbox.Policy{Memory: 64 << 20}, t.TempDir(), py, "-c",
+		"try:\n    b = bytearray(200 * 1024 * 1024)\n    print('allocated')\nexcept MemoryError:\n    print('refused')")
+	if !strings.Contains(out, "refused") || pr.Cause() != "" {
+		t.Errorf("out %q, cause %q, exit %s, stderr %q", out, pr.Cause(), pr.ExitStatus(), pr.StderrTail())
+	}
+}
+
 func TestAProcessWithinItsMemoryBoundRunsAndNamesNoCause(t *testing.T) {
 	py := python(t)
 	out, pr := started(t, sandbox.Policy{Memory: 256 << 20}, t.TempDir(), py, "-c",

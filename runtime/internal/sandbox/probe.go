@@ -31,7 +31,8 @@ type Enforcement struct {
 var probed = sync.OnceValue(probe)
 
 // WithoutVar names settings ("cpu,paths") that Probe reports as not enforced whatever the
-// machine has: to see, on a machine that has them, how a bundle fares on one without.
+// machine has, or "cgroup" for what is left without cgroups (rlimits): to see, on a
+// machine that has them, how a bundle fares on one without.
 const WithoutVar = "TOOLNODE_SANDBOX_WITHOUT"
 
 // Probe reports what this machine enforces, found once per process, less the settings
@@ -40,6 +41,11 @@ func Probe() Enforcement {
 	e := probed()
 	for _, s := range strings.Split(os.Getenv(WithoutVar), ",") {
 		switch strings.TrimSpace(s) {
+		case "cgroup": // what is left without cgroups: rlimits
+			e.Memory, e.CPU, e.Pids = "rlimit (address space)", "", ""
+			if os.Geteuid() != 0 {
+				e.Pids = "rlimit (per user)"
+			}
 		case "memory":
 			e.Memory = ""
 		case "cpu":
