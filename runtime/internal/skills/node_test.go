@@ -183,6 +183,17 @@ func TestAFileShippedSkillIsListedGotAndReadThroughTheNode(t *testing.T) {
 		t.Errorf("a hidden file of the folder was read: %s", a.Result)
 	}
 
+	t.Run("the events extension is not served yet, as docs/protocol.md says", func(t *testing.T) {
+		for _, m := range []string{"events/list", "events/poll"} {
+			if a := c.do(m, nil); a.Error == nil || a.Error.Code != mcp.CodeMethodNotFound {
+				t.Errorf("%s: %s %+v, want -32601", m, a.Result, a.Error)
+			}
+		}
+		if strings.Contains(string(disc.Result), "io.modelcontextprotocol/events") {
+			t.Errorf("server/discover declares events:\n%s", disc.Result)
+		}
+	})
+
 	t.Run("a session client of 2025-11-25 gets the same", func(t *testing.T) {
 		raw := nodekit.NewRawHTTP(t, n.URL)
 		raw.Initialize("2025-11-25", `{}`)
