@@ -199,6 +199,9 @@ func (n *Node) status(ctx context.Context) (json.RawMessage, error) {
 		if b.LastError != "" {
 			fmt.Fprintf(&sb, ", last error: %s", b.LastError)
 		}
+		if b.Sandbox != "" {
+			fmt.Fprintf(&sb, ", sandbox: %s", b.Sandbox)
+		}
 		sb.WriteString("\n")
 	}
 	for _, b := range bounds {

@@ -81,4 +81,7 @@ func TestABundleRequiringWhatThisMachineLacksDoesNotStart(t *testing.T) {
 	if !strings.Contains(logs.String(), "not enforced on this machine: cpu") {
 		t.Errorf("log: %s", logs.String())
 	}
+	if text, _ := call(t, n, &testkit.Session{}, "toolnode.status", nil); !strings.Contains(text, "sandbox: cpu 1 core (NOT ENFORCED on this machine)") {
+		t.Errorf("toolnode.status says %s", text)
+	}
 }

@@ -101,7 +101,11 @@ func (e Enforcement) settings(p Policy) []setting {
 		out = append(out, setting{"memory", Size(p.Memory).String(), e.Memory})
 	}
 	if p.CPU > 0 {
-		out = append(out, setting{"cpu", fmt.Sprintf("%g cores", p.CPU), e.CPU})
+		cores := fmt.Sprintf("%g cores", p.CPU)
+		if p.CPU == 1 {
+			cores = "1 core"
+		}
+		out = append(out, setting{"cpu", cores, e.CPU})
 	}
 	if p.Pids > 0 {
 		out = append(out, setting{"pids", fmt.Sprint(p.Pids), e.Pids})
