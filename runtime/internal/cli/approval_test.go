@@ -17,14 +17,14 @@ import (
 )
 
 // approvalAccess is an access file: desk calls bank's tools, bank.echo only once ops has
-// approved the call.
-func approvalAccess(t *testing.T) string {
+// approved the call; more are more approval rules.
+func approvalAccess(t testing.TB, more ...map[string]any) string {
 	file := map[string]any{
 		"clients": []map[string]any{
 			{"name": "desk", "token_sha256": testkit.TokenSHA("token-desk"), "allow": []string{"bank.*"}},
 			{"name": "ops", "token_sha256": testkit.TokenSHA("token-ops"), "allow": []string{"bank.pid"}},
 		},
-		"approvals": []map[string]any{{"tools": []string{"bank.echo"}, "approvers": []string{"ops"}, "ttl": "1h"}},
+		"approvals": append([]map[string]any{{"tools": []string{"bank.echo"}, "approvers": []string{"ops"}, "ttl": "1h"}}, more...),
 	}
 	b, _ := json.Marshal(file)
 	path := filepath.Join(t.TempDir(), "access.json")

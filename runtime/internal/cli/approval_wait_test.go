@@ -19,25 +19,8 @@ import (
 )
 
 // waitingAccess is approvalAccess with bank.pid guarded too, under a ttl of one second.
-func waitingAccess(t *testing.T) string { return waitingAccessFile(t) }
-
-func waitingAccessFile(t testing.TB) string {
-	file := map[string]any{
-		"clients": []map[string]any{
-			{"name": "desk", "token_sha256": testkit.TokenSHA("token-desk"), "allow": []string{"bank.*"}},
-			{"name": "ops", "token_sha256": testkit.TokenSHA("token-ops"), "allow": []string{"bank.pid"}},
-		},
-		"approvals": []map[string]any{
-			{"tools": []string{"bank.echo"}, "approvers": []string{"ops"}, "ttl": "1h"},
-			{"tools": []string{"bank.pid"}, "approvers": []string{"ops"}, "ttl": "1s"},
-		},
-	}
-	b, _ := json.Marshal(file)
-	path := filepath.Join(t.TempDir(), "access.json")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+func waitingAccess(t testing.TB) string {
+	return approvalAccess(t, map[string]any{"tools": []string{"bank.pid"}, "approvers": []string{"ops"}, "ttl": "1s"})
 }
 
 // asker is a client that can be asked to wait: each elicitation it is sent goes to asked,
@@ -188,7 +171,7 @@ func TestAGuardedCallWaitsForItsApproval(t *testing.T) {
 // again to wait, the approver approves with toolnode.approve, and the call runs and
 // answers. The round trip ends when the caller has its result.
 func BenchmarkWaitingApprovalRoundTrip(b *testing.B) {
-	n := nodekit.StartFakes(b, serve.Config{Source: reload.Source{}, AccessFile: waitingAccessFile(b), HTTP: nodekit.Loopback},
+	n := nodekit.StartFakes(b, serve.Config{Source: reload.Source{}, AccessFile: waitingAccess(b), HTTP: nodekit.Loopback},
 		testkit.Fake{Name: "bank"})
 	n.Ready(b)
 	ops := nodekit.ConnectWithToken(b, n.URL, "token-ops")

@@ -90,16 +90,10 @@ const MaxApprovals = 4096
 
 // approval is one request for approval, waiting, approved or refused.
 type approval struct {
-	ID        string          `json:"id"`
-	Caller    string          `json:"caller"`
-	Tool      string          `json:"tool"`
-	Arguments json.RawMessage `json:"arguments"`
-	Digest    string          `json:"arguments_digest"`
-	Version   string          `json:"policy_version"`
-	State     string          `json:"state"` // waiting, approved, refused
-	By        string          `json:"by,omitempty"`
-	Reason    string          `json:"reason,omitempty"`
-	Expires   time.Time       `json:"expires"`
+	PendingApproval
+	State     string `json:"state"` // waiting, approved, refused
+	By        string `json:"by,omitempty"`
+	Reason    string `json:"reason,omitempty"`
 	approvers []string
 	ttl       time.Duration
 	// done is closed once the request leaves "waiting", or is dropped: the calls waiting
@@ -201,7 +195,7 @@ func (n *Node) admitCall(g *Guard, tool string, args json.RawMessage) (*ExecErro
 		return nil, nil
 	}
 	s := &n.approvals
-	call := &approval{Caller: g.Caller, Tool: tool, Arguments: args, Digest: argumentsDigest(args), Version: g.Version,
+	call := &approval{PendingApproval: PendingApproval{Caller: g.Caller, Tool: tool, Arguments: args, Digest: argumentsDigest(args), Version: g.Version},
 		State: "waiting", approvers: approvers, ttl: ttl, done: make(chan struct{})}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -354,8 +348,7 @@ func (n *Node) Pending(g *Guard) []PendingApproval {
 	out := []PendingApproval{}
 	for _, a := range s.byID {
 		if a.State == "waiting" && now.Before(a.Expires) && g != nil && g.Approves != nil && g.Approves(a.approvers) {
-			out = append(out, PendingApproval{ID: a.ID, Caller: a.Caller, Tool: a.Tool, Arguments: a.Arguments, Digest: a.Digest,
-				Version: a.Version, Expires: a.Expires})
+			out = append(out, a.PendingApproval)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Expires.Before(out[j].Expires) })

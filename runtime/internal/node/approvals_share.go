@@ -113,8 +113,8 @@ func (n *Node) ApplyApproval(sa SharedApproval) {
 				return
 			}
 		}
-		a = &approval{ID: sa.ID, Caller: sa.Caller, Tool: sa.Tool, Arguments: sa.Arguments, Digest: sa.Digest, Version: sa.Version,
-			State: "waiting", Expires: sa.Expires, approvers: sa.Approvers, ttl: sa.TTL, done: make(chan struct{})}
+		a = &approval{PendingApproval: PendingApproval{ID: sa.ID, Caller: sa.Caller, Tool: sa.Tool, Arguments: sa.Arguments,
+			Digest: sa.Digest, Version: sa.Version, Expires: sa.Expires}, State: "waiting", approvers: sa.Approvers, ttl: sa.TTL, done: make(chan struct{})}
 		s.byID[a.ID] = a
 		if old := s.byCall[a.key()]; old == nil || old.State == "waiting" && a.State != "waiting" {
 			s.byCall[a.key()] = a
