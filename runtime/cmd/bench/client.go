@@ -213,20 +213,30 @@ func stopChild(cmd *exec.Cmd, in io.Closer) {
 type httpClient struct {
 	url, session, version, tool string
 	stateless                   bool   // 2026-07-28: no session, the revision's headers and _meta
-	meta                        string // the _meta member of each call's params, as stdioClient's; a stateless client's is its own
+	meta                        string // the _meta member of each call's params, as stdioClient's; a stateless client's when empty is statelessMeta
 	hc                          *http.Client
 	ids                         atomic.Uint64
 	check                       func(msg []byte, args string) error // checks an answer; nil: echoed
 }
 
+// newHTTPClient is the connection pool of one client, or of many sharing it.
+func newHTTPClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+}
+
 // startHTTPStateless starts a client that speaks MCP 2026-07-28 over HTTP.
 func startHTTPStateless(url, tool string) *httpClient {
-	return &httpClient{url: url, tool: tool, version: "2026-07-28", stateless: true,
-		hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	return &httpClient{url: url, tool: tool, version: "2026-07-28", stateless: true, hc: newHTTPClient()}
 }
 
 func startHTTP(url, tool string) (*httpClient, error) {
-	c := &httpClient{url: url, tool: tool, hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	return startHTTPOn(newHTTPClient(), url, tool)
+}
+
+// startHTTPOn opens a 2025-11-25 session over hc's connections, which other sessions may
+// share.
+func startHTTPOn(hc *http.Client, url, tool string) (*httpClient, error) {
+	c := &httpClient{url: url, tool: tool, hc: hc}
 	resp, err := c.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
 	if err != nil {
 		return nil, err
@@ -309,7 +319,7 @@ func answer(resp *http.Response) ([]byte, error) {
 // that it echoes args).
 func (c *httpClient) call(args string) error {
 	meta := c.meta
-	if c.stateless {
+	if c.stateless && meta == "" {
 		meta = statelessMeta
 	}
 	body := `{"jsonrpc":"2.0","id":` + strconv.FormatUint(c.ids.Add(1), 10) +

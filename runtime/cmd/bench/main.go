@@ -59,7 +59,7 @@ type section struct {
 
 func sections() []section {
 	return []section{{"calls", callLatency}, {"echo", echoLatency}, {"startup", startup}, {"hotadd", hotAdd},
-		{"memory", memory}, {"lazy", lazyBundles}, {"catalog", catalogScale}, {"search", searchSection}, {"pool", pool},
+		{"memory", memory}, {"scale", sessionScale}, {"lazy", lazyBundles}, {"catalog", catalogScale}, {"search", searchSection}, {"pool", pool},
 		{"meos", meosThroughput}, {"run", runSection}, {"runworker", runWorkerSection}, {"peers", peers}, {"httpcpu", httpCPUSection}, {"cpu", eraCPU},
 		{"telemetry", telemetrySection}, {"cluster", clusterHop}, {"replicas", replicasSection}, {"app", appOverhead},
 		{"tasks", taskCost}, {"approvals", approvalCost}, {"exchange", exchangeCost}, {"results", resultsCut},
