@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -208,25 +207,13 @@ func (c *Confined) limits(cgroup string) error {
 // Apply makes cmd run under c: the shim first (the node's own binary), with the spec in
 // its environment and the namespaces it needs.
 func (c *Confined) Apply(cmd *exec.Cmd) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("find the node's binary to start the sandbox: %w", err)
-	}
-	env := cmd.Env
-	if env == nil {
-		env = os.Environ()
-	}
+	var set []string
 	if c.tmp != "" {
-		// Its own, not one the bundle's env names: getenv(3) takes the first.
-		env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") })
-		env = append(env, "TMPDIR="+c.tmp)
+		set = append(set, "TMPDIR="+c.tmp)
 	}
-	env = env[:len(env):len(env)]
-	spec, err := c.spec.encode()
-	if err != nil {
+	if err := c.spec.wrap(cmd, set...); err != nil {
 		return err
 	}
-	cmd.Path, cmd.Env = exe, append(env, spec)
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}

@@ -55,20 +55,7 @@ func (c *Confined) Apply(cmd *exec.Cmd) error {
 	if len(c.spec.Rlimits) == 0 {
 		return nil
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("find the node's binary to start the sandbox: %w", err)
-	}
-	env := cmd.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	spec, err := c.spec.encode()
-	if err != nil {
-		return err
-	}
-	cmd.Path, cmd.Env = exe, append(env[:len(env):len(env)], spec)
-	return nil
+	return c.spec.wrap(cmd)
 }
 
 // Enforced says what this machine enforces of the Policy.
