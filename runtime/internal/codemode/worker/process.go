@@ -40,6 +40,7 @@ type process struct {
 type current struct {
 	ctx  context.Context
 	host codemode.Host
+	b    codemode.Bounds
 
 	mu    sync.Mutex
 	calls map[string]context.CancelCauseFunc // inner calls going, by the worker's request id
@@ -114,7 +115,7 @@ type answer struct {
 // run runs one program in the worker and returns its outcome, and whether the worker may
 // serve another run.
 func (w *process) run(ctx context.Context, host codemode.Host, names *codemode.Names, b codemode.Bounds, code string) (codemode.Outcome, bool) {
-	cur := &current{ctx: ctx, host: host, calls: map[string]context.CancelCauseFunc{}}
+	cur := &current{ctx: ctx, host: host, b: b, calls: map[string]context.CancelCauseFunc{}}
 	w.mu.Lock()
 	w.cur = cur
 	w.mu.Unlock()
@@ -242,6 +243,10 @@ func (w *process) handle(m *rpc.Message) {
 	case !m.IsRequest():
 	case cur == nil:
 		_ = w.conn.ReplyError(m.ID, rpc.Errorf(mcp.CodeInvalidRequest, "no run is going"))
+	case (m.Method == methodCall || m.Method == methodSearch) && cur.begun.Add(1) > int64(cur.b.Calls):
+		// The worker counts its calls against the bound; the node holds it too, for a
+		// worker is the program's and need not be believed.
+		_ = w.conn.ReplyError(m.ID, rpc.Errorf(mcp.CodeInvalidRequest, "the run has made its %d calls (%s)", cur.b.Calls, codemode.Flag(codemode.BoundCalls)))
 	case m.Method == methodCall:
 		// Registered here, in the order of the worker's messages, so that its cancel of
 		// the call, read next, finds it.
@@ -263,7 +268,6 @@ func (w *process) serveCall(ctx context.Context, cur *current, m *rpc.Message) {
 		_ = w.conn.ReplyError(m.ID, rpc.Errorf(mcp.CodeInvalidParams, "call: %v", err))
 		return
 	}
-	cur.begun.Add(1)
 	res := cur.host.Call(ctx, p.Name, p.Arguments)
 	if res.Failure == nil || res.Failure.Dispatched {
 		cur.sent.Add(1)
@@ -295,7 +299,6 @@ func (w *process) serve(cur *current, m *rpc.Message) {
 			_ = w.conn.ReplyError(m.ID, rpc.Errorf(mcp.CodeInvalidParams, "search: %v", err))
 			return
 		}
-		cur.begun.Add(1)
 		res, err := cur.host.Search(p.Query, p.Limit)
 		if err != nil {
 			_ = w.conn.ReplyError(m.ID, rpc.Errorf(mcp.CodeInvalidParams, "%s", err.Error()))

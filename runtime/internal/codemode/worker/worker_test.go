@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -219,5 +220,32 @@ func TestANewCallerTakesTheSlotOfAnIdleWorker(t *testing.T) {
 	}
 	if st := p.Stats(); st.Started != 2 {
 		t.Errorf("stats %+v, want 2 started", st)
+	}
+}
+
+// The node holds a run's calls bound against its worker too: a worker that asks for more
+// calls than the bound (one whose program got out of the interpreter's hands) is refused
+// past it. The test plays the worker over in-memory pipes.
+func TestTheNodeHoldsTheCallsBoundAgainstItsWorker(t *testing.T) {
+	fromWorker, toNode := io.Pipe()
+	fromNode, toWorker := io.Pipe()
+	w := &process{}
+	w.conn = rpc.NewConn(fromWorker, toWorker, closers{fromWorker, toWorker}, rpc.ConnOptions{Handle: w.handle})
+	defer w.conn.Close()
+	worker := rpc.NewConn(fromNode, toNode, closers{fromNode, toNode}, rpc.ConnOptions{Handle: func(*rpc.Message) {}})
+	defer worker.Close()
+	h := &echoHost{}
+	w.cur = &current{ctx: context.Background(), host: h, b: codemode.Bounds{Calls: 2}, calls: map[string]context.CancelCauseFunc{}}
+	for i := range 3 {
+		res, err := rpc.CallWait(context.Background(), worker, methodCall, json.RawMessage(`{"name":"t.echo","arguments":{"text":"x"}}`), nil)
+		switch {
+		case i < 2 && (err != nil || !strings.Contains(string(res), `"x"`)):
+			t.Errorf("call %d within the bound: %s %v", i, res, err)
+		case i == 2 && (err == nil || !strings.Contains(err.Error(), "--run-max-calls")):
+			t.Errorf("call %d past the bound: %s %v, want it refused naming --run-max-calls", i, res, err)
+		}
+	}
+	if len(h.calls) != 2 {
+		t.Errorf("the host made %d calls, want 2", len(h.calls))
 	}
 }
