@@ -1,12 +1,9 @@
 package manifest
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"reflect"
 	"strings"
 )
 
@@ -31,18 +28,10 @@ type TokenExchange struct {
 
 // UnmarshalJSON reads the object strictly: an unknown key is an error naming it.
 func (x *TokenExchange) UnmarshalJSON(b []byte) error {
-	if b = bytes.TrimSpace(b); len(b) == 0 || b[0] != '{' {
-		return errors.New(`key "token_exchange" must be an object such as {"audience": "https://api.example.com"}`)
-	}
-	type plain TokenExchange
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
+	type plain TokenExchange // without this method
 	var p plain
-	if err := dec.Decode(&p); err != nil {
-		if key, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return fmt.Errorf("unknown key %s in token_exchange (known keys: %s)", key, knownKeys(reflect.TypeFor[TokenExchange]()))
-		}
-		return fmt.Errorf("token_exchange: %w", err)
+	if err := decodeObject(b, "token_exchange", `{"audience": "https://api.example.com"}`, &p); err != nil {
+		return err
 	}
 	*x = TokenExchange(p)
 	return nil

@@ -154,19 +154,29 @@ type timeoutsJSON struct {
 
 // UnmarshalJSON reads the timeouts object strictly: an unknown key is an error naming it.
 func (t *Timeouts) UnmarshalJSON(b []byte) error {
+	var j timeoutsJSON
+	if err := decodeObject(b, "timeouts", `{"call": "1m"}`, &j); err != nil {
+		return err
+	}
+	*t = Timeouts{Start: time.Duration(j.Start), Call: time.Duration(j.Call), CallMax: time.Duration(j.CallMax), Shutdown: time.Duration(j.Shutdown)}
+	return nil
+}
+
+// decodeObject reads b, the value of the manifest's key, strictly into v, a pointer to a
+// struct: not an object, or an unknown key, is an error naming the key, the known keys and
+// an example of the object.
+func decodeObject[T any](b []byte, key, example string, v *T) error {
 	if b = bytes.TrimSpace(b); len(b) == 0 || b[0] != '{' {
-		return errors.New(`key "timeouts" must be an object such as {"call": "1m"}`)
+		return fmt.Errorf("key %q must be an object such as %s", key, example)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	var j timeoutsJSON
-	if err := dec.Decode(&j); err != nil {
-		if key, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return fmt.Errorf("unknown key %s in timeouts (known keys: %s)", key, knownKeys(reflect.TypeFor[timeoutsJSON]()))
+	if err := dec.Decode(v); err != nil {
+		if unknown, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return fmt.Errorf("unknown key %s in %s (known keys: %s)", unknown, key, knownKeys(reflect.TypeFor[T]()))
 		}
-		return fmt.Errorf("timeouts: %w", err)
+		return fmt.Errorf("%s: %w", key, err)
 	}
-	*t = Timeouts{Start: time.Duration(j.Start), Call: time.Duration(j.Call), CallMax: time.Duration(j.CallMax), Shutdown: time.Duration(j.Shutdown)}
 	return nil
 }
 

@@ -119,15 +119,6 @@ func documentedRefusal(t *testing.T, name, audience string) string {
 	return strings.NewReplacer(`bundle "jira"`, `bundle "`+name+`"`, "https://jira.example.com", audience).Replace(text)
 }
 
-// bearer adds a bearer token to every request.
-type bearer struct{ token string }
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 func digest(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:6])
@@ -175,8 +166,7 @@ func eachUserOwnToken(t *testing.T, stateless bool, version string) {
 	sessions := map[string]*mcp.ClientSession{}
 	for _, u := range users {
 		own[u] = idp.Token(t, u)
-		hc := &http.Client{Transport: bearer{own[u]}}
-		sessions[u] = nodekit.Join(t, nodekit.NewClient(nil), &mcp.StreamableClientTransport{Endpoint: n.URL, HTTPClient: hc}, version)
+		sessions[u] = nodekit.ConnectAs(t, n.URL, own[u], version, nil)
 	}
 
 	// Every user calls at once, several times: each answer names its caller, and only it.
@@ -286,7 +276,7 @@ func TestACommandBundleGetsEachCallersTokenInItsOwnProcess(t *testing.T) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, u := range users {
-		s := nodekit.Join(t, nodekit.NewClient(nil), &mcp.StreamableClientTransport{Endpoint: n.URL, HTTPClient: &http.Client{Transport: bearer{idp.Token(t, u)}}}, "")
+		s := nodekit.ConnectAs(t, n.URL, idp.Token(t, u), "", nil)
 		for range 3 {
 			wg.Go(func() {
 				text, isErr := nodekit.CallText(t, s, "files.pid", nil)
