@@ -431,7 +431,11 @@ type Edit struct {
 // them). When it cannot be sent (the bundle is gone, or has left too much untaken) the call
 // is taken back and the error says why; done is then not called.
 func (c *Client) Send(id rpc.ID, method string, params json.RawMessage, edit Edit) error {
-	if edit.Name != "" || edit.Token != "" || edit.Meta != nil || c.Era() == EraStateless {
+	stateless := c.Era() == EraStateless
+	if !stateless {
+		params = dropRevisionMeta(params)
+	}
+	if edit.Name != "" || edit.Token != "" || edit.Meta != nil || stateless {
 		params, _ = c.prepare(params, edit)
 	}
 	var err error
@@ -452,6 +456,35 @@ func (c *Client) Send(id rpc.ID, method string, params json.RawMessage, edit Edi
 		return c.t.gone()
 	}
 	return nil
+}
+
+// revisionMeta are the _meta members by which a 2026-07-28 request carries what a session
+// holds. A bundle spoken to in a session has them from its initialize, and a server that
+// knows both revisions refuses a session's request that names another revision (the
+// go-sdk's answers 400), so a 2026-07-28 client's call goes to it without them.
+var revisionMeta = [...]string{mcp.MetaProtocolVersion, mcp.MetaClientCapabilities, mcp.MetaClientInfo, mcp.MetaLogLevel}
+
+// dropRevisionMeta returns params without the revisionMeta members of their _meta; params
+// themselves when they have none, the common case, found without decoding.
+func dropRevisionMeta(params json.RawMessage) json.RawMessage {
+	if !bytes.Contains(params, []byte(`"io.modelcontextprotocol/`)) {
+		return params
+	}
+	meta, ok := rawjson.Member(params, "_meta")
+	if !ok || len(meta) == 0 || meta[0] != '{' {
+		return params
+	}
+	kept := meta
+	for _, key := range revisionMeta {
+		kept = rawjson.DeleteMember(kept, key)
+	}
+	if len(kept) == len(meta) {
+		return params
+	}
+	if out, ok := rawjson.PutMember(params, "_meta", kept); ok {
+		return out
+	}
+	return params
 }
 
 // metaMember is one member the node puts in a stateless request's _meta.

@@ -186,3 +186,32 @@ func compact(t *testing.T, m map[string]json.RawMessage) map[string]string {
 	}
 	return out
 }
+
+// TestSessionBundlesGetNoRevisionMeta: a 2026-07-28 client's call reaches a bundle spoken
+// to in a session without the members that revision puts in every request, and with
+// everything else it carried.
+func TestSessionBundlesGetNoRevisionMeta(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"no _meta", `{"name":"a","arguments":{"io.modelcontextprotocol/x":1}}`, `{"name":"a","arguments":{"io.modelcontextprotocol/x":1}}`},
+		{"revision members only",
+			`{"name":"a","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"info"}}`,
+			`{"name":"a","_meta":{}}`},
+		{"others kept",
+			`{"_meta":{"progressToken":7,"io.modelcontextprotocol/clientInfo":{"name":"c"},"io.modelcontextprotocol/related-task":{"taskId":"t"}},"name":"a"}`,
+			`{"_meta":{"progressToken":7,"io.modelcontextprotocol/related-task":{"taskId":"t"}},"name":"a"}`},
+		{"_meta not an object", `{"_meta":null,"io.modelcontextprotocol/protocolVersion":1}`, `{"_meta":null,"io.modelcontextprotocol/protocolVersion":1}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := dropRevisionMeta(json.RawMessage(tt.in))
+			var g, w any
+			if err := json.Unmarshal(got, &g); err != nil {
+				t.Fatalf("%s: %v", got, err)
+			}
+			_ = json.Unmarshal([]byte(tt.want), &w)
+			if !reflect.DeepEqual(g, w) {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
