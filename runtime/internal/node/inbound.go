@@ -28,8 +28,8 @@ const RelatedRequestKey = "io.toolnode/request"
 // from one session. nil when there is none or it cannot be told.
 func (n *Node) related(inst *instance, params json.RawMessage) *flight {
 	meta, _ := rawjson.Member(params, "_meta")
-	n.mu.Lock()
-	defer n.mu.Unlock()
+	inst.mu.Lock()
+	defer inst.mu.Unlock()
 	if raw, ok := rawjson.Member(meta, RelatedRequestKey); ok {
 		var id rpc.ID
 		if json.Unmarshal(raw, &id) == nil {
@@ -143,9 +143,9 @@ func (n *Node) forwardProgress(inst *instance, params json.RawMessage) {
 	if json.Unmarshal(p["progressToken"], &token) != nil {
 		return
 	}
-	n.mu.Lock()
+	inst.mu.Lock()
 	f := inst.byToken[token]
-	n.mu.Unlock()
+	inst.mu.Unlock()
 	if f == nil {
 		n.log.Debug("progress for no call of this process", "token", token)
 		return

@@ -16,7 +16,8 @@ const (
 	StateWaking State = "waking"
 )
 
-// sleepState is what the node keeps of a bundle to run it on demand; guarded by Node.mu.
+// sleepState is what the node keeps of a bundle to run it on demand; guarded by Node.mu,
+// but lastUse by bundle.mu.
 type sleepState struct {
 	lastUse   time.Time // the last call routed to it; zero when none was
 	startedAt time.Time // when its processes were launched
@@ -128,7 +129,9 @@ func (n *Node) watchIdle(b *bundle, idle time.Duration) {
 		n.mu.Lock()
 		if busy(b) {
 			// A call in flight keeps it awake; its end starts the idle time.
+			b.mu.Lock()
 			b.sleep.lastUse = time.Now()
+			b.mu.Unlock()
 		}
 		n.mu.Unlock()
 		if n.putToSleep(b, idle) {
@@ -152,6 +155,10 @@ func busy(b *bundle) bool {
 // surface). It reports whether b was put to sleep.
 func (n *Node) putToSleep(b *bundle, idle time.Duration) bool {
 	n.mu.Lock()
+	// b's lock orders this decision with a call's stamp of lastUse (see liveBundle): either
+	// the call stamps first and b stays awake, or b is retired first and the call goes to
+	// the bundle in its place.
+	b.mu.Lock()
 	last := b.sleep.lastUse
 	quiet := last.IsZero()
 	if idle > 0 {
@@ -161,13 +168,17 @@ func (n *Node) putToSleep(b *bundle, idle time.Duration) bool {
 		quiet = time.Since(last) >= idle
 	}
 	if n.closed || n.bundles[b.name] != b || b.state != StateReady || busy(b) || !quiet {
+		b.mu.Unlock()
 		n.mu.Unlock()
 		return false
 	}
+	b.retired = true
+	b.mu.Unlock()
 	nb := newBundle(n, b.m, b.fp)
 	nb.state, nb.lists, nb.restarts, nb.stats = StateAsleep, b.lists, b.restarts, b.stats
 	nb.sleep.offers = b.sleep.offers
 	n.bundles[b.name] = nb
+	n.noteBundles()
 	n.noteQuiet()
 	n.mu.Unlock()
 	if idle > 0 {
@@ -186,7 +197,9 @@ func (n *Node) surfaceSeen(b *bundle, inst *instance, l lists) {
 	o := offersOf(inst.client.Init.Capabilities)
 	n.mu.Lock()
 	b.sleep.offers = o
+	b.mu.Lock()
 	fill := b.sleep.filling && b.sleep.lastUse.IsZero()
+	b.mu.Unlock()
 	b.sleep.filling = false
 	n.mu.Unlock()
 	if !n.lazy(b.m) && b.m.IdleAfter() == 0 {

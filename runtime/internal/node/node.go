@@ -139,6 +139,7 @@ type Node struct {
 
 	mu       sync.Mutex
 	bundles  map[string]*bundle
+	live     atomic.Pointer[map[string]*bundle] // n.bundles as of its last change, read without mu; see liveBundle
 	sessions map[Session]struct{}
 	closed   bool
 
@@ -304,6 +305,7 @@ func (n *Node) apply(manifests []*manifest.Manifest, settle *sync.WaitGroup, set
 			n.bundles[name] = b
 		}
 	}
+	n.noteBundles()
 	n.noteQuiet()
 	n.noteProviders()
 	n.held.holdBundles(n.bundles)

@@ -2,6 +2,9 @@ package node
 
 import (
 	"context"
+	"maps"
+	"runtime"
+	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/catalog"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
@@ -62,6 +65,41 @@ func (n *Node) noteProviders() {
 		out[name] = &bundleProvider{n: n, name: name}
 	}
 	n.providers.Store(&out)
+}
+
+// noteBundles makes n.bundles as it is now the bundles liveBundle finds. The caller holds
+// n.mu and calls it after every change of n.bundles.
+func (n *Node) noteBundles() {
+	live := maps.Clone(n.bundles)
+	n.live.Store(&live)
+}
+
+// liveBundle returns the bundle named name that takes calls, or nil, and stamps its last
+// use, so that it cannot be put to sleep under the call (see putToSleep). It reads the
+// snapshot noteBundles keeps and takes only the bundle's lock: it is on every call's way.
+func (n *Node) liveBundle(name string) *bundle {
+	for {
+		live := n.live.Load()
+		if live == nil {
+			return nil
+		}
+		b := (*live)[name]
+		if b == nil {
+			return nil
+		}
+		b.mu.Lock()
+		retired := b.retired
+		if !retired {
+			b.sleep.lastUse = time.Now()
+		}
+		b.mu.Unlock()
+		if !retired {
+			return b
+		}
+		// Put to sleep since the snapshot was read: the bundle in its place is in the
+		// snapshot once putToSleep lets go of n.mu, a moment away.
+		runtime.Gosched()
+	}
 }
 
 // bundleProvider is a bundle as a provider: its calls relay to the least busy of its

@@ -101,10 +101,10 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 		return
 	}
 	r.id = id
-	n.mu.Lock()
+	inst.mu.Lock()
 	inst.flights[id] = &r.flight
 	inst.byToken[r.ours] = &r.flight
-	n.mu.Unlock()
+	inst.mu.Unlock()
 	// Every call gets a token of ours, so that its progress extends its timeout even when
 	// the client asked for none (then the progress goes no further).
 	edit := upstream.Edit{Name: rename, Token: r.ours, Caller: callerOf(sess)}
@@ -206,12 +206,18 @@ func (r *relay) finish(res json.RawMessage, err error) {
 		endAsked(errCallEnded)
 	}
 	n, b, inst := r.n, r.b, r.inst
-	n.mu.Lock()
+	inst.mu.Lock()
 	delete(inst.flights, r.id)
 	delete(inst.byToken, r.ours)
-	reason := b.stopReason
-	n.mu.Unlock()
+	inst.mu.Unlock()
 	inst.busy.Add(-1)
+	// Why the bundle was stopped matters only to a call its process's end took with it.
+	reason := ""
+	if err != nil && errors.Is(err, upstream.ErrGone) {
+		n.mu.Lock()
+		reason = b.stopReason
+		n.mu.Unlock()
+	}
 	b.stats.record(time.Since(r.start), err != nil && !isRPCError(err) || isToolError(res))
 	if err != nil && errors.Is(err, upstream.ErrGone) && reason != "" {
 		err = fmt.Errorf("%w; the bundle was %s", err, reason)

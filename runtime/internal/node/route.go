@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/runtime/internal/upstream"
@@ -300,12 +299,7 @@ func (n *Node) forward(ctx context.Context, sess Session, bundleName, rename str
 // progress for the bundle's call timeout, and lasts at most its call_max; past either, or
 // when the client cancels, the bundle is told to cancel.
 func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, rename string, req *Request, how settling, done Done) {
-	n.mu.Lock()
-	b := n.bundles[bundleName]
-	if b != nil {
-		b.sleep.lastUse = time.Now() // stamped with the lookup, so that it cannot fall asleep under this call
-	}
-	n.mu.Unlock()
+	b := n.liveBundle(bundleName)
 	if b == nil {
 		settle(ctx, req, how, done, nil, notSent(fmt.Errorf("bundle %q is not running", bundleName)))
 		return

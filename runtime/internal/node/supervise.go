@@ -87,6 +87,12 @@ type bundle struct {
 	stop     chan struct{} // closed to stop every slot
 	done     chan struct{} // closed when every slot has ended
 
+	// mu is the bundle's own lock, so that a call need not take Node.mu: slots are written
+	// holding both it and Node.mu, and read holding either; sleep.lastUse and retired are
+	// guarded by it alone. It is taken after Node.mu, never before.
+	mu      sync.Mutex
+	retired bool // put to sleep: a bundle in its place takes its calls (see putToSleep)
+
 	// Guarded by Node.mu.
 	state      State
 	err        error // the last failure, kept after a recovery as the last reason
@@ -112,8 +118,9 @@ type instance struct {
 	// it is not acted on (the start lists everything after it), and c.Init is whole.
 	initialized atomic.Bool
 	busy        atomic.Int64
-	flights     map[rpc.ID]*flight // calls in flight by bundle-side id; guarded by Node.mu
-	byToken     map[string]*flight // the same by the progress token the bundle was given; guarded by Node.mu
+	mu          sync.Mutex         // guards flights and byToken, so that calls to other processes do not meet
+	flights     map[rpc.ID]*flight // calls in flight by bundle-side id
+	byToken     map[string]*flight // the same by the progress token the bundle was given
 }
 
 func newBundle(n *Node, m *manifest.Manifest, fp string) *bundle {
@@ -227,7 +234,9 @@ func (n *Node) runSlot(b *bundle, slot int, settled func()) {
 			continue
 		}
 		n.mu.Lock()
+		b.mu.Lock()
 		b.slots[slot] = inst
+		b.mu.Unlock()
 		n.noteQuiet()
 		listed := b.state == StateReady || b.state == StateRestarting
 		b.retryAt = time.Time{}
@@ -248,7 +257,9 @@ func (n *Node) runSlot(b *bundle, slot int, settled func()) {
 		started := time.Now()
 		exited := n.watch(b, inst)
 		n.mu.Lock()
+		b.mu.Lock()
 		b.slots[slot] = nil
+		b.mu.Unlock()
 		n.noteQuiet()
 		n.mu.Unlock()
 		if !exited {
@@ -449,10 +460,11 @@ func (n *Node) startInstance(b *bundle, failed func(error)) (*instance, lists, e
 	return inst, l, nil
 }
 
-// pickNow returns the least busy process of b, or nil when none is running.
+// pickNow returns the least busy process of b, or nil when none is running. It takes b's
+// lock only: it is on every call's way.
 func (n *Node) pickNow(b *bundle) *instance {
-	n.mu.Lock()
-	defer n.mu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	var best *instance
 	for _, s := range b.slots {
 		if s != nil && (best == nil || s.busy.Load() < best.busy.Load()) {
