@@ -47,12 +47,8 @@ func (c *Cluster) shareAll() {
 // approval takes what another node tells of a request for approval. Its size and
 // signature are checked before it is decoded.
 func (c *Cluster) approval(msg *nats.Msg) {
-	if len(msg.Data) > c.b.Message {
-		c.refusals.add("approval", tail(msg.Subject), fmt.Errorf("%d bytes, over the bound of %d", len(msg.Data), c.b.Message))
-		return
-	}
-	id := c.sender(msg, &c.approvalGuard, "approval")
-	if id == "" || id == c.id {
+	id := c.from(msg, c.b.Message, &c.approvalGuard, "approval")
+	if id == "" {
 		return
 	}
 	var sa node.SharedApproval

@@ -147,15 +147,25 @@ func (c *Cluster) sender(msg *nats.Msg, g *guard, what string) string {
 	return id
 }
 
+// from is the other node a message comes from, once it is within bound bytes and its
+// signature holds (see sender); "" when it is refused, the refusal counted as what, or when
+// it is this node's own.
+func (c *Cluster) from(msg *nats.Msg, bound int, g *guard, what string) string {
+	if len(msg.Data) > bound {
+		c.refusals.add(what, tail(msg.Subject), fmt.Errorf("%d bytes, over the bound of %d", len(msg.Data), bound))
+		return ""
+	}
+	if id := c.sender(msg, g, what); id != c.id {
+		return id
+	}
+	return ""
+}
+
 // heard takes another node's heartbeat. Its size, its signature and the names in it are
 // checked before it is decoded or kept.
 func (c *Cluster) heard(msg *nats.Msg) {
-	if len(msg.Data) > c.b.Announce {
-		c.refusals.add("heartbeat", tail(msg.Subject), fmt.Errorf("%d bytes, over the bound of %d", len(msg.Data), c.b.Announce))
-		return
-	}
-	id := c.sender(msg, &c.announces, "heartbeat")
-	if id == "" || id == c.id {
+	id := c.from(msg, c.b.Announce, &c.announces, "heartbeat")
+	if id == "" {
 		return
 	}
 	var m member
