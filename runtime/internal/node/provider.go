@@ -120,16 +120,25 @@ func (p *bundleProvider) call(ctx context.Context, sess Session, req *Request, e
 
 func (p *bundleProvider) taskMode(e catalog.Entry) string { return toolTaskSupport(e.JSON) }
 
+// holdsTasks reads the bundles' snapshot and the bundle's own lock, as liveBundle does: it
+// is asked on the way of every call that may become a task.
 func (p *bundleProvider) holdsTasks() bool {
-	p.n.mu.Lock()
-	defer p.n.mu.Unlock()
-	if b := p.n.bundles[p.name]; b != nil && b.m.Link == nil {
-		if inst := firstLive(b); inst != nil {
-			_, holds := inst.client.Init.Capabilities.Extensions[mcp.ExtensionTasks]
-			return holds
-		}
+	live := p.n.live.Load()
+	if live == nil {
+		return false
 	}
-	return false
+	b := (*live)[p.name]
+	if b == nil || b.m.Link != nil {
+		return false
+	}
+	b.mu.Lock()
+	inst := firstLive(b)
+	b.mu.Unlock()
+	if inst == nil {
+		return false
+	}
+	_, holds := inst.client.Init.Capabilities.Extensions[mcp.ExtensionTasks]
+	return holds
 }
 
 func (p *bundleProvider) asksClients() bool {
