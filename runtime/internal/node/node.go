@@ -126,7 +126,7 @@ type Config struct {
 	// cut (see ResultBounds); the zero value passes results whole.
 	Results ResultBounds
 	// Exchanger, when set, obtains the tokens of bundles with "token_exchange" for each
-	// caller (see exchange.go). Default: none, and calls to such bundles fail saying so.
+	// caller (see tokenexchange.go). Default: none, and calls to such bundles fail saying so.
 	Exchanger *oauth.Exchanger
 }
 
