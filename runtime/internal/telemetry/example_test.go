@@ -26,10 +26,11 @@ func ExampleRecorder() {
 		SessionID: "9f2c", ProtocolVersion: "2025-11-25", Transport: "tcp",
 		Meta: json.RawMessage(`{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}`),
 	})
-	// On the message to the bundle: the node's span goes in its _meta.
+	// On the message to the bundle: the node's span goes in its _meta, in the edit that
+	// readies the request for the bundle (upstream.Edit.Meta).
 	bctx, call := rec.StartBundleCall(rctx, telemetry.BundleCall{Bundle: "weather", Method: "tools/call", Target: "forecast", ID: json.RawMessage(`3`)})
-	params := rec.Inject(bctx, json.RawMessage(`{"name":"forecast","arguments":{"city":"Oslo"}}`))
-	_ = params // sent to the bundle
+	meta := rec.TraceMeta(bctx)
+	_ = meta // traceparent and tracestate, sent with the request
 	call.End("")
 	op.End("") // or telemetry.ToolError, telemetry.ErrorCode(-32602)
 }

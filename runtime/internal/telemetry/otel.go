@@ -1,10 +1,8 @@
 package telemetry
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -350,18 +348,6 @@ func (r *recorder) extract(ctx context.Context, meta json.RawMessage) context.Co
 	return r.prop.Extract(ctx, c)
 }
 
-func (r *recorder) Inject(ctx context.Context, params json.RawMessage) json.RawMessage {
-	edits := r.TraceMeta(ctx)
-	if edits == nil {
-		return params
-	}
-	out, err := setMeta(params, edits)
-	if err != nil {
-		return params
-	}
-	return out
-}
-
 func (r *recorder) TraceMeta(ctx context.Context) []rawjson.Edit {
 	if r.tracer == nil || !trace.SpanContextFromContext(ctx).IsValid() {
 		return nil
@@ -373,29 +359,6 @@ func (r *recorder) TraceMeta(ctx context.Context) []rawjson.Edit {
 		edits = append(edits, rawjson.Edit{Key: k, Value: rawjson.AppendString(nil, c[k])})
 	}
 	return edits
-}
-
-// setMeta returns params with edits made in its _meta object (which it adds when missing).
-// It splices rather than decoding and encoding params, which may hold large arguments.
-// params are as the node parsed them: an object without duplicate names, or null.
-func setMeta(params json.RawMessage, edits []rawjson.Edit) (json.RawMessage, error) {
-	p := bytes.TrimSpace(params)
-	if len(p) == 0 || bytes.Equal(p, []byte("null")) {
-		p = []byte("{}")
-	}
-	meta, ok := rawjson.Member(p, "_meta")
-	if !ok || bytes.Equal(meta, []byte("null")) {
-		meta = []byte("{}")
-	}
-	// One copy of _meta for all the keys (traceparent, and tracestate when there is one).
-	if meta, ok = rawjson.PutMembers(meta, edits...); !ok {
-		return nil, errors.New("params: _meta is not an object")
-	}
-	out, ok := rawjson.PutMember(p, "_meta", meta)
-	if !ok {
-		return nil, errors.New("params is not an object")
-	}
-	return out, nil
 }
 
 func (r *recorder) SessionOpened() { r.sessions.Add(context.Background(), 1) }

@@ -19,12 +19,10 @@ type Recorder interface {
 	// StartBundleCall starts a client span, child of ctx's, for a message the node sends
 	// a bundle, and counts the call in flight until the Op ends.
 	StartBundleCall(ctx context.Context, call BundleCall) (context.Context, *Op)
-	// Inject puts ctx's trace context (traceparent, tracestate, baggage) in params'
-	// _meta, so the bundle's spans join the trace. params must be a JSON object or
-	// empty; anything else is returned unchanged, as is everything when tracing is off.
-	Inject(ctx context.Context, params json.RawMessage) json.RawMessage
-	// TraceMeta returns the _meta members that carry ctx's trace context, for a caller
-	// that edits params itself; nil when tracing is off.
+	// TraceMeta returns the _meta members that carry ctx's trace context (traceparent,
+	// tracestate, baggage), sorted by name, so that the bundle's spans join the trace: the
+	// node puts them in the request's _meta in the one edit that readies it for its bundle
+	// (upstream.Edit.Meta). nil when tracing is off or ctx has no span.
 	TraceMeta(ctx context.Context) []rawjson.Edit
 
 	// SessionOpened counts a client session (Streamable HTTP or stdio) as open.
@@ -95,9 +93,6 @@ func (Nop) StartRequest(ctx context.Context, _ Request) (context.Context, *Op) {
 func (Nop) StartBundleCall(ctx context.Context, _ BundleCall) (context.Context, *Op) {
 	return ctx, nil
 }
-
-// Inject returns params unchanged.
-func (Nop) Inject(_ context.Context, params json.RawMessage) json.RawMessage { return params }
 
 // TraceMeta returns nil.
 func (Nop) TraceMeta(context.Context) []rawjson.Edit { return nil }

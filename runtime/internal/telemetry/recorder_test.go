@@ -59,7 +59,9 @@ func TestEnvironmentDecidesExport(t *testing.T) {
 	}
 }
 
-func TestInject(t *testing.T) {
+// TestTraceMeta holds the _meta members the node gives a bundle's request to what
+// continues the client's trace with the node's span, and to nothing off tracing.
+func TestTraceMeta(t *testing.T) {
 	rcv := startReceiver(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
 	ctx := context.Background()
@@ -74,67 +76,39 @@ func TestInject(t *testing.T) {
 	})
 	defer op.End("")
 
-	tests := []struct {
-		name   string
-		rec    telemetry.Recorder
-		ctx    context.Context
-		params string
-		keep   map[string]any // members of the result besides _meta's trace context
-		same   bool           // params come back unchanged
+	for _, tc := range []struct {
+		name string
+		rec  telemetry.Recorder
+		ctx  context.Context
 	}{
-		{name: "object", rec: tel.Recorder(), ctx: sctx, params: `{"name":"greet"}`, keep: map[string]any{"name": "greet"}},
-		{name: "no params", rec: tel.Recorder(), ctx: sctx, params: ``, keep: map[string]any{}},
-		{name: "null", rec: tel.Recorder(), ctx: sctx, params: `null`, keep: map[string]any{}},
-		{name: "existing _meta", rec: tel.Recorder(), ctx: sctx,
-			params: `{"name":"g","_meta":{"progressToken":5,"traceparent":"00-11111111111111111111111111111111-2222222222222222-01"}}`,
-			keep:   map[string]any{"name": "g", "progressToken": float64(5)}},
-		{name: "spaces", rec: tel.Recorder(), ctx: sctx, params: ` { "name" : "g" , "x" : [1, 2] } `,
-			keep: map[string]any{"name": "g", "x": []any{float64(1), float64(2)}}},
-		{name: "empty object", rec: tel.Recorder(), ctx: sctx, params: `{ }`, keep: map[string]any{}},
-		{name: "null _meta", rec: tel.Recorder(), ctx: sctx, params: `{"_meta" : null, "name":"g"}`, keep: map[string]any{"name": "g"}},
-		{name: "_meta in arguments only", rec: tel.Recorder(), ctx: sctx, params: `{"arguments":{"_meta":{"k":1}}}`,
-			keep: map[string]any{"arguments": map[string]any{"_meta": map[string]any{"k": float64(1)}}}},
-		{name: "array", rec: tel.Recorder(), ctx: sctx, params: `[1,2]`, same: true},
-		{name: "no span", rec: tel.Recorder(), ctx: ctx, params: `{"name":"greet"}`, same: true},
-		{name: "nop", rec: telemetry.Nop{}, ctx: sctx, params: `{"name":"greet"}`, same: true},
+		{name: "no span", rec: tel.Recorder(), ctx: ctx},
+		{name: "nop", rec: telemetry.Nop{}, ctx: sctx},
+	} {
+		if edits := tc.rec.TraceMeta(tc.ctx); edits != nil {
+			t.Errorf("%s: TraceMeta = %v, want nil", tc.name, edits)
+		}
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			out := tc.rec.Inject(tc.ctx, json.RawMessage(tc.params))
-			if tc.same {
-				if string(out) != tc.params {
-					t.Fatalf("Inject = %s, want %s unchanged", out, tc.params)
-				}
-				return
-			}
-			var got map[string]any
-			if err := json.Unmarshal(out, &got); err != nil {
-				t.Fatalf("Inject = %s: %v", out, err)
-			}
-			meta, _ := got["_meta"].(map[string]any)
-			tp, _ := meta["traceparent"].(string)
-			// The node's span: the client's trace, a span id of its own.
-			if !strings.HasPrefix(tp, "00-0af7651916cd43dd8448eb211c80319c-") || strings.Contains(tp, "b7ad6b7169203331") {
-				t.Errorf("traceparent %q does not continue the client's trace with the node's span", tp)
-			}
-			if meta["tracestate"] != "vendor=x" {
-				t.Errorf("tracestate %v, want vendor=x", meta["tracestate"])
-			}
-			rest := map[string]any{}
-			for k, v := range got {
-				if k != "_meta" {
-					rest[k] = v
-				}
-			}
-			for k, v := range meta {
-				if k != "traceparent" && k != "tracestate" {
-					rest[k] = v
-				}
-			}
-			if diff := cmp.Diff(tc.keep, rest); diff != "" {
-				t.Errorf("other members (-want +got):\n%s", diff)
-			}
-		})
+
+	edits := tel.Recorder().TraceMeta(sctx)
+	got := map[string]string{}
+	var keys []string
+	for _, e := range edits {
+		var v string
+		if err := json.Unmarshal(e.Value, &v); err != nil {
+			t.Fatalf("member %s = %s, not a JSON string: %v", e.Key, e.Value, err)
+		}
+		got[e.Key] = v
+		keys = append(keys, e.Key)
+	}
+	if diff := cmp.Diff([]string{"traceparent", "tracestate"}, keys); diff != "" {
+		t.Errorf("members, sorted (-want +got):\n%s", diff)
+	}
+	// The node's span: the client's trace, a span id of its own.
+	if tp := got["traceparent"]; !strings.HasPrefix(tp, "00-0af7651916cd43dd8448eb211c80319c-") || strings.Contains(tp, "b7ad6b7169203331") {
+		t.Errorf("traceparent %q does not continue the client's trace with the node's span", tp)
+	}
+	if got["tracestate"] != "vendor=x" {
+		t.Errorf("tracestate %q, want vendor=x", got["tracestate"])
 	}
 }
 
@@ -149,7 +123,7 @@ func TestNopOpsAreSafe(t *testing.T) {
 }
 
 // BenchmarkRecorder is the cost the node pays per tools/call it routes to a bundle:
-// the request, the bundle call, the _meta injection, both ends.
+// the request, the bundle call, the trace context for the bundle's _meta, both ends.
 func BenchmarkRecorder(b *testing.B) {
 	// A sink that reads and drops the export, so the figure is the node's cost, not a
 	// receiver's decoding.
@@ -157,7 +131,6 @@ func BenchmarkRecorder(b *testing.B) {
 		_, _ = io.Copy(io.Discard, r.Body)
 	}))
 	defer sink.Close()
-	params := json.RawMessage(`{"name":"greet","arguments":{"who":"world"},"_meta":{"progressToken":1}}`)
 	meta := json.RawMessage(`{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}`)
 	reqID, callID := json.RawMessage(`7`), json.RawMessage(`3`)
 	cases := []struct {
@@ -186,7 +159,7 @@ func BenchmarkRecorder(b *testing.B) {
 					SessionID: "s", ProtocolVersion: "2025-11-25", Transport: "tcp", Meta: meta,
 				})
 				bctx, bop := rec.StartBundleCall(rctx, telemetry.BundleCall{Bundle: "example", Method: "tools/call", Target: "greet", ID: callID})
-				_ = rec.Inject(bctx, params)
+				_ = rec.TraceMeta(bctx)
 				bop.End("")
 				op.End("")
 			}

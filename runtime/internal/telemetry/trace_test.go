@@ -23,6 +23,7 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/telemetry"
 	"github.com/toolnode/toolnode/runtime/internal/telemetry/otlptest"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // bundleEnv makes the test binary act as a bundle: it answers one tools/call read from
@@ -126,7 +127,11 @@ func TestOneTraceFromClientThroughBundle(t *testing.T) {
 		SessionID: "s-1", ProtocolVersion: "2025-11-25", Transport: "tcp", Meta: meta,
 	})
 	bctx, bop := rec.StartBundleCall(nctx, telemetry.BundleCall{Bundle: "example", Method: "tools/call", Target: "greet", ID: json.RawMessage(`3`)})
-	callBundle(t, rec.Inject(bctx, json.RawMessage(`{"name":"greet","arguments":{"who":"x"}}`)))
+	// The trace context in the _meta of the bundle's request, as the node's edit of its
+	// params puts it (upstream.Edit.Meta).
+	bundleMeta, _ := rawjson.PutMembers([]byte(`{}`), rec.TraceMeta(bctx)...)
+	params, _ := rawjson.PutMember([]byte(`{"name":"greet","arguments":{"who":"x"}}`), "_meta", bundleMeta)
+	callBundle(t, params)
 	bop.End("")
 	op.End("")
 
