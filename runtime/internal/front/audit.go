@@ -58,9 +58,9 @@ func auditOutcome(req *node.Request, res json.RawMessage, err error, cancelled b
 	return audit.ToolError
 }
 
-// Refuse records in the audit log a request its transport refused before it could be
-// served (its params could not be read, err says why): every tools/call is recorded.
-func (s *Server) Refuse(req *node.Request, id Identity, err *rpc.Error) {
+// refuse records in the audit log a request refused before it could be served (its params
+// could not be read, err says why; see Admit): every tools/call is recorded.
+func (s *Server) refuse(req *node.Request, id Identity, err *rpc.Error) {
 	if req == nil {
 		return
 	}

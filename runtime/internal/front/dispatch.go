@@ -89,13 +89,11 @@ func (v *Stateless) serve(c *Call) {
 	v.callAsking(c)
 }
 
-// dispatch serves a stateless request whose bundle cannot ask for input.
+// dispatch serves a stateless request whose bundle cannot ask for input. The methods the
+// revision removed never come here: Admit refused them.
 func (v *Stateless) dispatch(ctx context.Context, req *node.Request) (any, error) {
-	switch {
-	case req.Method == mcp.MethodDiscover:
+	if req.Method == mcp.MethodDiscover {
 		return v.srv.discover()
-	case RemovedIn2026(req.Method):
-		return nil, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found: protocol version %s has no %s", req.Method, v.protocol(), req.Method)
 	}
 	return v.srv.dispatch(ctx, v, req)
 }

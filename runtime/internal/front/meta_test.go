@@ -37,7 +37,7 @@ func TestReadMeta(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			meta, _ := rawjson.Member([]byte(tt.params), "_meta")
-			m, err := readMeta(meta)
+			m, err := parseMeta(meta)
 			if tt.code != 0 {
 				if err == nil || err.Code != tt.code {
 					t.Fatalf("error = %v, want code %d", err, tt.code)
@@ -64,7 +64,7 @@ func TestReadMeta(t *testing.T) {
 // keeps a copy of its own, not the request's bytes, and reads the _meta it read last no more.
 func TestMetaCache(t *testing.T) {
 	var s Server
-	var prev *MetaEntry
+	var prev *metaEntry
 	a := []byte(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"info"}`)
 	b := []byte(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}`)
 	bad := []byte(`{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}`)
@@ -76,10 +76,10 @@ func TestMetaCache(t *testing.T) {
 	}{{a, "info", `{}`, 0}, {a, "info", `{}`, 0}, {b, "", `{"sampling":{}}`, 0}, {bad, "", "", mcp.CodeUnsupportedVersion}, {a, "info", `{}`, 0}} {
 		in := []byte(`{"name":"t","_meta":` + string(tt.raw) + `}`)
 		meta, _ := rawjson.Member(in, "_meta")
-		if v := s.StatelessVersion(meta); string(v) != `"2026-07-28"` && tt.code == 0 {
+		if v := s.statelessVersion(meta); string(v) != `"2026-07-28"` && tt.code == 0 {
 			t.Errorf("read %d: version %s", i, v)
 		}
-		e, err := s.ReadMeta(meta)
+		e, err := s.readMeta(meta)
 		again := i > 0 && prev != nil && bytes.Equal(tt.raw, prev.raw)
 		if again && e != prev {
 			t.Errorf("read %d: the same _meta was read again", i)

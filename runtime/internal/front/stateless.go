@@ -26,7 +26,7 @@ const versionMember = `"` + mcp.Version20260728 + `"`
 // Stateless is the client of a request of the 2026-07-28 revision: the revision,
 // capabilities and log level its _meta names, and who its transport says it is. It is
 // never changed once made, so the requests of a client that sends the same _meta share one
-// (see Server.Stateless).
+// (see Server.stateless).
 type Stateless struct {
 	client
 	meta     *metaEntry
@@ -36,10 +36,10 @@ type Stateless struct {
 	selects  bool
 }
 
-// Stateless returns the client of a stateless request whose _meta was read into meta (see
-// ReadMeta); its messages go out through out. Clients send the same _meta with every
+// stateless returns the client of a stateless request whose _meta was read into meta (see
+// readMeta); its messages go out through out. Clients send the same _meta with every
 // request, and the last one made is made again only for another.
-func (s *Server) Stateless(out node.Session, meta *MetaEntry, info SessionInfo) *Stateless {
+func (s *Server) stateless(out node.Session, meta *metaEntry, info SessionInfo) *Stateless {
 	if v := s.views.Load(); v != nil && v.meta == meta && v.id.same(info.Identity) && v.out == out && v.transport == info.Transport {
 		return v
 	}
@@ -52,6 +52,11 @@ func (s *Server) Stateless(out node.Session, meta *MetaEntry, info SessionInfo) 
 	s.views.Store(v)
 	return v
 }
+
+// Streams reports whether the client's request may have messages before its answer: its
+// _meta asked for log messages or progress. What a bundle asks of the client comes back
+// in the answer itself.
+func (v *Stateless) Streams() bool { return v.meta.streams() }
 
 // noLogs is a log level above every level: a stateless request that names none gets none.
 const noLogs = math.MaxInt
@@ -126,10 +131,10 @@ type requestMeta struct {
 	logLevel   string
 }
 
-// StatelessVersion returns the revision a request's _meta names, as it is written; nil
+// statelessVersion returns the revision a request's _meta names, as it is written; nil
 // when it names none (a request of a session). A _meta the server read last is not read
 // again.
-func (s *Server) StatelessVersion(meta json.RawMessage) json.RawMessage {
+func (s *Server) statelessVersion(meta json.RawMessage) json.RawMessage {
 	if meta == nil {
 		return nil
 	}
@@ -140,19 +145,16 @@ func (s *Server) StatelessVersion(meta json.RawMessage) json.RawMessage {
 	return v
 }
 
-// MetaEntry is the reading of one stateless request's _meta (see ReadMeta).
-type MetaEntry = metaEntry
-
-// ReadMeta reads and checks the _meta of a stateless request: -32602 when it lacks the
+// readMeta reads and checks the _meta of a stateless request: -32602 when it lacks the
 // members every request carries, -32022 when it asks for a revision the node does not
 // serve. Clients send the same _meta with every request, so the reading of the last one
 // serves the next.
-func (s *Server) ReadMeta(meta json.RawMessage) (*MetaEntry, *rpc.Error) {
+func (s *Server) readMeta(meta json.RawMessage) (*metaEntry, *rpc.Error) {
 	if e := s.metas.last.Load(); e != nil && meta != nil && bytes.Equal(e.raw, meta) {
 		return e, nil
 	}
 	own := bytes.Clone(meta) // not the request's bytes, which it would keep alive
-	m, err := readMeta(own)
+	m, err := parseMeta(own)
 	if err != nil {
 		return nil, err
 	}
@@ -164,9 +166,9 @@ func (s *Server) ReadMeta(meta json.RawMessage) (*MetaEntry, *rpc.Error) {
 	return e, nil
 }
 
-// readMeta reads and checks the _meta of a stateless request (nil when it has none). Only
+// parseMeta reads and checks the _meta of a stateless request (nil when it has none). Only
 // _meta is read, member by member: the arguments, of any size, are the bundle's business.
-func readMeta(raw json.RawMessage) (requestMeta, *rpc.Error) {
+func parseMeta(raw json.RawMessage) (requestMeta, *rpc.Error) {
 	if raw == nil || string(raw) == "null" {
 		return requestMeta{}, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: a request without a session carries _meta with %q and %q",
 			mcp.MetaProtocolVersion, mcp.MetaClientCapabilities)
@@ -231,10 +233,10 @@ type metaEntry struct {
 	meta     requestMeta
 }
 
-// Streams reports whether a request with this _meta may have messages before its answer:
+// streams reports whether a request with this _meta may have messages before its answer:
 // it asked for log messages or progress. What a bundle asks of the client comes back in
 // the answer itself.
-func (e *metaEntry) Streams() bool { return e.meta.logLevel != "" || e.progress }
+func (e *metaEntry) streams() bool { return e.meta.logLevel != "" || e.progress }
 
 // unsupportedVersion is the -32022 error naming the revisions the node serves.
 func unsupportedVersion(requested string) *rpc.Error {
@@ -242,8 +244,8 @@ func unsupportedVersion(requested string) *rpc.Error {
 	return rpc.Errorf(mcp.CodeUnsupportedVersion, "unsupported protocol version %q", requested).WithData(data)
 }
 
-// RemovedIn2026 reports whether the stateless revision no longer has method.
-func RemovedIn2026(method string) bool {
+// removedIn2026 reports whether the stateless revision no longer has method.
+func removedIn2026(method string) bool {
 	switch method {
 	case mcp.MethodInitialize, mcp.MethodPing, mcp.MethodLoggingSetLevel, mcp.MethodResourcesSub, mcp.MethodResourcesUnsub,
 		mcp.NotifyInitialized:

@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/toolnode/toolnode/runtime/internal/front"
-	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/oauth"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
@@ -49,17 +48,17 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request, id front.Identit
 		case m.IsResponse():
 			hs.deliver(&m)
 		case m.Method != mcp.MethodInitialize:
-			req, rerr := node.ReadRequest(m.Method, m.Params)
-			req.Token, _ = oauth.TokenFromContext(r.Context())
-			if rerr != nil {
-				h.srv.Refuse(req, id, rerr)
-				answers[i] = rpc.Failure(m.ID, rerr)
+			token, _ := oauth.TokenFromContext(r.Context())
+			a, refused := h.srv.Admit(&front.Inbound{Method: m.Method, Params: m.Params, Token: token, SessionOnly: true,
+				Info: front.SessionInfo{Identity: id, Transport: "tcp"}})
+			if refused != nil {
+				answers[i] = rpc.Failure(m.ID, refused.Err)
 				continue
 			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if resp, ok := hs.serve(hs.ctx, &m, req); ok {
+				if resp, ok := hs.serve(hs.ctx, &m, a.Req); ok {
 					answers[i] = resp
 				}
 			}()

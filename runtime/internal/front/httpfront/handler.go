@@ -210,22 +210,21 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, id front.Identity
 		writeMessage(w, http.StatusBadRequest, "", rpc.Failure(msg.ID, perr))
 		return
 	}
-	var req *node.Request
-	var rerr *rpc.Error
-	if msg.IsRequest() {
-		req, rerr = node.ReadRequest(msg.Method, msg.Params)
-		req.Token, _ = oauth.TokenFromContext(r.Context())
-	}
 	version := r.Header.Get(HeaderProtocolVersion)
-	stateless := mcp.IsStatelessVersion(version) || req != nil && h.srv.StatelessVersion(req.Meta) != nil
-	// A method the stateless revision removed is told so first, whatever its params.
-	if rerr != nil && !(stateless && front.RemovedIn2026(msg.Method)) {
-		h.srv.Refuse(req, id, rerr)
-		writeMessage(w, http.StatusOK, r.Header.Get(HeaderSessionID), rpc.Failure(msg.ID, rerr))
-		return
+	var a front.Admitted
+	if msg.IsRequest() {
+		var refused *front.Refusal
+		if a, refused = h.admit(r, &msg, id, version); refused != nil {
+			if refused.Stateless {
+				writeMessage(w, refusalStatus(refused.Err), "", rpc.Failure(msg.ID, refused.Err))
+			} else {
+				writeMessage(w, http.StatusOK, r.Header.Get(HeaderSessionID), rpc.Failure(msg.ID, refused.Err))
+			}
+			return
+		}
 	}
-	if stateless {
-		h.stateless(w, r, id, &msg, req, body)
+	if a.Client != nil || !msg.IsRequest() && mcp.IsStatelessVersion(version) {
+		h.stateless(w, r, id, &msg, a, body)
 		return
 	}
 	if version != "" && !mcp.IsSupportedVersion(version) {
@@ -233,7 +232,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, id front.Identity
 		return
 	}
 	if msg.IsRequest() && msg.Method == mcp.MethodInitialize {
-		h.initialize(w, r, id, &msg, req)
+		h.initialize(w, r, id, &msg, a.Req)
 		return
 	}
 	hs := h.session(w, r, id)
@@ -248,15 +247,24 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, id front.Identity
 		hs.deliver(&msg)
 		w.WriteHeader(http.StatusAccepted)
 	case wantsSSE && streams(msg.Method):
-		hs.serveStream(w, r, &msg, req)
+		hs.serveStream(w, r, &msg, a.Req)
 	default:
-		resp, ok := hs.serve(hs.ctx, &msg, req)
+		resp, ok := hs.serve(hs.ctx, &msg, a.Req)
 		if !ok {
 			w.WriteHeader(http.StatusAccepted) // cancelled by the client: nothing to answer
 			return
 		}
 		writeMessage(w, http.StatusOK, hs.id, resp)
 	}
+}
+
+// admit hands a request to the front's admission (front.Server.Admit) with what HTTP knows
+// beside it: the caller's token, the revision its header names (version), and the headers
+// mirroring its body, which a stateless request's must match.
+func (h *Handler) admit(r *http.Request, msg *rpc.Message, id front.Identity, version string) (front.Admitted, *front.Refusal) {
+	token, _ := oauth.TokenFromContext(r.Context())
+	return h.srv.Admit(&front.Inbound{Method: msg.Method, Params: msg.Params, Token: token, Version: version, Check: (*mirrored)(r),
+		Out: streamOutbound{}, Info: front.SessionInfo{Identity: id, Transport: "tcp"}})
 }
 
 // streams reports whether answers to method go on an event stream, where the progress, log

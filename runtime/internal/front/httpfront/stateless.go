@@ -24,10 +24,10 @@ const (
 	HeaderParamStart = "Mcp-Param-"
 )
 
-// stateless serves a request of a 2026-07-28 client: no session, every request checked and
-// answered on its own, on the POST that carries it. req is its params as read once; nil for
-// a notification or a response.
-func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, id front.Identity, msg *rpc.Message, req *node.Request, body []byte) {
+// stateless serves a message of a 2026-07-28 client: no session, every request admitted
+// (a, see Handler.admit) and answered on its own, on the POST that carries it. a is zero
+// for a notification or a response.
+func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, id front.Identity, msg *rpc.Message, a front.Admitted, body []byte) {
 	fail := func(status int, err *rpc.Error) { writeMessage(w, status, "", rpc.Failure(msg.ID, err)) }
 	switch {
 	case msg.IsNotification():
@@ -37,33 +37,18 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, id front.Ide
 		fail(http.StatusBadRequest, rpc.Errorf(mcp.CodeInvalidRequest, "invalid request: a client without a session sends no responses"))
 		return
 	}
-	if front.RemovedIn2026(msg.Method) {
-		// Before any other check: a 2025-era call (logging/setLevel from a client library
-		// that still sends it) learns plainly that the method is gone.
-		fail(http.StatusNotFound, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found: protocol version %s has no %s", msg.Method, mcp.Version20260728, msg.Method))
-		return
-	}
-	if err := checkHeaders(r, msg, req, h.srv.StatelessVersion(req.Meta)); err != nil {
-		fail(http.StatusBadRequest, err)
-		return
-	}
-	meta, err := h.srv.ReadMeta(req.Meta)
-	if err != nil {
-		fail(http.StatusBadRequest, err)
-		return
-	}
+	req, v := a.Req, a.Client
 	if state, _ := rawjson.String(req.State); state != "" {
 		if owner := h.stateReplica(r, state); owner != "" {
 			h.forward(w, r, id, owner, body)
 			return
 		}
 	}
-	v := h.srv.Stateless(streamOutbound{}, meta, front.SessionInfo{Identity: id, Transport: "tcp"})
 	if err := h.checkParamHeaders(r, req, v); err != nil {
 		fail(http.StatusBadRequest, err)
 		return
 	}
-	if msg.Method == mcp.MethodSubscriptionsListen {
+	if a.Listens() {
 		st := h.newStream(w, "", nil)
 		defer st.close()
 		h.listen(r, st, msg, req, v)
@@ -74,7 +59,7 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, id front.Ide
 	// for them; any other is answered as plain JSON, with no stream to set up.
 	ctx := r.Context()
 	var st *stream
-	if meta.Streams() {
+	if v.Streams() {
 		st = h.newStream(w, "", nil)
 		defer st.close()
 		ctx = context.WithValue(ctx, streamKey{}, st)
@@ -114,6 +99,15 @@ func (streamOutbound) Request(context.Context, string, json.RawMessage) (json.Ra
 	return nil, rpc.Errorf(mcp.CodeInternalError, "a client without a session takes no requests (2026-07-28 asks with input_required results)")
 }
 
+// refusalStatus is the HTTP status of a stateless request the front's admission refused
+// (see front.Refusal): 404 for a method the revision removed, else 400.
+func refusalStatus(err *rpc.Error) int {
+	if err.Code == mcp.CodeMethodNotFound {
+		return http.StatusNotFound
+	}
+	return http.StatusBadRequest
+}
+
 // statelessStatus is the HTTP status of an answer to a stateless request.
 func statelessStatus(err *rpc.Error) int {
 	switch {
@@ -132,10 +126,20 @@ func mismatch(format string, args ...any) *rpc.Error {
 	return rpc.Errorf(mcp.CodeHeaderMismatch, "header mismatch: "+format, args...)
 }
 
+// mirrored is an HTTP request whose headers mirror its body, as the admission of a
+// stateless request checks them (a front.StatelessCheck).
+type mirrored http.Request
+
+// CheckStateless implements front.StatelessCheck: the headers mirroring the body say what
+// the body says.
+func (m *mirrored) CheckStateless(req *node.Request, version json.RawMessage) *rpc.Error {
+	return checkHeaders((*http.Request)(m), req, version)
+}
+
 // checkHeaders checks that the headers mirroring the body say what the body says: the
 // protocol version, the method, and the name of a tool or prompt or the URI of a resource.
 // A mismatch is -32020. version is the revision the request's _meta names, as written.
-func checkHeaders(r *http.Request, msg *rpc.Message, req *node.Request, version json.RawMessage) *rpc.Error {
+func checkHeaders(r *http.Request, req *node.Request, version json.RawMessage) *rpc.Error {
 	if raw := version; raw != nil {
 		// A version that is not a string is left to readMeta, which refuses it.
 		if v, isString := rawjson.String(raw); isString {
@@ -150,8 +154,8 @@ func checkHeaders(r *http.Request, msg *rpc.Message, req *node.Request, version 
 	switch got := r.Header.Get(HeaderMethod); {
 	case got == "":
 		return mismatch("missing %s header", HeaderMethod)
-	case got != msg.Method:
-		return mismatch("%s header %q does not match the body's method %q", HeaderMethod, got, msg.Method)
+	case got != req.Method:
+		return mismatch("%s header %q does not match the body's method %q", HeaderMethod, got, req.Method)
 	}
 	if target, named := headerTarget(req); named {
 		got, present := r.Header[http.CanonicalHeaderKey(HeaderName)]

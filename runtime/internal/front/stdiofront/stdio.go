@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/front"
-	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -105,34 +104,25 @@ func (st *stdio) handle(m *rpc.Message) {
 		st.send(rpc.Failure(m.ID, err))
 		return
 	}
-	method := m.Method
-	req, rerr := node.ReadRequest(method, m.Params)
-	stateless := st.srv.StatelessVersion(req.Meta) != nil
-	// A method the stateless revision removed is told so first, whatever its params.
-	if rerr != nil && !(stateless && front.RemovedIn2026(method)) {
-		st.srv.Refuse(req, st.info.Identity, rerr)
-		call.Fail(rerr, st)
+	a, refused := st.srv.Admit(&front.Inbound{Method: m.Method, Params: m.Params, Out: st, Info: st.info})
+	if refused != nil {
+		call.Fail(refused.Err, st)
 		return
 	}
-	if stateless {
-		// A 2026-07-28 request: served on its own, with what its _meta says.
-		meta, err := st.srv.ReadMeta(req.Meta)
-		if err != nil {
-			call.Fail(err, st)
-			return
-		}
-		v := st.srv.Stateless(st, meta, st.info)
-		call.As(v)
-		if method == mcp.MethodSubscriptionsListen {
-			st.listen(call, v, m, req)
+	if a.Client != nil {
+		// A 2026-07-28 request, served for its client as its _meta says, while the session
+		// keeps it among its requests in flight (a cancellation finds it).
+		call.As(a.Client)
+		if a.Listens() {
+			st.listen(call, a)
 			return
 		}
 	}
-	if method == mcp.MethodToolsCall {
-		call.Serve(req, st)
+	if m.Method == mcp.MethodToolsCall {
+		call.Serve(a.Req, st)
 		return
 	}
-	go call.Serve(req, st)
+	go call.Serve(a.Req, st)
 }
 
 // Reply implements front.Replier: the answer to c goes to the client, unless the client
@@ -150,10 +140,10 @@ func (st *stdio) Reply(c *front.Call, res json.RawMessage, err *rpc.Error) {
 
 // listen serves subscriptions/listen over stdio: the notifications asked for go out on the
 // one stream, tagged with the listen request's id, until the client cancels it.
-func (st *stdio) listen(call *front.Call, v *front.Stateless, m *rpc.Message, req *node.Request) {
+func (st *stdio) listen(call *front.Call, a front.Admitted) {
 	call.LongLived()
 	go func() {
-		l, ack, err := st.srv.Listen(call.Context(), v, m.ID, req, func(_ context.Context, msg *rpc.Message) error { return st.conn.Send(msg) })
+		l, ack, err := st.srv.Listen(call.Context(), a.Client, call.ID(), a.Req, func(_ context.Context, msg *rpc.Message) error { return st.conn.Send(msg) })
 		if err != nil {
 			call.Fail(err, st)
 			return
