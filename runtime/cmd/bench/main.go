@@ -63,7 +63,7 @@ func sections() []section {
 		{"meos", meosThroughput}, {"run", runSection}, {"runworker", runWorkerSection}, {"peers", peers}, {"httpcpu", httpCPUSection}, {"cpu", eraCPU},
 		{"telemetry", telemetrySection}, {"cluster", clusterHop}, {"replicas", replicasSection}, {"app", appOverhead},
 		{"tasks", taskCost}, {"approvals", approvalCost}, {"exchange", exchangeCost}, {"results", resultsCut},
-		{"sandbox", sandboxSection}}
+		{"sandbox", sandboxSection}, {"against", againstSection}}
 }
 
 func sectionNames() []string {
