@@ -123,18 +123,26 @@ const maxEdits = 4
 // however many members change: a relayed call renames its tool and edits its _meta. ok is
 // false when obj is not a JSON object.
 func PutMembers(obj []byte, edits ...Edit) ([]byte, bool) {
+	return AppendPutMembers(nil, obj, edits...)
+}
+
+// AppendPutMembers appends obj edited as PutMembers edits it to dst, and returns the
+// extended buffer: a relay that builds a whole line puts the edited params straight into
+// it. obj and the edits' values may lie in dst, but not past its length (where the edit
+// is written). ok is false (and dst is returned as it was) when obj is not a JSON object.
+func AppendPutMembers(dst, obj []byte, edits ...Edit) ([]byte, bool) {
 	if len(edits) > maxEdits {
 		out, ok := obj, true
 		for _, e := range edits {
 			if out, ok = PutMember(out, e.Key, e.Value); !ok {
-				return nil, false
+				return dst, false
 			}
 		}
-		return out, true
+		return append(dst, out...), true
 	}
 	open := skipSpace(obj, 0)
 	if open >= len(obj) || obj[open] != '{' {
-		return nil, false
+		return dst, false
 	}
 	// Where each edited member's value is, in obj; -1 for one to add.
 	var starts, ends [maxEdits]int
@@ -169,7 +177,11 @@ func PutMembers(obj []byte, edits ...Edit) ([]byte, bool) {
 			size -= ends[k] - starts[k]
 		}
 	}
-	out := append(make([]byte, 0, size), obj[:open+1]...)
+	out := dst
+	if cap(out)-len(out) < size {
+		out = append(make([]byte, 0, len(dst)+size), dst...)
+	}
+	out = append(out, obj[:open+1]...)
 	added := 0
 	for k, e := range edits {
 		if starts[k] >= 0 {

@@ -102,6 +102,34 @@ func TestPutMembersAsPutMember(t *testing.T) {
 	}
 }
 
+func TestAppendPutMembersAppendsWhatPutMembersReturns(t *testing.T) {
+	name := Edit{"name", []byte(`"echo"`)}
+	token := Edit{"progressToken", []byte(`"t"`)}
+	for _, obj := range []string{`{"name":"a.echo","arguments":{"x":1}}`, `{}`, `{"_meta":{"a":1},"name":"b"}`} {
+		want, _ := PutMembers([]byte(obj), name, token)
+		for _, dst := range [][]byte{nil, []byte(`prefix:`), append(make([]byte, 0, 256), `roomy:`...)} {
+			head := string(dst)
+			got, ok := AppendPutMembers(dst, []byte(obj), name, token)
+			if !ok || string(got) != head+string(want) {
+				t.Errorf("AppendPutMembers(%q, %s) = %q, %v; want %q", head, obj, got, ok, head+string(want))
+			}
+		}
+	}
+	// What is edited may lie in the buffer written to, before its end: a value made in
+	// the buffer, then the object it goes into.
+	buf := AppendString(make([]byte, 0, 8), "tok")
+	value := buf
+	buf = append(buf, `{"a":1}`...)
+	obj := buf[len(value):]
+	got, ok := AppendPutMembers(buf, obj, Edit{"progressToken", value})
+	if want := `"tok"{"a":1}{"progressToken":"tok","a":1}`; !ok || string(got) != want {
+		t.Errorf("editing within the buffer gave %q, %v; want %q", got, ok, want)
+	}
+	if got, ok := AppendPutMembers([]byte(`kept`), []byte(`[1]`), name); ok || string(got) != "kept" {
+		t.Errorf("AppendPutMembers of an array = %q, %v; want the buffer as it was and false", got, ok)
+	}
+}
+
 func TestMembersAcrossEscapes(t *testing.T) {
 	tests := []struct {
 		obj  string

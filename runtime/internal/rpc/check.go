@@ -84,7 +84,7 @@ func Parse(line []byte, lim Limits) (Message, *Error) {
 		}
 		var name string
 		if bytes.IndexByte(method, '\\') < 0 {
-			name = string(method[1 : len(method)-1])
+			name = methodName(method[1 : len(method)-1])
 		} else if json.Unmarshal(method, &name) != nil {
 			return m, Errorf(mcp.CodeInvalidRequest, `invalid request: bad "method"`)
 		}
@@ -456,4 +456,28 @@ func skipSpace(b []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// methodName returns the method named b: one of the protocol's own names without a copy
+// (every message carries one), any other copied.
+func methodName(b []byte) string {
+	switch string(b) {
+	case mcp.MethodToolsCall:
+		return mcp.MethodToolsCall
+	case mcp.NotifyProgress:
+		return mcp.NotifyProgress
+	case mcp.NotifyCancelled:
+		return mcp.NotifyCancelled
+	case mcp.NotifyMessage:
+		return mcp.NotifyMessage
+	case mcp.MethodToolsList:
+		return mcp.MethodToolsList
+	case mcp.MethodPing:
+		return mcp.MethodPing
+	case mcp.MethodPromptsGet:
+		return mcp.MethodPromptsGet
+	case mcp.MethodResourcesRead:
+		return mcp.MethodResourcesRead
+	}
+	return string(b)
 }

@@ -108,7 +108,16 @@ func (c *Conn) Expect(done Done) (ID, error) { return c.pending.Add(done) }
 // Request sends the request id got from Expect. When it cannot be sent the call is taken
 // back (done is not called) and the error says why.
 func (c *Conn) Request(id ID, method string, params json.RawMessage) error {
-	if err := c.Send(Request(id, method, params)); err != nil {
+	return c.RequestEdited(id, method, params)
+}
+
+// RequestEdited is Request with params edited on the way as rawjson.PutMembers edits them,
+// in the one copy that writes the line (params that are not an object go as they are):
+// a relay renames a tool and puts its progress token without a copy of the arguments of
+// its own. The edits are done with when it returns.
+func (c *Conn) RequestEdited(id ID, method string, params json.RawMessage, edits ...rawjson.Edit) error {
+	m := Message{ID: id, Method: method, Params: params}
+	if err := c.send(&m, edits); err != nil {
 		if c.pending.Take(id) == nil {
 			return nil // ended meanwhile (the connection closed): done has run
 		}
@@ -122,12 +131,15 @@ func (c *Conn) Request(id ID, method string, params json.RawMessage) error {
 func (c *Conn) Forget(id ID) bool { return c.pending.Take(id) != nil }
 
 // Send writes m, never waiting for the peer (see Outbox).
-func (c *Conn) Send(m *Message) error {
+func (c *Conn) Send(m *Message) error { return c.send(m, nil) }
+
+// send writes m, its params edited as edits say (see Message.appendEdited).
+func (c *Conn) send(m *Message, edits []rawjson.Edit) error {
 	buf, _ := c.lines.Get().(*[]byte)
 	if buf == nil {
 		buf = new([]byte)
 	}
-	line := append(m.Append((*buf)[:0]), '\n')
+	line := append(m.appendEdited((*buf)[:0], edits), '\n')
 	err := c.out.Send(line)
 	if cap(line) <= keptLine {
 		*buf = line

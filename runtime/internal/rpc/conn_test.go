@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -472,5 +473,24 @@ func TestOutboxClosedAndDoneWhateverTheOrder(t *testing.T) {
 				t.Errorf("wrote %q, want what was queued before Close", buf.String())
 			}
 		})
+	}
+}
+
+func TestARequestIsEditedInTheLineItGoesOutIn(t *testing.T) {
+	p := newPipePeer(t, ConnOptions{})
+	edits := []rawjson.Edit{{Key: "_meta", Value: []byte(`{"progressToken":"tn-1"}`)}, {Key: "name", Value: []byte(`"echo"`)}}
+	for _, tt := range []struct{ params, want string }{
+		{`{"name":"a.echo","arguments":{"text":"s"}}`, `{"_meta":{"progressToken":"tn-1"},"name":"echo","arguments":{"text":"s"}}`},
+		{`[1,2]`, `[1,2]`}, // not an object: as it came
+	} {
+		id, _ := p.conn.Expect(func(json.RawMessage, error) {})
+		if err := p.conn.RequestEdited(id, "tools/call", json.RawMessage(tt.params), edits...); err != nil {
+			t.Fatal(err)
+		}
+		m := p.next(t)
+		if m.ID != id || m.Method != "tools/call" || string(m.Params) != tt.want {
+			t.Errorf("RequestEdited(%s) wrote id %s, method %q, params %s; want id %s, params %s", tt.params, m.ID, m.Method, m.Params, id, tt.want)
+		}
+		p.conn.Forget(id)
 	}
 }

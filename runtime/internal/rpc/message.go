@@ -115,6 +115,14 @@ func (m *Message) IsResponse() bool { return m.Method == "" }
 // Append appends m encoded as one line of JSON, without a newline. Raw params and results
 // are copied as they are: they were checked when they were read.
 func (m *Message) Append(b []byte) []byte {
+	return m.appendEdited(b, nil)
+}
+
+// appendEdited is Append with the params of a request edited on the way, as
+// rawjson.PutMembers edits them, in the one copy that writes them: a relayed call's new
+// name and progress token go straight into the line. Params that are not an object are
+// written as they are. The edits' values must not lie in b.
+func (m *Message) appendEdited(b []byte, edits []rawjson.Edit) []byte {
 	b = append(b, `{"jsonrpc":"2.0"`...)
 	if !m.ID.IsZero() {
 		b = append(append(b, `,"id":`...), m.ID.raw...)
@@ -124,7 +132,14 @@ func (m *Message) Append(b []byte) []byte {
 	if m.Method != "" {
 		b = rawjson.AppendString(append(b, `,"method":`...), m.Method)
 		if len(m.Params) > 0 {
-			b = append(append(b, `,"params":`...), m.Params...)
+			b = append(b, `,"params":`...)
+			ok := false
+			if len(edits) > 0 {
+				b, ok = rawjson.AppendPutMembers(b, m.Params, edits...)
+			}
+			if !ok {
+				b = append(b, m.Params...)
+			}
 		}
 		return append(b, '}')
 	}

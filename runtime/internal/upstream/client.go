@@ -435,19 +435,28 @@ func (c *Client) Send(id rpc.ID, method string, params json.RawMessage, edit Edi
 	if !stateless {
 		params = dropRevisionMeta(params)
 	}
+	var edits paramEdits
 	if edit.Name != "" || edit.Token != "" || edit.Meta != nil || stateless {
-		params, _ = c.prepare(params, edit)
+		// The edits' values are made in a buffer of the pool: every way out below has
+		// copied them by the time it returns.
+		scratch := editBuffers.Get().(*[]byte)
+		params, edits, *scratch, _ = c.editsOf((*scratch)[:0], params, edit)
+		defer putEditBuffer(scratch)
 	}
 	var err error
-	if edit.Header != nil {
+	lw, lines := c.t.(lineWriter)
+	switch {
+	case edit.Header != nil:
 		ht, ok := c.t.(*httpTransport)
 		if !ok {
 			c.t.Forget(id)
 			return fmt.Errorf("bundle %q is not reached over HTTP, and the call has a header for it", c.cfg.Name)
 		}
-		err = ht.request(id, method, params, edit.Header)
-	} else {
-		err = c.t.Request(id, method, params)
+		err = ht.request(id, method, edits.apply(params), edit.Header)
+	case lines:
+		err = lw.requestEdited(id, method, params, edits.list()...)
+	default:
+		err = c.t.Request(id, method, edits.apply(params))
 	}
 	if err != nil {
 		if errors.Is(err, rpc.ErrNotReading) {
@@ -456,6 +465,52 @@ func (c *Client) Send(id rpc.ID, method string, params json.RawMessage, edit Edi
 		return c.t.gone()
 	}
 	return nil
+}
+
+// lineWriter is a transport that writes each request as a line, and edits its params in
+// the copy that writes them.
+type lineWriter interface {
+	requestEdited(id rpc.ID, method string, params json.RawMessage, edits ...rawjson.Edit) error
+}
+
+// editBuffers holds buffers (*[]byte) for the values of Send's edits, made for every
+// relayed call.
+var editBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// keptEditBuffer bounds the buffers kept in editBuffers: one grown by a large _meta goes
+// to the garbage collector.
+const keptEditBuffer = 16 << 10
+
+func putEditBuffer(b *[]byte) {
+	if cap(*b) <= keptEditBuffer {
+		editBuffers.Put(b)
+	}
+}
+
+// paramEdits are the members Send sets in params: _meta and the name, at most.
+type paramEdits struct {
+	e [2]rawjson.Edit
+	n int
+}
+
+func (p *paramEdits) add(key string, value []byte) {
+	p.e[p.n] = rawjson.Edit{Key: key, Value: value}
+	p.n++
+}
+
+// list returns the edits, in a slice of p.
+func (p *paramEdits) list() []rawjson.Edit { return p.e[:p.n] }
+
+// apply returns params with the edits made, in a copy of their own; params themselves
+// when there are none, or when they are not an object.
+func (p *paramEdits) apply(params json.RawMessage) json.RawMessage {
+	if p.n == 0 {
+		return params
+	}
+	if out, ok := rawjson.PutMembers(params, p.list()...); ok {
+		return out
+	}
+	return params
 }
 
 // revisionMeta are the _meta members by which a 2026-07-28 request carries what a session
@@ -531,16 +586,35 @@ type Caller struct {
 // bundle, with the members of its revision in their _meta: one edit of params. It also
 // returns the progress token params had, nil when none.
 func (c *Client) prepare(params json.RawMessage, edit Edit) (json.RawMessage, json.RawMessage) {
-	var token []byte
+	params, edits, _, old := c.editsOf(nil, params, edit)
+	return edits.apply(params), old
+}
+
+// editsOf works out the edits of params that prepare makes, their values appended to buf,
+// and returns params as they are to be edited ({} for none), the edits, buf as it grew,
+// and the progress token params had, nil when none. The edits' values lie in buf, or in
+// params, or in what the Client keeps unchanged.
+func (c *Client) editsOf(buf []byte, params json.RawMessage, edit Edit) (json.RawMessage, paramEdits, []byte, json.RawMessage) {
+	var edits paramEdits
+	// The values are appended to buf in turn, each taken as a slice once whole: a
+	// slice taken before buf grows keeps the old array, and stays right.
+	var name, token []byte
+	if edit.Name != "" {
+		at := len(buf)
+		buf = rawjson.AppendString(buf, edit.Name)
+		name = buf[at:]
+	}
 	if edit.Token != "" {
-		token = rawjson.AppendString(nil, edit.Token)
+		at := len(buf)
+		buf = rawjson.AppendString(buf, edit.Token)
+		token = buf[at:]
 	}
 	stateless := c.Era() == EraStateless
 	if token == nil && !stateless && edit.Meta == nil {
-		if edit.Name != "" {
-			params, _ = rawjson.PutMember(params, "name", rawjson.AppendString(nil, edit.Name))
+		if name != nil {
+			edits.add("name", name)
 		}
-		return params, nil
+		return params, edits, buf, nil
 	}
 	if len(bytes.TrimSpace(params)) == 0 || string(params) == "null" {
 		params = json.RawMessage(`{}`)
@@ -554,27 +628,36 @@ func (c *Client) prepare(params json.RawMessage, edit Edit) (json.RawMessage, js
 	case stateless:
 		var merged []byte
 		merged, old = c.mergeMeta(meta, token != nil, edit.Caller)
-		out := make([]byte, 0, len(merged)+len(token)+20)
-		out = append(out, merged...)
+		at := len(buf)
+		buf = append(buf, merged...)
 		if token != nil {
-			out = append(append(out, `,"progressToken":`...), token...)
+			buf = append(append(buf, `,"progressToken":`...), token...)
 		}
-		meta = append(out, '}')
+		buf = append(buf, '}')
+		meta = buf[at:]
 	case token != nil:
 		old = clientToken(rawjson.Member(meta, "progressToken"))
-		meta, _ = rawjson.PutMember(meta, "progressToken", token)
+		meta, buf = appendEdited(buf, meta, rawjson.Edit{Key: "progressToken", Value: token})
 	}
 	if edit.Meta != nil {
-		meta, _ = rawjson.PutMembers(meta, edit.Meta...)
+		meta, buf = appendEdited(buf, meta, edit.Meta...)
 	}
-	edits, n := [2]rawjson.Edit{{Key: "_meta", Value: meta}}, 1
-	if edit.Name != "" {
-		edits[1], n = rawjson.Edit{Key: "name", Value: rawjson.AppendString(nil, edit.Name)}, 2
+	edits.add("_meta", meta)
+	if name != nil {
+		edits.add("name", name)
 	}
-	if out, ok := rawjson.PutMembers(params, edits[:n]...); ok {
-		return out, old
+	return params, edits, buf, old
+}
+
+// appendEdited appends obj, an object, edited as rawjson.PutMembers edits it, to buf, and
+// returns the edited object and buf as it grew; obj itself when it is not an object.
+func appendEdited(buf, obj []byte, edits ...rawjson.Edit) ([]byte, []byte) {
+	at := len(buf)
+	buf, ok := rawjson.AppendPutMembers(buf, obj, edits...)
+	if !ok {
+		return obj, buf
 	}
-	return params, old
+	return buf[at:], buf
 }
 
 // mergedMeta is a client's _meta merged with the node's members for a stateless bundle.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/internal/proc"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
+	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // stdio is the transport to a bundle process: newline-delimited JSON on its stdin and
@@ -43,7 +44,13 @@ func startStdio(cfg Config, h hooks) (*stdio, error) {
 
 // Request sends a request, naming the bundle's stdin when the bundle does not read it.
 func (t *stdio) Request(id rpc.ID, method string, params json.RawMessage) error {
-	err := t.Conn.Request(id, method, params)
+	return t.requestEdited(id, method, params)
+}
+
+// requestEdited is Request with params edited as the line is written (see
+// rpc.Conn.RequestEdited): it implements lineWriter.
+func (t *stdio) requestEdited(id rpc.ID, method string, params json.RawMessage, edits ...rawjson.Edit) error {
+	err := t.Conn.RequestEdited(id, method, params, edits...)
 	if errors.Is(err, rpc.ErrNotReading) {
 		return fmt.Errorf("bundle %q is not reading its stdin: %w", t.name, err)
 	}

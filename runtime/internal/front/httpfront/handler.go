@@ -328,13 +328,32 @@ func badSessionVersion(w http.ResponseWriter, v string) {
 }
 
 func writeMessage(w http.ResponseWriter, status int, sessionID string, m *rpc.Message) {
-	writeJSON(w, status, sessionID, m.Append(make([]byte, 0, 64+len(m.Result))))
+	// The response copies what it is given (into its buffer, or to the socket), so the
+	// encoding's buffer serves the next answer.
+	buf := answerBuffers.Get().(*[]byte)
+	*buf = m.Append((*buf)[:0])
+	writeJSON(w, status, sessionID, *buf)
+	if cap(*buf) <= keptAnswerBuffer {
+		answerBuffers.Put(buf)
+	}
 }
 
+// answerBuffers holds the buffers (*[]byte) answers are encoded into, one for every call.
+var answerBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// keptAnswerBuffer bounds the buffers kept in answerBuffers: one grown by a large result
+// goes to the garbage collector.
+const keptAnswerBuffer = 64 << 10
+
+// jsonContentType is the Content-Type of a JSON response, one value shared by every
+// response: net/http only reads a header's values.
+var jsonContentType = []string{"application/json"}
+
 func writeJSON(w http.ResponseWriter, status int, sessionID string, b []byte) {
-	w.Header().Set("Content-Type", "application/json")
+	hd := w.Header()
+	hd["Content-Type"] = jsonContentType
 	if sessionID != "" {
-		w.Header().Set(HeaderSessionID, sessionID)
+		hd.Set(HeaderSessionID, sessionID)
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
