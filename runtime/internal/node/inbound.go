@@ -155,6 +155,14 @@ func (n *Node) forwardProgress(inst *instance, params json.RawMessage) {
 		return // the client did not ask for progress
 	}
 	p["progressToken"] = f.relay.clientToken
+	if meta, ok := p["_meta"]; ok {
+		// The id the bundle related it by is the node's, not the client's.
+		if meta = rawjson.DeleteMember(meta, RelatedRequestKey); string(bytes.TrimSpace(meta)) == "{}" {
+			delete(p, "_meta")
+		} else {
+			p["_meta"] = meta
+		}
+	}
 	_ = f.sess.Notify(f.relay.outer, mcp.NotifyProgress, p)
 }
 
