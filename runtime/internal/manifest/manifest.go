@@ -4,6 +4,7 @@ package manifest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -113,6 +114,14 @@ type Manifest struct {
 	// serves (an upstream.Link); such a bundle has neither a command nor a URL. Not read
 	// from a file.
 	Link func() (io.ReadWriteCloser, error) `json:"-"`
+	// InMemory, when set, serves the bundle in the node's own process instead of a
+	// command's (an in-memory bundle: tests give the node an sdk-go bundle.Server's Serve
+	// this way). The node runs it as it runs a bundle's process, once per instance and
+	// again at each restart, with a pair of in-process pipes for its stdin and stdout: it
+	// serves MCP on them until stdin ends or ctx is done, and returning is the process's
+	// exit. Such a bundle has neither a command nor a URL, nor a sandbox. Not read from a
+	// file.
+	InMemory func(ctx context.Context, stdin io.Reader, stdout io.Writer) error `json:"-"`
 
 	// Dir is the bundle directory (absolute); Path the manifest file. Neither is read from
 	// the file.
@@ -251,6 +260,11 @@ func Load(path string) (*Manifest, error) {
 // Parse decodes a manifest strictly (an unknown key is an error naming it) and checks it;
 // dir is the bundle directory that "./" commands are relative to.
 func Parse(data []byte, dir string) (*Manifest, error) {
+	return parse(data, dir, nil)
+}
+
+// parse is Parse, of an in-memory bundle served by serve when it is not nil.
+func parse(data []byte, dir string, serve func(ctx context.Context, stdin io.Reader, stdout io.Writer) error) (*Manifest, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var m Manifest
@@ -260,7 +274,7 @@ func Parse(data []byte, dir string) (*Manifest, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, errors.New("unexpected data after the manifest's JSON object")
 	}
-	m.Dir = dir
+	m.Dir, m.InMemory = dir, serve
 	if err := m.check(); err != nil {
 		return nil, err
 	}

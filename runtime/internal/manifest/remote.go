@@ -15,6 +15,12 @@ import (
 // one of the two.
 func (m *Manifest) checkTarget() error {
 	hasCommand := len(m.Command) > 0
+	if m.InMemory != nil {
+		if hasCommand || m.URL != "" || len(m.Headers) > 0 || m.Sandbox != nil {
+			return errors.New(`an in-memory bundle runs in the node's process: it has no "command", "url", "headers" or "sandbox"`)
+		}
+		return nil
+	}
 	switch {
 	case hasCommand && m.URL != "":
 		return errors.New(`both "command" and "url": a bundle is a program the node starts or a server it reaches, give one of the two`)

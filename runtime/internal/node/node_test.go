@@ -72,6 +72,13 @@ func startFakes(t *testing.T, cfg node.Config, fakes ...testkit.Fake) (*node.Nod
 	return startNodeWith(t, cfg)
 }
 
+// startMemory runs a node of the in-memory bundles ms, configured by cfg.
+func startMemory(t *testing.T, cfg node.Config, ms ...testkit.Memory) (*node.Node, *testkit.SyncBuffer) {
+	t.Helper()
+	cfg.Manifests = testkit.InMemory(t, ms...)
+	return startNodeWith(t, cfg)
+}
+
 // result is a tool's result as the node answers it.
 type result struct {
 	IsError bool `json:"isError"`
@@ -124,7 +131,7 @@ func call(t *testing.T, n *node.Node, sess node.Session, name string, args any) 
 }
 
 func TestCallsReachTheirBundleAndMessagesTheirSession(t *testing.T) {
-	n := startNode(t, "a", "b")
+	n, _ := startMemory(t, node.Config{}, testkit.Memory{Name: "a"}, testkit.Memory{Name: "b"})
 	s := &testkit.Session{}
 	n.Attach(s)
 	defer n.Detach(s)
@@ -142,7 +149,7 @@ func TestCallsReachTheirBundleAndMessagesTheirSession(t *testing.T) {
 		t.Errorf("talk answered %s", res)
 	}
 	got := s.Messages()
-	if !strings.Contains(got, `notifications/message {"level":"info","logger":"a","data":"hello"`) ||
+	if !strings.Contains(got, `notifications/message {"level":"info","logger":"a/talk","data":"hello"`) ||
 		!strings.Contains(got, `notifications/progress {"progress":1,"progressToken":"mine"}`) {
 		t.Errorf("the session got:\n%s", got)
 	}
@@ -173,10 +180,7 @@ func TestStatusReportsBoundsAndBundles(t *testing.T) {
 // serves itself, or one it does not know, is taken to ask. Once the bundle's process is
 // gone, nothing is known of it: its tools are taken to ask again.
 func TestAsksClientsFollowsTheRunningProcesses(t *testing.T) {
-	dir := t.TempDir()
-	testkit.Write(t, dir, testkit.Fake{Name: "a"})
-	testkit.Write(t, dir, testkit.Fake{Name: "s", Stateless: true})
-	n := startNodeOf(t, testkit.Manifests(t, dir, "a", "s"))
+	n, _ := startMemory(t, node.Config{}, testkit.Memory{Name: "a", Session: true}, testkit.Memory{Name: "s"})
 	for _, tc := range []struct {
 		tool string
 		asks bool
@@ -204,9 +208,7 @@ func (l leveled) ClientLogLevel() (string, bool) { return l.level, l.wants }
 // wants none: the bundle's message reaches a caller that wants it, and is not made for one
 // that does not.
 func TestAStatelessBundleIsAskedForTheLogsItsCallerWants(t *testing.T) {
-	dir := t.TempDir()
-	testkit.Write(t, dir, testkit.Fake{Name: "s", Stateless: true})
-	n := startNodeOf(t, testkit.Manifests(t, dir, "s"))
+	n, _ := startMemory(t, node.Config{}, testkit.Memory{Name: "s"})
 	for _, tc := range []struct {
 		name  string
 		sess  node.Session

@@ -17,7 +17,7 @@ import (
 // which and by how much, before any work: a 15 MB query is not searched, and a 1 MB name is
 // not repeated back.
 func TestTheNodesToolsBoundTheirArguments(t *testing.T) {
-	n := startNode(t, "a")
+	n, _ := startMemory(t, node.Config{}, testkit.Memory{Name: "a"})
 	s := &testkit.Session{}
 	n.Attach(s)
 	defer n.Detach(s)

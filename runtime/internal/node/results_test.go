@@ -51,7 +51,7 @@ func readKept(t *testing.T, n *node.Node, sess node.Session, uri string) (text s
 // naming the rest; the caller reads the whole back in ranges, by resources/read and by
 // toolnode.read_result; another client is told no such resource exists.
 func TestALongResultIsCutAndItsWholeReadBackByItsCallerOnly(t *testing.T) {
-	n, _ := startFakes(t, node.Config{Results: node.ResultBounds{MaxBytes: 8 << 10}}, testkit.Fake{Name: "a"})
+	n, _ := startMemory(t, node.Config{Results: node.ResultBounds{MaxBytes: 8 << 10}}, testkit.Memory{Name: "a"})
 	owner, other := &keyed{key: "client:owner"}, &keyed{key: "client:other"}
 	var items []string
 	for i := range 3000 {
@@ -109,7 +109,7 @@ func TestALongResultIsCutAndItsWholeReadBackByItsCallerOnly(t *testing.T) {
 // in all.
 func TestKeptResultsStayWithinTheirBounds(t *testing.T) {
 	b := node.ResultBounds{MaxBytes: 4 << 10, ClientBytes: 200 << 10, StoreBytes: 300 << 10}
-	n, _ := startFakes(t, node.Config{Results: b}, testkit.Fake{Name: "a"})
+	n, _ := startMemory(t, node.Config{Results: b}, testkit.Memory{Name: "a"})
 	text := strings.Repeat("line of a long answer\n", 3000) // 66 KB
 	for i := range 20 {
 		sess := &keyed{key: fmt.Sprintf("client:%d", i%3)}
@@ -130,7 +130,7 @@ func TestKeptResultsStayWithinTheirBounds(t *testing.T) {
 // A task's result is cut as a call's is: the front keeps for the task what CallToolTask
 // gives it.
 func TestATasksLongResultIsCutToo(t *testing.T) {
-	n, _ := startFakes(t, node.Config{Results: node.ResultBounds{MaxBytes: 4 << 10}}, testkit.Fake{Name: "a"})
+	n, _ := startMemory(t, node.Config{Results: node.ResultBounds{MaxBytes: 4 << 10}}, testkit.Memory{Name: "a"})
 	owner := &keyed{key: "client:owner"}
 	params, _ := json.Marshal(map[string]any{"name": "a.echo", "arguments": map[string]any{"text": strings.Repeat("a line\n", 5000)}})
 	req, rerr := node.ReadRequest("tools/call", params)

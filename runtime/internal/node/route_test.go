@@ -20,7 +20,7 @@ import (
 
 func TestCallsRoutedWith32InFlightAcrossThreeBundles(t *testing.T) {
 	bundles := []string{"alpha", "beta", "gamma"}
-	n := startNode(t, bundles...)
+	n, _ := startMemory(t, node.Config{}, testkit.Memory{Name: "alpha"}, testkit.Memory{Name: "beta"}, testkit.Memory{Name: "gamma"})
 	s := &testkit.Session{}
 	var wg sync.WaitGroup
 	errs := make(chan error, 32)
@@ -113,13 +113,13 @@ func TestBundleKilledMidCallFailsTheCall(t *testing.T) {
 func TestCollisionsResolvedTheSameWayEveryRun(t *testing.T) {
 	// Each run starts the three bundles with different delays, so that they come up in
 	// different orders; the winner must not change.
-	delays := [][3]string{{"0", "150", "300"}, {"300", "150", "0"}, {"150", "0", "300"}}
+	delays := [][3]time.Duration{{0, 150, 300}, {300, 150, 0}, {150, 0, 300}}
 	for i, d := range delays {
-		var fakes []testkit.Fake
+		var ms []testkit.Memory
 		for j, name := range []string{"lamp-b", "lamp-a", "lamp-c"} {
-			fakes = append(fakes, testkit.Fake{Name: name, Seats: []string{"node-lamp"}, Env: map[string]string{"FAKE_DELAY_MS": d[j]}})
+			ms = append(ms, testkit.Memory{Name: name, Manifest: `"seats":["node-lamp"]`, Delay: d[j] * time.Millisecond})
 		}
-		n, logs := startFakes(t, node.Config{}, fakes...)
+		n, logs := startMemory(t, node.Config{}, ms...)
 		if got, _ := call(t, n, &testkit.Session{}, "node-lamp.on", nil); got != "lamp on by lamp-a" {
 			t.Errorf("run %d: node-lamp.on served by %q, want lamp-a", i, got)
 		}
@@ -136,7 +136,7 @@ func TestCollisionsResolvedTheSameWayEveryRun(t *testing.T) {
 }
 
 func TestProgressReachesTheCallerUnderItsToken(t *testing.T) {
-	n := startNode(t, "slow")
+	n, _ := startMemory(t, node.Config{}, testkit.Memory{Name: "slow"})
 	s := &testkit.Session{}
 	if _, err := n.Call(context.Background(), s, json.RawMessage(`{"name":"slow.sleep","arguments":{"ms":50},"_meta":{"progressToken":"client-token-7"}}`)); err != nil {
 		t.Fatal(err)
@@ -189,7 +189,7 @@ func TestANullIDAnswerEndsTheCall(t *testing.T) {
 // An answer over the bundle message limit fails its call, naming the bundle and the limit;
 // the bundle goes on serving.
 func TestAnAnswerOverTheLimitFailsItsCall(t *testing.T) {
-	n, _ := startFakes(t, node.Config{Limits: node.Limits{MaxLine: 1 << 20}}, testkit.Fake{Name: "huge"})
+	n, _ := startMemory(t, node.Config{Limits: node.Limits{MaxLine: 1 << 20}}, testkit.Memory{Name: "huge"})
 	s := &testkit.Session{}
 	res, err := callWithin(t, n, s, 20*time.Second, "huge.big", map[string]any{"bytes": 2 << 20})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
@@ -31,7 +32,7 @@ func runProgram(t *testing.T, call func(json.RawMessage) (json.RawMessage, error
 // A program calls tools of two bundles, as functions and by name, and gets the search's
 // signatures; its value is its last line.
 func TestRunCallsToolsOfBundles(t *testing.T) {
-	n := startNode(t, "a", "b")
+	n, _ := startMemory(t, node.Config{}, testkit.Memory{Name: "a"}, testkit.Memory{Name: "b"})
 	s := &testkit.Session{}
 	call := func(p json.RawMessage) (json.RawMessage, error) { return n.Call(context.Background(), s, p) }
 	out, isErr := runProgram(t, call, `

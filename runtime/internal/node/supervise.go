@@ -141,10 +141,10 @@ func newBundle(n *Node, m *manifest.Manifest, fp string) *bundle {
 }
 
 // sandboxOf is the sandbox of the bundle m describes: its own, else the node's default
-// (--sandbox); nil for none, and for a bundle the node does not start.
+// (--sandbox); nil for none, and for a bundle that is no process the node starts.
 func (n *Node) sandboxOf(m *manifest.Manifest) *sandbox.Policy {
 	switch {
-	case m.Remote() || m.Link != nil:
+	case m.Remote() || m.Link != nil || m.InMemory != nil:
 		return nil
 	case m.Sandbox != nil:
 		return m.Sandbox

@@ -79,6 +79,9 @@ type Config struct {
 	// Link, when set, reaches a bundle served by another node of a cluster instead of a
 	// process or URL.
 	Link Link
+	// InMemory, when set, serves the bundle in the node's own process, on a pair of
+	// in-process pipes, instead of a process, URL or link (see Serve).
+	InMemory Serve
 	// Headers are sent with every HTTP request to URL (authorization, for example).
 	Headers http.Header
 	// HTTPClient makes the HTTP requests; nil for one with the timeouts of a remote bundle
@@ -167,6 +170,8 @@ func Start(cfg Config) (*Client, error) {
 	switch {
 	case cfg.Link != nil:
 		c.t = startLink(cfg, h)
+	case cfg.InMemory != nil:
+		c.t = startInMemory(cfg, h)
 	case cfg.URL != "":
 		c.t, err = newHTTP(cfg, h)
 	default:

@@ -26,6 +26,10 @@ func ConfigFor(m *manifest.Manifest, lookup func(string) (string, bool), log hcl
 		cfg.Link = link
 		return cfg, nil
 	}
+	if m.InMemory != nil {
+		cfg.InMemory = m.InMemory
+		return cfg, nil
+	}
 	if m.Remote() {
 		headers, err := m.RequestHeaders(lookup)
 		if err != nil {

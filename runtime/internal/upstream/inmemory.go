@@ -1,0 +1,109 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/toolnode/toolnode/runtime/internal/rpc"
+)
+
+// Serve is a bundle served in the node's own process: it speaks MCP on stdin and stdout,
+// one JSON message per line, as a bundle's process does, until stdin ends or ctx is done.
+// The method value of an sdk-go bundle.Server's Serve is one.
+type Serve func(ctx context.Context, stdin io.Reader, stdout io.Writer) error
+
+// inMemory is the transport to a bundle served in the node's process: a pair of in-process
+// pipes in place of a process's stdin and stdout. It ends as a process does: when serve
+// returns (its stdout closes) or when it is stopped (its stdin closes, then ctx is
+// cancelled past the grace period).
+type inMemory struct {
+	*rpc.Conn
+	name     string
+	stdin    *io.PipeWriter
+	cancel   context.CancelFunc
+	served   chan struct{}
+	err      error // serve's, once served is closed
+	stopOnce sync.Once
+}
+
+func startInMemory(cfg Config, h hooks) *inMemory {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	t := &inMemory{name: cfg.Name, stdin: inW, cancel: cancel, served: make(chan struct{})}
+	// Closing the connection closes both pipes, so that a bundle still writing is not
+	// left blocked on a stdout nobody reads.
+	closer := closers{inW, outR}
+	t.Conn = rpc.NewConn(outR, inW, closer, rpc.ConnOptions{
+		MaxLine:     cfg.MaxLine,
+		MaxQueue:    cfg.MaxQueue,
+		Limits:      cfg.Limits,
+		Handle:      h.handle,
+		OnInvalid:   h.invalid,
+		OnUnmatched: h.unmatched,
+	})
+	go func() {
+		t.err = cfg.InMemory(ctx, inR, outW)
+		inR.Close()
+		outW.Close()
+		close(t.served)
+	}()
+	return t
+}
+
+func (t *inMemory) setEra(Era, string) {}
+func (t *inMemory) opened()            {}
+func (t *inMemory) pid() int           { return 0 }
+
+func (t *inMemory) gone() error {
+	select {
+	case <-t.served:
+		if t.err != nil {
+			return fmt.Errorf("%w: in-memory bundle %q ended: %w", ErrGone, t.name, t.err)
+		}
+		return fmt.Errorf("%w: in-memory bundle %q ended", ErrGone, t.name)
+	default:
+		return fmt.Errorf("%w: in-memory bundle %q closed its stdout", ErrGone, t.name)
+	}
+}
+
+func (t *inMemory) status() string {
+	select {
+	case <-t.served:
+		if t.err != nil && !errors.Is(t.err, context.Canceled) {
+			return "ended: " + t.err.Error()
+		}
+		return "ended"
+	default:
+		return "running"
+	}
+}
+
+// stop closes the bundle's stdin and waits for it to end, up to ctx; then it cancels the
+// bundle's context and ends the connection.
+func (t *inMemory) stop(ctx context.Context) error {
+	t.stopOnce.Do(func() {
+		t.stdin.Close()
+		select {
+		case <-t.served:
+		case <-ctx.Done():
+		}
+		t.cancel()
+		t.Conn.Close()
+	})
+	return nil
+}
+
+// closers closes each of its members.
+type closers []io.Closer
+
+func (cs closers) Close() error {
+	var errs []error
+	for _, c := range cs {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
+}
