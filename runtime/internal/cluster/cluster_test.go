@@ -220,7 +220,7 @@ func TestCallsCrossBetweenNodes(t *testing.T) {
 		t.Fatalf("tb.talk answered %s, %v", res, err)
 	}
 	got := s.Messages()
-	for _, want := range []string{`notifications/message {"level":"info","logger":"tb","data":"hi"`, `notifications/progress {"progress":1,"progressToken":"mine"}`} {
+	for _, want := range []string{`notifications/message {"level":"info","logger":"tb","data":"hi"`, `notifications/progress {"progressToken":"mine","progress":1}`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the client got\n%s\nwithout %s", got, want)
 		}

@@ -83,7 +83,7 @@ func (c *Cluster) serveBundle(bundle string, g *guard, msg *nats.Msg) {
 		_ = c.out.publish(&nats.Msg{Subject: msg.Reply, Header: hdr})
 	})
 	method, id := m.Method, m.ID
-	c.n.ServeBundle(ctx, &remoteSession{c: c, s: s}, bundle, method, m.Params, func(res json.RawMessage, err error) {
+	c.n.ServeBundle(ctx, &remoteSession{c: c, s: s, done: func(res json.RawMessage, err error) {
 		accept.Stop()
 		c.mu.Lock()
 		delete(c.served, s.key)
@@ -106,7 +106,7 @@ func (c *Cluster) serveBundle(bundle string, g *guard, msg *nats.Msg) {
 			return
 		}
 		c.reply(s.replyTo, s.key, id, res, err)
-	})
+	}}, bundle, method, m.Params)
 }
 
 // reply sends the answer to a call.
@@ -240,12 +240,29 @@ func (c *Cluster) inbox(msg *nats.Msg) {
 }
 
 // remoteSession is the node on the other end of a served call, as this node's routing sees
-// a client: what the bundle says during the call goes there, tagged with the call's id on
-// that node.
+// a client (the call's node.Exchange): what the bundle says during the call goes there,
+// tagged with the call's id on that node. The caller is anonymous here: its own node
+// applied what it may do.
 type remoteSession struct {
-	c *Cluster
-	s *served
+	c    *Cluster
+	s    *served
+	done func(res json.RawMessage, err error)
 }
+
+// Caller implements node.Exchange: nothing is known here of the caller.
+func (r *remoteSession) Caller() node.Caller { return node.Caller{} }
+
+// Progress implements node.Exchange: the progress goes to the caller's node.
+func (r *remoteSession) Progress(p mcp.ProgressParams) { _ = r.notify(mcp.NotifyProgress, p) }
+
+// Log implements node.Exchange: the message goes to the caller's node.
+func (r *remoteSession) Log(m mcp.LoggingMessageParams) { _ = r.notify(mcp.NotifyMessage, m) }
+
+// CallDone implements node.Exchange: the answer goes to the caller's node.
+func (r *remoteSession) CallDone(res json.RawMessage, err error) { r.done(res, err) }
+
+// Watch implements node.Exchange: the call ends when its context does.
+func (r *remoteSession) Watch(node.Abandoner) bool { return false }
 
 func (r *remoteSession) tag(params json.RawMessage) json.RawMessage {
 	if len(params) == 0 || string(params) == "null" {
@@ -260,8 +277,8 @@ func (r *remoteSession) tag(params json.RawMessage) json.RawMessage {
 	return out
 }
 
-// Notify sends a notification about the call (progress, log messages) to the caller.
-func (r *remoteSession) Notify(_ context.Context, method string, params any) error {
+// notify sends a notification about the call (progress, log messages) to the caller.
+func (r *remoteSession) notify(method string, params any) error {
 	if msg, ok := params.(mcp.LoggingMessageParams); ok {
 		// The caller names the bundle itself.
 		if rest, cut := strings.CutPrefix(msg.Logger, r.s.bundle); cut {
@@ -282,8 +299,9 @@ func (r *remoteSession) Notify(_ context.Context, method string, params any) err
 	return publish(r.c.out, r.s.replyTo, "", hdr, rpc.Notification(method, raw).Encode())
 }
 
-// Request asks the caller (sampling, elicitation, roots) and waits for its answer.
-func (r *remoteSession) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+// Ask implements node.Exchange: it asks the caller (sampling, elicitation, roots) and waits
+// for its answer.
+func (r *remoteSession) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	s := r.s
 	s.mu.Lock()
 	s.next++

@@ -45,7 +45,7 @@ type Inbound struct {
 	Check StatelessCheck
 	// Out is where the messages of a stateless request go, and Info what the transport
 	// knows of its client (Info.Identity is the client of every request, for the audit).
-	Out  node.Session
+	Out  node.Client
 	Info SessionInfo
 }
 

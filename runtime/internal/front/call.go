@@ -16,7 +16,9 @@ import (
 
 // Call is one client request being served. A transport begins it (Session.Begin or
 // Stateless.Begin), reads the message's params once into a node.Request and hands both to
-// Serve; the call ends once, with its answer given to the transport's reply.
+// Serve; the call ends once, with its answer given to the transport's reply. It is the
+// node.Exchange the node serves the request for: who the client is, and the way back to
+// it for what a bundle sends about the call.
 //
 // The way of a tools/call (docs/architecture.md draws it):
 //
@@ -29,8 +31,9 @@ import (
 // A tools/call is answered from the goroutine that reads the bundle's answer, without a
 // hand-off: for a relay, hand-offs between goroutines are most of a call's cost.
 type Call struct {
-	peer      peer     // whom the request is served for
-	owner     *Session // whose requests in flight it counts among; nil for none
+	peer      peer        // whom the request is served for
+	who       node.Caller // the client as the node reads it, from Serve on
+	owner     *Session    // whose requests in flight it counts among; nil for none
 	id        rpc.ID
 	ctx       context.Context
 	cancel    context.CancelCauseFunc
@@ -99,9 +102,9 @@ func (c *Call) cancelByClient(reason error) {
 	}
 }
 
-// Watch implements node.Watcher: the relay of a session's call is told of its cancellation
-// by cancelByClient, and spared a watch on the call's context. A stateless request's call
-// ends with its HTTP request's context, which only a watch on it sees.
+// Watch implements node.Exchange: the relay of a session's call is told of its
+// cancellation by cancelByClient, and spared a watch on the call's context. A stateless
+// request's call ends with its HTTP request's context, which only a watch on it sees.
 func (c *Call) Watch(a node.Abandoner) bool {
 	if c.owner == nil {
 		return false
@@ -139,6 +142,7 @@ func (c *Call) Serve(req *node.Request, reply Replier) {
 
 func (c *Call) serve() {
 	srv, req := c.peer.base().srv, c.req
+	c.who = c.peer.caller()
 	req.Allow = srv.allow(c.peer.base().id)
 	req.Guard = srv.guard(c.peer.base().id)
 	if req.Method == mcp.MethodToolsCall {
@@ -148,12 +152,28 @@ func (c *Call) serve() {
 		req.Strict = c.peer.strictNames()
 	}
 	c.trace()
-	switch p := c.peer.(type) {
-	case *Session:
-		p.serve(c)
-	case *Stateless:
-		p.serve(c)
-	}
+	c.peer.serve(c)
+}
+
+// Caller implements node.Exchange: the client of the call.
+func (c *Call) Caller() node.Caller { return c.who }
+
+// Progress implements node.Exchange: the progress goes to the client on the call's way
+// back.
+func (c *Call) Progress(p mcp.ProgressParams) { c.peer.notify(c.ctx, mcp.NotifyProgress, p) }
+
+// Log implements node.Exchange: the message goes to the client on the call's way back, at
+// the level the client wants.
+func (c *Call) Log(m mcp.LoggingMessageParams) { c.peer.notify(c.ctx, mcp.NotifyMessage, m) }
+
+// Ask implements node.Exchange: the request goes to the client on the call's way back, and
+// is given up when ctx ends.
+func (c *Call) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	asked, cancel := context.WithCancelCause(c.ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	defer stop()
+	return c.peer.ask(asked, method, params)
 }
 
 // end ends the call with the outcome of a method the front serves itself: the result
@@ -191,14 +211,15 @@ func (c *Call) finish(raw json.RawMessage, err error) {
 	c.reply.Reply(c, raw, rpcErr)
 }
 
-// CallDone receives a tools/call's outcome from the node (it implements node.Done): input
-// a 2026 bundle asks of a session's client is served first, then the call is audited and
-// ended.
+// CallDone receives a tools/call's outcome from the node (it implements node.Exchange):
+// input a 2026 bundle asks of a client that takes requests is served first, then the call
+// is audited and ended.
 func (c *Call) CallDone(res json.RawMessage, err error) {
-	if sess, ok := c.peer.(*Session); ok && err == nil && isInputRequired(res) {
+	if err == nil && c.peer.asksInline() && isInputRequired(res) {
 		go func() {
-			res, err := sess.fulfil(c.ctx, c.req, res, func(req *node.Request) (json.RawMessage, error) {
-				return rpc.Await(func(done rpc.Done) { sess.srv.node.CallTool(c.ctx, sess, req, node.DoneFunc(done)) })
+			n := c.peer.base().srv.node
+			res, err := node.FulfilInput(c.ctx, c, c.req, res, func(req *node.Request) (json.RawMessage, error) {
+				return node.Await(c, func(x node.Exchange) { n.CallTool(c.ctx, x, req) })
 			})
 			c.audited(res, err)
 		}()
@@ -207,15 +228,12 @@ func (c *Call) CallDone(res json.RawMessage, err error) {
 	c.audited(res, err)
 }
 
-// audited writes the call's audit record and ends it, in the revision's terms for a
-// stateless client.
+// audited writes the call's audit record and ends it, in the terms of the client's
+// revision.
 func (c *Call) audited(res json.RawMessage, err error) {
 	srv := c.peer.base().srv
 	srv.audit(c.req, c.peer.base().id, c.start, res, err, c.ctx.Err() != nil)
-	if v, ok := c.peer.(*Stateless); ok {
-		res, err = v.finish(c.req.Method, res, err)
-	}
-	c.finish(res, err)
+	c.finish(c.peer.answer(c.req.Method, res, err))
 }
 
 // Fail ends the call with err, unserved (its params could not be read, its _meta was

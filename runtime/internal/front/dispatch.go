@@ -1,7 +1,6 @@
 package front
 
 import (
-	"context"
 	"encoding/json"
 
 	"github.com/toolnode/toolnode/runtime/internal/catalog"
@@ -21,15 +20,15 @@ func (sess *Session) serve(c *Call) {
 		if c.serveTask() {
 			return
 		}
-		sess.srv.node.CallTool(c.ctx, sess, c.req, c)
+		sess.srv.node.CallTool(c.ctx, c, c.req)
 		return
 	}
-	c.end(sess.dispatch(c.ctx, c.req))
+	c.end(sess.dispatch(c))
 }
 
-// dispatch serves a session's request that is not a tools/call.
-func (sess *Session) dispatch(ctx context.Context, req *node.Request) (any, error) {
-	n := sess.srv.node
+// dispatch serves c, a session's request that is not a tools/call.
+func (sess *Session) dispatch(c *Call) (any, error) {
+	n, ctx, req := sess.srv.node, c.ctx, c.req
 	switch req.Method {
 	case mcp.MethodPing:
 		return struct{}{}, nil
@@ -38,24 +37,25 @@ func (sess *Session) dispatch(ctx context.Context, req *node.Request) (any, erro
 	case mcp.MethodLoggingSetLevel:
 		return sess.setLevel(ctx, req.Params)
 	case mcp.MethodResourcesSub:
-		return n.Subscribe(ctx, sess, req)
+		return n.Subscribe(ctx, c, req)
 	case mcp.MethodResourcesUnsub:
-		return n.Unsubscribe(ctx, sess, req)
+		return n.Unsubscribe(ctx, c, req)
 	case mcp.MethodPromptsGet:
-		return sess.withInput(ctx, req, func(req *node.Request) (json.RawMessage, error) { return n.GetPrompt(ctx, sess, req) })
+		return withInput(c, func(req *node.Request) (json.RawMessage, error) { return n.GetPrompt(ctx, c, req) })
 	case mcp.MethodResourcesRead:
-		return sess.withInput(ctx, req, func(req *node.Request) (json.RawMessage, error) { return n.ReadResource(ctx, sess, req) })
+		return withInput(c, func(req *node.Request) (json.RawMessage, error) { return n.ReadResource(ctx, c, req) })
 	}
-	return sess.srv.dispatch(ctx, sess, req)
+	return sess.srv.dispatch(c)
 }
 
-// withInput makes a call for a session client, serving the input a 2026 bundle asks for.
-func (sess *Session) withInput(ctx context.Context, req *node.Request, call func(*node.Request) (json.RawMessage, error)) (json.RawMessage, error) {
-	res, err := call(req)
+// withInput makes the call c for a session client, serving the input a 2026 bundle asks
+// for.
+func withInput(c *Call, call func(*node.Request) (json.RawMessage, error)) (json.RawMessage, error) {
+	res, err := call(c.req)
 	if err != nil || !isInputRequired(res) {
 		return res, err
 	}
-	return sess.fulfil(ctx, req, res, call)
+	return node.FulfilInput(c.ctx, c, c.req, res, call)
 }
 
 // serve serves a stateless request. Calls that may need the client's input run as an
@@ -64,12 +64,12 @@ func (v *Stateless) serve(c *Call) {
 	req, n := c.req, v.srv.node
 	if _, ok := mrtrMethod(req.Method); !ok {
 		go func() {
-			res, err := v.dispatch(c.ctx, req)
+			res, err := v.dispatch(c)
 			raw, rerr := rpc.Marshal(res)
 			if err == nil && rerr != nil {
 				err = rerr
 			}
-			c.finish(v.finish(req.Method, raw, err))
+			c.finish(v.answer(req.Method, raw, err))
 		}()
 		return
 	}
@@ -83,23 +83,24 @@ func (v *Stateless) serve(c *Call) {
 		// (A guarded call may wait for its approval, asking the client to wait.)
 		// Its bundle asks with input_required answers of its own, which go to the client as
 		// they are: nothing waits for the client's input here.
-		n.CallTool(c.ctx, v, req, c)
+		n.CallTool(c.ctx, c, req)
 		return
 	}
 	v.callAsking(c)
 }
 
-// dispatch serves a stateless request whose bundle cannot ask for input. The methods the
-// revision removed never come here: Admit refused them.
-func (v *Stateless) dispatch(ctx context.Context, req *node.Request) (any, error) {
-	if req.Method == mcp.MethodDiscover {
+// dispatch serves c, a stateless request whose bundle cannot ask for input. The methods
+// the revision removed never come here: Admit refused them.
+func (v *Stateless) dispatch(c *Call) (any, error) {
+	if c.req.Method == mcp.MethodDiscover {
 		return v.srv.discover()
 	}
-	return v.srv.dispatch(ctx, v, req)
+	return v.srv.dispatch(c)
 }
 
-// dispatch serves the methods both eras share: lists and completions.
-func (s *Server) dispatch(ctx context.Context, p peer, req *node.Request) (any, error) {
+// dispatch serves c, of a method both eras share: lists and completions.
+func (s *Server) dispatch(c *Call) (any, error) {
+	ctx, p, req := c.ctx, c.peer, c.req
 	n, id := s.node, p.base().id
 	switch req.Method {
 	case mcp.MethodToolsList:
@@ -144,7 +145,7 @@ func (s *Server) dispatch(ctx context.Context, p peer, req *node.Request) (any, 
 			return n.Resources().Templates(cursor, s.opts.PageSize, req.Allow.Resource)
 		}, "resourceTemplates")
 	case mcp.MethodComplete:
-		return n.Complete(ctx, p, req)
+		return n.Complete(ctx, c, req)
 	case mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel:
 		return s.serveTasks(ctx, p, req)
 	case mcp.MethodSkillsList, mcp.MethodSkillsGet:

@@ -69,7 +69,7 @@ func (s *Server) Listen(ctx context.Context, v *Stateless, id rpc.ID, req *node.
 	for _, uri := range f.ResourceSubscriptions {
 		sub := &node.Request{Method: mcp.MethodResourcesSub, URI: uri, Allow: allow}
 		sub.Params, _ = json.Marshal(map[string]string{"uri": uri})
-		if _, err := s.node.Subscribe(ctx, l, sub); err == nil {
+		if _, err := s.node.Subscribe(ctx, node.Detached(l, node.Caller{Session: l}, nil), sub); err == nil {
 			l.mu.Lock()
 			l.uris[uri] = true
 			l.mu.Unlock()
@@ -77,7 +77,7 @@ func (s *Server) Listen(ctx context.Context, v *Stateless, id rpc.ID, req *node.
 		}
 	}
 	if len(f.TaskIDs) > 0 {
-		agreed.TaskIDs = s.tasks.listenTasks(l, v.ClientKey(), allow, f.TaskIDs)
+		agreed.TaskIDs = s.tasks.listenTasks(l, v.id.key(), allow, f.TaskIDs)
 	}
 	b, _ := json.Marshal(map[string]any{"_meta": l.meta(), "notifications": agreed})
 	return l, rpc.Notification(mcp.NotifySubscriptionsAcknowledged, b), nil
@@ -149,7 +149,7 @@ func (l *listener) watches(uri string) bool {
 	return l.uris[uri]
 }
 
-// Request implements node.Session: a listen stream takes no requests.
+// Request implements node.Client: a listen stream takes no requests.
 func (l *listener) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
 	return nil, rpc.Errorf(mcp.CodeInternalError, "a subscription stream takes no requests")
 }

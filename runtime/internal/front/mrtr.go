@@ -144,7 +144,7 @@ func (w *waitingCalls) open(state, method, name, owner string) (*mrtrCall, *rpc.
 }
 
 // mrtrCall is one call of a stateless client that may need the client's input. It is the
-// node.Session of the call: what the bundle sends goes to the client request attached now,
+// node.Exchange of the call: what the bundle sends goes to the client request attached now,
 // and what it asks turns into an input_required answer to that request.
 type mrtrCall struct {
 	w      *waitingCalls
@@ -190,7 +190,7 @@ func (v *Stateless) callAsking(c *Call) {
 	m.mu.Unlock()
 	switch req.Method {
 	case mcp.MethodToolsCall:
-		n.CallTool(ctx, m, req, m)
+		n.CallTool(ctx, m, req)
 	case mcp.MethodPromptsGet:
 		go func() { m.CallDone(n.GetPrompt(ctx, m, req)) }()
 	default:
@@ -296,7 +296,7 @@ func (m *mrtrCall) end() {
 	m.final = nil
 }
 
-// CallDone receives the call's outcome from the node, once (it implements node.Done): it
+// CallDone receives the call's outcome from the node, once (it implements node.Exchange): it
 // is audited, and goes to the request attached now, or waits for the client's next retry.
 func (m *mrtrCall) CallDone(res json.RawMessage, err error) {
 	// The call is over at the bundle: what it holds for the call (a process of an
@@ -320,42 +320,42 @@ func (m *mrtrCall) CallDone(res json.RawMessage, err error) {
 	view := m.view
 	m.end()
 	m.mu.Unlock()
-	r.finish(view.finish(m.req.Method, res, err))
+	r.finish(view.answer(m.req.Method, res, err))
 }
 
-// ClientCapabilities implements node.Capable: those of the request attached now, else of
-// the last one.
-func (m *mrtrCall) ClientCapabilities() json.RawMessage {
+// Caller implements node.Exchange: the client of the request attached now, else of the
+// last one (a retry of the call comes from the client the call began with: see open).
+func (m *mrtrCall) Caller() node.Caller {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.view.ClientCapabilities()
+	return m.view.caller()
 }
 
-// ClientKey implements node.Keyed: the caller of the request the call began with.
-func (m *mrtrCall) ClientKey() string { return m.id.key() }
+// Progress implements node.Exchange: it goes to the request attached now; while none is,
+// it is dropped.
+func (m *mrtrCall) Progress(p mcp.ProgressParams) { m.notify(mcp.NotifyProgress, p) }
 
-// ClientBound implements node.Keyed.
-func (m *mrtrCall) ClientBound() string { return m.id.Bound() }
+// Log implements node.Exchange: the message goes to the request attached now, under its
+// log level; while none is, it is dropped.
+func (m *mrtrCall) Log(msg mcp.LoggingMessageParams) { m.notify(mcp.NotifyMessage, msg) }
 
-// Ended implements node.Keyed.
-func (m *mrtrCall) Ended() <-chan struct{} { return nil }
-
-// Notify implements node.Session: the call's progress and log messages go to the request
-// attached now, under its log level; while none is, they are dropped.
-func (m *mrtrCall) Notify(_ context.Context, method string, params any) error {
+func (m *mrtrCall) notify(method string, params any) {
 	m.mu.Lock()
 	view, ctx := m.view, m.viewCtx
 	attached := m.reply != nil
 	m.mu.Unlock()
-	if !attached {
-		return nil
+	if attached {
+		view.notify(ctx, method, params)
 	}
-	return view.Notify(ctx, method, params)
 }
 
-// Request implements node.Session: what the bundle asks becomes an input request of the
+// Watch implements node.Exchange: the call outlives the requests that carry it, and ends
+// with its own context.
+func (m *mrtrCall) Watch(node.Abandoner) bool { return false }
+
+// Ask implements node.Exchange: what the bundle asks becomes an input request of the
 // client, answered when it calls again.
-func (m *mrtrCall) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (m *mrtrCall) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	need := capabilityFor(method)
 	if need == "" {
 		return nil, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found", method)
@@ -457,7 +457,7 @@ func (m *mrtrCall) resume(view *Stateless, c *Call, responses json.RawMessage) {
 		f := m.final
 		m.end()
 		m.mu.Unlock()
-		c.finish(view.finish(m.req.Method, f.res, f.err))
+		c.finish(view.answer(m.req.Method, f.res, f.err))
 		return
 	}
 	keys := make([]string, 0, len(m.asks))
@@ -497,11 +497,4 @@ func mrtrMethod(method string) (string, bool) {
 func isInputRequired(res json.RawMessage) bool {
 	v, ok := rawjson.Member(res, "resultType")
 	return ok && string(v) == `"`+mcp.ResultTypeInputRequired+`"`
-}
-
-// fulfil serves a session client the input a 2026 bundle asks for: each input request goes
-// to the client as a request of its own, and the call is made again with the answers,
-// until the bundle answers in full.
-func (sess *Session) fulfil(ctx context.Context, req *node.Request, res json.RawMessage, again func(*node.Request) (json.RawMessage, error)) (json.RawMessage, error) {
-	return node.FulfilInput(ctx, sess, req, res, again)
 }

@@ -10,13 +10,28 @@ import (
 	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
-// A request is served for its client, as the node sees it: a Session of a 2025 revision,
-// or the client of one stateless request of 2026-07-28 (a Stateless). Both are where the
-// node sends what concerns the client (node.Session), and say what the methods need to
-// know of it.
+// A request is served for its client: a Session of a 2025 revision, or the client of one
+// stateless request of 2026-07-28 (a Stateless). Both say what the methods need to know of
+// the client, take what concerns its calls, and serve its requests in their revision's
+// terms: below this interface, nothing asks which of the two a client is.
 type peer interface {
-	node.Session
 	base() *client
+	// caller is who the client is, as the node reads it, for a call of it.
+	caller() node.Caller
+	// notify sends the client a message about its call of context ctx (progress, a log
+	// message at the level the client wants), on that call's way back.
+	notify(ctx context.Context, method string, params any)
+	// ask sends the client a request about its call of context ctx (sampling, elicitation,
+	// roots), when it can take one, and waits for its answer.
+	ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// serve serves c, a request of the client, and ends it.
+	serve(c *Call)
+	// answer is the answer to a request of method in the client's revision's terms.
+	answer(method string, res json.RawMessage, err error) (json.RawMessage, error)
+	// asksInline reports whether what a bundle of the 2026-07-28 revision asks reaches the
+	// client as requests of its own (a session's client), rather than in the input_required
+	// answer itself (a stateless client).
+	asksInline() bool
 	// protocol is the revision the client speaks: negotiated in initialize, or named by
 	// the request's _meta.
 	protocol() string
@@ -34,7 +49,7 @@ type peer interface {
 // client is what every peer holds: the server, where its messages go, and who it is.
 type client struct {
 	srv       *Server
-	out       node.Session // the transport: where the client's messages go
+	out       node.Client // the transport: where the client's messages go
 	id        Identity
 	sessionID string // for telemetry: the HTTP session id, or "stdio"; "" for none
 	transport string // for telemetry: "tcp" or "pipe"

@@ -21,7 +21,7 @@ import (
 // A transport makes one per connection (stdio) or per Mcp-Session-Id (HTTP).
 type Session struct {
 	client
-	key       string        // the node.Keyed key, made once: it is asked on every call
+	key       string        // the node.Caller key, made once: it is asked on every call
 	opened    time.Time     // for the session's duration metric
 	ended     chan struct{} // closed by Close
 	closeOnce sync.Once
@@ -48,7 +48,7 @@ type SessionInfo struct {
 }
 
 // NewSession starts a session whose messages go out through out.
-func (s *Server) NewSession(out node.Session, info SessionInfo) *Session {
+func (s *Server) NewSession(out node.Client, info SessionInfo) *Session {
 	sess := &Session{client: client{srv: s, out: out, id: info.Identity, sessionID: info.ID, transport: info.Transport},
 		inflight: map[rpc.ID]*Call{}, opened: time.Now(), ended: make(chan struct{})}
 	// Anonymous clients are told apart by their sessions; others are who they are.
@@ -78,29 +78,20 @@ func (sess *Session) Close() {
 // Identity is who the session's client is.
 func (sess *Session) Identity() Identity { return sess.id }
 
-// ClientKey implements node.Keyed: the client's identity, or for an anonymous one the
-// session itself.
-func (sess *Session) ClientKey() string { return sess.key }
-
-// ClientBound implements node.Keyed.
-func (sess *Session) ClientBound() string { return sess.id.Bound() }
-
-// Ended implements node.Keyed.
-func (sess *Session) Ended() <-chan struct{} { return sess.ended }
-
-// ClientCapabilities implements node.Capable: what the client declared in initialize.
-func (sess *Session) ClientCapabilities() json.RawMessage {
+// caller is the session's client as the node reads it: its identity, or for an anonymous
+// one the session itself; the capabilities it declared in initialize; the level it set,
+// every level until it sets one.
+func (sess *Session) caller() node.Caller {
 	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	return sess.clientCaps
+	caps, minLevel := sess.clientCaps, sess.minLevel
+	sess.mu.Unlock()
+	level, wants := mcp.LogLevelName(minLevel)
+	return node.Caller{Subject: sess.id.Subject, Client: sess.id.Client, Key: sess.key, Bound: sess.id.Bound(), Ended: sess.ended,
+		Session: sess, Caps: caps, LogLevel: level, NoLogs: !wants}
 }
 
-// ClientLogLevel implements node.Leveled: the level the client set, every level until it
-// sets one.
-func (sess *Session) ClientLogLevel() (string, bool) {
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	return mcp.LogLevelName(sess.minLevel)
+func (sess *Session) notify(ctx context.Context, method string, params any) {
+	_ = sess.Notify(ctx, method, params)
 }
 
 // Notify sends a notification to the client, dropping log messages below the level the
@@ -124,9 +115,9 @@ func (sess *Session) Notify(ctx context.Context, method string, params any) erro
 	return sess.out.Notify(ctx, method, params)
 }
 
-// Request sends a bundle's request to the client, when the client declared the capability
-// it needs. It implements node.Session.
-func (sess *Session) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+// ask sends a bundle's request to the client, when the client declared the capability it
+// needs.
+func (sess *Session) ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if need := capabilityFor(method); need != "" && !sess.capable(need) {
 		return nil, rpc.Errorf(mcp.CodeMethodNotFound, "the client did not declare the %q capability that %s needs", need, method)
 	}
@@ -134,6 +125,14 @@ func (sess *Session) Request(ctx context.Context, method string, params json.Raw
 }
 
 func (sess *Session) protocol() string { return sess.Version() }
+
+// answer passes a session's answers as they are.
+func (sess *Session) answer(_ string, res json.RawMessage, err error) (json.RawMessage, error) {
+	return res, err
+}
+
+// asksInline is true: a session's client takes requests.
+func (sess *Session) asksInline() bool { return true }
 
 func (sess *Session) strictNames() bool {
 	sess.mu.Lock()

@@ -29,6 +29,7 @@ const versionMember = `"` + mcp.Version20260728 + `"`
 // (see Server.stateless).
 type Stateless struct {
 	client
+	who      node.Caller // made once: it is asked on every call
 	meta     *metaEntry
 	minLevel int
 	strict   bool
@@ -39,7 +40,7 @@ type Stateless struct {
 // stateless returns the client of a stateless request whose _meta was read into meta (see
 // readMeta); its messages go out through out. Clients send the same _meta with every
 // request, and the last one made is made again only for another.
-func (s *Server) stateless(out node.Session, meta *metaEntry, info SessionInfo) *Stateless {
+func (s *Server) stateless(out node.Client, meta *metaEntry, info SessionInfo) *Stateless {
 	if v := s.views.Load(); v != nil && v.meta == meta && v.id.same(info.Identity) && v.out == out && v.transport == info.Transport {
 		return v
 	}
@@ -49,6 +50,11 @@ func (s *Server) stateless(out node.Session, meta *metaEntry, info SessionInfo) 
 	}
 	v.strict, v.whole = namesFor(s.opts.Names, meta.meta.clientName)
 	v.selects = selectingClient(meta.meta.clientName)
+	// An anonymous client is "": no request can be told to share with another. A
+	// stateless client never ends: what it holds ends with its requests.
+	level, wants := mcp.LogLevelName(v.minLevel)
+	v.who = node.Caller{Subject: info.Identity.Subject, Client: info.Identity.Client, Key: info.Identity.key(), Bound: info.Identity.Bound(),
+		Caps: meta.meta.caps, LogLevel: level, NoLogs: !wants}
 	s.views.Store(v)
 	return v
 }
@@ -71,42 +77,28 @@ func (v *Stateless) Begin(ctx context.Context, id rpc.ID) *Call {
 // ends with it.
 func endsWithRequest(error) {}
 
-// ClientKey implements node.Keyed: the client's identity; "" for an anonymous client,
-// which no request can be told to share with another.
-func (v *Stateless) ClientKey() string { return v.id.key() }
+// caller is the client as its requests' _meta and its transport describe it.
+func (v *Stateless) caller() node.Caller { return v.who }
 
-// ClientBound implements node.Keyed.
-func (v *Stateless) ClientBound() string { return v.id.Bound() }
-
-// Ended implements node.Keyed: a stateless client never ends; what it holds ends with its
-// requests.
-func (v *Stateless) Ended() <-chan struct{} { return nil }
-
-// ClientCapabilities implements node.Capable: what the request's _meta declares.
-func (v *Stateless) ClientCapabilities() json.RawMessage { return v.meta.meta.caps }
-
-// ClientLogLevel implements node.Leveled: the level the request's _meta names; none when
-// it names none.
-func (v *Stateless) ClientLogLevel() (string, bool) { return mcp.LogLevelName(v.minLevel) }
-
-// Notify implements node.Session: the request's progress and the log messages at the level
-// its _meta names go out on the request's stream.
-func (v *Stateless) Notify(ctx context.Context, method string, params any) error {
-	if method == mcp.NotifyMessage {
-		if m, ok := params.(mcp.LoggingMessageParams); ok {
-			if rank, _ := mcp.LogLevelRank(m.Level); rank < v.minLevel {
-				return nil
-			}
+// notify sends the request's progress, and the log messages at the level its _meta names,
+// on the request's stream.
+func (v *Stateless) notify(ctx context.Context, method string, params any) {
+	if m, ok := params.(mcp.LoggingMessageParams); ok {
+		if rank, _ := mcp.LogLevelRank(m.Level); rank < v.minLevel {
+			return
 		}
 	}
-	return v.out.Notify(ctx, method, params)
+	_ = v.out.Notify(ctx, method, params)
 }
 
-// Request implements node.Session: a client without a session takes no requests; the
-// revision asks with input_required results instead (see mrtrCall).
-func (v *Stateless) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+// ask refuses: a client without a session takes no requests; the revision asks with
+// input_required results instead (see mrtrCall).
+func (v *Stateless) ask(context.Context, string, json.RawMessage) (json.RawMessage, error) {
 	return nil, errNoRequests()
 }
+
+// asksInline is false: what a bundle asks goes to the client in the answer.
+func (v *Stateless) asksInline() bool { return false }
 
 // CanonicalName maps a tool name as the client may have rendered it (see Options.Names)
 // back to the catalog's.
@@ -327,10 +319,10 @@ func missingCapability(capability, method string) *rpc.Error {
 		method, capability).WithData(data)
 }
 
-// finishStateless answers a stateless request: errors in the revision's terms, results
-// with what the revision requires, and input asked for by a 2026 bundle passed on only
-// when the client declared the capabilities it needs.
-func (v *Stateless) finish(method string, res json.RawMessage, err error) (json.RawMessage, error) {
+// answer answers a stateless request: errors in the revision's terms, results with what
+// the revision requires, and input asked for by a 2026 bundle passed on only when the
+// client declared the capabilities it needs.
+func (v *Stateless) answer(method string, res json.RawMessage, err error) (json.RawMessage, error) {
 	if err != nil {
 		return nil, statelessError(rpc.AsError(err))
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
-// A task the node holds is the node.Session of its call to the bundle, from the client's
+// A task the node holds is the node.Exchange of its call to the bundle, from the client's
 // tools/call on. Until it starts (pending), the client's request waits: a call that ends
 // then is answered with its outcome; a 2026 bundle's input_required answer goes to a
 // stateless client as it is (the client calls again, and that call may become the task).
@@ -41,7 +41,7 @@ const (
 type task struct {
 	s      *taskStore
 	id     string
-	owner  string   // whose it is (node.Keyed's ClientKey); "" anyone holding the id
+	owner  string   // whose it is (node.Caller's Key); "" anyone holding the id
 	bound  string   // what it counts against (Identity.bound)
 	caller Identity // for the audit log
 	tool   string   // the catalog's name of the tool, for the access rules
@@ -49,6 +49,7 @@ type task struct {
 
 	// Set for a task the node holds.
 	peer     peer            // the client that made it, for what comes before it starts
+	who      node.Caller     // the client as the node reads it
 	req      *node.Request   // the tools/call as the bundle gets it
 	required bool            // the tool requires a task
 	ctx      context.Context // the work's: ends when the task is cancelled or expires
@@ -114,6 +115,9 @@ func (s *taskStore) begin(c *Call, required bool) {
 	}
 	t := &task{s: s, id: s.newTaskID(), owner: owner, bound: bound, caller: c.peer.base().id, tool: c.req.Target(),
 		start: c.start, peer: c.peer, req: &inner, required: required, status: mcp.TaskWorking, asks: map[string]*taskAsk{}}
+	// A task outlives its client's requests, and its session: nothing of it ends with them.
+	t.who = c.Caller()
+	t.who.Key, t.who.Bound, t.who.Ended, t.who.Session = owner, bound, nil, nil
 	if t.start.IsZero() {
 		t.start = s.opts.Clock.Now()
 	}
@@ -125,7 +129,7 @@ func (s *taskStore) begin(c *Call, required bool) {
 	t.stopWatch = context.AfterFunc(c.ctx, t.clientLeft)
 	t.after = s.opts.Clock.AfterFunc(s.opts.After, t.startIdle)
 	t.mu.Unlock()
-	s.srv.node.CallToolTask(t.ctx, t, t.req, t)
+	s.srv.node.CallToolTask(t.ctx, t, t.req)
 }
 
 // clientLeft ends a call whose client left before it became a task.
@@ -168,85 +172,58 @@ func (t *task) startLocked() func() {
 	return func() { c.answerTask(t.snapshot(mcp.ResultTypeTask), nil) }
 }
 
-// ClientKey implements node.Keyed: the task's client.
-func (t *task) ClientKey() string { return t.owner }
+// Caller implements node.Exchange: the task's client, as its request described it. A
+// 2026 bundle is told the client's capabilities, so that it asks only what the client can
+// answer; log messages reach the client only before its request is answered, so a bundle
+// is asked for what the client's request asked.
+func (t *task) Caller() node.Caller { return t.who }
 
-// ClientBound implements node.Keyed.
-func (t *task) ClientBound() string { return t.bound }
-
-// Ended implements node.Keyed: a task outlives its client's requests.
-func (t *task) Ended() <-chan struct{} { return nil }
-
-// ClientCapabilities implements node.Capable: a 2026 bundle is told the client's
-// capabilities, so that it asks only what the client can answer.
-func (t *task) ClientCapabilities() json.RawMessage {
-	if c, ok := t.peer.(node.Capable); ok {
-		return c.ClientCapabilities()
+// Progress implements node.Exchange: progress makes the task (and then is its status
+// message).
+func (t *task) Progress(p mcp.ProgressParams) {
+	msg := progressMessage(p)
+	t.mu.Lock()
+	answer := t.startLocked()
+	changed := t.state == taskStarted && !mcp.TaskTerminal(t.status) && msg != t.message
+	if changed {
+		t.message, t.updated = msg, t.s.opts.Clock.Now()
 	}
-	return nil
+	t.mu.Unlock()
+	answer()
+	if changed {
+		t.announce()
+	}
 }
 
-// ClientLogLevel implements node.Leveled: log messages reach the client only before its
-// request is answered, so a bundle is asked for what the client's request asked.
-func (t *task) ClientLogLevel() (string, bool) {
-	if l, ok := t.peer.(node.Leveled); ok {
-		return l.ClientLogLevel()
+// Log implements node.Exchange: a log message goes to the client's request while it
+// waits, and nowhere once the request is answered (a task carries none).
+func (t *task) Log(m mcp.LoggingMessageParams) {
+	t.mu.Lock()
+	c := t.call
+	t.mu.Unlock()
+	if c != nil {
+		c.Log(m)
 	}
-	return "", false
 }
 
-// Notify implements node.Session: progress makes the task (and then is its status
-// message); a log message goes to the client's request while it waits, and nowhere once
-// the request is answered (a task carries none).
-func (t *task) Notify(_ context.Context, method string, params any) error {
-	switch method {
-	case mcp.NotifyProgress:
-		msg := progressMessage(params)
-		t.mu.Lock()
-		answer := t.startLocked()
-		changed := t.state == taskStarted && !mcp.TaskTerminal(t.status) && msg != t.message
-		if changed {
-			t.message, t.updated = msg, t.s.opts.Clock.Now()
-		}
-		t.mu.Unlock()
-		answer()
-		if changed {
-			t.announce()
-		}
-	case mcp.NotifyMessage:
-		t.mu.Lock()
-		c := t.call
-		t.mu.Unlock()
-		if c != nil {
-			return t.peer.Notify(c.ctx, method, params)
-		}
-	}
-	return nil
-}
+// Watch implements node.Exchange: the task's call ends with the task's context.
+func (t *task) Watch(node.Abandoner) bool { return false }
 
 // progressMessage is the status message a progress notification makes: its message, else
 // how far it has got.
-func progressMessage(params any) string {
-	p, _ := params.(map[string]json.RawMessage)
-	var pp struct {
-		Progress float64  `json:"progress"`
-		Total    *float64 `json:"total"`
-		Message  string   `json:"message"`
-	}
-	raw, _ := json.Marshal(p)
-	_ = json.Unmarshal(raw, &pp)
+func progressMessage(p mcp.ProgressParams) string {
 	switch {
-	case pp.Message != "":
-		return pp.Message
-	case pp.Total != nil && *pp.Total > 0:
-		return fmt.Sprintf("progress %g of %g", pp.Progress, *pp.Total)
+	case p.Message != "":
+		return p.Message
+	case p.Total != nil && *p.Total > 0:
+		return fmt.Sprintf("progress %g of %g", p.Progress, *p.Total)
 	}
-	return fmt.Sprintf("progress %g", pp.Progress)
+	return fmt.Sprintf("progress %g", p.Progress)
 }
 
-// Request implements node.Session: what a bundle of the 2025 era asks the client becomes
-// an input request of the task (starting it), and waits for tasks/update to answer it.
-func (t *task) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+// Ask implements node.Exchange: what a bundle of the 2025 era asks the client becomes an
+// input request of the task (starting it), and waits for tasks/update to answer it.
+func (t *task) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	need := capabilityFor(method)
 	if need == "" {
 		return nil, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found", method)
@@ -332,7 +309,7 @@ func (t *task) update(responses map[string]json.RawMessage) *rpc.Error {
 	t.mu.Unlock()
 	t.announce()
 	if again != nil {
-		t.s.srv.node.CallToolTask(t.ctx, t, again, t)
+		t.s.srv.node.CallToolTask(t.ctx, t, again)
 	}
 	return nil
 }
@@ -354,7 +331,7 @@ func (t *task) retryLocked(r *taskRound) *node.Request {
 }
 
 // CallDone receives the outcome of the task's call to the bundle (it implements
-// node.Done).
+// node.Exchange).
 func (t *task) CallDone(res json.RawMessage, err error) {
 	asking := err == nil && isInputRequired(res)
 	t.mu.Lock()
@@ -371,8 +348,7 @@ func (t *task) CallDone(res json.RawMessage, err error) {
 		}
 		return
 	case taskPending:
-		_, stateless := t.peer.(*Stateless)
-		if t.req.Refused != "" || asking && stateless || !asking && !t.required {
+		if t.req.Refused != "" || asking && !t.peer.asksInline() || !asking && !t.required {
 			// No task: the call answers as it would without one.
 			t.state = taskDropped
 			t.after.Stop()
@@ -626,14 +602,26 @@ func (t *task) tell(note json.RawMessage) {
 
 // passThrough serves c, a tools/call to a bundle that holds tasks itself.
 func (s *taskStore) passThrough(c *Call) {
-	inner := *c.req
-	s.srv.node.CallTool(c.ctx, c.peer, &inner, node.DoneFunc(func(res json.RawMessage, err error) {
-		c.req.Bundle, c.req.Ran, c.req.Via, c.req.Refused = inner.Bundle, inner.Ran, inner.Via, inner.Refused
-		if bt, ok := s.srv.node.BundleTaskOf(&inner, res); ok && err == nil {
-			res, err = s.adopt(c, bt, res)
-		}
-		c.CallDone(res, err)
-	}))
+	p := &passing{Call: c, s: s, inner: *c.req}
+	s.srv.node.CallTool(c.ctx, p, &p.inner)
+}
+
+// passing is the call c to a bundle that holds tasks itself, as the node serves it: the
+// task the bundle makes is kept before c gets the outcome.
+type passing struct {
+	*Call
+	s     *taskStore
+	inner node.Request
+}
+
+// CallDone implements node.Exchange.
+func (p *passing) CallDone(res json.RawMessage, err error) {
+	c, inner := p.Call, &p.inner
+	c.req.Bundle, c.req.Ran, c.req.Via, c.req.Refused = inner.Bundle, inner.Ran, inner.Via, inner.Refused
+	if bt, ok := p.s.srv.node.BundleTaskOf(inner, res); ok && err == nil {
+		res, err = p.s.adopt(c, bt, res)
+	}
+	c.CallDone(res, err)
 }
 
 // adopt keeps the task bt a bundle made of c's call, and returns the CreateTaskResult

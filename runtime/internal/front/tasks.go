@@ -254,13 +254,11 @@ var tasksExtension = map[string]json.RawMessage{mcp.ExtensionTasks: json.RawMess
 // optedIn reports whether req's client declared the tasks extension: in the request's own
 // capabilities (either era), or for a session in initialize.
 func optedIn(p peer, req *node.Request) bool {
-	if caps, ok := rawjson.Member(req.Meta, mcp.MetaClientCapabilities); ok {
-		return mcp.DeclaresExtension(caps, mcp.ExtensionTasks)
+	caps, ok := rawjson.Member(req.Meta, mcp.MetaClientCapabilities)
+	if !ok {
+		caps = p.caller().Caps
 	}
-	if sess, ok := p.(*Session); ok {
-		return mcp.DeclaresExtension(sess.ClientCapabilities(), mcp.ExtensionTasks)
-	}
-	return false
+	return mcp.DeclaresExtension(caps, mcp.ExtensionTasks)
 }
 
 // errNeedsTasks is the -32021 error of a request that needs the tasks extension from a
@@ -309,18 +307,14 @@ func (c *Call) serveTask() bool {
 // answerTask answers the client's tools/call with res (a CreateTaskResult, or a result of
 // the call that did not become a task), in the client's revision's terms.
 func (c *Call) answerTask(res json.RawMessage, err error) {
-	if v, ok := c.peer.(*Stateless); ok {
-		res, err = v.finish(mcp.MethodToolsCall, res, err)
-	}
-	c.finish(res, err)
+	c.finish(c.peer.answer(mcp.MethodToolsCall, res, err))
 }
 
-// ownerOf is the key a task of p's client belongs to (see node.Keyed).
+// ownerOf is the key a task of p's client belongs to, and what it counts against (see
+// node.Caller).
 func ownerOf(p peer) (owner, bound string) {
-	if k, ok := p.(node.Keyed); ok {
-		return k.ClientKey(), k.ClientBound()
-	}
-	return "", ""
+	who := p.caller()
+	return who.Key, who.Bound
 }
 
 // serveTasks serves tasks/get, tasks/update and tasks/cancel for p's client.
@@ -330,7 +324,7 @@ func (s *Server) serveTasks(ctx context.Context, p peer, req *node.Request) (any
 	}
 	owner, _ := ownerOf(p)
 	if tag, _, _ := strings.Cut(req.TaskID, "."); tag != s.node.TaskTag() {
-		if _, isSession := p.(*Session); isSession && p.base().id.key() == "" {
+		if p.caller().Session != nil && p.base().id.key() == "" {
 			// An anonymous session's tasks are all on its node: they are the session's.
 			return nil, errUnknownTask(req.TaskID)
 		}

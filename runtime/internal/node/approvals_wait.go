@@ -24,14 +24,10 @@ import (
 // call's client is sent.
 const ApprovalMetaKey = "io.toolnode/approval"
 
-// canAsk reports whether the client of sess can be asked to wait: it declared the
+// canAsk reports whether the client of x can be asked to wait: it declared the
 // elicitation capability.
-func canAsk(sess Session) bool {
-	c, ok := sess.(Capable)
-	if !ok {
-		return false
-	}
-	_, has := rawjson.Member(c.ClientCapabilities(), "elicitation")
+func canAsk(x Exchange) bool {
+	_, has := rawjson.Member(x.Caller().Caps, "elicitation")
 	return has
 }
 
@@ -51,7 +47,7 @@ func askToWait(a *approval) json.RawMessage {
 
 // awaitApproval holds a call, whose request for approval a waits, until it may run (nil,
 // nil: its approval is used up) or may not (the answer); err when the call ended first.
-func (n *Node) awaitApproval(ctx context.Context, sess Session, a *approval) (*ExecError, error) {
+func (n *Node) awaitApproval(ctx context.Context, x Exchange, a *approval) (*ExecError, error) {
 	s := &n.approvals
 	s.mu.Lock()
 	params, done, expires := askToWait(a), a.done, a.Expires
@@ -60,7 +56,7 @@ func (n *Node) awaitApproval(ctx context.Context, sess Session, a *approval) (*E
 	defer stopAsking()
 	answered := make(chan askAnswer, 1)
 	go func() {
-		res, err := sess.Request(askCtx, mcp.MethodElicitation, params)
+		res, err := x.Ask(askCtx, mcp.MethodElicitation, params)
 		answered <- askAnswer{res, err}
 	}()
 	timer := time.NewTimer(expires.Sub(s.clock()))

@@ -76,18 +76,18 @@ func capabilitiesOf(o Offers) mcp.ServerCapabilities {
 	return c
 }
 
-// ServeBundle sends a request of sess straight to this node's bundle of that name, as a
+// ServeBundle sends a request of x straight to this node's bundle of that name, as a
 // call routed there would go (progress, cancellation, timeouts, the bundle's own requests
-// to sess), bypassing the merged catalog: params name things as the bundle does. It serves
+// to x), bypassing the merged catalog: params name things as the bundle does. It serves
 // the calls other nodes of a cluster route here, whose own fronts applied their callers'
 // filters.
-func (n *Node) ServeBundle(ctx context.Context, sess Session, bundle, method string, params json.RawMessage, done func(json.RawMessage, error)) {
+func (n *Node) ServeBundle(ctx context.Context, x Exchange, bundle, method string, params json.RawMessage) {
 	req, err := ReadRequest(method, params)
 	if err != nil {
-		done(nil, err)
+		x.CallDone(nil, err)
 		return
 	}
-	n.forwardAsync(ctx, sess, bundle, "", req, settleAsIs, DoneFunc(done))
+	n.forwardAsync(ctx, x, bundle, "", req, settleAsIs, x)
 }
 
 // MaxBundleMessage is the largest message the node takes from a bundle (Limits.MaxLine):

@@ -40,7 +40,7 @@ func (n *Node) related(inst *instance, params json.RawMessage) *flight {
 	}
 	var found *flight
 	for _, f := range inst.flights {
-		if found != nil && f.sess != found.sess {
+		if found != nil && !sameClient(f.x, found.x) {
 			return nil
 		}
 		found = f
@@ -67,7 +67,7 @@ func (h bundleHandler) Notify(c *upstream.Client, method string, params json.Raw
 		}
 		msg.Logger = qualify(c.Name(), msg.Logger)
 		if f := h.n.related(h.inst, params); f != nil {
-			_ = f.sess.Notify(f.relay.outer, mcp.NotifyMessage, msg)
+			f.x.Log(msg)
 			return
 		}
 		// Sent to everyone, a record of one client's call could reach another client.
@@ -102,10 +102,9 @@ func (h bundleHandler) Request(ctx context.Context, _ *upstream.Client, method s
 	// The bundle's request ends when the client's call does, or when the bundle cancels it.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	call := f.relay.context()
-	stop := context.AfterFunc(call, cancel)
+	stop := context.AfterFunc(f.relay.context(), cancel)
 	defer stop()
-	return f.sess.Request(withCall(ctx, call), method, withoutRelated(params))
+	return f.x.Ask(ctx, method, withoutRelated(params))
 }
 
 // withoutRelated removes the node's routing key from params' _meta (and _meta, when that
@@ -133,14 +132,16 @@ func qualify(bundle, logger string) string {
 
 // forwardProgress passes a bundle's progress to the client whose call it is about. Tokens
 // are the node's own, unguessable, and taken only from the process the call went to: a
-// bundle cannot send progress into another's call.
+// bundle cannot send progress into another's call. What reaches the client is the progress
+// alone, under its own token: the _meta of a bundle's notification (where it relates it to
+// the node's request) is between the bundle and the node.
 func (n *Node) forwardProgress(inst *instance, params json.RawMessage) {
-	var p map[string]json.RawMessage
+	var p mcp.ProgressParams
 	if json.Unmarshal(params, &p) != nil {
 		return
 	}
-	var token string
-	if json.Unmarshal(p["progressToken"], &token) != nil {
+	token, ok := rawjson.String(p.ProgressToken)
+	if !ok {
 		return
 	}
 	inst.mu.Lock()
@@ -154,16 +155,8 @@ func (n *Node) forwardProgress(inst *instance, params json.RawMessage) {
 	if f.relay.clientToken == nil {
 		return // the client did not ask for progress
 	}
-	p["progressToken"] = f.relay.clientToken
-	if meta, ok := p["_meta"]; ok {
-		// The id the bundle related it by is the node's, not the client's.
-		if meta = rawjson.DeleteMember(meta, RelatedRequestKey); string(bytes.TrimSpace(meta)) == "{}" {
-			delete(p, "_meta")
-		} else {
-			p["_meta"] = meta
-		}
-	}
-	_ = f.sess.Notify(f.relay.outer, mcp.NotifyProgress, p)
+	p.ProgressToken = f.relay.clientToken
+	f.x.Progress(p)
 }
 
 func clipRaw(b json.RawMessage) string {
@@ -188,17 +181,4 @@ func (n *Node) refresh(b *bundle, inst *instance) {
 	n.mu.Unlock()
 	n.rebuild()
 	n.surfaceSeen(b, inst, l)
-}
-
-// callContext ends with one context and carries the values of another: a bundle's request
-// ends when the bundle or the call says so, and travels on the call's stream.
-type callContext struct {
-	context.Context
-	values context.Context
-}
-
-func (c callContext) Value(key any) any { return c.values.Value(key) }
-
-func withCall(ctx, call context.Context) context.Context {
-	return callContext{Context: ctx, values: call}
 }

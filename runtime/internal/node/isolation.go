@@ -16,21 +16,6 @@ import (
 // of its own; an anonymous caller without a session (a stateless request) gets a process
 // for its one call, since nothing tells its requests from another's.
 
-// Keyed is a Session that says which client it serves, for isolated bundles and crash
-// blame. Sessions that do not implement it are anonymous callers without a session.
-type Keyed interface {
-	// ClientKey names the client: calls of one client share a process; "" is an anonymous
-	// caller without a session, whose every call gets a process of its own (and who is
-	// never blamed for crashes).
-	ClientKey() string
-	// ClientBound names what the client counts against for the per-client bound of
-	// isolated processes: its identity, or for an anonymous one where it comes from.
-	ClientBound() string
-	// Ended is closed when the client is gone and its processes may stop; nil when only
-	// the end of their calls stops them.
-	Ended() <-chan struct{}
-}
-
 // maxIsolated bounds the processes one isolated bundle runs for its clients, and
 // maxIsolatedPerClient those it runs for one client (by ClientBound): no client alone can
 // take them all.
@@ -49,24 +34,14 @@ type isolatedProc struct {
 	ready chan struct{} // closed once inst or err is set
 	inst  *instance
 	err   error
-	bound string // what it counts against (Keyed.ClientBound)
+	bound string // what it counts against (Caller.Bound)
 }
 
-func clientKey(sess Session) (string, <-chan struct{}) {
-	if k, ok := sess.(Keyed); ok {
-		return k.ClientKey(), k.Ended()
-	}
-	return "", nil
-}
-
-// pickIsolated returns the process of sess's client in b for a call of context ctx,
+// pickIsolated returns the process of the client of x in b for a call of context ctx,
 // starting it when there is none.
-func (n *Node) pickIsolated(ctx context.Context, b *bundle, sess Session) (*instance, error) {
-	key, ended := clientKey(sess)
-	bound := "anonymous"
-	if k, ok := sess.(Keyed); ok {
-		bound = k.ClientBound()
-	}
+func (n *Node) pickIsolated(ctx context.Context, b *bundle, x Exchange) (*instance, error) {
+	c := x.Caller()
+	key, ended, bound := c.Key, c.Ended, c.bound()
 	if key == "" {
 		// An anonymous caller without a session: a process for this call alone.
 		key, ended = fmt.Sprintf("call:%p", ctx.Done()), ctx.Done()

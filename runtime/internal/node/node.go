@@ -25,54 +25,16 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/runtime/internal/sandbox"
 	"github.com/toolnode/toolnode/runtime/internal/telemetry"
-	"github.com/toolnode/toolnode/runtime/internal/upstream"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
-// Session is a client connection of a front, as the node sees it. Implementations must be
-// safe for concurrent use and must not block for long in Notify.
-//
-// The ctx given to Notify and Request is the ctx of the client's call the message relates
-// to, when there is one, so that a transport can send it on that call's stream.
+// Session is a client connection of a front, as the node sees it: where the messages of
+// no one call go (list changes, resource updates), once attached (see Attach). What
+// concerns one call goes to its Exchange. Implementations must be safe for concurrent use
+// and must not block for long in Notify.
 type Session interface {
 	// Notify sends a notification to the client.
 	Notify(ctx context.Context, method string, params any) error
-	// Request sends a request to the client (sampling, elicitation, roots) and waits for
-	// its answer.
-	Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
-}
-
-// Capable is a Session that knows the capabilities its client declared (a session's, from
-// initialize). A bundle of the 2026-07-28 revision is told those with each call of that
-// client, rather than everything the node could relay: it then asks only for input the
-// client can give.
-type Capable interface {
-	// ClientCapabilities is the client's capabilities object as it sent it; nil when
-	// unknown.
-	ClientCapabilities() json.RawMessage
-}
-
-// Leveled is a Session that knows which log messages its client wants. A bundle of the
-// 2026-07-28 revision is told that level with each call of the client, and asked for no
-// messages when the client wants none: it makes none that the node would drop.
-type Leveled interface {
-	// ClientLogLevel is the least level of the messages the client wants; false when it
-	// wants none.
-	ClientLogLevel() (level string, wants bool)
-}
-
-// callerOf is what a stateless bundle is told of the client of sess.
-func callerOf(sess Session) upstream.Caller {
-	var c upstream.Caller
-	if s, ok := sess.(Capable); ok {
-		c.Caps = s.ClientCapabilities()
-	}
-	if s, ok := sess.(Leveled); ok {
-		var wants bool
-		c.LogLevel, wants = s.ClientLogLevel()
-		c.NoLogs = !wants
-	}
-	return c
 }
 
 // Config configures a Node.
@@ -173,7 +135,7 @@ type Node struct {
 
 // flight is a client's call being served by a bundle.
 type flight struct {
-	sess  Session
+	x     Exchange  // the call
 	inst  *instance // the process serving it
 	relay *relay    // what carries it there and back
 }

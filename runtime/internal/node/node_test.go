@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
 	"github.com/toolnode/toolnode/runtime/internal/node"
+	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
@@ -97,18 +98,30 @@ func (r result) text() string {
 	return sb.String()
 }
 
-// callWithin calls the tool name with args (nil for none) for sess, giving up after d; an
-// error is one of the protocol, not of the tool.
-func callWithin(t *testing.T, n *node.Node, sess node.Session, d time.Duration, name string, args any) (result, error) {
+// callWithin calls the tool name with args (nil for none) for sess, an anonymous caller,
+// giving up after d; an error is one of the protocol, not of the tool.
+func callWithin(t *testing.T, n *node.Node, sess node.Client, d time.Duration, name string, args any) (result, error) {
+	t.Helper()
+	return callAs(t, n, sess, node.Caller{}, d, name, args)
+}
+
+// callAs calls the tool name with args (nil for none) as caller, what the bundle sends
+// about the call going to sess, giving up after d; an error is one of the protocol, not of
+// the tool.
+func callAs(t *testing.T, n *node.Node, sess node.Client, caller node.Caller, d time.Duration, name string, args any) (result, error) {
 	t.Helper()
 	params := map[string]any{"name": name}
 	if args != nil {
 		params["arguments"] = args
 	}
 	b, _ := json.Marshal(params)
+	req, rerr := node.ReadRequest("tools/call", b)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	raw, err := n.Call(ctx, sess, b)
+	raw, err := rpc.Await(func(done rpc.Done) { n.CallTool(ctx, node.Detached(sess, caller, node.DoneFunc(done)), req) })
 	if err != nil {
 		return result{}, err
 	}
@@ -121,7 +134,7 @@ func callWithin(t *testing.T, n *node.Node, sess node.Session, d time.Duration, 
 
 // call calls the tool name with args for sess and returns its text and whether it is a
 // tool error; an error of the protocol fails the test.
-func call(t *testing.T, n *node.Node, sess node.Session, name string, args any) (string, bool) {
+func call(t *testing.T, n *node.Node, sess node.Client, name string, args any) (string, bool) {
 	t.Helper()
 	r, err := callWithin(t, n, sess, 30*time.Second, name, args)
 	if err != nil {
@@ -150,7 +163,7 @@ func TestCallsReachTheirBundleAndMessagesTheirSession(t *testing.T) {
 	}
 	got := s.Messages()
 	if !strings.Contains(got, `notifications/message {"level":"info","logger":"a/talk","data":"hello"`) ||
-		!strings.Contains(got, `notifications/progress {"progress":1,"progressToken":"mine"}`) {
+		!strings.Contains(got, `notifications/progress {"progressToken":"mine","progress":1}`) {
 		t.Errorf("the session got:\n%s", got)
 	}
 	if _, err := n.Call(context.Background(), s, json.RawMessage(`{"name":"c.echo"}`)); err == nil {
@@ -195,40 +208,26 @@ func TestAsksClientsFollowsTheRunningProcesses(t *testing.T) {
 	}
 }
 
-// leveled is a session whose client said which log messages it wants.
-type leveled struct {
-	*testkit.Session
-	level string
-	wants bool
-}
-
-func (l leveled) ClientLogLevel() (string, bool) { return l.level, l.wants }
-
 // A stateless bundle is asked for the log messages the caller wants, and none when it
 // wants none: the bundle's message reaches a caller that wants it, and is not made for one
 // that does not.
 func TestAStatelessBundleIsAskedForTheLogsItsCallerWants(t *testing.T) {
 	n, _ := startMemory(t, node.Config{}, testkit.Memory{Name: "s"})
 	for _, tc := range []struct {
-		name  string
-		sess  node.Session
-		wants bool
+		name   string
+		caller node.Caller
+		wants  bool
 	}{
-		{"nothing known of the caller", &testkit.Session{}, true},
-		{"a caller that wants info and above", leveled{&testkit.Session{}, "info", true}, true},
-		{"a caller that wants none", leveled{&testkit.Session{}, "", false}, false},
+		{"nothing known of the caller", node.Caller{}, true},
+		{"a caller that wants info and above", node.Caller{LogLevel: "info"}, true},
+		{"a caller that wants none", node.Caller{NoLogs: true}, false},
 	} {
-		res, err := n.Call(context.Background(), tc.sess, json.RawMessage(`{"name":"s.talk","arguments":{"text":"hello"}}`))
-		if err != nil || !strings.Contains(string(res), "s:hello") {
-			t.Fatalf("%s: %s %v", tc.name, res, err)
+		s := &testkit.Session{}
+		res, err := callAs(t, n, s, tc.caller, 30*time.Second, "s.talk", map[string]any{"text": "hello"})
+		if err != nil || !strings.Contains(res.text(), "s:hello") {
+			t.Fatalf("%s: %+v %v", tc.name, res, err)
 		}
-		var got string
-		switch s := tc.sess.(type) {
-		case *testkit.Session:
-			got = s.Messages()
-		case leveled:
-			got = s.Messages()
-		}
+		got := s.Messages()
 		if logged := strings.Contains(got, "notifications/message"); logged != tc.wants {
 			t.Errorf("%s: log message sent %v, want %v; the session got:\n%s", tc.name, logged, tc.wants, got)
 		}

@@ -98,18 +98,23 @@ type watch struct {
 	id   rpc.ID
 }
 
-// Subscribe records that sess watches the resource req names and asks its bundle on the
-// first watcher.
-func (n *Node) Subscribe(ctx context.Context, sess Session, req *Request) (json.RawMessage, error) {
-	return n.subscription(ctx, sess, req, true)
+// Subscribe records that the session of x (Caller.Session) watches the resource req names
+// and asks its bundle on the first watcher.
+func (n *Node) Subscribe(ctx context.Context, x Exchange, req *Request) (json.RawMessage, error) {
+	return n.subscription(ctx, x, req, true)
 }
 
-// Unsubscribe ends sess's watch of a resource and tells its bundle after the last watcher.
-func (n *Node) Unsubscribe(ctx context.Context, sess Session, req *Request) (json.RawMessage, error) {
-	return n.subscription(ctx, sess, req, false)
+// Unsubscribe ends the watch of a resource by the session of x, and tells its bundle after
+// the last watcher.
+func (n *Node) Unsubscribe(ctx context.Context, x Exchange, req *Request) (json.RawMessage, error) {
+	return n.subscription(ctx, x, req, false)
 }
 
-func (n *Node) subscription(ctx context.Context, sess Session, req *Request, on bool) (json.RawMessage, error) {
+func (n *Node) subscription(ctx context.Context, x Exchange, req *Request, on bool) (json.RawMessage, error) {
+	sess := x.Caller().Session
+	if sess == nil {
+		return nil, errNoSession
+	}
 	uri := req.URI
 	bundle, err := n.resourceBundle(req)
 	if err != nil {
@@ -137,7 +142,7 @@ func (n *Node) subscription(ctx context.Context, sess Session, req *Request, on 
 	if held, err := n.watchStateless(bundle, uri, on); held {
 		return json.RawMessage(`{}`), err
 	}
-	return n.forward(ctx, sess, bundle, "", req)
+	return n.forward(ctx, x, bundle, "", req)
 }
 
 // watchStateless starts or stops hearing a resource of a stateless bundle, which has a

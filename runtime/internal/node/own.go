@@ -95,9 +95,9 @@ func (p *ownProvider) source() catalog.Source {
 	return catalog.Source{Bundle: ownBundle, Namespace: ownNamespace, NoPrefix: true, Tools: tools}
 }
 
-func (p *ownProvider) call(ctx context.Context, sess Session, req *Request, e catalog.Entry, _ settling, done Done) {
+func (p *ownProvider) call(ctx context.Context, x Exchange, req *Request, e catalog.Entry, _ settling, done Done) {
 	req.Bundle = ""
-	p.n.callOwn(ctx, sess, req, e.Tool, done)
+	p.n.callOwn(ctx, x, req, e.Tool, done)
 }
 
 func (p *ownProvider) taskMode(catalog.Entry) string { return mcp.TaskForbidden }
@@ -152,18 +152,18 @@ func ExecuteTool() json.RawMessage {
 }
 
 // callOwn serves a call of one of the node's own tools.
-func (n *Node) callOwn(ctx context.Context, sess Session, req *Request, tool string, done Done) {
+func (n *Node) callOwn(ctx context.Context, x Exchange, req *Request, tool string, done Done) {
 	switch tool {
 	case SearchToolName:
 		done.CallDone(n.search(req.Arguments, req.Allow, req.Strict))
 	case ExecuteToolName:
-		n.execute(ctx, sess, req, done)
+		n.execute(ctx, x, req, done)
 	case StatusToolName:
 		done.CallDone(n.status(ctx))
 	case RunToolName:
-		n.runProgram(ctx, sess, req, done)
+		n.runProgram(ctx, x, req, done)
 	case ReadResultToolName:
-		done.CallDone(n.readResultCall(ctx, sess, req.Arguments))
+		done.CallDone(n.readResultCall(ctx, x, req.Arguments))
 	case ApprovalsToolName, ApproveToolName:
 		done.CallDone(n.callApprovals(ctx, req, tool))
 	default:
@@ -311,10 +311,10 @@ func (n *Node) search(args json.RawMessage, allow Allow, strict bool) (json.RawM
 }
 
 // execute serves toolnode.execute: req is the tools/call of toolnode.execute. The named tool
-// is called as if called directly (its progress and input requests reach sess); what fails
+// is called as if called directly (its progress and input requests reach x); what fails
 // before or after the call was sent is an ExecError result saying which. It notes on req the
 // tool it ran, through toolnode.execute.
-func (n *Node) execute(ctx context.Context, sess Session, req *Request, done Done) {
+func (n *Node) execute(ctx context.Context, x Exchange, req *Request, done Done) {
 	req.Via = ExecuteToolName
 	fail := func(e *ExecError) {
 		req.Refused = e.Kind
@@ -348,7 +348,7 @@ func (n *Node) execute(ctx context.Context, sess Session, req *Request, done Don
 	}
 	inner := innerRequest(req, name, arguments)
 	withInput(inner, req)
-	n.providerOf(e.Bundle).call(ctx, sess, inner, e, settleExecute, DoneFunc(func(res json.RawMessage, err error) {
+	n.providerOf(e.Bundle).call(ctx, x, inner, e, settleExecute, DoneFunc(func(res json.RawMessage, err error) {
 		req.Bundle, req.Refused = inner.Bundle, inner.Refused
 		done.CallDone(res, err)
 	}))

@@ -22,9 +22,9 @@ import (
 // concurrent use and do not block.
 type provider interface {
 	// call serves req, a tools/call of the tool of entry e that the node has checked, for
-	// sess, and gives done the outcome, once; a failure after the call was sent is settled
+	// x, and gives done the outcome, once; a failure after the call was sent is settled
 	// as how says. It notes on req the bundle it reached (Bundle; "" for none).
-	call(ctx context.Context, sess Session, req *Request, e catalog.Entry, how settling, done Done)
+	call(ctx context.Context, x Exchange, req *Request, e catalog.Entry, how settling, done Done)
 	// taskMode says whether a call of the tool of e may (mcp.TaskOptional), must
 	// (mcp.TaskRequired) or must not (mcp.TaskForbidden) become a task.
 	taskMode(e catalog.Entry) string
@@ -109,13 +109,13 @@ type bundleProvider struct {
 	name string
 }
 
-func (p *bundleProvider) call(ctx context.Context, sess Session, req *Request, e catalog.Entry, how settling, done Done) {
+func (p *bundleProvider) call(ctx context.Context, x Exchange, req *Request, e catalog.Entry, how settling, done Done) {
 	req.Bundle = p.name
 	rename := ""
 	if e.Tool != e.Name {
 		rename = e.Tool // in the edit that readies the call for the bundle
 	}
-	p.n.forwardAsync(ctx, sess, p.name, rename, req, how, done)
+	p.n.forwardAsync(ctx, x, p.name, rename, req, how, done)
 }
 
 func (p *bundleProvider) taskMode(e catalog.Entry) string { return toolTaskSupport(e.JSON) }

@@ -56,7 +56,9 @@ func (g *guardedCaller) call(t *testing.T, guard *node.Guard, tool, args string)
 		t.Fatal(rerr)
 	}
 	req.Guard = guard
-	res, err := rpc.Await(func(done rpc.Done) { g.n.CallTool(context.Background(), g.s, req, node.DoneFunc(done)) })
+	res, err := rpc.Await(func(done rpc.Done) {
+		g.n.CallTool(context.Background(), node.Detached(g.s, node.Caller{}, node.DoneFunc(done)), req)
+	})
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)
 	}

@@ -46,7 +46,7 @@ type relay struct {
 	mu        sync.Mutex
 	timer     *time.Timer
 	id        rpc.ID
-	stopOuter func() bool // ends the watch on outer; nil when the Done watches the call
+	stopOuter func() bool // ends the watch on outer; nil when the Exchange watches the call
 	ended     bool
 	// What the bundle asks the client during the call lives as long as the call: its
 	// context is made when the bundle first asks, which few calls see.
@@ -84,13 +84,13 @@ func (r *relay) context() context.Context {
 	return r.asked
 }
 
-// send relays req (of sess) to process inst of bundle b; rename, unless "", is the name
+// send relays req (the call of x) to process inst of bundle b; rename, unless "", is the name
 // the bundle knows the target by.
-func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instance, req *Request, rename string,
+func (n *Node) send(outer context.Context, x Exchange, b *bundle, inst *instance, req *Request, rename string,
 	how settling, done Done) {
 	r := &relay{n: n, b: b, outer: outer, done: done, settle: how, req: req, ours: n.newToken(), start: time.Now(),
 		idle: b.m.Timeouts.Call, hard: max(b.m.Timeouts.CallMax, b.m.Timeouts.Call), clientToken: req.ProgressToken}
-	r.flight = flight{sess: sess, inst: inst, relay: r}
+	r.flight = flight{x: x, inst: inst, relay: r}
 	req.served = inst
 	inst.busy.Add(1)
 	// The flight is known before the bundle can name it: registered under the id the call
@@ -107,7 +107,7 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 	inst.mu.Unlock()
 	// Every call gets a token of ours, so that its progress extends its timeout even when
 	// the client asked for none (then the progress goes no further).
-	edit := upstream.Edit{Name: rename, Token: r.ours, Caller: callerOf(sess)}
+	edit := upstream.Edit{Name: rename, Token: r.ours, Caller: x.Caller().upstream()}
 	if _, nop := n.cfg.Telemetry.(telemetry.Nop); !nop {
 		target := rename
 		if target == "" {
@@ -122,7 +122,7 @@ func (n *Node) send(outer context.Context, sess Session, b *bundle, inst *instan
 		// One timer serves both limits: it is due when the call has gone idle without
 		// progress or reaches call_max, whichever comes first; progress pushes it back.
 		r.timer = time.AfterFunc(r.idle, r.expire)
-		if w, ok := done.(Watcher); !ok || !w.Watch(r) {
+		if !x.Watch(r) {
 			r.stopOuter = context.AfterFunc(outer, func() { r.Abandon(context.Cause(outer)) })
 		}
 	}
@@ -225,7 +225,7 @@ func (r *relay) finish(res json.RawMessage, err error) {
 	if err != nil {
 		b.log.Debug("call to the bundle ended in an error", "id", r.id.String(), "error", err)
 	}
-	switch key, _ := clientKey(r.sess); {
+	switch key := r.x.Caller().Key; {
 	case err == nil:
 		b.blame.forgive(key)
 	case errors.Is(err, upstream.ErrGone) && reason == "":

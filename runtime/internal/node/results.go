@@ -33,7 +33,7 @@ import (
 // structuredContent and no content also gets the JSON as text, as the specification says
 // servers should.
 //
-// A kept result is its caller's alone: its owner is the caller's key (Keyed.ClientKey: an
+// A kept result is its caller's alone: its owner is the caller's key (Caller.Key: an
 // OAuth subject, an access file's client, or one anonymous session); any other caller is
 // told it does not exist. An anonymous caller without a session (a stateless request
 // without an identity) owns its results with every such caller: nothing tells their
@@ -222,37 +222,31 @@ func (n *Node) ResultBytes() int64 {
 // its way to done.
 type shaping struct {
 	n    *Node
-	sess Session
+	x    Exchange
 	done Done
 }
 
 // CallDone implements Done.
 func (s *shaping) CallDone(res json.RawMessage, err error) {
 	if err == nil {
-		res = s.n.shapeResult(s.sess, res)
+		res = s.n.shapeResult(s.x.Caller().Key, res)
 	}
 	s.done.CallDone(res, err)
 }
 
-// Watch implements Watcher when done is one, so that shaping costs its relay nothing.
-func (s *shaping) Watch(a Abandoner) bool {
-	w, ok := s.done.(Watcher)
-	return ok && w.Watch(a)
-}
-
-// shapeDone is done with results shaped for sess's client; done itself when the node
+// shapeDone is done with results shaped for the client of x; done itself when the node
 // passes results as they are.
-func (n *Node) shapeDone(sess Session, done Done) Done {
+func (n *Node) shapeDone(x Exchange, done Done) Done {
 	if n.results.b.MaxBytes <= 0 {
 		return done
 	}
-	return &shaping{n: n, sess: sess, done: done}
+	return &shaping{n: n, x: x, done: done}
 }
 
 // shapeResult gives res, a tools/call result, the JSON of its structuredContent as text
 // when it has no content, and cuts its text content to the budget, keeping the whole for
-// sess's client. A result that fits, and anything that is not a result, pass as they are.
-func (n *Node) shapeResult(sess Session, res json.RawMessage) json.RawMessage {
+// the client key. A result that fits, and anything that is not a result, pass as they are.
+func (n *Node) shapeResult(key string, res json.RawMessage) json.RawMessage {
 	budget := n.results.b.MaxBytes
 	content, hasContent := rawjson.Member(res, "content")
 	// structuredContent is looked for only when there is no content to read: most results
@@ -299,7 +293,6 @@ func (n *Node) shapeResult(sess Session, res json.RawMessage) json.RawMessage {
 			items[i]["text"], _ = json.Marshal(c.Text)
 		}
 	}
-	key, _ := clientKey(sess)
 	id := n.results.put(key, whole)
 	note, meta := n.cutNote(id, whole, cuts)
 	noteItem, _ := json.Marshal(map[string]string{"type": "text", "text": note})
@@ -475,7 +468,7 @@ func readResultTool(maxBytes int) json.RawMessage {
 }
 
 // readResultCall serves toolnode.read_result.
-func (n *Node) readResultCall(ctx context.Context, sess Session, args json.RawMessage) (json.RawMessage, error) {
+func (n *Node) readResultCall(ctx context.Context, x Exchange, args json.RawMessage) (json.RawMessage, error) {
 	var a struct {
 		URI    string `json:"uri"`
 		Offset int    `json:"offset"`
@@ -488,7 +481,7 @@ func (n *Node) readResultCall(ctx context.Context, sess Session, args json.RawMe
 		a.Length = n.readLength()
 	}
 	base, _, _ := strings.Cut(a.URI, "?")
-	key, _ := clientKey(sess)
+	key := x.Caller().Key
 	res, err := n.readResult(ctx, key, fmt.Sprintf("%s?offset=%d&length=%d", base, a.Offset, a.Length))
 	if err != nil {
 		if isRPCError(err) {

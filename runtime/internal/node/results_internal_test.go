@@ -17,7 +17,7 @@ func TestStructuredContentAloneIsGivenAsTextToo(t *testing.T) {
 		var got struct {
 			Content []struct{ Type, Text string }
 		}
-		if err := json.Unmarshal(n.shapeResult(nil, json.RawMessage(res)), &got); err != nil {
+		if err := json.Unmarshal(n.shapeResult("", json.RawMessage(res)), &got); err != nil {
 			t.Fatal(err)
 		}
 		if len(got.Content) != 1 || got.Content[0].Type != "text" || got.Content[0].Text != `{"result":42}` {
@@ -51,7 +51,7 @@ func TestTheStoreDropsTheOldestAndSaysWhatItCouldNotKeep(t *testing.T) {
 	n := New(Config{Results: ResultBounds{MaxBytes: 4 << 10, ClientBytes: 4 << 10}})
 	res, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": strings.Repeat("a line\n", 2000)}}})
 	var got struct{ Content []struct{ Text string } }
-	_ = json.Unmarshal(n.shapeResult(nil, res), &got)
+	_ = json.Unmarshal(n.shapeResult("", res), &got)
 	if len(got.Content) != 2 || !strings.Contains(got.Content[1].Text, "was not kept") {
 		t.Errorf("the note of a result too large to keep: %+v", got.Content)
 	}

@@ -13,25 +13,24 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
-// keyed is a session of the client key.
+// keyed is a client of the key.
 type keyed struct {
 	testkit.Session
 	key string
 }
 
-func (k *keyed) ClientKey() string      { return k.key }
-func (k *keyed) ClientBound() string    { return k.key }
-func (k *keyed) Ended() <-chan struct{} { return nil }
+// who is the caller the client calls as.
+func (k *keyed) who() node.Caller { return node.Caller{Key: k.key, Bound: k.key} }
 
 // readKept reads a kept result's URI for sess, as resources/read does.
-func readKept(t *testing.T, n *node.Node, sess node.Session, uri string) (text string, meta map[string]int, err error) {
+func readKept(t *testing.T, n *node.Node, sess *keyed, uri string) (text string, meta map[string]int, err error) {
 	t.Helper()
 	params, _ := json.Marshal(map[string]string{"uri": uri})
 	req, rerr := node.ReadRequest("resources/read", params)
 	if rerr != nil {
 		t.Fatal(rerr)
 	}
-	raw, err := n.ReadResource(context.Background(), sess, req)
+	raw, err := n.ReadResource(context.Background(), node.Detached(sess, sess.who(), nil), req)
 	if err != nil {
 		return "", nil, err
 	}
@@ -58,7 +57,7 @@ func TestALongResultIsCutAndItsWholeReadBackByItsCallerOnly(t *testing.T) {
 		items = append(items, fmt.Sprintf(`{"i":%d,"é":"ü"}`, i))
 	}
 	text := `[` + strings.Join(items, ",") + `]`
-	r, err := callWithin(t, n, owner, 30*time.Second, "a.echo", map[string]any{"text": text})
+	r, err := callAs(t, n, owner, owner.who(), 30*time.Second, "a.echo", map[string]any{"text": text})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,12 +95,12 @@ func TestALongResultIsCutAndItsWholeReadBackByItsCallerOnly(t *testing.T) {
 	if _, _, err := readKept(t, n, other, uri); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("another client read the result: %v", err)
 	}
-	rest, isErr := call(t, n, owner, "toolnode.read_result", map[string]any{"uri": uri, "offset": len(kept)})
-	if isErr || !strings.HasPrefix(rest, whole[len(kept):len(kept)+100]) {
+	r, err = callAs(t, n, owner, owner.who(), 30*time.Second, "toolnode.read_result", map[string]any{"uri": uri, "offset": len(kept)})
+	if rest := r.text(); err != nil || r.IsError || !strings.HasPrefix(rest, whole[len(kept):len(kept)+100]) {
 		t.Errorf("toolnode.read_result: %.200s", rest)
 	}
-	if got, isErr := call(t, n, other, "toolnode.read_result", map[string]any{"uri": uri}); !isErr {
-		t.Errorf("another client read the result through toolnode.read_result: %.200s", got)
+	if r, err := callAs(t, n, other, other.who(), 30*time.Second, "toolnode.read_result", map[string]any{"uri": uri}); err != nil || !r.IsError {
+		t.Errorf("another client read the result through toolnode.read_result: %.200s %v", r.text(), err)
 	}
 }
 
@@ -113,7 +112,7 @@ func TestKeptResultsStayWithinTheirBounds(t *testing.T) {
 	text := strings.Repeat("line of a long answer\n", 3000) // 66 KB
 	for i := range 20 {
 		sess := &keyed{key: fmt.Sprintf("client:%d", i%3)}
-		if _, err := callWithin(t, n, sess, 30*time.Second, "a.echo", map[string]any{"text": text}); err != nil {
+		if _, err := callAs(t, n, sess, sess.who(), 30*time.Second, "a.echo", map[string]any{"text": text}); err != nil {
 			t.Fatal(err)
 		}
 		if got := n.ResultBytes(); got > b.StoreBytes {
@@ -140,12 +139,12 @@ func TestATasksLongResultIsCutToo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	done := make(chan json.RawMessage, 1)
-	n.CallToolTask(ctx, owner, req, node.DoneFunc(func(res json.RawMessage, err error) {
+	n.CallToolTask(ctx, node.Detached(owner, owner.who(), node.DoneFunc(func(res json.RawMessage, err error) {
 		if err != nil {
 			t.Error(err)
 		}
 		done <- res
-	}))
+	})), req)
 	var r result
 	select {
 	case raw := <-done:

@@ -39,21 +39,9 @@ type Done interface {
 	CallDone(res json.RawMessage, err error)
 }
 
-// A Watcher is a Done that tells the relay of its request when the client stops waiting
-// for it. A relay otherwise watches the request's context (context.AfterFunc), which costs
-// every relayed call five allocations and two locks for an end few calls meet; a front's
-// session call knows its own end (its client's cancellation, the session's close) and is
-// one.
-type Watcher interface {
-	// Watch arranges for a to be told, once, when the client stops waiting for the
-	// request, from a goroutine that holds none of the Watcher's locks. It reports false
-	// when it cannot (the request is already cancelled, or only its context knows its end):
-	// the relay then watches the context.
-	Watch(a Abandoner) bool
-}
-
-// An Abandoner is a request on its way to a bundle: a Watcher tells it when the client stops
-// waiting, and it gives up on the call (the bundle is told to cancel).
+// An Abandoner is a request on its way to a bundle: the Exchange of its call tells it when
+// the client stops waiting (see Exchange.Watch), and it gives up on the call (the bundle is
+// told to cancel).
 type Abandoner interface {
 	Abandon(cause error)
 }
@@ -64,8 +52,8 @@ type DoneFunc func(res json.RawMessage, err error)
 // CallDone calls f.
 func (f DoneFunc) CallDone(res json.RawMessage, err error) { f(res, err) }
 
-// CallTool routes a tools/call to the bundle serving the tool req names, as req.Allow
-// lets the caller, and gives done the outcome, once: the bundle's result as it sent it, or
+// CallTool routes a tools/call of x to the bundle serving the tool req names, as req.Allow
+// lets the caller, and gives x the outcome, once: the bundle's result as it sent it, or
 // a JSON-RPC error (an unknown or forbidden tool, bad params), or the caller's
 // cancellation; a bundle that fails or times out gives a result with isError set, naming
 // the bundle, so that the model on the other side can act on it. CallTool notes on req
@@ -73,23 +61,23 @@ func (f DoneFunc) CallDone(res json.RawMessage, err error) { f(res, err) }
 //
 // A result whose text passes the node's budget is cut, its whole kept for the caller (see
 // ResultBounds).
-func (n *Node) CallTool(ctx context.Context, sess Session, req *Request, done Done) {
-	n.callTool(ctx, sess, req, settleTool, n.shapeDone(sess, done))
+func (n *Node) CallTool(ctx context.Context, x Exchange, req *Request) {
+	n.callTool(ctx, x, req, settleTool, n.shapeDone(x, x))
 }
 
-// Call reads params as a tools/call and serves it as CallTool does, for a caller that may
-// call every tool, waiting for the outcome: for callers without a front, such as the
-// command line.
-func (n *Node) Call(ctx context.Context, sess Session, params json.RawMessage) (json.RawMessage, error) {
+// Call reads params as a tools/call and serves it as CallTool does, for an anonymous
+// caller that may call every tool, waiting for the outcome: for callers without a front,
+// such as the command line. What the bundle sends about the call goes to c.
+func (n *Node) Call(ctx context.Context, c Client, params json.RawMessage) (json.RawMessage, error) {
 	req, err := ReadRequest(mcp.MethodToolsCall, params)
 	if err != nil {
 		return nil, err
 	}
-	return rpc.Await(func(done rpc.Done) { n.CallTool(ctx, sess, req, DoneFunc(done)) })
+	return rpc.Await(func(done rpc.Done) { n.CallTool(ctx, Detached(c, Caller{}, DoneFunc(done)), req) })
 }
 
 // callTool routes a tools/call, failures settled as how says.
-func (n *Node) callTool(ctx context.Context, sess Session, req *Request, how settling, done Done) {
+func (n *Node) callTool(ctx context.Context, x Exchange, req *Request, how settling, done Done) {
 	name := req.Target()
 	req.Ran = name
 	e, ok := n.Catalog().Lookup(name)
@@ -120,9 +108,9 @@ func (n *Node) callTool(ctx context.Context, sess Session, req *Request, how set
 		return
 	}
 	if xerr, waiting := n.admitCall(req.Guard, name, req.Arguments); xerr != nil {
-		if waiting != nil && canAsk(sess) {
+		if waiting != nil && canAsk(x) {
 			go func() { // the call waits for its approval
-				xerr, err := n.awaitApproval(ctx, sess, waiting)
+				xerr, err := n.awaitApproval(ctx, x, waiting)
 				switch {
 				case err != nil:
 					settle(ctx, req, how, done, nil, err)
@@ -130,7 +118,7 @@ func (n *Node) callTool(ctx context.Context, sess Session, req *Request, how set
 					req.Refused = xerr.Kind
 					settle(ctx, req, how, done, xerr.Result(), nil)
 				default:
-					n.providerOf(e.Bundle).call(ctx, sess, req, e, how, done)
+					n.providerOf(e.Bundle).call(ctx, x, req, e, how, done)
 				}
 			}()
 			return
@@ -142,7 +130,7 @@ func (n *Node) callTool(ctx context.Context, sess Session, req *Request, how set
 		settle(ctx, req, how, done, xerr.Result(), nil)
 		return
 	}
-	n.providerOf(e.Bundle).call(ctx, sess, req, e, how, done)
+	n.providerOf(e.Bundle).call(ctx, x, req, e, how, done)
 }
 
 // Guarded reports whether the tools/call req names a tool whose calls need approval.
@@ -210,8 +198,8 @@ func (n *Node) noteQuiet() {
 	n.quiet.Store(&quiet)
 }
 
-// GetPrompt routes prompts/get to the bundle serving the prompt req names.
-func (n *Node) GetPrompt(ctx context.Context, sess Session, req *Request) (json.RawMessage, error) {
+// GetPrompt routes prompts/get of x to the bundle serving the prompt req names.
+func (n *Node) GetPrompt(ctx context.Context, x Exchange, req *Request) (json.RawMessage, error) {
 	name := req.Target()
 	e, ok := n.Prompts().Lookup(name)
 	if !ok || !req.Allow.allows(name) {
@@ -221,19 +209,18 @@ func (n *Node) GetPrompt(ctx context.Context, sess Session, req *Request) (json.
 	if e.Tool != name {
 		rename = e.Tool
 	}
-	return n.forward(ctx, sess, e.Bundle, rename, req)
+	return n.forward(ctx, x, e.Bundle, rename, req)
 }
 
 // ReadResource routes resources/read by the resource's URI; a view exposed under a
 // namespaced URI is read from its bundle by the URI the bundle names it.
 //
 // A kept result (toolnode://result/...) is read from the node's store, for its owner only.
-func (n *Node) ReadResource(ctx context.Context, sess Session, req *Request) (json.RawMessage, error) {
+func (n *Node) ReadResource(ctx context.Context, x Exchange, req *Request) (json.RawMessage, error) {
 	if IsResultURI(req.URI) {
-		key, _ := clientKey(sess)
-		return n.readResult(ctx, key, req.URI)
+		return n.readResult(ctx, x.Caller().Key, req.URI)
 	}
-	if res, err, ok := n.readSkill(ctx, sess, req); ok {
+	if res, err, ok := n.readSkill(ctx, x, req); ok {
 		return res, err
 	}
 	bundle, own, err := n.viewBundle(req)
@@ -241,9 +228,9 @@ func (n *Node) ReadResource(ctx context.Context, sess Session, req *Request) (js
 		return nil, err
 	}
 	if own == req.URI {
-		return n.forward(ctx, sess, bundle, "", req)
+		return n.forward(ctx, x, bundle, "", req)
 	}
-	return n.readRenamed(ctx, sess, bundle, own, req)
+	return n.readRenamed(ctx, x, bundle, own, req)
 }
 
 // resourceBundle finds the bundle serving the resource req names, when the caller may
@@ -254,7 +241,7 @@ func (n *Node) resourceBundle(req *Request) (string, error) {
 
 // Complete routes completion/complete by what it completes: a prompt's argument or a
 // resource template's.
-func (n *Node) Complete(ctx context.Context, sess Session, req *Request) (json.RawMessage, error) {
+func (n *Node) Complete(ctx context.Context, x Exchange, req *Request) (json.RawMessage, error) {
 	switch req.Ref.Type {
 	case "ref/prompt":
 		e, ok := n.Prompts().Lookup(req.Ref.Name)
@@ -274,38 +261,37 @@ func (n *Node) Complete(ctx context.Context, sess Session, req *Request) (json.R
 			inner.Params, _ = json.Marshal(p)
 			req = &inner
 		}
-		return n.forward(ctx, sess, e.Bundle, "", req)
+		return n.forward(ctx, x, e.Bundle, "", req)
 	case "ref/resource":
 		bundle, err := n.routeResource(req.Ref.URI, req.Allow, true)
 		if err != nil {
 			return nil, err
 		}
-		return n.forward(ctx, sess, bundle, "", req)
+		return n.forward(ctx, x, bundle, "", req)
 	}
 	return nil, invalidParams(fmt.Sprintf("unknown completion ref type %q", req.Ref.Type))
 }
 
 // forward is forwardAsync waiting for the outcome, failures as they are.
-func (n *Node) forward(ctx context.Context, sess Session, bundleName, rename string, req *Request) (json.RawMessage, error) {
+func (n *Node) forward(ctx context.Context, x Exchange, bundleName, rename string, req *Request) (json.RawMessage, error) {
 	return rpc.Await(func(done rpc.Done) {
-		n.forwardAsync(ctx, sess, bundleName, rename, req, settleAsIs, DoneFunc(done))
+		n.forwardAsync(ctx, x, bundleName, rename, req, settleAsIs, DoneFunc(done))
 	})
 }
 
-// forwardAsync sends a request of sess to the least busy process of a bundle and calls done
+// forwardAsync sends a request of x to the least busy process of a bundle and calls done
 // with its answer, failures settled as how says; rename, unless "", is put as the name in
 // params. The request's progress token is replaced by one unique across sessions and the
-// bundle's progress comes back to sess under the client's token. The call may go without
+// bundle's progress comes back to x under the client's token. The call may go without
 // progress for the bundle's call timeout, and lasts at most its call_max; past either, or
 // when the client cancels, the bundle is told to cancel.
-func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, rename string, req *Request, how settling, done Done) {
+func (n *Node) forwardAsync(ctx context.Context, x Exchange, bundleName, rename string, req *Request, how settling, done Done) {
 	b := n.liveBundle(bundleName)
 	if b == nil {
 		settle(ctx, req, how, done, nil, notSent(fmt.Errorf("bundle %q is not running", bundleName)))
 		return
 	}
-	key, _ := clientKey(sess)
-	if err := b.blame.refused(key, b.name); err != nil {
+	if err := b.blame.refused(x.Caller().Key, b.name); err != nil {
 		settle(ctx, req, how, done, nil, notSent(err))
 		return
 	}
@@ -315,29 +301,29 @@ func (n *Node) forwardAsync(ctx context.Context, sess Session, bundleName, renam
 				settle(ctx, req, how, done, nil, notSent(err))
 				return
 			}
-			n.dispatch(ctx, sess, b, rename, req, how, done)
+			n.dispatch(ctx, x, b, rename, req, how, done)
 		})
 		return
 	}
-	n.dispatch(ctx, sess, b, rename, req, how, done)
+	n.dispatch(ctx, x, b, rename, req, how, done)
 }
 
 // dispatch sends req to a process of b: its client's own (isolation), the least busy one
 // running, or the first to be ready.
-func (n *Node) dispatch(ctx context.Context, sess Session, b *bundle, rename string, req *Request, how settling, done Done) {
+func (n *Node) dispatch(ctx context.Context, x Exchange, b *bundle, rename string, req *Request, how settling, done Done) {
 	if isolatedBundle(b) {
 		go func() {
-			inst, err := n.pickIsolated(ctx, b, sess)
+			inst, err := n.pickIsolated(ctx, b, x)
 			if err != nil {
 				settle(ctx, req, how, done, nil, notSent(err))
 				return
 			}
-			n.send(ctx, sess, b, inst, req, rename, how, done)
+			n.send(ctx, x, b, inst, req, rename, how, done)
 		}()
 		return
 	}
 	if inst := n.pickNow(b); inst != nil {
-		n.send(ctx, sess, b, inst, req, rename, how, done)
+		n.send(ctx, x, b, inst, req, rename, how, done)
 		return
 	}
 	// Asleep, starting or restarting: wait for a process without holding up the caller.
@@ -348,7 +334,7 @@ func (n *Node) dispatch(ctx context.Context, sess Session, b *bundle, rename str
 			settle(ctx, req, how, done, nil, notSent(err))
 			return
 		}
-		n.send(ctx, sess, b, inst, req, rename, how, done)
+		n.send(ctx, x, b, inst, req, rename, how, done)
 	}()
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/catalog"
 	"github.com/toolnode/toolnode/runtime/internal/codemode"
 	"github.com/toolnode/toolnode/runtime/internal/codemode/worker"
-	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/runtime/internal/search"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 	"github.com/toolnode/toolnode/sdk-go/rawjson"
@@ -32,7 +31,7 @@ const RunToolName = "toolnode.run"
 // Via toolnode.run, Run, Refused noted on it as for any call), when it began, and its
 // outcome.
 type InnerCall struct {
-	Session Session // the run's caller
+	Caller  Caller // the run's caller
 	Request *Request
 	Start   time.Time
 	Result  json.RawMessage
@@ -90,7 +89,7 @@ func ParseRun(args json.RawMessage) (string, error) {
 
 // runProgram serves toolnode.run: req is its tools/call. The program runs on a goroutine of its
 // own, its inner calls waiting on it; done gets the run's result.
-func (n *Node) runProgram(ctx context.Context, sess Session, req *Request, done Done) {
+func (n *Node) runProgram(ctx context.Context, x Exchange, req *Request, done Done) {
 	req.Run = n.newToken()
 	code, err := ParseRun(req.Arguments)
 	if err != nil {
@@ -99,10 +98,10 @@ func (n *Node) runProgram(ctx context.Context, sess Session, req *Request, done 
 		return
 	}
 	mi := n.metaIndex()
-	h := &runHost{n: n, mi: mi, outer: req, sess: &runSession{Session: sess, token: req.ProgressToken}}
-	key, ended := clientKey(sess)
+	h := &runHost{n: n, mi: mi, outer: req, run: &runCaller{Exchange: x, token: req.ProgressToken}}
+	caller := x.Caller()
 	go func() {
-		out := n.workers.Run(ctx, worker.Caller{Key: key, Ended: ended}, h, mi.names, n.cfg.Run, code)
+		out := n.workers.Run(ctx, worker.Caller{Key: caller.Key, Ended: caller.Ended}, h, mi.names, n.cfg.Run, code)
 		if out.Error != nil && out.Error.Kind == codemode.KindInvalidProgram {
 			req.Refused = KindInvalidArguments
 		}
@@ -137,8 +136,8 @@ func runResult(out codemode.Outcome) (json.RawMessage, error) {
 type runHost struct {
 	n     *Node
 	mi    *metaIndex
-	outer *Request    // the run's tools/call
-	sess  *runSession // its caller, progress made the run's
+	outer *Request   // the run's tools/call
+	run   *runCaller // its call, progress made the run's
 }
 
 // Tool implements codemode.Host: a tool the caller may call from a program (not the
@@ -191,9 +190,9 @@ func (h *runHost) Call(ctx context.Context, name string, args json.RawMessage) c
 		inner.Refused = fail.Kind
 	}
 	if f := h.n.innerCalls; f != nil {
-		f(InnerCall{Session: h.sess.Session, Request: inner, Start: start, Result: res, Err: err, Cancelled: ctx.Err() != nil})
+		f(InnerCall{Caller: h.run.Caller(), Request: inner, Start: start, Result: res, Err: err, Cancelled: ctx.Err() != nil})
 	}
-	h.sess.step(ctx, name)
+	h.run.step(name)
 	if fail != nil {
 		return codemode.CallResult{Failure: fail}
 	}
@@ -219,11 +218,11 @@ func (h *runHost) call(ctx context.Context, inner *Request) (json.RawMessage, *c
 	}
 	p := h.n.providerOf(e.Bundle)
 	call := func(req *Request) (json.RawMessage, error) {
-		return rpc.Await(func(done rpc.Done) { p.call(ctx, h.sess, req, e, settleExecute, DoneFunc(done)) })
+		return Await(h.run, func(x Exchange) { p.call(ctx, x, req, e, settleExecute, x) })
 	}
 	res, err := call(inner)
 	if err == nil && isInputRequired(res) {
-		res, err = FulfilInput(ctx, h.sess, inner, res, call)
+		res, err = FulfilInput(ctx, h.run, inner, res, call)
 	}
 	if inner.Refused != "" && err == nil {
 		// Settled as toolnode.execute settles: the result is an ExecError.
@@ -249,11 +248,12 @@ func (h *runHost) call(ctx context.Context, inner *Request) (json.RawMessage, *c
 const maxInputRounds = 16
 
 // FulfilInput serves the input a bundle of the 2026-07-28 revision asks for in res, an
-// input_required result of req: each input request goes to sess (a session's client gets
-// it as a request; a run's stateless client as the run's own input_required answer), and
+// input_required result of req: each input request is asked of x's client (a session's
+// client gets it as a request; a run's stateless client as the run's own input_required
+// answer), and
 // the call is made again with call, the answers and the bundle's requestState, until the
 // bundle answers in full.
-func FulfilInput(ctx context.Context, sess Session, req *Request, res json.RawMessage, call func(*Request) (json.RawMessage, error)) (json.RawMessage, error) {
+func FulfilInput(ctx context.Context, x Exchange, req *Request, res json.RawMessage, call func(*Request) (json.RawMessage, error)) (json.RawMessage, error) {
 	for round := 0; isInputRequired(res); round++ {
 		if round == maxInputRounds {
 			return nil, fmt.Errorf("%s asked for input %d times in a row; giving up", req.Method, maxInputRounds)
@@ -264,7 +264,7 @@ func FulfilInput(ctx context.Context, sess Session, req *Request, res json.RawMe
 		}
 		answers := make(mcp.InputResponses, len(ir.InputRequests))
 		for key, r := range ir.InputRequests {
-			ans, err := sess.Request(ctx, r.Method, r.Params)
+			ans, err := x.Ask(ctx, r.Method, r.Params)
 			if err != nil {
 				return nil, err
 			}
@@ -295,78 +295,31 @@ func isInputRequired(res json.RawMessage) bool {
 	return ok && string(v) == `"`+mcp.ResultTypeInputRequired+`"`
 }
 
-// runSession is the run's caller as its inner calls see it: progress of any of them is the
-// run's progress, under the client's token and counting up, as the protocol wants it; all
-// else is the caller's own.
-type runSession struct {
-	Session
+// runCaller is the run's call as its inner calls see it (each made under it with Await):
+// progress of any of them is the run's progress, under the client's token and counting
+// up, as the protocol wants it; all else is the run's own.
+type runCaller struct {
+	Exchange
 	token json.RawMessage // the run's progress token; nil when the client asked for none
 
 	mu    sync.Mutex
 	steps int
 }
 
-// Notify passes the inner calls' messages on, their progress made the run's.
-func (s *runSession) Notify(ctx context.Context, method string, params any) error {
-	if method != mcp.NotifyProgress {
-		return s.Session.Notify(ctx, method, params)
-	}
-	msg := ""
-	if p, ok := params.(map[string]json.RawMessage); ok {
-		_ = json.Unmarshal(p["message"], &msg)
-	}
-	return s.progress(ctx, msg)
-}
+// Progress makes an inner call's progress the run's.
+func (r *runCaller) Progress(p mcp.ProgressParams) { r.progress(p.Message) }
 
 // step reports an inner call done as the run's progress.
-func (s *runSession) step(ctx context.Context, tool string) { _ = s.progress(ctx, tool+" done") }
+func (r *runCaller) step(tool string) { r.progress(tool + " done") }
 
-func (s *runSession) progress(ctx context.Context, msg string) error {
-	if s.token == nil {
-		return nil
+func (r *runCaller) progress(msg string) {
+	if r.token == nil {
+		return
 	}
-	s.mu.Lock()
-	s.steps++
-	p := mcp.ProgressParams{ProgressToken: s.token, Progress: float64(s.steps), Message: msg}
-	err := s.Session.Notify(ctx, mcp.NotifyProgress, p)
-	s.mu.Unlock() // held while sending: the client sees the counts in order
-	return err
-}
-
-// ClientKey implements Keyed as the caller does.
-func (s *runSession) ClientKey() string {
-	k, _ := clientKey(s.Session)
-	return k
-}
-
-// ClientBound implements Keyed as the caller does.
-func (s *runSession) ClientBound() string {
-	if k, ok := s.Session.(Keyed); ok {
-		return k.ClientBound()
-	}
-	return ""
-}
-
-// Ended implements Keyed as the caller does.
-func (s *runSession) Ended() <-chan struct{} {
-	_, ended := clientKey(s.Session)
-	return ended
-}
-
-// ClientCapabilities implements Capable as the caller does.
-func (s *runSession) ClientCapabilities() json.RawMessage {
-	if c, ok := s.Session.(Capable); ok {
-		return c.ClientCapabilities()
-	}
-	return nil
-}
-
-// ClientLogLevel implements Leveled as the caller does.
-func (s *runSession) ClientLogLevel() (string, bool) {
-	if l, ok := s.Session.(Leveled); ok {
-		return l.ClientLogLevel()
-	}
-	return "", true
+	r.mu.Lock()
+	r.steps++
+	r.Exchange.Progress(mcp.ProgressParams{ProgressToken: r.token, Progress: float64(r.steps), Message: msg})
+	r.mu.Unlock() // held while sending: the client sees the counts in order
 }
 
 // programNames maps the tools of a catalog to their names in a program.

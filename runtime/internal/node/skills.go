@@ -126,7 +126,7 @@ func (n *Node) GetSkill(req *Request) (json.RawMessage, error) {
 // readSkill serves resources/read of a file of a skill: read by the node from a bundle's
 // skills folder, or from the bundle whose server serves the skill, by its own URI. It
 // reports false for a URI that is not a skill's, which is routed as any resource.
-func (n *Node) readSkill(ctx context.Context, sess Session, req *Request) (json.RawMessage, error, bool) {
+func (n *Node) readSkill(ctx context.Context, x Exchange, req *Request) (json.RawMessage, error, bool) {
 	bundle, own, ok := skills.Split(req.URI)
 	if !ok {
 		return nil, nil, false
@@ -142,7 +142,7 @@ func (n *Node) readSkill(ctx context.Context, sess Session, req *Request) (json.
 		// serve it (a skill its listing leaves out).
 		if n.servesOwnSkills(bundle) && req.Allow.Resource(bundle, req.URI) {
 			req.Bundle, req.Skill = bundle, req.URI
-			res, err := n.readRenamed(ctx, sess, bundle, own, req)
+			res, err := n.readRenamed(ctx, x, bundle, own, req)
 			return res, err, true
 		}
 		return nil, nil, false
@@ -153,7 +153,7 @@ func (n *Node) readSkill(ctx context.Context, sess Session, req *Request) (json.
 	}
 	req.Bundle, req.Skill = sk.Bundle, req.URI
 	if sk.Local == nil {
-		res, err := n.readRenamed(ctx, sess, bundle, own, req)
+		res, err := n.readRenamed(ctx, x, bundle, own, req)
 		return res, err, true
 	}
 	rel := strings.TrimPrefix(req.URI, strings.TrimSuffix(sk.URI, skills.SkillFile))

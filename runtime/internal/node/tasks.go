@@ -146,8 +146,8 @@ func taskTools(m *manifest.Manifest, tools []json.RawMessage) []json.RawMessage 
 // CallToolTask routes the tools/call of a task as CallTool does, but passes every outcome
 // as it is: a bundle that fails, crashes or times out under the call fails the task with
 // that error, rather than answering a tool result.
-func (n *Node) CallToolTask(ctx context.Context, sess Session, req *Request, done Done) {
-	n.callTool(ctx, sess, req, settleAsIs, n.shapeDone(sess, done))
+func (n *Node) CallToolTask(ctx context.Context, x Exchange, req *Request) {
+	n.callTool(ctx, x, req, settleAsIs, n.shapeDone(x, x))
 }
 
 // BundleTask is a task a bundle holds itself: the process that made it and the bundle's

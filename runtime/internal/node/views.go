@@ -124,7 +124,7 @@ func (n *Node) routeResource(uri string, allow Allow, template bool) (string, er
 
 // readRenamed reads the view exposed as req.URI from bundle by its own URI, and gives the
 // contents back under the URI read.
-func (n *Node) readRenamed(ctx context.Context, sess Session, bundle, own string, req *Request) (json.RawMessage, error) {
+func (n *Node) readRenamed(ctx context.Context, x Exchange, bundle, own string, req *Request) (json.RawMessage, error) {
 	quotedOwn, _ := json.Marshal(own)
 	params, ok := rawjson.PutMember(req.Params, "uri", quotedOwn)
 	if !ok {
@@ -132,7 +132,7 @@ func (n *Node) readRenamed(ctx context.Context, sess Session, bundle, own string
 	}
 	inner := *req
 	inner.Params, inner.URI = params, own
-	res, err := n.forward(ctx, sess, bundle, "", &inner)
+	res, err := n.forward(ctx, x, bundle, "", &inner)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ import (
 )
 
 // httpSession is one client of the HTTP front with a session of a 2025 revision: what
-// Mcp-Session-Id names. It is where the session's messages go (node.Session): on the event
+// Mcp-Session-Id names. It is where the session's messages go (node.Client): on the event
 // stream of the POST whose call they concern, else on the session's GET stream.
 type httpSession struct {
 	id     string
@@ -308,7 +308,7 @@ func (hs *httpSession) send(ctx context.Context, m *rpc.Message) error {
 	return get.event(b)
 }
 
-// Notify implements node.Session.
+// Notify implements node.Client.
 func (hs *httpSession) Notify(ctx context.Context, method string, params any) error {
 	raw, err := rpc.Marshal(params)
 	if err != nil {
@@ -317,7 +317,7 @@ func (hs *httpSession) Notify(ctx context.Context, method string, params any) er
 	return hs.send(ctx, rpc.Notification(method, raw))
 }
 
-// Request implements node.Session: the request goes on the stream of the related call (or
+// Request implements node.Client: the request goes on the stream of the related call (or
 // the GET stream) and the client's answer comes back in a POST.
 func (hs *httpSession) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	return rpc.CallWait(ctx, streamPeer{hs, ctx}, method, params, func(id rpc.ID) {

@@ -79,7 +79,7 @@ func nonBlocking(v any) *os.File {
 	return nil
 }
 
-// stdio is the one client of the stdio front, and where its messages go (node.Session).
+// stdio is the one client of the stdio front, and where its messages go (node.Client).
 type stdio struct {
 	srv    *front.Server
 	info   front.SessionInfo
@@ -183,7 +183,7 @@ func (st *stdio) unmatched(m *rpc.Message) {
 	st.srv.Logger().Debug("dropped an answer to no request of the node", "id", m.ID.String())
 }
 
-// Notify implements node.Session.
+// Notify implements node.Client.
 func (st *stdio) Notify(_ context.Context, method string, params any) error {
 	raw, err := rpc.Marshal(params)
 	if err != nil {
@@ -192,7 +192,7 @@ func (st *stdio) Notify(_ context.Context, method string, params any) error {
 	return st.conn.Notify(method, raw)
 }
 
-// Request implements node.Session.
+// Request implements node.Client.
 func (st *stdio) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	return rpc.CallWait(ctx, st.conn, method, params, func(id rpc.ID) {
 		_ = st.conn.Notify(mcp.NotifyCancelled, mcp.CancelledNotice(id.String(), "the bundle no longer needs the answer"))
