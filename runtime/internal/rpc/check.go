@@ -82,10 +82,13 @@ func Parse(line []byte, lim Limits) (Message, *Error) {
 		if method[0] != '"' {
 			return m, Errorf(mcp.CodeInvalidRequest, `invalid request: "method" must be a string`)
 		}
-		var name string
+		name, ok := "", true
 		if bytes.IndexByte(method, '\\') < 0 {
 			name = methodName(method[1 : len(method)-1])
-		} else if json.Unmarshal(method, &name) != nil {
+		} else {
+			name, ok = unquote(method)
+		}
+		if !ok {
 			return m, Errorf(mcp.CodeInvalidRequest, `invalid request: bad "method"`)
 		}
 		if name == "" {
@@ -480,4 +483,12 @@ func methodName(b []byte) string {
 		return mcp.MethodResourcesRead
 	}
 	return string(b)
+}
+
+// unquote decodes the JSON string b; a variable of its own, since decoding into it moves it
+// to the heap.
+func unquote(b []byte) (string, bool) {
+	var s string
+	err := json.Unmarshal(b, &s)
+	return s, err == nil
 }

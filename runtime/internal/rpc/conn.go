@@ -237,13 +237,17 @@ func (c *Conn) read() {
 			continue
 		}
 		m, perr := Parse(line, c.opts.Limits)
+		// What is handed on gets a copy of its own, which the handler may keep: an
+		// answer, the message of every call, is taken where it is.
 		switch {
 		case perr != nil:
-			c.invalid(line, &m, perr)
+			bad := m
+			c.invalid(line, &bad, perr)
 		case m.IsResponse():
 			c.deliver(&m)
 		default:
-			c.opts.Handle(&m)
+			req := m
+			c.opts.Handle(&req)
 		}
 	}
 }
@@ -272,7 +276,8 @@ func (c *Conn) deliver(m *Message) {
 		}
 	}
 	if !c.pending.Deliver(m) && c.opts.OnUnmatched != nil {
-		c.opts.OnUnmatched(m)
+		stray := *m
+		c.opts.OnUnmatched(&stray)
 	}
 }
 

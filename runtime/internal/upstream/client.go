@@ -436,20 +436,15 @@ type Edit struct {
 // them). When it cannot be sent (the bundle is gone, or has left too much untaken) the call
 // is taken back and the error says why; done is then not called.
 func (c *Client) Send(id rpc.ID, method string, params json.RawMessage, edit Edit) error {
-	stateless := c.Era() == EraStateless
-	if !stateless {
-		params = dropRevisionMeta(params)
-	}
-	var edits paramEdits
-	if edit.Name != "" || edit.Token != "" || edit.Meta != nil || stateless {
-		// The edits' values are made in a buffer of the pool: every way out below has
-		// copied them by the time it returns.
-		scratch := editBuffers.Get().(*[]byte)
-		params, edits, *scratch, _ = c.editsOf((*scratch)[:0], params, edit)
-		defer putEditBuffer(scratch)
-	}
+	// The edits' values are made in a buffer of the pool: every way out below has copied
+	// them by the time it returns.
+	scratch := editBuffers.Get().(*[]byte)
+	defer putEditBuffer(scratch)
+	params, edits, buf, _ := c.editParams((*scratch)[:0], params, edit)
+	*scratch = buf
 	var err error
-	lw, lines := c.t.(lineWriter)
+	// The transport's concrete type, not an interface: the edits then stay on the stack.
+	st, lines := c.t.(*stdio)
 	switch {
 	case edit.Header != nil:
 		ht, ok := c.t.(*httpTransport)
@@ -459,7 +454,7 @@ func (c *Client) Send(id rpc.ID, method string, params json.RawMessage, edit Edi
 		}
 		err = ht.request(id, method, edits.apply(params), edit.Header)
 	case lines:
-		err = lw.requestEdited(id, method, params, edits.list()...)
+		err = st.requestEdited(id, method, params, edits.list()...)
 	default:
 		err = c.t.Request(id, method, edits.apply(params))
 	}
@@ -470,12 +465,6 @@ func (c *Client) Send(id rpc.ID, method string, params json.RawMessage, edit Edi
 		return c.t.gone()
 	}
 	return nil
-}
-
-// lineWriter is a transport that writes each request as a line, and edits its params in
-// the copy that writes them.
-type lineWriter interface {
-	requestEdited(id rpc.ID, method string, params json.RawMessage, edits ...rawjson.Edit) error
 }
 
 // editBuffers holds buffers (*[]byte) for the values of Send's edits, made for every
@@ -527,24 +516,46 @@ var revisionMeta = [...]string{mcp.MetaProtocolVersion, mcp.MetaClientCapabiliti
 // dropRevisionMeta returns params without the revisionMeta members of their _meta; params
 // themselves when they have none, the common case, found without decoding.
 func dropRevisionMeta(params json.RawMessage) json.RawMessage {
-	if !bytes.Contains(params, []byte(`"io.modelcontextprotocol/`)) {
-		return params
-	}
-	meta, ok := rawjson.Member(params, "_meta")
-	if !ok || len(meta) == 0 || meta[0] != '{' {
-		return params
-	}
-	kept := meta
-	for _, key := range revisionMeta {
-		kept = rawjson.DeleteMember(kept, key)
-	}
-	if len(kept) == len(meta) {
+	kept, _ := keptMeta(nil, params)
+	if kept == nil {
 		return params
 	}
 	if out, ok := rawjson.PutMember(params, "_meta", kept); ok {
 		return out
 	}
 	return params
+}
+
+// keptMeta appends params' _meta without its revisionMeta members to buf, and returns it
+// and buf as it grew; nil (and buf as it was) when params have none of those members, the
+// common case, found without decoding.
+func keptMeta(buf []byte, params json.RawMessage) ([]byte, []byte) {
+	if !bytes.Contains(params, []byte(`"io.modelcontextprotocol/`)) {
+		return nil, buf
+	}
+	meta, ok := rawjson.Member(params, "_meta")
+	if !ok || len(meta) == 0 || meta[0] != '{' {
+		return nil, buf
+	}
+	at, dropped := len(buf), false
+	buf = append(buf, '{')
+	rawjson.Members(meta, func(name rawjson.Name, value []byte) {
+		for _, key := range revisionMeta {
+			if name.Is(key) {
+				dropped = true
+				return
+			}
+		}
+		if len(buf) > at+1 {
+			buf = append(buf, ',')
+		}
+		buf = append(append(name.Append(buf), ':'), value...)
+	})
+	if !dropped {
+		return nil, buf[:at]
+	}
+	buf = append(buf, '}')
+	return buf[at:], buf
 }
 
 // metaMember is one member the node puts in a stateless request's _meta.
@@ -591,15 +602,31 @@ type Caller struct {
 // bundle, with the members of its revision in their _meta: one edit of params. It also
 // returns the progress token params had, nil when none.
 func (c *Client) prepare(params json.RawMessage, edit Edit) (json.RawMessage, json.RawMessage) {
-	params, edits, _, old := c.editsOf(nil, params, edit)
+	params, edits, _, old := c.editParams(nil, params, edit)
 	return edits.apply(params), old
+}
+
+// editParams works out the edits of params that Send makes, their values appended to buf
+// (see editsOf): to a bundle spoken to in a session, _meta loses the members of the
+// 2026-07-28 revision (see revisionMeta).
+func (c *Client) editParams(buf []byte, params json.RawMessage, edit Edit) (json.RawMessage, paramEdits, []byte, json.RawMessage) {
+	stateless := c.Era() == EraStateless
+	var kept []byte // _meta without the revision's members, when it had some
+	if !stateless {
+		kept, buf = keptMeta(buf, params)
+	}
+	if kept == nil && edit.Name == "" && edit.Token == "" && edit.Meta == nil && !stateless {
+		return params, paramEdits{}, buf, nil
+	}
+	return c.editsOf(buf, params, kept, edit)
 }
 
 // editsOf works out the edits of params that prepare makes, their values appended to buf,
 // and returns params as they are to be edited ({} for none), the edits, buf as it grew,
-// and the progress token params had, nil when none. The edits' values lie in buf, or in
-// params, or in what the Client keeps unchanged.
-func (c *Client) editsOf(buf []byte, params json.RawMessage, edit Edit) (json.RawMessage, paramEdits, []byte, json.RawMessage) {
+// and the progress token params had, nil when none. meta, unless nil, is the _meta to
+// start from in place of params' own. The edits' values lie in buf, or in params, or in
+// what the Client keeps unchanged.
+func (c *Client) editsOf(buf []byte, params json.RawMessage, meta []byte, edit Edit) (json.RawMessage, paramEdits, []byte, json.RawMessage) {
 	var edits paramEdits
 	// The values are appended to buf in turn, each taken as a slice once whole: a
 	// slice taken before buf grows keeps the old array, and stays right.
@@ -616,6 +643,9 @@ func (c *Client) editsOf(buf []byte, params json.RawMessage, edit Edit) (json.Ra
 	}
 	stateless := c.Era() == EraStateless
 	if token == nil && !stateless && edit.Meta == nil {
+		if meta != nil {
+			edits.add("_meta", meta)
+		}
 		if name != nil {
 			edits.add("name", name)
 		}
@@ -624,9 +654,12 @@ func (c *Client) editsOf(buf []byte, params json.RawMessage, edit Edit) (json.Ra
 	if len(bytes.TrimSpace(params)) == 0 || string(params) == "null" {
 		params = json.RawMessage(`{}`)
 	}
-	meta, ok := rawjson.Member(params, "_meta")
-	if !ok || len(meta) == 0 || meta[0] != '{' {
-		meta = []byte(`{}`)
+	if meta == nil {
+		var ok bool
+		meta, ok = rawjson.Member(params, "_meta")
+		if !ok || len(meta) == 0 || meta[0] != '{' {
+			meta = []byte(`{}`)
+		}
 	}
 	var old []byte
 	switch {

@@ -76,6 +76,11 @@ func TestPrepareEditsMetaOnce(t *testing.T) {
 			map[string]string{"name": `"t"`, "arguments": `{"name":"x"}`}}, "", "t"},
 		{prepareCase{"session, renamed", EraSession, `{"arguments":{},"name":"b.t"}`, "",
 			map[string]string{"progressToken": `"tn-x"`}, map[string]string{"name": `"t"`, "arguments": `{}`}}, "", "t"},
+		// A 2026-07-28 client's call to a session bundle loses its revision's members in
+		// the same edit.
+		{prepareCase{"session, a 2026-07-28 call renamed", EraSession,
+			`{"name":"b.t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":"c","io.modelcontextprotocol/clientCapabilities":{},"x":1},"arguments":{}}`,
+			`"c"`, map[string]string{"progressToken": `"tn-x"`, "x": `1`}, map[string]string{"name": `"t"`, "arguments": `{}`}}, "", "t"},
 	}
 	for _, tt := range tests {
 		all = append(all, capsCase{prepareCase: tt})

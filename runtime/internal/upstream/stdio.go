@@ -48,7 +48,7 @@ func (t *stdio) Request(id rpc.ID, method string, params json.RawMessage) error 
 }
 
 // requestEdited is Request with params edited as the line is written (see
-// rpc.Conn.RequestEdited): it implements lineWriter.
+// rpc.Conn.RequestEdited).
 func (t *stdio) requestEdited(id rpc.ID, method string, params json.RawMessage, edits ...rawjson.Edit) error {
 	err := t.Conn.RequestEdited(id, method, params, edits...)
 	if errors.Is(err, rpc.ErrNotReading) {
