@@ -259,7 +259,7 @@ func (r *remoteSession) Progress(p mcp.ProgressParams) { _ = r.notify(mcp.Notify
 func (r *remoteSession) Log(m mcp.LoggingMessageParams) { _ = r.notify(mcp.NotifyMessage, m) }
 
 // CallDone implements node.Exchange: the answer goes to the caller's node.
-func (r *remoteSession) CallDone(res json.RawMessage, err error) { r.done(res, err) }
+func (r *remoteSession) CallDone(o node.Outcome) { r.done(o.Answer()) }
 
 // Watch implements node.Exchange: the call ends when its context does.
 func (r *remoteSession) Watch(node.Abandoner) bool { return false }

@@ -24,9 +24,12 @@ import (
 //
 //	transport → Serve: the caller's filter and the catalog's name set on the request, the
 //	    request's span started → node.CallTool → the relay to a bundle process
-//	bundle's answer → the relay ends (bundle span, stats, failures settled) →
+//	bundle's answer → the relay ends: the answer taken, its node.Outcome made (failures
+//	    settled), the bundle span and stats read from it →
 //	    Call.CallDone: input asked for by a bundle served, the audit record written →
 //	    Call.finish: request span ended, the call forgotten → the transport (a Replier)
+//
+// Everything on the way back reads the Outcome, never the answer again.
 //
 // A tools/call is answered from the goroutine that reads the bundle's answer, without a
 // hand-off: for a relay, hand-offs between goroutines are most of a call's cost.
@@ -180,60 +183,59 @@ func (c *Call) Ask(ctx context.Context, method string, params json.RawMessage) (
 // encoded, then as finish.
 func (c *Call) end(res any, err error) {
 	if err != nil {
-		c.finish(nil, err)
+		c.finish(node.Answer(c.Method(), nil, err))
 		return
 	}
 	raw, err := rpc.Marshal(res)
 	if err != nil {
 		err = fmt.Errorf("encode result: %w", err)
 	}
-	c.finish(raw, err)
+	c.finish(node.Answer(c.Method(), raw, err))
 }
 
-// finish ends the call with its outcome: the request's span ended, the call forgotten, the
+// finish ends the call with its Outcome: the request's span ended, the call forgotten, the
 // answer given to the transport.
-func (c *Call) finish(raw json.RawMessage, err error) {
-	var rpcErr *rpc.Error
-	if err != nil {
-		rpcErr = rpc.AsError(err)
-		raw = nil
-	}
+func (c *Call) finish(o node.Outcome) {
 	if c.op != nil {
-		c.op.End(errorType(c.ctx, raw, rpcErr))
+		c.op.End(o.ErrorType(c.ctx.Err() != nil))
 	}
-	c.peer.base().srv.auditSkill(c.ctx, c.req, c.peer.base().id, c.start, err)
+	c.peer.base().srv.auditSkill(c.ctx, c.req, c.peer.base().id, c.start, o)
 	if c.owner != nil {
 		c.owner.mu.Lock()
 		delete(c.owner.inflight, c.id)
 		c.owner.mu.Unlock()
 	}
 	c.cancel(nil)
-	c.reply.Reply(c, raw, rpcErr)
+	c.reply.Reply(c, o.Result, o.RPCError())
 }
 
-// CallDone receives a tools/call's outcome from the node (it implements node.Exchange):
+// CallDone receives a tools/call's Outcome from the node (it implements node.Exchange):
 // input a 2026 bundle asks of a client that takes requests is served first, then the call
 // is audited and ended.
-func (c *Call) CallDone(res json.RawMessage, err error) {
-	if err == nil && c.peer.asksInline() && isInputRequired(res) {
-		go func() {
-			n := c.peer.base().srv.node
-			res, err := node.FulfilInput(c.ctx, c, c.req, res, func(req *node.Request) (json.RawMessage, error) {
-				return node.Await(c, func(x node.Exchange) { n.CallTool(c.ctx, x, req) })
-			})
-			c.audited(res, err)
-		}()
+func (c *Call) CallDone(o node.Outcome) {
+	if c.peer.asksInline() && o.InputRequired() {
+		go c.fulfil(o)
 		return
 	}
-	c.audited(res, err)
+	c.audited(o)
+}
+
+// fulfil serves the input a 2026 bundle asks of a client that takes requests, then audits
+// and ends the call. (A method, not a closure: a closure over o would put every call's
+// Outcome on the heap.)
+func (c *Call) fulfil(o node.Outcome) {
+	n := c.peer.base().srv.node
+	c.audited(node.FulfilInput(c.ctx, c, c.req, o, func(req *node.Request) node.Outcome {
+		return node.Await(c, func(x node.Exchange) { n.CallTool(c.ctx, x, req) })
+	}))
 }
 
 // audited writes the call's audit record and ends it, in the terms of the client's
 // revision.
-func (c *Call) audited(res json.RawMessage, err error) {
+func (c *Call) audited(o node.Outcome) {
 	srv := c.peer.base().srv
-	srv.audit(c.req, c.peer.base().id, c.start, res, err, c.ctx.Err() != nil)
-	c.finish(c.peer.answer(c.req.Method, res, err))
+	srv.audit(c.req, c.peer.base().id, c.start, o, c.ctx.Err() != nil)
+	c.finish(c.peer.answer(c.req.Method, o))
 }
 
 // Fail ends the call with err, unserved (its params could not be read, its _meta was
@@ -242,8 +244,8 @@ func (c *Call) audited(res json.RawMessage, err error) {
 func (c *Call) Fail(err *rpc.Error, reply Replier) {
 	c.reply = reply
 	if err == nil {
-		c.finish(nil, nil)
+		c.finish(node.Answer(c.Method(), nil, nil))
 		return
 	}
-	c.finish(nil, err)
+	c.finish(node.Answer(c.Method(), nil, err))
 }

@@ -16,14 +16,22 @@ import (
 
 // serve serves a request of a session.
 func (sess *Session) serve(c *Call) {
-	if c.req.Method == mcp.MethodToolsCall {
+	n := sess.srv.node
+	switch c.req.Method {
+	case mcp.MethodToolsCall:
 		if c.serveTask() {
 			return
 		}
-		sess.srv.node.CallTool(c.ctx, c, c.req)
-		return
+		n.CallTool(c.ctx, c, c.req)
+	case mcp.MethodPromptsGet:
+		c.finish(withInput(c, func(req *node.Request) node.Outcome { return n.GetPrompt(c.ctx, c, req) }))
+	case mcp.MethodResourcesRead:
+		c.finish(withInput(c, func(req *node.Request) node.Outcome { return n.ReadResource(c.ctx, c, req) }))
+	case mcp.MethodSkillsGet:
+		c.finish(n.GetSkill(c.req))
+	default:
+		c.end(sess.dispatch(c))
 	}
-	c.end(sess.dispatch(c))
 }
 
 // dispatch serves c, a session's request that is not a tools/call.
@@ -40,22 +48,18 @@ func (sess *Session) dispatch(c *Call) (any, error) {
 		return n.Subscribe(ctx, c, req)
 	case mcp.MethodResourcesUnsub:
 		return n.Unsubscribe(ctx, c, req)
-	case mcp.MethodPromptsGet:
-		return withInput(c, func(req *node.Request) (json.RawMessage, error) { return n.GetPrompt(ctx, c, req) })
-	case mcp.MethodResourcesRead:
-		return withInput(c, func(req *node.Request) (json.RawMessage, error) { return n.ReadResource(ctx, c, req) })
 	}
 	return sess.srv.dispatch(c)
 }
 
 // withInput makes the call c for a session client, serving the input a 2026 bundle asks
 // for.
-func withInput(c *Call, call func(*node.Request) (json.RawMessage, error)) (json.RawMessage, error) {
-	res, err := call(c.req)
-	if err != nil || !isInputRequired(res) {
-		return res, err
+func withInput(c *Call, call func(*node.Request) node.Outcome) node.Outcome {
+	o := call(c.req)
+	if !o.InputRequired() {
+		return o
 	}
-	return node.FulfilInput(c.ctx, c, c.req, res, call)
+	return node.FulfilInput(c.ctx, c, c.req, o, call)
 }
 
 // serve serves a stateless request. Calls that may need the client's input run as an
@@ -64,12 +68,16 @@ func (v *Stateless) serve(c *Call) {
 	req, n := c.req, v.srv.node
 	if _, ok := mrtrMethod(req.Method); !ok {
 		go func() {
+			if req.Method == mcp.MethodSkillsGet {
+				c.finish(v.answer(req.Method, n.GetSkill(req)))
+				return
+			}
 			res, err := v.dispatch(c)
 			raw, rerr := rpc.Marshal(res)
 			if err == nil && rerr != nil {
 				err = rerr
 			}
-			c.finish(v.answer(req.Method, raw, err))
+			c.finish(v.answer(req.Method, node.Answer(req.Method, raw, err)))
 		}()
 		return
 	}
@@ -148,7 +156,7 @@ func (s *Server) dispatch(c *Call) (any, error) {
 		return n.Complete(ctx, c, req)
 	case mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel:
 		return s.serveTasks(ctx, p, req)
-	case mcp.MethodSkillsList, mcp.MethodSkillsGet:
+	case mcp.MethodSkillsList:
 		return s.serveSkills(req)
 	}
 	return nil, rpc.Errorf(mcp.CodeMethodNotFound, "method %q not found", req.Method)

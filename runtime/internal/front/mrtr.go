@@ -19,7 +19,6 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
-	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // Multi round-trip requests across eras (SEP-2322). A bundle of the 2025 era asks for input
@@ -161,7 +160,7 @@ type mrtrCall struct {
 	stopWatch func() bool
 	asks      map[string]*ask
 	seq       int
-	final     *outcome // the call ended while no client request was attached
+	final     *node.Outcome // the call ended while no client request was attached
 	ended     bool
 	audited   bool
 	expiry    *time.Timer
@@ -171,11 +170,6 @@ type ask struct {
 	method string
 	params json.RawMessage
 	answer chan json.RawMessage
-}
-
-type outcome struct {
-	res json.RawMessage
-	err error
 }
 
 // callAsking serves c, a stateless request whose bundle may ask the client for input.
@@ -216,7 +210,7 @@ func (v *Stateless) resume(c *Call) bool {
 		err = rpc.Errorf(mcp.CodeInvalidParams, "invalid params: this client may no longer use %q; call again without the requestState", name)
 	}
 	if err != nil {
-		c.finish(nil, err)
+		c.finish(node.Answer(req.Method, nil, err))
 		return true
 	}
 	m.resume(v, c, req.Responses)
@@ -254,7 +248,7 @@ func (m *mrtrCall) attach(view *Stateless, c *Call) {
 		m.mu.Unlock()
 		if gone {
 			m.cancel(errors.New("the client cancelled the call"))
-			r.finish(nil, context.Cause(ctx)) // the request's own end: its span and its answer, if any can go
+			r.finish(node.Answer(r.Method(), nil, context.Cause(ctx))) // the request's own end: its span and its answer, if any can go
 		}
 	})
 }
@@ -296,16 +290,16 @@ func (m *mrtrCall) end() {
 	m.final = nil
 }
 
-// CallDone receives the call's outcome from the node, once (it implements node.Exchange): it
+// CallDone receives the call's Outcome from the node, once (it implements node.Exchange): it
 // is audited, and goes to the request attached now, or waits for the client's next retry.
-func (m *mrtrCall) CallDone(res json.RawMessage, err error) {
+func (m *mrtrCall) CallDone(o node.Outcome) {
 	// The call is over at the bundle: what it holds for the call (a process of an
 	// isolated bundle for an anonymous caller) may go.
 	defer m.cancel(errors.New("the call has ended"))
 	m.mu.Lock()
 	if !m.audited {
 		m.audited = true
-		m.view.srv.audit(m.req, m.id, m.start, res, err, m.ended) // ended first: cancelled or expired
+		m.view.srv.audit(m.req, m.id, m.start, o, m.ended) // ended first: cancelled or expired
 	}
 	if m.ended {
 		m.mu.Unlock()
@@ -313,14 +307,15 @@ func (m *mrtrCall) CallDone(res json.RawMessage, err error) {
 	}
 	r := m.detach()
 	if r == nil {
-		m.final = &outcome{res, err} // for the client's next retry
+		final := o
+		m.final = &final // for the client's next retry
 		m.mu.Unlock()
 		return
 	}
 	view := m.view
 	m.end()
 	m.mu.Unlock()
-	r.finish(view.answer(m.req.Method, res, err))
+	r.finish(view.answer(m.req.Method, o))
 }
 
 // Caller implements node.Exchange: the client of the request attached now, else of the
@@ -372,7 +367,7 @@ func (m *mrtrCall) Ask(ctx context.Context, method string, params json.RawMessag
 		m.mu.Unlock()
 		m.cancel(err)
 		if r != nil {
-			r.finish(nil, err)
+			r.finish(node.Answer(r.Method(), nil, err))
 		}
 		return nil, err
 	}
@@ -404,7 +399,7 @@ func (m *mrtrCall) Ask(ctx context.Context, method string, params json.RawMessag
 	}
 	m.mu.Unlock()
 	if r != nil {
-		r.finish(res, nil)
+		r.finish(node.Answer(r.Method(), res, nil))
 	}
 	select {
 	case v, ok := <-a.answer:
@@ -443,21 +438,21 @@ func (m *mrtrCall) resume(view *Stateless, c *Call, responses json.RawMessage) {
 	var got map[string]json.RawMessage
 	if len(responses) > 0 && string(responses) != "null" {
 		if err := json.Unmarshal(responses, &got); err != nil {
-			c.finish(nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: inputResponses must be an object of results by key: %v", err))
+			c.finish(node.Answer(c.Method(), nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: inputResponses must be an object of results by key: %v", err)))
 			return
 		}
 	}
 	m.mu.Lock()
 	if m.reply != nil {
 		m.mu.Unlock()
-		c.finish(nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: requestState is in use by another request of this call, which will get its answer; do not send it twice at once"))
+		c.finish(node.Answer(c.Method(), nil, rpc.Errorf(mcp.CodeInvalidParams, "invalid params: requestState is in use by another request of this call, which will get its answer; do not send it twice at once")))
 		return
 	}
 	if m.final != nil {
 		f := m.final
 		m.end()
 		m.mu.Unlock()
-		c.finish(view.answer(m.req.Method, f.res, f.err))
+		c.finish(view.answer(m.req.Method, *f))
 		return
 	}
 	keys := make([]string, 0, len(m.asks))
@@ -476,7 +471,7 @@ func (m *mrtrCall) resume(view *Stateless, c *Call, responses json.RawMessage) {
 		res := m.inputRequired()
 		r := m.detach()
 		m.mu.Unlock()
-		r.finish(res, nil)
+		r.finish(node.Answer(r.Method(), res, nil))
 		return
 	}
 	m.mu.Unlock()
@@ -491,10 +486,4 @@ func mrtrMethod(method string) (string, bool) {
 		return "uri", true
 	}
 	return "", false
-}
-
-// isInputRequired reports whether a result asks for input.
-func isInputRequired(res json.RawMessage) bool {
-	v, ok := rawjson.Member(res, "resultType")
-	return ok && string(v) == `"`+mcp.ResultTypeInputRequired+`"`
 }

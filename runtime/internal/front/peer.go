@@ -26,8 +26,9 @@ type peer interface {
 	ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 	// serve serves c, a request of the client, and ends it.
 	serve(c *Call)
-	// answer is the answer to a request of method in the client's revision's terms.
-	answer(method string, res json.RawMessage, err error) (json.RawMessage, error)
+	// answer is o, the Outcome of a request of method, with its answer in the client's
+	// revision's terms.
+	answer(method string, o node.Outcome) node.Outcome
 	// asksInline reports whether what a bundle of the 2026-07-28 revision asks reaches the
 	// client as requests of its own (a session's client), rather than in the input_required
 	// answer itself (a stateless client).

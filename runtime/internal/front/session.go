@@ -127,9 +127,7 @@ func (sess *Session) ask(ctx context.Context, method string, params json.RawMess
 func (sess *Session) protocol() string { return sess.Version() }
 
 // answer passes a session's answers as they are.
-func (sess *Session) answer(_ string, res json.RawMessage, err error) (json.RawMessage, error) {
-	return res, err
-}
+func (sess *Session) answer(_ string, o node.Outcome) node.Outcome { return o }
 
 // asksInline is true: a session's client takes requests.
 func (sess *Session) asksInline() bool { return true }

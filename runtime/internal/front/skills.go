@@ -21,12 +21,10 @@ import (
 // optional feature (resources/directory/read is not served).
 var skillsExtension = json.RawMessage(`{}`)
 
-// serveSkills answers skills/list and skills/get, with what the caller may read only.
+// serveSkills answers skills/list, with what the caller may read only. skills/get is
+// node.GetSkill's, whose Outcome notes the skill for the audit log.
 func (s *Server) serveSkills(req *node.Request) (any, error) {
 	n := s.node
-	if req.Method == mcp.MethodSkillsGet {
-		return n.GetSkill(req)
-	}
 	return listPage(req, func(cursor string) ([]json.RawMessage, string, error) {
 		return n.Skills().Page(cursor, s.opts.PageSize, req.Allow.Resource)
 	}, "skills")
@@ -50,21 +48,21 @@ func (s *Server) withSkills(caps mcp.ServerCapabilities) mcp.ServerCapabilities 
 }
 
 // auditSkill records a skills/get or a read of a skill's file that the node noted
-// (req.Skill), once its call ends with err.
-func (s *Server) auditSkill(ctx context.Context, req *node.Request, id Identity, start time.Time, err error) {
+// (Outcome.Skill), once its call ends as o says.
+func (s *Server) auditSkill(ctx context.Context, req *node.Request, id Identity, start time.Time, o node.Outcome) {
 	log := s.opts.Audit
-	if log == nil || req == nil || req.Skill == "" {
+	if log == nil || req == nil || o.Skill == "" {
 		return
 	}
 	outcome := audit.OK
 	switch {
-	case req.Refused != "":
-		outcome = req.Refused
+	case o.Refused:
+		outcome = o.Kind
 	case ctx.Err() != nil:
 		outcome = audit.Cancelled
-	case err != nil:
+	case o.Err != nil:
 		outcome = audit.Failed
 	}
-	log.Record(audit.Record{Time: start, Duration: time.Since(start), Client: id.Client, Tool: req.Method, Skill: req.Skill,
-		Bundle: req.Bundle, Outcome: outcome})
+	log.Record(audit.Record{Time: start, Duration: time.Since(start), Client: id.Client, Tool: req.Method, Skill: o.Skill,
+		Bundle: o.Bundle, Outcome: outcome})
 }

@@ -319,23 +319,21 @@ func missingCapability(capability, method string) *rpc.Error {
 		method, capability).WithData(data)
 }
 
-// answer answers a stateless request: errors in the revision's terms, results with what
-// the revision requires, and input asked for by a 2026 bundle passed on only when the
-// client declared the capabilities it needs.
-func (v *Stateless) answer(method string, res json.RawMessage, err error) (json.RawMessage, error) {
-	if err != nil {
-		return nil, statelessError(rpc.AsError(err))
+// answer answers a stateless request of method that ended as o says: errors in the
+// revision's terms, results with what the revision requires, and input asked for by a 2026
+// bundle passed on only when the client declared the capabilities it needs.
+func (v *Stateless) answer(method string, o node.Outcome) node.Outcome {
+	if o.Err != nil {
+		return o.Translated(nil, statelessError(o.RPCError()))
 	}
-	// One look at resultType serves both the check and decorate: a result may be large.
-	rt, typed := rawjson.Member(res, "resultType")
-	if typed && string(rt) == `"`+mcp.ResultTypeInputRequired+`"` {
+	if o.InputRequired() {
 		var ir mcp.InputRequiredResult
-		_ = json.Unmarshal(res, &ir)
+		_ = json.Unmarshal(o.Result, &ir)
 		for _, r := range ir.InputRequests {
 			if need := capabilityFor(r.Method); need != "" && !v.capable(need) {
-				return nil, missingCapability(need, r.Method)
+				return o.Translated(nil, missingCapability(need, r.Method))
 			}
 		}
 	}
-	return decorate(method, res, typed), nil
+	return o.Translated(decorate(method, o.Result, o.ResultType != ""), nil)
 }

@@ -75,8 +75,9 @@ type task struct {
 	expiry    clock.Timer
 	audited   bool
 	listeners map[*listener]bool
-	stopNote  func() // ends the watch of a bundle-held task's notifications
-	gone      bool   // expired or dropped
+	stopNote  func()       // ends the watch of a bundle-held task's notifications
+	gone      bool         // expired or dropped
+	last      node.Outcome // of the task's last call to the bundle: what the node did, for the audit log
 }
 
 // taskAsk is one question of the bundle the client has to answer.
@@ -104,8 +105,7 @@ var taskToken = json.RawMessage(`"task"`)
 func (s *taskStore) begin(c *Call, required bool) {
 	owner, bound := ownerOf(c.peer)
 	if err := s.reserve(bound, true); err != nil {
-		c.req.Refused = audit.Failed
-		s.srv.audit(c.req, c.peer.base().id, c.start, nil, err, false)
+		s.srv.audit(c.req, c.peer.base().id, c.start, node.Refusal(c.req, audit.Failed, err), false)
 		c.end(nil, err)
 		return
 	}
@@ -330,25 +330,26 @@ func (t *task) retryLocked(r *taskRound) *node.Request {
 	return t.req
 }
 
-// CallDone receives the outcome of the task's call to the bundle (it implements
+// CallDone receives the Outcome of the task's call to the bundle (it implements
 // node.Exchange).
-func (t *task) CallDone(res json.RawMessage, err error) {
-	asking := err == nil && isInputRequired(res)
+func (t *task) CallDone(o node.Outcome) {
+	asking := o.InputRequired()
 	t.mu.Lock()
 	t.running = false
+	t.last = o
 	switch t.state {
 	case taskDropped:
 		c := t.call
 		t.call = nil
 		t.mu.Unlock()
 		t.s.release(t.bound, 0)
-		t.auditOnce(nil, context.Cause(t.ctx), true)
+		t.auditOnce(o.Translated(nil, context.Cause(t.ctx)), true)
 		if c != nil {
 			c.end(nil, context.Cause(t.ctx))
 		}
 		return
 	case taskPending:
-		if t.req.Refused != "" || asking && !t.peer.asksInline() || !asking && !t.required {
+		if o.Refused || asking && !t.peer.asksInline() || !asking && !t.required {
 			// No task: the call answers as it would without one.
 			t.state = taskDropped
 			t.after.Stop()
@@ -357,13 +358,8 @@ func (t *task) CallDone(res json.RawMessage, err error) {
 			t.call, t.audited = nil, true // by the call's own answer
 			t.mu.Unlock()
 			t.s.release(t.bound, 0)
-			c.req.Bundle, c.req.Ran, c.req.Via, c.req.Refused = t.req.Bundle, t.req.Ran, t.req.Via, t.req.Refused
-			var rpcErr *rpc.Error
-			if err != nil && !errors.As(err, &rpcErr) {
-				// As without tasks: the bundle's failure is a tool result the model can read.
-				res, err = json.Marshal(mcp.ErrorResult(err.Error()))
-			}
-			c.audited(res, err)
+			// As without tasks: the bundle's failure is a tool result the model can read.
+			c.audited(o.SettledAsTool())
 			return
 		}
 		answer := t.startLocked()
@@ -371,20 +367,20 @@ func (t *task) CallDone(res json.RawMessage, err error) {
 	}
 	if t.gone { // expired while the call ran: nothing is kept
 		t.mu.Unlock()
-		t.auditOnce(res, err, true)
+		t.auditOnce(o, true)
 		return
 	}
 	if asking && t.status != mcp.TaskCancelled {
-		t.openRoundLocked(res)
+		t.openRoundLocked(o.Result)
 		t.mu.Unlock()
 		t.announce()
 		return
 	}
 	if t.status != mcp.TaskCancelled {
-		t.settleLocked(res, err)
+		t.settleLocked(o.Result, o.Err)
 	}
 	t.mu.Unlock()
-	t.auditOnce(res, err, t.statusIs(mcp.TaskCancelled))
+	t.auditOnce(o, t.statusIs(mcp.TaskCancelled))
 	t.announce()
 }
 
@@ -458,7 +454,10 @@ func (t *task) cancelByClient() {
 	t.mu.Unlock()
 	t.cancel(errTaskCancelled)
 	if !running { // waiting for answers: no call will end to record it
-		t.auditOnce(nil, errTaskCancelled, true)
+		t.mu.Lock()
+		last := t.last
+		t.mu.Unlock()
+		t.auditOnce(last.Translated(nil, errTaskCancelled), true)
 	}
 	t.announce()
 }
@@ -488,8 +487,8 @@ func (t *task) expire(why error) {
 	}
 }
 
-// auditOnce writes the audit record of the task's tools/call, once.
-func (t *task) auditOnce(res json.RawMessage, err error, cancelled bool) {
+// auditOnce writes the audit record of the task's tools/call, once, as o says it ended.
+func (t *task) auditOnce(o node.Outcome, cancelled bool) {
 	t.mu.Lock()
 	done := t.audited
 	t.audited = true
@@ -497,7 +496,7 @@ func (t *task) auditOnce(res json.RawMessage, err error, cancelled bool) {
 	if done || t.s.srv.opts.Audit == nil {
 		return
 	}
-	rec := t.s.srv.auditRecord(t.req, t.caller, t.start, res, err, cancelled)
+	rec := t.s.srv.auditRecord(t.req, t.caller, t.start, o, cancelled)
 	rec.Task = t.id
 	t.s.srv.opts.Audit.Record(rec)
 }
@@ -615,13 +614,11 @@ type passing struct {
 }
 
 // CallDone implements node.Exchange.
-func (p *passing) CallDone(res json.RawMessage, err error) {
-	c, inner := p.Call, &p.inner
-	c.req.Bundle, c.req.Ran, c.req.Via, c.req.Refused = inner.Bundle, inner.Ran, inner.Via, inner.Refused
-	if bt, ok := p.s.srv.node.BundleTaskOf(inner, res); ok && err == nil {
-		res, err = p.s.adopt(c, bt, res)
+func (p *passing) CallDone(o node.Outcome) {
+	if bt, ok := p.s.srv.node.BundleTaskOf(o); ok {
+		o = o.Translated(p.s.adopt(p.Call, bt, o.Result))
 	}
-	c.CallDone(res, err)
+	p.Call.CallDone(o)
 }
 
 // adopt keeps the task bt a bundle made of c's call, and returns the CreateTaskResult

@@ -282,9 +282,9 @@ func (c *Call) serveTask() bool {
 	srv, req := c.peer.base().srv, c.req
 	if !optedIn(c.peer, req) {
 		if srv.node.RequiresTask(req) {
-			req.Refused = audit.MissingCapability
-			srv.audit(req, c.peer.base().id, c.start, nil, nil, false)
-			c.end(nil, errNeedsTasks(fmt.Sprintf("tool %q", req.Target())))
+			err := errNeedsTasks(fmt.Sprintf("tool %q", req.Target()))
+			srv.audit(req, c.peer.base().id, c.start, node.Refusal(req, audit.MissingCapability, err), false)
+			c.end(nil, err)
 			return true
 		}
 		return false
@@ -307,7 +307,7 @@ func (c *Call) serveTask() bool {
 // answerTask answers the client's tools/call with res (a CreateTaskResult, or a result of
 // the call that did not become a task), in the client's revision's terms.
 func (c *Call) answerTask(res json.RawMessage, err error) {
-	c.finish(c.peer.answer(mcp.MethodToolsCall, res, err))
+	c.finish(c.peer.answer(mcp.MethodToolsCall, node.Answer(mcp.MethodToolsCall, res, err)))
 }
 
 // ownerOf is the key a task of p's client belongs to, and what it counts against (see

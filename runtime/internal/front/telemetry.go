@@ -1,14 +1,11 @@
 package front
 
 import (
-	"context"
 	"encoding/json"
 	"time"
 
-	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/runtime/internal/telemetry"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
-	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // trace starts the call's span and metric, continuing the client's traceparent from its
@@ -37,20 +34,4 @@ func (c *Call) trace() {
 		}
 	}
 	c.ctx, c.op = rec.StartRequest(c.ctx, req)
-}
-
-// errorType names how a request failed, in the conventions' terms; "" when it did not. A
-// request whose context ended before its answer was cancelled, whatever error its end made
-// up: its client cancelled it, or left.
-func errorType(ctx context.Context, res json.RawMessage, err *rpc.Error) string {
-	switch {
-	case ctx.Err() != nil:
-		return telemetry.Cancelled
-	case err != nil:
-		return telemetry.ErrorCode(err.Code)
-	}
-	if v, ok := rawjson.Member(res, "isError"); ok && string(v) == "true" {
-		return telemetry.ToolError
-	}
-	return ""
 }

@@ -84,7 +84,7 @@ func capabilitiesOf(o Offers) mcp.ServerCapabilities {
 func (n *Node) ServeBundle(ctx context.Context, x Exchange, bundle, method string, params json.RawMessage) {
 	req, err := ReadRequest(method, params)
 	if err != nil {
-		x.CallDone(nil, err)
+		x.CallDone(Answer(method, nil, err))
 		return
 	}
 	n.forwardAsync(ctx, x, bundle, "", req, settleAsIs, x)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/runtime/internal/upstream"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -125,25 +124,27 @@ func (d *detached) Log(m mcp.LoggingMessageParams) {
 func (d *detached) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	return d.c.Request(ctx, method, params)
 }
-func (d *detached) CallDone(res json.RawMessage, err error) { d.done.CallDone(res, err) }
-func (d *detached) Watch(Abandoner) bool                    { return false }
+func (d *detached) CallDone(o Outcome)   { d.done.CallDone(o) }
+func (d *detached) Watch(Abandoner) bool { return false }
 
 // Await serves a call for x, made by call with the Exchange it is given, and waits for its
-// outcome, which goes to the caller rather than to x's Done: a call made again under the
+// Outcome, which goes to the caller rather than to x's Done: a call made again under the
 // call of x (with the client's input), or one of several under it.
-func Await(x Exchange, call func(Exchange)) (json.RawMessage, error) {
-	return rpc.Await(func(done rpc.Done) { call(&awaiting{Exchange: x, done: done}) })
+func Await(x Exchange, call func(Exchange)) Outcome {
+	a := &awaiting{Exchange: x, done: make(chan Outcome, 1)}
+	call(a)
+	return <-a.done
 }
 
-// awaiting is an exchange whose outcome goes to done. It watches nothing: several calls
+// awaiting is an exchange whose Outcome goes to done. It watches nothing: several calls
 // may be made under one exchange at once, and it can tell only one relay.
 type awaiting struct {
 	Exchange
-	done rpc.Done
+	done chan Outcome
 }
 
-func (a *awaiting) CallDone(res json.RawMessage, err error) { a.done(res, err) }
-func (a *awaiting) Watch(Abandoner) bool                    { return false }
+func (a *awaiting) CallDone(o Outcome)   { a.done <- o }
+func (a *awaiting) Watch(Abandoner) bool { return false }
 
 // sameClient reports whether the calls of x and y come from one client's session (or are
 // one call): what a bundle does not relate to a call may go to either.

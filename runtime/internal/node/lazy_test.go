@@ -204,7 +204,7 @@ func TestAStaleSurfaceIsRefreshed(t *testing.T) {
 	if rerr != nil {
 		t.Fatal(rerr)
 	}
-	read, err := n.ReadResource(context.Background(), node.Detached(s, node.Caller{}, nil), req)
+	read, err := n.ReadResource(context.Background(), node.Detached(s, node.Caller{}, nil), req).Answer()
 	var contents struct{ Contents []struct{ Text string } }
 	if err != nil || json.Unmarshal(read, &contents) != nil || len(contents.Contents) != 1 || contents.Contents[0].Text != "read by lazy" {
 		t.Fatalf("read of the asleep bundle's resource: %s %v", read, err)

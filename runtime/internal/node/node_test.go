@@ -11,7 +11,6 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
 	"github.com/toolnode/toolnode/runtime/internal/node"
-	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
 
@@ -121,7 +120,7 @@ func callAs(t *testing.T, n *node.Node, sess node.Client, caller node.Caller, d 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	raw, err := rpc.Await(func(done rpc.Done) { n.CallTool(ctx, node.Detached(sess, caller, node.DoneFunc(done)), req) })
+	raw, err := node.AwaitOutcome(func(done node.Done) { n.CallTool(ctx, node.Detached(sess, caller, done), req) }).Answer()
 	if err != nil {
 		return result{}, err
 	}

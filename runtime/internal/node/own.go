@@ -153,21 +153,22 @@ func ExecuteTool() json.RawMessage {
 
 // callOwn serves a call of one of the node's own tools.
 func (n *Node) callOwn(ctx context.Context, x Exchange, req *Request, tool string, done Done) {
+	answer := func(res json.RawMessage, err error) { settle(ctx, req, settleAsIs, done, res, err) }
 	switch tool {
 	case SearchToolName:
-		done.CallDone(n.search(req.Arguments, req.Allow, req.Strict))
+		answer(n.search(req.Arguments, req.Allow, req.Strict))
 	case ExecuteToolName:
 		n.execute(ctx, x, req, done)
 	case StatusToolName:
-		done.CallDone(n.status(ctx))
+		answer(n.status(ctx))
 	case RunToolName:
 		n.runProgram(ctx, x, req, done)
 	case ReadResultToolName:
-		done.CallDone(n.readResultCall(ctx, x, req.Arguments))
+		answer(n.readResultCall(ctx, x, req.Arguments))
 	case ApprovalsToolName, ApproveToolName:
-		done.CallDone(n.callApprovals(ctx, req, tool))
+		answer(n.callApprovals(ctx, req, tool))
 	default:
-		done.CallDone(nil, invalidParams(fmt.Sprintf("unknown tool %q", tool)))
+		answer(nil, invalidParams(fmt.Sprintf("unknown tool %q", tool)))
 	}
 }
 
@@ -318,7 +319,7 @@ func (n *Node) execute(ctx context.Context, x Exchange, req *Request, done Done)
 	req.Via = ExecuteToolName
 	fail := func(e *ExecError) {
 		req.Refused = e.Kind
-		done.CallDone(e.Result(), nil)
+		settle(ctx, req, settleAsIs, done, e.Result(), nil)
 	}
 	name, arguments, err := ParseExecute(req.Arguments)
 	if canonical, ok := n.Catalog().Strict().Canonical(name); ok {
@@ -342,16 +343,15 @@ func (n *Node) execute(ctx context.Context, x Exchange, req *Request, done Done)
 		}
 	}
 	if xerr != nil {
-		fail(xerr)
 		req.Refused = refused
+		settle(ctx, req, settleAsIs, done, xerr.Result(), nil)
 		return
 	}
 	inner := innerRequest(req, name, arguments)
+	inner.Ran, inner.Via, inner.Run = name, ExecuteToolName, req.Run
 	withInput(inner, req)
-	n.providerOf(e.Bundle).call(ctx, x, inner, e, settleExecute, DoneFunc(func(res json.RawMessage, err error) {
-		req.Bundle, req.Refused = inner.Bundle, inner.Refused
-		done.CallDone(res, err)
-	}))
+	// The inner call's Outcome is the call's: it names what ran, through execute.
+	n.providerOf(e.Bundle).call(ctx, x, inner, e, settleExecute, done)
 }
 
 // gate checks the call of tool name with arguments that toolnode.execute or a program of

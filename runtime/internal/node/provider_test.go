@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/node"
-	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -56,9 +55,9 @@ func (g *guardedCaller) call(t *testing.T, guard *node.Guard, tool, args string)
 		t.Fatal(rerr)
 	}
 	req.Guard = guard
-	res, err := rpc.Await(func(done rpc.Done) {
-		g.n.CallTool(context.Background(), node.Detached(g.s, node.Caller{}, node.DoneFunc(done)), req)
-	})
+	res, err := node.AwaitOutcome(func(done node.Done) {
+		g.n.CallTool(context.Background(), node.Detached(g.s, node.Caller{}, done), req)
+	}).Answer()
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)
 	}

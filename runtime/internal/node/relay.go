@@ -13,7 +13,6 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/telemetry"
 	"github.com/toolnode/toolnode/runtime/internal/upstream"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
-	"github.com/toolnode/toolnode/sdk-go/rawjson"
 )
 
 // A relay is one request on its way to a bundle process and back. send makes it, registers
@@ -218,7 +217,6 @@ func (r *relay) finish(res json.RawMessage, err error) {
 		reason = b.stopReason
 		n.mu.Unlock()
 	}
-	b.stats.record(time.Since(r.start), err != nil && !isRPCError(err) || isToolError(res))
 	if err != nil && errors.Is(err, upstream.ErrGone) && reason != "" {
 		err = fmt.Errorf("%w; the bundle was %s", err, reason)
 	}
@@ -231,53 +229,12 @@ func (r *relay) finish(res json.RawMessage, err error) {
 	case errors.Is(err, upstream.ErrGone) && reason == "":
 		b.blame.crashed(key, inst) // the process died under this call, on its own
 	}
+	o := take(r.outer, r.req, r.settle, res, err)
+	b.stats.record(time.Since(r.start), o.failed())
 	if r.op != nil {
-		r.op.End(spanOutcome(res, err))
+		r.op.End(o.bundleErrorType())
 	}
-	settle(r.outer, r.req, r.settle, r.done, res, err)
-}
-
-// spanOutcome names how a bundle call ended, for its span.
-func spanOutcome(res json.RawMessage, err error) string {
-	var rpcErr *rpc.Error
-	switch {
-	case err != nil && errors.As(err, &rpcErr):
-		return telemetry.ErrorCode(rpcErr.Code)
-	case errors.Is(err, ErrTimeout):
-		return telemetry.Timeout
-	case err != nil:
-		return telemetry.ErrorCode(mcp.CodeInternalError)
-	case isToolError(res):
-		return telemetry.ToolError
-	}
-	return ""
-}
-
-// settle passes a request's outcome to done, as how says: results and JSON-RPC errors as
-// they are, the caller's cancellation as its cause, and any other failure (the bundle's or
-// the node's on its way there) as how turns it into a result. It notes on req what became
-// of the call.
-func settle(ctx context.Context, req *Request, how settling, done Done, res json.RawMessage, err error) {
-	switch {
-	case err == nil:
-		done.CallDone(res, nil)
-	case ctx.Err() != nil:
-		done.CallDone(nil, context.Cause(ctx))
-	case how == settleAsIs || isRPCError(err):
-		done.CallDone(nil, err)
-	case how == settleTool:
-		done.CallDone(json.Marshal(mcp.ErrorResult(err.Error())))
-	default:
-		kind := KindFailed
-		if errors.Is(err, ErrTimeout) {
-			kind = KindTimeout
-		}
-		e := &ExecError{Kind: kind, Dispatched: !errors.Is(err, ErrNotSent), Message: err.Error()}
-		if req != nil {
-			req.Refused = e.Kind
-		}
-		done.CallDone(e.Result(), nil)
-	}
+	r.done.CallDone(o)
 }
 
 // isRPCError reports whether err is a JSON-RPC error. Asked only of errors: the pointer
@@ -303,9 +260,3 @@ func (e notSentError) Unwrap() error        { return e.err }
 func (e notSentError) Is(target error) bool { return target == ErrNotSent }
 
 func notSent(err error) error { return notSentError{err} }
-
-// isToolError reports whether a tools/call result says isError, cheaply.
-func isToolError(res json.RawMessage) bool {
-	v, ok := rawjson.Member(res, "isError")
-	return ok && string(v) == "true"
-}

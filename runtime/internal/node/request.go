@@ -81,6 +81,11 @@ type Request struct {
 	upstream oauth.Secret // the token exchanged for the caller, for the bundle it goes to
 }
 
+// noted is what the node noted on r as it served it.
+func (r *Request) noted() noted {
+	return noted{Bundle: r.Bundle, Ran: r.Ran, Via: r.Via, Run: r.Run, Skill: r.Skill, served: r.served}
+}
+
 // Ref is what a completion/complete completes.
 type Ref struct {
 	// Type is "ref/prompt" or "ref/resource".

@@ -227,11 +227,11 @@ type shaping struct {
 }
 
 // CallDone implements Done.
-func (s *shaping) CallDone(res json.RawMessage, err error) {
-	if err == nil {
-		res = s.n.shapeResult(s.x.Caller().Key, res)
+func (s *shaping) CallDone(o Outcome) {
+	if o.Err == nil {
+		o.Result = s.n.shapeResult(s.x.Caller().Key, o.Result)
 	}
-	s.done.CallDone(res, err)
+	s.done.CallDone(o)
 }
 
 // shapeDone is done with results shaped for the client of x; done itself when the node

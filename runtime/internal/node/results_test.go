@@ -30,7 +30,7 @@ func readKept(t *testing.T, n *node.Node, sess *keyed, uri string) (text string,
 	if rerr != nil {
 		t.Fatal(rerr)
 	}
-	raw, err := n.ReadResource(context.Background(), node.Detached(sess, sess.who(), nil), req)
+	raw, err := n.ReadResource(context.Background(), node.Detached(sess, sess.who(), nil), req).Answer()
 	if err != nil {
 		return "", nil, err
 	}
@@ -139,11 +139,11 @@ func TestATasksLongResultIsCutToo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	done := make(chan json.RawMessage, 1)
-	n.CallToolTask(ctx, node.Detached(owner, owner.who(), node.DoneFunc(func(res json.RawMessage, err error) {
-		if err != nil {
-			t.Error(err)
+	n.CallToolTask(ctx, node.Detached(owner, owner.who(), node.DoneFunc(func(o node.Outcome) {
+		if o.Err != nil {
+			t.Error(o.Err)
 		}
-		done <- res
+		done <- o.Result
 	})), req)
 	var r result
 	select {

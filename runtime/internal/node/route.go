@@ -36,7 +36,7 @@ func (a Allow) Resource(bundle, uri string) bool { return a == nil || a(resource
 // goroutine that reads the bundle, and must not block. A front's call is one, so that
 // routing a call makes no function value of its own.
 type Done interface {
-	CallDone(res json.RawMessage, err error)
+	CallDone(o Outcome)
 }
 
 // An Abandoner is a request on its way to a bundle: the Exchange of its call tells it when
@@ -47,10 +47,10 @@ type Abandoner interface {
 }
 
 // DoneFunc is a function as a Done.
-type DoneFunc func(res json.RawMessage, err error)
+type DoneFunc func(o Outcome)
 
 // CallDone calls f.
-func (f DoneFunc) CallDone(res json.RawMessage, err error) { f(res, err) }
+func (f DoneFunc) CallDone(o Outcome) { f(o) }
 
 // CallTool routes a tools/call of x to the bundle serving the tool req names, as req.Allow
 // lets the caller, and gives x the outcome, once: the bundle's result as it sent it, or
@@ -73,7 +73,8 @@ func (n *Node) Call(ctx context.Context, c Client, params json.RawMessage) (json
 	if err != nil {
 		return nil, err
 	}
-	return rpc.Await(func(done rpc.Done) { n.CallTool(ctx, Detached(c, Caller{}, DoneFunc(done)), req) })
+	o := awaitOutcome(func(done Done) { n.CallTool(ctx, Detached(c, Caller{}, done), req) })
+	return o.Answer()
 }
 
 // callTool routes a tools/call, failures settled as how says.
@@ -198,39 +199,42 @@ func (n *Node) noteQuiet() {
 	n.quiet.Store(&quiet)
 }
 
-// GetPrompt routes prompts/get of x to the bundle serving the prompt req names.
-func (n *Node) GetPrompt(ctx context.Context, x Exchange, req *Request) (json.RawMessage, error) {
+// GetPrompt routes prompts/get of x to the bundle serving the prompt req names, and
+// returns its Outcome.
+func (n *Node) GetPrompt(ctx context.Context, x Exchange, req *Request) Outcome {
 	name := req.Target()
 	e, ok := n.Prompts().Lookup(name)
 	if !ok || !req.Allow.allows(name) {
-		return nil, invalidParams(fmt.Sprintf("unknown prompt %q", name))
+		return take(ctx, req, settleAsIs, nil, invalidParams(fmt.Sprintf("unknown prompt %q", name)))
 	}
 	rename := ""
 	if e.Tool != name {
 		rename = e.Tool
 	}
-	return n.forward(ctx, x, e.Bundle, rename, req)
+	return n.forwardOutcome(ctx, x, e.Bundle, rename, req)
 }
 
-// ReadResource routes resources/read by the resource's URI; a view exposed under a
-// namespaced URI is read from its bundle by the URI the bundle names it.
+// ReadResource routes resources/read by the resource's URI, and returns its Outcome; a
+// view exposed under a namespaced URI is read from its bundle by the URI the bundle names it.
 //
 // A kept result (toolnode://result/...) is read from the node's store, for its owner only.
-func (n *Node) ReadResource(ctx context.Context, x Exchange, req *Request) (json.RawMessage, error) {
+func (n *Node) ReadResource(ctx context.Context, x Exchange, req *Request) Outcome {
 	if IsResultURI(req.URI) {
-		return n.readResult(ctx, x.Caller().Key, req.URI)
+		res, err := n.readResult(ctx, x.Caller().Key, req.URI)
+		return take(ctx, req, settleAsIs, res, err)
 	}
 	if res, err, ok := n.readSkill(ctx, x, req); ok {
-		return res, err
+		return take(ctx, req, settleAsIs, res, err)
 	}
 	bundle, own, err := n.viewBundle(req)
 	if err != nil {
-		return nil, err
+		return take(ctx, req, settleAsIs, nil, err)
 	}
 	if own == req.URI {
-		return n.forward(ctx, x, bundle, "", req)
+		return n.forwardOutcome(ctx, x, bundle, "", req)
 	}
-	return n.readRenamed(ctx, x, bundle, own, req)
+	res, err := n.readRenamed(ctx, x, bundle, own, req)
+	return take(ctx, req, settleAsIs, res, err)
 }
 
 // resourceBundle finds the bundle serving the resource req names, when the caller may
@@ -272,11 +276,14 @@ func (n *Node) Complete(ctx context.Context, x Exchange, req *Request) (json.Raw
 	return nil, invalidParams(fmt.Sprintf("unknown completion ref type %q", req.Ref.Type))
 }
 
-// forward is forwardAsync waiting for the outcome, failures as they are.
+// forward is forwardAsync waiting for the answer, failures as they are.
 func (n *Node) forward(ctx context.Context, x Exchange, bundleName, rename string, req *Request) (json.RawMessage, error) {
-	return rpc.Await(func(done rpc.Done) {
-		n.forwardAsync(ctx, x, bundleName, rename, req, settleAsIs, DoneFunc(done))
-	})
+	return n.forwardOutcome(ctx, x, bundleName, rename, req).Answer()
+}
+
+// forwardOutcome is forwardAsync waiting for the Outcome, failures as they are.
+func (n *Node) forwardOutcome(ctx context.Context, x Exchange, bundleName, rename string, req *Request) Outcome {
+	return awaitOutcome(func(done Done) { n.forwardAsync(ctx, x, bundleName, rename, req, settleAsIs, done) })
 }
 
 // forwardAsync sends a request of x to the least busy process of a bundle and calls done

@@ -27,15 +27,13 @@ import (
 // RunToolName is the name of toolnode.run.
 const RunToolName = "toolnode.run"
 
-// InnerCall is what the node tells of a call a run made: the request it made (Ran, Bundle,
-// Via toolnode.run, Run, Refused noted on it as for any call), when it began, and its
-// outcome.
+// InnerCall is what the node tells of a call a run made: the request it made, when it
+// began, and its Outcome (Ran, Bundle, Via toolnode.run, Run, Kind as for any call).
 type InnerCall struct {
 	Caller  Caller // the run's caller
 	Request *Request
 	Start   time.Time
-	Result  json.RawMessage
-	Err     error
+	Outcome Outcome
 	// Cancelled says the run ended (its client cancelled it, or a bound stopped it)
 	// before the call did.
 	Cancelled bool
@@ -94,7 +92,8 @@ func (n *Node) runProgram(ctx context.Context, x Exchange, req *Request, done Do
 	code, err := ParseRun(req.Arguments)
 	if err != nil {
 		req.Refused = KindInvalidArguments
-		done.CallDone(json.Marshal(mcp.ErrorResult(err.Error())))
+		res, err := json.Marshal(mcp.ErrorResult(err.Error()))
+		settle(ctx, req, settleAsIs, done, res, err)
 		return
 	}
 	mi := n.metaIndex()
@@ -105,7 +104,8 @@ func (n *Node) runProgram(ctx context.Context, x Exchange, req *Request, done Do
 		if out.Error != nil && out.Error.Kind == codemode.KindInvalidProgram {
 			req.Refused = KindInvalidArguments
 		}
-		done.CallDone(runResult(out))
+		res, err := runResult(out)
+		settle(ctx, req, settleAsIs, done, res, err)
 	}()
 }
 
@@ -185,26 +185,23 @@ func (h *runHost) Call(ctx context.Context, name string, args json.RawMessage) c
 	inner := innerRequest(h.outer, name, args)
 	inner.Via, inner.Run, inner.Ran = RunToolName, h.outer.Run, name
 	start := time.Now()
-	res, fail, err := h.call(ctx, inner)
-	if fail != nil && fail.Kind != codemode.KindCancelled && inner.Refused == "" {
-		inner.Refused = fail.Kind
-	}
+	o, fail := h.call(ctx, inner)
 	if f := h.n.innerCalls; f != nil {
-		f(InnerCall{Caller: h.run.Caller(), Request: inner, Start: start, Result: res, Err: err, Cancelled: ctx.Err() != nil})
+		f(InnerCall{Caller: h.run.Caller(), Request: inner, Start: start, Outcome: o, Cancelled: ctx.Err() != nil})
 	}
 	h.run.step(name)
 	if fail != nil {
 		return codemode.CallResult{Failure: fail}
 	}
-	return codemode.CallResult{Result: res}
+	return codemode.CallResult{Result: o.Result}
 }
 
-// call makes an inner call: the tool's result, or a Failure saying why there is none (and
-// the error, if any, that made it).
-func (h *runHost) call(ctx context.Context, inner *Request) (json.RawMessage, *codemode.Failure, error) {
+// call makes an inner call: its Outcome, and a Failure saying why it has no result the
+// program can use, if it has none.
+func (h *runHost) call(ctx context.Context, inner *Request) (Outcome, *codemode.Failure) {
 	name := inner.Name
 	if name == RunToolName || name == ExecuteToolName {
-		return nil, &codemode.Failure{Kind: KindForbidden, Message: name + " cannot be called from a program"}, nil
+		return Refusal(inner, KindForbidden, nil), &codemode.Failure{Kind: KindForbidden, Message: name + " cannot be called from a program"}
 	}
 	e, xerr, refused := gate(h.mi, inner.Allow, name, inner.Arguments, "search() finds tools")
 	if xerr == nil {
@@ -213,60 +210,51 @@ func (h *runHost) call(ctx context.Context, inner *Request) (json.RawMessage, *c
 		}
 	}
 	if xerr != nil {
-		inner.Refused = refused // what the audit log records: forbidden for a denied tool
-		return nil, (*codemode.Failure)(xerr), nil
+		// What the audit log records: forbidden for a denied tool.
+		return Refusal(inner, refused, nil), (*codemode.Failure)(xerr)
 	}
 	p := h.n.providerOf(e.Bundle)
-	call := func(req *Request) (json.RawMessage, error) {
+	call := func(req *Request) Outcome {
 		return Await(h.run, func(x Exchange) { p.call(ctx, x, req, e, settleExecute, x) })
 	}
-	res, err := call(inner)
-	if err == nil && isInputRequired(res) {
-		res, err = FulfilInput(ctx, h.run, inner, res, call)
+	o := call(inner)
+	if o.InputRequired() {
+		o = FulfilInput(ctx, h.run, inner, o, call)
 	}
-	if inner.Refused != "" && err == nil {
+	switch {
+	case o.exec != nil:
 		// Settled as toolnode.execute settles: the result is an ExecError.
-		var ee struct {
-			Error codemode.Failure `json:"error"`
-		}
-		structured, _ := rawjson.Member(res, "structuredContent")
-		if json.Unmarshal(structured, &ee) == nil && ee.Error.Kind != "" {
-			return res, &ee.Error, nil
-		}
+		return o, (*codemode.Failure)(o.exec)
+	case o.Err != nil && ctx.Err() != nil: // the front names it cancelled (InnerCall.Cancelled)
+		return o, &codemode.Failure{Kind: codemode.KindCancelled, Dispatched: true, Message: o.Err.Error()}
+	case o.Err != nil:
+		return o, &codemode.Failure{Kind: KindFailed, Dispatched: true, Message: o.Err.Error()}
 	}
-	if err != nil && ctx.Err() != nil {
-		inner.Refused = "" // the front names it cancelled
-		return nil, &codemode.Failure{Kind: codemode.KindCancelled, Dispatched: true, Message: err.Error()}, err
-	}
-	if err != nil {
-		return nil, &codemode.Failure{Kind: KindFailed, Dispatched: true, Message: err.Error()}, err
-	}
-	return res, nil, nil
+	return o, nil
 }
 
 // maxInputRounds bounds the rounds of input one call may ask for.
 const maxInputRounds = 16
 
-// FulfilInput serves the input a bundle of the 2026-07-28 revision asks for in res, an
-// input_required result of req: each input request is asked of x's client (a session's
+// FulfilInput serves the input a bundle of the 2026-07-28 revision asks for in o, the
+// input_required Outcome of req: each input request is asked of x's client (a session's
 // client gets it as a request; a run's stateless client as the run's own input_required
-// answer), and
-// the call is made again with call, the answers and the bundle's requestState, until the
-// bundle answers in full.
-func FulfilInput(ctx context.Context, x Exchange, req *Request, res json.RawMessage, call func(*Request) (json.RawMessage, error)) (json.RawMessage, error) {
-	for round := 0; isInputRequired(res); round++ {
+// answer), and the call is made again with call, the answers and the bundle's
+// requestState, until the bundle answers in full.
+func FulfilInput(ctx context.Context, x Exchange, req *Request, o Outcome, call func(*Request) Outcome) Outcome {
+	for round := 0; o.InputRequired(); round++ {
 		if round == maxInputRounds {
-			return nil, fmt.Errorf("%s asked for input %d times in a row; giving up", req.Method, maxInputRounds)
+			return o.endedWith(req.Method, fmt.Errorf("%s asked for input %d times in a row; giving up", req.Method, maxInputRounds))
 		}
 		var ir mcp.InputRequiredResult
-		if err := json.Unmarshal(res, &ir); err != nil {
-			return nil, fmt.Errorf("the bundle's input_required result: %w", err)
+		if err := json.Unmarshal(o.Result, &ir); err != nil {
+			return o.endedWith(req.Method, fmt.Errorf("the bundle's input_required result: %w", err))
 		}
 		answers := make(mcp.InputResponses, len(ir.InputRequests))
 		for key, r := range ir.InputRequests {
 			ans, err := x.Ask(ctx, r.Method, r.Params)
 			if err != nil {
-				return nil, err
+				return o.endedWith(req.Method, err)
 			}
 			answers[key] = ans
 		}
@@ -281,18 +269,9 @@ func FulfilInput(ctx context.Context, x Exchange, req *Request, res json.RawMess
 		next := *req
 		next.Params = params
 		req = &next
-		var err error
-		if res, err = call(req); err != nil {
-			return nil, err
-		}
+		o = call(req)
 	}
-	return res, nil
-}
-
-// isInputRequired reports whether a result asks for input.
-func isInputRequired(res json.RawMessage) bool {
-	v, ok := rawjson.Member(res, "resultType")
-	return ok && string(v) == `"`+mcp.ResultTypeInputRequired+`"`
+	return o
 }
 
 // runCaller is the run's call as its inner calls see it (each made under it with Await):

@@ -107,20 +107,22 @@ func (n *Node) logSkillProblems(bundle string, errs []error) {
 	}
 }
 
-// GetSkill answers skills/get: the entry of the skill whose SKILL.md is at req.URI, which
-// the caller may read; else -32602, as the extension says for a skill not served.
-func (n *Node) GetSkill(req *Request) (json.RawMessage, error) {
+// GetSkill answers skills/get, with its Outcome: the entry of the skill whose SKILL.md is at
+// req.URI, which the caller may read; else -32602, as the extension says for a skill not
+// served.
+func (n *Node) GetSkill(req *Request) Outcome {
 	sk, ok := n.Skills().Get(req.URI)
 	if ok && !req.Allow.Resource(sk.Bundle, sk.URI) {
 		ok, req.Skill, req.Refused = false, sk.URI, KindForbidden
 	}
 	if !ok {
-		return nil, rpc.Errorf(mcp.CodeInvalidParams, "no skill is served at %s", req.URI)
+		return Refusal(req, req.Refused, rpc.Errorf(mcp.CodeInvalidParams, "no skill is served at %s", req.URI))
 	}
 	req.Bundle, req.Skill = sk.Bundle, sk.URI
-	return json.Marshal(struct {
+	res, err := json.Marshal(struct {
 		Skill json.RawMessage `json:"skill"`
 	}{sk.Entry})
+	return outcomeOf(req.noted(), req.Method, res, err, "")
 }
 
 // readSkill serves resources/read of a file of a skill: read by the node from a bundle's

@@ -159,16 +159,18 @@ type BundleTask struct {
 	inst *instance
 }
 
-// BundleTaskOf reads the task a bundle made of req (relayed with CallTool or
-// CallToolTask) from its answer res, a CreateTaskResult; false when res is none.
-func (n *Node) BundleTaskOf(req *Request, res json.RawMessage) (*BundleTask, bool) {
-	rt, _ := rawjson.Member(res, "resultType")
-	id, _ := rawjson.Member(res, "taskId")
-	taskID, ok := rawjson.String(id)
-	if string(rt) != `"`+mcp.ResultTypeTask+`"` || !ok || taskID == "" || req.served == nil {
+// BundleTaskOf reads the task a bundle made of a call (relayed with CallTool or
+// CallToolTask) from its Outcome, a CreateTaskResult; false when it answered none.
+func (n *Node) BundleTaskOf(o Outcome) (*BundleTask, bool) {
+	if o.ResultType != mcp.ResultTypeTask || o.served == nil {
 		return nil, false
 	}
-	return &BundleTask{Bundle: req.Bundle, ID: taskID, inst: req.served}, true
+	id, _ := rawjson.Member(o.Result, "taskId")
+	taskID, ok := rawjson.String(id)
+	if !ok || taskID == "" {
+		return nil, false
+	}
+	return &BundleTask{Bundle: o.Bundle, ID: taskID, inst: o.served}, true
 }
 
 // tasksCaps are the capabilities the node declares to a bundle in the tasks/* requests it
