@@ -87,7 +87,7 @@ func (n *Node) ServeBundle(ctx context.Context, x Exchange, bundle, method strin
 		x.CallDone(Answer(method, nil, err))
 		return
 	}
-	n.forwardAsync(ctx, x, bundle, "", req, settleAsIs, x)
+	n.forwardAsync(newCall(ctx, x, req, settleAsIs, x), bundle, "")
 }
 
 // MaxBundleMessage is the largest message the node takes from a bundle (Limits.MaxLine):

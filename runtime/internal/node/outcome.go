@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/toolnode/toolnode/runtime/internal/oauth"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/runtime/internal/telemetry"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
@@ -135,31 +136,56 @@ func Answer(method string, res json.RawMessage, err error) Outcome {
 // Refusal is the Outcome of req refused before it was served, for the reason kind names
 // (a Kind), with err the error its client gets.
 func Refusal(req *Request, kind string, err error) Outcome {
-	return outcomeOf(req.noted(), req.Method, nil, err, kind)
+	return outcomeOf(noted{}, req.Method, nil, err, kind)
 }
 
-// settle gives done the Outcome of a request the node routed (see take).
-func settle(ctx context.Context, req *Request, how settling, done Done, res json.RawMessage, err error) {
-	done.CallDone(take(ctx, req, how, res, err))
+// A call is the node's own record of one request it routes, from the front's hand-off to
+// its Outcome: the request as the client asked it (read, never written), how failures are
+// settled and where the Outcome goes, and what the node notes as it serves it. Made once
+// per request, with the relay to a bundle process in it, so that the record costs no
+// allocation of its own.
+type call struct {
+	ctx  context.Context
+	x    Exchange
+	req  *Request
+	how  settling
+	done Done
+
+	notes    noted        // what the node did, for the Outcome
+	refused  string       // the Kind of the refusal that kept the call from being made; "" for none
+	upstream oauth.Secret // the token exchanged for the caller, for the bundle it goes to
+
+	relay relay // the relay to a bundle process, when there is one (see send)
 }
 
-// take takes the answer of a request the node routed, req (nil for one the node made
-// itself), and makes its Outcome, as how says: results and JSON-RPC errors as they are,
-// the caller's cancellation as its cause, and any other failure (the bundle's or the
-// node's on its way there) as how turns it into a result.
-func take(ctx context.Context, req *Request, how settling, res json.RawMessage, err error) Outcome {
-	method, notes, refused := mcp.MethodToolsCall, noted{}, ""
-	if req != nil {
-		method, notes, refused = req.Method, req.noted(), req.Refused
-	}
+// newCall is the record of req, a request of x, whose Outcome goes to done, failures settled
+// as how says.
+func newCall(ctx context.Context, x Exchange, req *Request, how settling, done Done) *call {
+	return &call{ctx: ctx, x: x, req: req, how: how, done: done}
+}
+
+// refuse ends the call refused for the reason kind names, with res or err as its answer.
+func (c *call) refuse(kind string, res json.RawMessage, err error) {
+	c.refused = kind
+	c.settle(res, err)
+}
+
+// settle gives done the Outcome of the call (see take).
+func (c *call) settle(res json.RawMessage, err error) { c.done.CallDone(c.take(res, err)) }
+
+// take takes the answer of the call and makes its Outcome, as c.how says: results and
+// JSON-RPC errors as they are, the caller's cancellation as its cause, and any other
+// failure (the bundle's or the node's on its way there) as how turns it into a result.
+func (c *call) take(res json.RawMessage, err error) Outcome {
+	method, notes, refused := c.req.Method, c.notes, c.refused
 	switch {
 	case err == nil:
 		return outcomeOf(notes, method, res, nil, refused)
-	case ctx.Err() != nil:
-		return outcomeOf(notes, method, nil, context.Cause(ctx), KindCancelled)
-	case how == settleAsIs || isRPCError(err):
+	case c.ctx.Err() != nil:
+		return outcomeOf(notes, method, nil, context.Cause(c.ctx), KindCancelled)
+	case c.how == settleAsIs || isRPCError(err):
 		return outcomeOf(notes, method, nil, err, refused)
-	case how == settleTool:
+	case c.how == settleTool:
 		kind := refused // a tool the node could not reach is noted as refused
 		if kind == "" {
 			kind = failure(err)

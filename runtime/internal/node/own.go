@@ -95,9 +95,10 @@ func (p *ownProvider) source() catalog.Source {
 	return catalog.Source{Bundle: ownBundle, Namespace: ownNamespace, NoPrefix: true, Tools: tools}
 }
 
-func (p *ownProvider) call(ctx context.Context, x Exchange, req *Request, e catalog.Entry, _ settling, done Done) {
-	req.Bundle = ""
-	p.n.callOwn(ctx, x, req, e.Tool, done)
+func (p *ownProvider) call(c *call, e catalog.Entry) {
+	c.notes.Bundle = ""
+	c.how = settleAsIs // the node's own answers, errors as they are
+	p.n.callOwn(c, e.Tool)
 }
 
 func (p *ownProvider) taskMode(catalog.Entry) string { return mcp.TaskForbidden }
@@ -151,24 +152,24 @@ func ExecuteTool() json.RawMessage {
 		`"required":["name"],"additionalProperties":false}}`)
 }
 
-// callOwn serves a call of one of the node's own tools.
-func (n *Node) callOwn(ctx context.Context, x Exchange, req *Request, tool string, done Done) {
-	answer := func(res json.RawMessage, err error) { settle(ctx, req, settleAsIs, done, res, err) }
+// callOwn serves c, a call of one of the node's own tools.
+func (n *Node) callOwn(c *call, tool string) {
+	ctx, req := c.ctx, c.req
 	switch tool {
 	case SearchToolName:
-		answer(n.search(req.Arguments, req.Allow, req.Strict))
+		c.settle(n.search(req.Arguments, req.Allow, req.Strict))
 	case ExecuteToolName:
-		n.execute(ctx, x, req, done)
+		n.execute(c)
 	case StatusToolName:
-		answer(n.status(ctx))
+		c.settle(n.status(ctx))
 	case RunToolName:
-		n.runProgram(ctx, x, req, done)
+		n.runProgram(c)
 	case ReadResultToolName:
-		answer(n.readResultCall(ctx, x, req.Arguments))
+		c.settle(n.readResultCall(ctx, c.x, req.Arguments))
 	case ApprovalsToolName, ApproveToolName:
-		answer(n.callApprovals(ctx, req, tool))
+		c.settle(n.callApprovals(ctx, req, tool))
 	default:
-		answer(nil, invalidParams(fmt.Sprintf("unknown tool %q", tool)))
+		c.settle(nil, invalidParams(fmt.Sprintf("unknown tool %q", tool)))
 	}
 }
 
@@ -311,29 +312,26 @@ func (n *Node) search(args json.RawMessage, allow Allow, strict bool) (json.RawM
 	return json.Marshal(out)
 }
 
-// execute serves toolnode.execute: req is the tools/call of toolnode.execute. The named tool
-// is called as if called directly (its progress and input requests reach x); what fails
-// before or after the call was sent is an ExecError result saying which. It notes on req the
-// tool it ran, through toolnode.execute.
-func (n *Node) execute(ctx context.Context, x Exchange, req *Request, done Done) {
-	req.Via = ExecuteToolName
-	fail := func(e *ExecError) {
-		req.Refused = e.Kind
-		settle(ctx, req, settleAsIs, done, e.Result(), nil)
-	}
+// execute serves toolnode.execute: c is its tools/call. The named tool is called as if
+// called directly (its progress and input requests reach c's exchange); what fails before
+// or after the call was sent is an ExecError result saying which. The Outcome names the tool
+// it ran, through toolnode.execute.
+func (n *Node) execute(c *call) {
+	req := c.req
+	c.notes.Via = ExecuteToolName
 	name, arguments, err := ParseExecute(req.Arguments)
 	if canonical, ok := n.Catalog().Strict().Canonical(name); ok {
 		name = canonical // the underscore form, as a strict client is shown it
 	}
 	if name != "" {
-		req.Ran = name
+		c.notes.Ran = name
 	}
 	if err != nil {
-		fail(&ExecError{Kind: KindInvalidArguments, Message: err.Error()})
+		c.refuse(KindInvalidArguments, (&ExecError{Kind: KindInvalidArguments, Message: err.Error()}).Result(), nil)
 		return
 	}
 	if name == ExecuteToolName {
-		fail(&ExecError{Kind: KindInvalidArguments, Message: "toolnode.execute does not call itself"})
+		c.refuse(KindInvalidArguments, (&ExecError{Kind: KindInvalidArguments, Message: "toolnode.execute does not call itself"}).Result(), nil)
 		return
 	}
 	e, xerr, refused := gate(n.metaIndex(), req.Allow, name, arguments, "find one with toolnode.search")
@@ -343,15 +341,15 @@ func (n *Node) execute(ctx context.Context, x Exchange, req *Request, done Done)
 		}
 	}
 	if xerr != nil {
-		req.Refused = refused
-		settle(ctx, req, settleAsIs, done, xerr.Result(), nil)
+		c.refuse(refused, xerr.Result(), nil)
 		return
 	}
 	inner := innerRequest(req, name, arguments)
-	inner.Ran, inner.Via, inner.Run = name, ExecuteToolName, req.Run
 	withInput(inner, req)
 	// The inner call's Outcome is the call's: it names what ran, through execute.
-	n.providerOf(e.Bundle).call(ctx, x, inner, e, settleExecute, done)
+	ic := newCall(c.ctx, c.x, inner, settleExecute, c.done)
+	ic.notes = noted{Ran: name, Via: ExecuteToolName, Run: c.notes.Run}
+	n.providerOf(e.Bundle).call(ic, e)
 }
 
 // gate checks the call of tool name with arguments that toolnode.execute or a program of

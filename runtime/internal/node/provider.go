@@ -1,7 +1,6 @@
 package node
 
 import (
-	"context"
 	"maps"
 	"runtime"
 	"time"
@@ -21,10 +20,10 @@ import (
 // provider serves the tools of one source of the catalog. Its methods are safe for
 // concurrent use and do not block.
 type provider interface {
-	// call serves req, a tools/call of the tool of entry e that the node has checked, for
-	// x, and gives done the outcome, once; a failure after the call was sent is settled
-	// as how says. It notes on req the bundle it reached (Bundle; "" for none).
-	call(ctx context.Context, x Exchange, req *Request, e catalog.Entry, how settling, done Done)
+	// call serves c, a tools/call of the tool of entry e that the node has checked, and
+	// gives c's done its Outcome, once; a failure after the call was sent is settled as c
+	// says. It notes on c the bundle it reached (Bundle; "" for none).
+	call(c *call, e catalog.Entry)
 	// taskMode says whether a call of the tool of e may (mcp.TaskOptional), must
 	// (mcp.TaskRequired) or must not (mcp.TaskForbidden) become a task.
 	taskMode(e catalog.Entry) string
@@ -109,13 +108,13 @@ type bundleProvider struct {
 	name string
 }
 
-func (p *bundleProvider) call(ctx context.Context, x Exchange, req *Request, e catalog.Entry, how settling, done Done) {
-	req.Bundle = p.name
+func (p *bundleProvider) call(c *call, e catalog.Entry) {
+	c.notes.Bundle = p.name
 	rename := ""
 	if e.Tool != e.Name {
 		rename = e.Tool // in the edit that readies the call for the bundle
 	}
-	p.n.forwardAsync(ctx, x, p.name, rename, req, how, done)
+	p.n.forwardAsync(c, p.name, rename)
 }
 
 func (p *bundleProvider) taskMode(e catalog.Entry) string { return toolTaskSupport(e.JSON) }

@@ -22,17 +22,15 @@ import (
 // then ends the bundle span, counts the call, settles the outcome (see settle) and calls
 // done.
 
-// relay is everything send keeps for one request, in one allocation, since it is made for
-// every call.
+// relay is everything send keeps for one request, in the allocation of its call's record
+// (call.relay), since it is made for every call.
 type relay struct {
 	flight
-	n      *Node
-	b      *bundle
-	outer  context.Context // the client's call: its values, and its end
-	done   Done
-	settle settling
-	req    *Request // the request relayed; nil for one the node makes itself
-	ours   string   // the progress token the bundle sees
+	c     *call // the call relayed: its request, where its Outcome goes
+	n     *Node
+	b     *bundle
+	outer context.Context // the client's call: its values, and its end
+	ours  string          // the progress token the bundle sees
 	// clientToken is the progress token the client gave, nil when it asked for none.
 	clientToken json.RawMessage
 	start       time.Time
@@ -83,14 +81,15 @@ func (r *relay) context() context.Context {
 	return r.asked
 }
 
-// send relays req (the call of x) to process inst of bundle b; rename, unless "", is the name
+// send relays the request of c to process inst of bundle b; rename, unless "", is the name
 // the bundle knows the target by.
-func (n *Node) send(outer context.Context, x Exchange, b *bundle, inst *instance, req *Request, rename string,
-	how settling, done Done) {
-	r := &relay{n: n, b: b, outer: outer, done: done, settle: how, req: req, ours: n.newToken(), start: time.Now(),
-		idle: b.m.Timeouts.Call, hard: max(b.m.Timeouts.CallMax, b.m.Timeouts.Call), clientToken: req.ProgressToken}
+func (n *Node) send(c *call, b *bundle, inst *instance, rename string) {
+	outer, x, req := c.ctx, c.x, c.req
+	r := &c.relay // made with the call's record, not an allocation of its own
+	r.c, r.n, r.b, r.outer, r.ours, r.start = c, n, b, outer, n.newToken(), time.Now()
+	r.idle, r.hard, r.clientToken = b.m.Timeouts.Call, max(b.m.Timeouts.CallMax, b.m.Timeouts.Call), req.ProgressToken
 	r.flight = flight{x: x, inst: inst, relay: r}
-	req.served = inst
+	c.notes.served = inst
 	inst.busy.Add(1)
 	// The flight is known before the bundle can name it: registered under the id the call
 	// will go under, before it is sent.
@@ -126,7 +125,7 @@ func (n *Node) send(outer context.Context, x Exchange, b *bundle, inst *instance
 		}
 	}
 	r.mu.Unlock()
-	carryToken(b, req, &edit)
+	carryToken(b, c, &edit)
 	if err := inst.client.Send(id, req.Method, req.Params, edit); err != nil {
 		r.finish(nil, notSent(err))
 	}
@@ -141,15 +140,15 @@ func (n *Node) newToken() string {
 
 // what names the request in errors: what it asked the bundle for.
 func (r *relay) what() string {
-	switch r.req.Method {
+	switch r.c.req.Method {
 	case mcp.MethodToolsCall:
-		return fmt.Sprintf("tool %q", r.req.Target())
+		return fmt.Sprintf("tool %q", r.c.req.Target())
 	case mcp.MethodPromptsGet:
-		return fmt.Sprintf("prompt %q", r.req.Target())
+		return fmt.Sprintf("prompt %q", r.c.req.Target())
 	case mcp.MethodResourcesRead, mcp.MethodResourcesSub, mcp.MethodResourcesUnsub:
-		return fmt.Sprintf("resource %q", r.req.URI)
+		return fmt.Sprintf("resource %q", r.c.req.URI)
 	}
-	return r.req.Method
+	return r.c.req.Method
 }
 
 // due is how long the call may still go without progress.
@@ -229,12 +228,12 @@ func (r *relay) finish(res json.RawMessage, err error) {
 	case errors.Is(err, upstream.ErrGone) && reason == "":
 		b.blame.crashed(key, inst) // the process died under this call, on its own
 	}
-	o := take(r.outer, r.req, r.settle, res, err)
+	o := r.c.take(res, err)
 	b.stats.record(time.Since(r.start), o.failed())
 	if r.op != nil {
 		r.op.End(o.bundleErrorType())
 	}
-	r.done.CallDone(o)
+	r.c.done.CallDone(o)
 }
 
 // isRPCError reports whether err is a JSON-RPC error. Asked only of errors: the pointer

@@ -13,7 +13,8 @@ import (
 // A Request is a client's request as the front read it, once: the members of its params the
 // node decides and acts on, each read exactly as named. Access, audit, telemetry, routing
 // and the edit that readies the request for its bundle all read these fields, never params
-// again, so that what is checked is what is done.
+// again, so that what is checked is what is done. It is input only: what the node does
+// with the request is its call's record (call) and, once answered, its Outcome.
 //
 // A member the node reads may not also come spelled in another case ("Name" beside
 // "name"): the node reads names exactly, but a bundle decoding params with a
@@ -63,27 +64,6 @@ type Request struct {
 	// Strict says the caller is shown tool names in their underscore form (a client that
 	// refuses dots): toolnode.search answers with that form. The front sets it.
 	Strict bool
-
-	// What the node did with a tools/call, noted before it calls done, for the audit log.
-	// Bundle is the bundle the call went to ("" when none was reached), Ran the tool the
-	// node called or meant to (through toolnode.execute, the one execute names), Via
-	// toolnode.execute when the call came through it, and Refused why the tool did not run
-	// or how it failed once sent through execute (a Kind), "" otherwise.
-	Bundle, Ran, Via, Refused string
-	// Run names the toolnode.run the request is, or made the call (Via toolnode.run);
-	// "" for other calls.
-	Run string
-	// Skill is the node's URI of the skill (skills/get) or skill file (resources/read) the
-	// request reached or was refused (Refused), for the audit log; "" for other requests.
-	Skill string
-
-	served   *instance    // the process the request was last sent to (see BundleTaskOf)
-	upstream oauth.Secret // the token exchanged for the caller, for the bundle it goes to
-}
-
-// noted is what the node noted on r as it served it.
-func (r *Request) noted() noted {
-	return noted{Bundle: r.Bundle, Ran: r.Ran, Via: r.Via, Run: r.Run, Skill: r.Skill, served: r.served}
 }
 
 // Ref is what a completion/complete completes.

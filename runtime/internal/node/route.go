@@ -53,16 +53,16 @@ type DoneFunc func(o Outcome)
 func (f DoneFunc) CallDone(o Outcome) { f(o) }
 
 // CallTool routes a tools/call of x to the bundle serving the tool req names, as req.Allow
-// lets the caller, and gives x the outcome, once: the bundle's result as it sent it, or
+// lets the caller, and gives x the Outcome, once: the bundle's result as it sent it, or
 // a JSON-RPC error (an unknown or forbidden tool, bad params), or the caller's
 // cancellation; a bundle that fails or times out gives a result with isError set, naming
-// the bundle, so that the model on the other side can act on it. CallTool notes on req
-// what it did (Bundle, Ran, Via, Refused).
+// the bundle, so that the model on the other side can act on it. The Outcome says what the
+// node did (Bundle, Ran, Via, Kind); req is only read.
 //
 // A result whose text passes the node's budget is cut, its whole kept for the caller (see
 // ResultBounds).
 func (n *Node) CallTool(ctx context.Context, x Exchange, req *Request) {
-	n.callTool(ctx, x, req, settleTool, n.shapeDone(x, x))
+	n.callTool(newCall(ctx, x, req, settleTool, n.shapeDone(x, x)))
 }
 
 // Call reads params as a tools/call and serves it as CallTool does, for an anonymous
@@ -77,49 +77,48 @@ func (n *Node) Call(ctx context.Context, c Client, params json.RawMessage) (json
 	return o.Answer()
 }
 
-// callTool routes a tools/call, failures settled as how says.
-func (n *Node) callTool(ctx context.Context, x Exchange, req *Request, how settling, done Done) {
+// callTool routes the tools/call c, failures settled as c says.
+func (n *Node) callTool(c *call) {
+	req := c.req
 	name := req.Target()
-	req.Ran = name
+	c.notes.Ran = name
 	e, ok := n.Catalog().Lookup(name)
 	if !ok {
 		var err *rpc.Error
 		if e, ok, err = n.viewCall(name, req.Allow); err != nil {
-			req.Refused = KindUnknownTool
-			settle(ctx, req, how, done, nil, err)
+			c.refuse(KindUnknownTool, nil, err)
 			return
 		}
 		if ok {
-			name, req.Ran = e.Name, e.Name
+			name, c.notes.Ran = e.Name, e.Name
 		}
 	}
 	if !ok || !req.Allow.allows(name) {
-		req.Refused = KindUnknownTool
+		c.refused = KindUnknownTool
 		if ok {
-			req.Refused = KindForbidden
+			c.refused = KindForbidden
 		} else if err := n.notRunning(name); err != nil && req.Allow.allows(name) {
-			settle(ctx, req, how, done, nil, err)
+			c.settle(nil, err)
 			return
 		}
 		msg := fmt.Sprintf("unknown tool %q", name)
 		if why := n.heldWhy(name); !ok && why != "" && req.Allow.allows(name) {
 			msg += fmt.Sprintf(" (held back: %s; toolnode pin --diff shows how, toolnode pin --accept %s serves it)", why, name)
 		}
-		settle(ctx, req, how, done, nil, invalidParams(msg))
+		c.settle(nil, invalidParams(msg))
 		return
 	}
 	if xerr, waiting := n.admitCall(req.Guard, name, req.Arguments); xerr != nil {
-		if waiting != nil && canAsk(x) {
+		if waiting != nil && canAsk(c.x) {
 			go func() { // the call waits for its approval
-				xerr, err := n.awaitApproval(ctx, x, waiting)
+				xerr, err := n.awaitApproval(c.ctx, c.x, waiting)
 				switch {
 				case err != nil:
-					settle(ctx, req, how, done, nil, err)
+					c.settle(nil, err)
 				case xerr != nil:
-					req.Refused = xerr.Kind
-					settle(ctx, req, how, done, xerr.Result(), nil)
+					c.refuse(xerr.Kind, xerr.Result(), nil)
 				default:
-					n.providerOf(e.Bundle).call(ctx, x, req, e, how, done)
+					n.providerOf(e.Bundle).call(c, e)
 				}
 			}()
 			return
@@ -127,11 +126,10 @@ func (n *Node) callTool(ctx context.Context, x Exchange, req *Request, how settl
 		if waiting != nil {
 			xerr.Message += " (this client declared no elicitation capability, so the call cannot wait for the decision)"
 		}
-		req.Refused = xerr.Kind
-		settle(ctx, req, how, done, xerr.Result(), nil)
+		c.refuse(xerr.Kind, xerr.Result(), nil)
 		return
 	}
-	n.providerOf(e.Bundle).call(ctx, x, req, e, how, done)
+	n.providerOf(e.Bundle).call(c, e)
 }
 
 // Guarded reports whether the tools/call req names a tool whose calls need approval.
@@ -205,13 +203,13 @@ func (n *Node) GetPrompt(ctx context.Context, x Exchange, req *Request) Outcome 
 	name := req.Target()
 	e, ok := n.Prompts().Lookup(name)
 	if !ok || !req.Allow.allows(name) {
-		return take(ctx, req, settleAsIs, nil, invalidParams(fmt.Sprintf("unknown prompt %q", name)))
+		return Answer(req.Method, nil, invalidParams(fmt.Sprintf("unknown prompt %q", name)))
 	}
 	rename := ""
 	if e.Tool != name {
 		rename = e.Tool
 	}
-	return n.forwardOutcome(ctx, x, e.Bundle, rename, req)
+	return n.forwardOutcome(ctx, x, e.Bundle, rename, req, noted{})
 }
 
 // ReadResource routes resources/read by the resource's URI, and returns its Outcome; a
@@ -221,20 +219,19 @@ func (n *Node) GetPrompt(ctx context.Context, x Exchange, req *Request) Outcome 
 func (n *Node) ReadResource(ctx context.Context, x Exchange, req *Request) Outcome {
 	if IsResultURI(req.URI) {
 		res, err := n.readResult(ctx, x.Caller().Key, req.URI)
-		return take(ctx, req, settleAsIs, res, err)
+		return Answer(req.Method, res, err)
 	}
-	if res, err, ok := n.readSkill(ctx, x, req); ok {
-		return take(ctx, req, settleAsIs, res, err)
+	if o, ok := n.readSkill(ctx, x, req); ok {
+		return o
 	}
 	bundle, own, err := n.viewBundle(req)
 	if err != nil {
-		return take(ctx, req, settleAsIs, nil, err)
+		return Answer(req.Method, nil, err)
 	}
 	if own == req.URI {
-		return n.forwardOutcome(ctx, x, bundle, "", req)
+		return n.forwardOutcome(ctx, x, bundle, "", req, noted{})
 	}
-	res, err := n.readRenamed(ctx, x, bundle, own, req)
-	return take(ctx, req, settleAsIs, res, err)
+	return n.readRenamed(ctx, x, bundle, own, req, noted{})
 }
 
 // resourceBundle finds the bundle serving the resource req names, when the caller may
@@ -278,59 +275,64 @@ func (n *Node) Complete(ctx context.Context, x Exchange, req *Request) (json.Raw
 
 // forward is forwardAsync waiting for the answer, failures as they are.
 func (n *Node) forward(ctx context.Context, x Exchange, bundleName, rename string, req *Request) (json.RawMessage, error) {
-	return n.forwardOutcome(ctx, x, bundleName, rename, req).Answer()
+	return n.forwardOutcome(ctx, x, bundleName, rename, req, noted{}).Answer()
 }
 
-// forwardOutcome is forwardAsync waiting for the Outcome, failures as they are.
-func (n *Node) forwardOutcome(ctx context.Context, x Exchange, bundleName, rename string, req *Request) Outcome {
-	return awaitOutcome(func(done Done) { n.forwardAsync(ctx, x, bundleName, rename, req, settleAsIs, done) })
+// forwardOutcome is forwardAsync waiting for the Outcome, failures as they are; notes are
+// what the node noted of the request before.
+func (n *Node) forwardOutcome(ctx context.Context, x Exchange, bundleName, rename string, req *Request, notes noted) Outcome {
+	return awaitOutcome(func(done Done) {
+		c := newCall(ctx, x, req, settleAsIs, done)
+		c.notes = notes
+		n.forwardAsync(c, bundleName, rename)
+	})
 }
 
-// forwardAsync sends a request of x to the least busy process of a bundle and calls done
-// with its answer, failures settled as how says; rename, unless "", is put as the name in
+// forwardAsync sends the request of c to the least busy process of a bundle and gives c's
+// done its Outcome, failures settled as c says; rename, unless "", is put as the name in
 // params. The request's progress token is replaced by one unique across sessions and the
-// bundle's progress comes back to x under the client's token. The call may go without
-// progress for the bundle's call timeout, and lasts at most its call_max; past either, or
-// when the client cancels, the bundle is told to cancel.
-func (n *Node) forwardAsync(ctx context.Context, x Exchange, bundleName, rename string, req *Request, how settling, done Done) {
+// bundle's progress comes back to c's exchange under the client's token. The call may go
+// without progress for the bundle's call timeout, and lasts at most its call_max; past
+// either, or when the client cancels, the bundle is told to cancel.
+func (n *Node) forwardAsync(c *call, bundleName, rename string) {
 	b := n.liveBundle(bundleName)
 	if b == nil {
-		settle(ctx, req, how, done, nil, notSent(fmt.Errorf("bundle %q is not running", bundleName)))
+		c.settle(nil, notSent(fmt.Errorf("bundle %q is not running", bundleName)))
 		return
 	}
-	if err := b.blame.refused(x.Caller().Key, b.name); err != nil {
-		settle(ctx, req, how, done, nil, notSent(err))
+	if err := b.blame.refused(c.x.Caller().Key, b.name); err != nil {
+		c.settle(nil, notSent(err))
 		return
 	}
 	if exchanging(b) {
-		n.exchange(ctx, b, req, func(err error) {
+		n.exchange(c, b, func(err error) {
 			if err != nil {
-				settle(ctx, req, how, done, nil, notSent(err))
+				c.settle(nil, notSent(err))
 				return
 			}
-			n.dispatch(ctx, x, b, rename, req, how, done)
+			n.dispatch(c, b, rename)
 		})
 		return
 	}
-	n.dispatch(ctx, x, b, rename, req, how, done)
+	n.dispatch(c, b, rename)
 }
 
-// dispatch sends req to a process of b: its client's own (isolation), the least busy one
-// running, or the first to be ready.
-func (n *Node) dispatch(ctx context.Context, x Exchange, b *bundle, rename string, req *Request, how settling, done Done) {
+// dispatch sends the request of c to a process of b: its client's own (isolation), the
+// least busy one running, or the first to be ready.
+func (n *Node) dispatch(c *call, b *bundle, rename string) {
 	if isolatedBundle(b) {
 		go func() {
-			inst, err := n.pickIsolated(ctx, b, x)
+			inst, err := n.pickIsolated(c.ctx, b, c.x)
 			if err != nil {
-				settle(ctx, req, how, done, nil, notSent(err))
+				c.settle(nil, notSent(err))
 				return
 			}
-			n.send(ctx, x, b, inst, req, rename, how, done)
+			n.send(c, b, inst, rename)
 		}()
 		return
 	}
 	if inst := n.pickNow(b); inst != nil {
-		n.send(ctx, x, b, inst, req, rename, how, done)
+		n.send(c, b, inst, rename)
 		return
 	}
 	// Asleep, starting or restarting: wait for a process without holding up the caller.
@@ -338,10 +340,10 @@ func (n *Node) dispatch(ctx context.Context, x Exchange, b *bundle, rename strin
 	go func() {
 		inst, err := n.pick(b, min(b.m.Timeouts.Call, b.m.Timeouts.Start))
 		if err != nil {
-			settle(ctx, req, how, done, nil, notSent(err))
+			c.settle(nil, notSent(err))
 			return
 		}
-		n.send(ctx, x, b, inst, req, rename, how, done)
+		n.send(c, b, inst, rename)
 	}()
 }
 

@@ -87,25 +87,24 @@ func ParseRun(args json.RawMessage) (string, error) {
 
 // runProgram serves toolnode.run: req is its tools/call. The program runs on a goroutine of its
 // own, its inner calls waiting on it; done gets the run's result.
-func (n *Node) runProgram(ctx context.Context, x Exchange, req *Request, done Done) {
-	req.Run = n.newToken()
+func (n *Node) runProgram(c *call) {
+	req := c.req
+	c.notes.Run = n.newToken()
 	code, err := ParseRun(req.Arguments)
 	if err != nil {
-		req.Refused = KindInvalidArguments
 		res, err := json.Marshal(mcp.ErrorResult(err.Error()))
-		settle(ctx, req, settleAsIs, done, res, err)
+		c.refuse(KindInvalidArguments, res, err)
 		return
 	}
 	mi := n.metaIndex()
-	h := &runHost{n: n, mi: mi, outer: req, run: &runCaller{Exchange: x, token: req.ProgressToken}}
-	caller := x.Caller()
+	h := &runHost{n: n, mi: mi, outer: req, id: c.notes.Run, run: &runCaller{Exchange: c.x, token: req.ProgressToken}}
+	caller := c.x.Caller()
 	go func() {
-		out := n.workers.Run(ctx, worker.Caller{Key: caller.Key, Ended: caller.Ended}, h, mi.names, n.cfg.Run, code)
+		out := n.workers.Run(c.ctx, worker.Caller{Key: caller.Key, Ended: caller.Ended}, h, mi.names, n.cfg.Run, code)
 		if out.Error != nil && out.Error.Kind == codemode.KindInvalidProgram {
-			req.Refused = KindInvalidArguments
+			c.refused = KindInvalidArguments
 		}
-		res, err := runResult(out)
-		settle(ctx, req, settleAsIs, done, res, err)
+		c.settle(runResult(out))
 	}()
 }
 
@@ -137,6 +136,7 @@ type runHost struct {
 	n     *Node
 	mi    *metaIndex
 	outer *Request   // the run's tools/call
+	id    string     // the run's id, which its inner calls are audited under
 	run   *runCaller // its call, progress made the run's
 }
 
@@ -183,9 +183,8 @@ func (h *runHost) Search(query string, limit int) (json.RawMessage, error) {
 // run.
 func (h *runHost) Call(ctx context.Context, name string, args json.RawMessage) codemode.CallResult {
 	inner := innerRequest(h.outer, name, args)
-	inner.Via, inner.Run, inner.Ran = RunToolName, h.outer.Run, name
 	start := time.Now()
-	o, fail := h.call(ctx, inner)
+	o, fail := h.call(ctx, inner, noted{Ran: name, Via: RunToolName, Run: h.id})
 	if f := h.n.innerCalls; f != nil {
 		f(InnerCall{Caller: h.run.Caller(), Request: inner, Start: start, Outcome: o, Cancelled: ctx.Err() != nil})
 	}
@@ -196,12 +195,12 @@ func (h *runHost) Call(ctx context.Context, name string, args json.RawMessage) c
 	return codemode.CallResult{Result: o.Result}
 }
 
-// call makes an inner call: its Outcome, and a Failure saying why it has no result the
-// program can use, if it has none.
-func (h *runHost) call(ctx context.Context, inner *Request) (Outcome, *codemode.Failure) {
+// call makes an inner call, noted as notes say: its Outcome, and a Failure saying why it has
+// no result the program can use, if it has none.
+func (h *runHost) call(ctx context.Context, inner *Request, notes noted) (Outcome, *codemode.Failure) {
 	name := inner.Name
 	if name == RunToolName || name == ExecuteToolName {
-		return Refusal(inner, KindForbidden, nil), &codemode.Failure{Kind: KindForbidden, Message: name + " cannot be called from a program"}
+		return outcomeOf(notes, inner.Method, nil, nil, KindForbidden), &codemode.Failure{Kind: KindForbidden, Message: name + " cannot be called from a program"}
 	}
 	e, xerr, refused := gate(h.mi, inner.Allow, name, inner.Arguments, "search() finds tools")
 	if xerr == nil {
@@ -211,11 +210,15 @@ func (h *runHost) call(ctx context.Context, inner *Request) (Outcome, *codemode.
 	}
 	if xerr != nil {
 		// What the audit log records: forbidden for a denied tool.
-		return Refusal(inner, refused, nil), (*codemode.Failure)(xerr)
+		return outcomeOf(notes, inner.Method, nil, nil, refused), (*codemode.Failure)(xerr)
 	}
 	p := h.n.providerOf(e.Bundle)
 	call := func(req *Request) Outcome {
-		return Await(h.run, func(x Exchange) { p.call(ctx, x, req, e, settleExecute, x) })
+		return Await(h.run, func(x Exchange) {
+			c := newCall(ctx, x, req, settleExecute, x)
+			c.notes = notes
+			p.call(c, e)
+		})
 	}
 	o := call(inner)
 	if o.InputRequired() {

@@ -109,29 +109,29 @@ func (n *Node) logSkillProblems(bundle string, errs []error) {
 
 // GetSkill answers skills/get, with its Outcome: the entry of the skill whose SKILL.md is at
 // req.URI, which the caller may read; else -32602, as the extension says for a skill not
-// served.
+// served. The Outcome names the skill, for the audit log.
 func (n *Node) GetSkill(req *Request) Outcome {
 	sk, ok := n.Skills().Get(req.URI)
-	if ok && !req.Allow.Resource(sk.Bundle, sk.URI) {
-		ok, req.Skill, req.Refused = false, sk.URI, KindForbidden
-	}
 	if !ok {
-		return Refusal(req, req.Refused, rpc.Errorf(mcp.CodeInvalidParams, "no skill is served at %s", req.URI))
+		return Answer(req.Method, nil, rpc.Errorf(mcp.CodeInvalidParams, "no skill is served at %s", req.URI))
 	}
-	req.Bundle, req.Skill = sk.Bundle, sk.URI
+	if !req.Allow.Resource(sk.Bundle, sk.URI) {
+		return outcomeOf(noted{Skill: sk.URI}, req.Method, nil, rpc.Errorf(mcp.CodeInvalidParams, "no skill is served at %s", req.URI), KindForbidden)
+	}
 	res, err := json.Marshal(struct {
 		Skill json.RawMessage `json:"skill"`
 	}{sk.Entry})
-	return outcomeOf(req.noted(), req.Method, res, err, "")
+	return outcomeOf(noted{Bundle: sk.Bundle, Skill: sk.URI}, req.Method, res, err, "")
 }
 
-// readSkill serves resources/read of a file of a skill: read by the node from a bundle's
-// skills folder, or from the bundle whose server serves the skill, by its own URI. It
-// reports false for a URI that is not a skill's, which is routed as any resource.
-func (n *Node) readSkill(ctx context.Context, x Exchange, req *Request) (json.RawMessage, error, bool) {
+// readSkill serves resources/read of a file of a skill, with its Outcome: read by the node
+// from a bundle's skills folder, or from the bundle whose server serves the skill, by its
+// own URI. It reports false for a URI that is not a skill's, which is routed as any
+// resource.
+func (n *Node) readSkill(ctx context.Context, x Exchange, req *Request) (Outcome, bool) {
 	bundle, own, ok := skills.Split(req.URI)
 	if !ok {
-		return nil, nil, false
+		return Outcome{}, false
 	}
 	set := n.Skills()
 	var sk skills.Skill
@@ -143,30 +143,25 @@ func (n *Node) readSkill(ctx context.Context, x Exchange, req *Request) (json.Ra
 		// Not a file of a skill listed now; a bundle serving its own skills may still
 		// serve it (a skill its listing leaves out).
 		if n.servesOwnSkills(bundle) && req.Allow.Resource(bundle, req.URI) {
-			req.Bundle, req.Skill = bundle, req.URI
-			res, err := n.readRenamed(ctx, x, bundle, own, req)
-			return res, err, true
+			return n.readRenamed(ctx, x, bundle, own, req, noted{Bundle: bundle, Skill: req.URI}), true
 		}
-		return nil, nil, false
+		return Outcome{}, false
 	}
 	if !req.Allow.Resource(sk.Bundle, sk.URI) {
-		req.Skill, req.Refused = req.URI, KindForbidden
-		return nil, rpc.Errorf(mcp.CodeResourceNotFound, "resource %q not found", req.URI), true
+		return outcomeOf(noted{Skill: req.URI}, req.Method, nil, rpc.Errorf(mcp.CodeResourceNotFound, "resource %q not found", req.URI), KindForbidden), true
 	}
-	req.Bundle, req.Skill = sk.Bundle, req.URI
+	notes := noted{Bundle: sk.Bundle, Skill: req.URI}
 	if sk.Local == nil {
-		res, err := n.readRenamed(ctx, x, bundle, own, req)
-		return res, err, true
+		return n.readRenamed(ctx, x, bundle, own, req, notes), true
 	}
 	rel := strings.TrimPrefix(req.URI, strings.TrimSuffix(sk.URI, skills.SkillFile))
 	res, err := sk.Local.Contents(req.URI, rel)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, rpc.Errorf(mcp.CodeResourceNotFound, "resource %q not found: not a file of skill %s", req.URI, sk.URI), true
+		err = rpc.Errorf(mcp.CodeResourceNotFound, "resource %q not found: not a file of skill %s", req.URI, sk.URI)
+	} else if err != nil {
+		err = rpc.Errorf(mcp.CodeInternalError, "skill file %s: %v", req.URI, err)
 	}
-	if err != nil {
-		return nil, rpc.Errorf(mcp.CodeInternalError, "skill file %s: %v", req.URI, err), true
-	}
-	return res, nil, true
+	return outcomeOf(notes, req.Method, res, err, ""), true
 }
 
 // servesOwnSkills reports whether bundle is listed and its server lists skills.

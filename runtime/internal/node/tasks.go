@@ -147,7 +147,7 @@ func taskTools(m *manifest.Manifest, tools []json.RawMessage) []json.RawMessage 
 // as it is: a bundle that fails, crashes or times out under the call fails the task with
 // that error, rather than answering a tool result.
 func (n *Node) CallToolTask(ctx context.Context, x Exchange, req *Request) {
-	n.callTool(ctx, x, req, settleAsIs, n.shapeDone(x, x))
+	n.callTool(newCall(ctx, x, req, settleAsIs, n.shapeDone(x, x)))
 }
 
 // BundleTask is a task a bundle holds itself: the process that made it and the bundle's

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -37,42 +36,42 @@ func (n *Node) exchangeRequest(b *bundle, req *Request) (oauth.ExchangeRequest, 
 	return oauth.ExchangeRequest{Subject: req.Token.Subject, SubjectToken: req.Token.Raw, Audience: x.Audience, Scopes: x.Scopes}, nil
 }
 
-// exchange obtains the token of req's caller for b into req.upstream. A kept token is
-// taken at once; a request to the issuer runs on a goroutine of its own, so that the
-// caller's goroutine is never held up, and then goes on as next says.
-func (n *Node) exchange(ctx context.Context, b *bundle, req *Request, next func(error)) {
-	xr, err := n.exchangeRequest(b, req)
+// exchange obtains the token of c's caller for b into c.upstream. A kept token is taken at
+// once; a request to the issuer runs on a goroutine of its own, so that the caller's
+// goroutine is never held up, and then goes on as next says.
+func (n *Node) exchange(c *call, b *bundle, next func(error)) {
+	xr, err := n.exchangeRequest(b, c.req)
 	if err != nil {
 		next(err)
 		return
 	}
 	if tok, ok := n.cfg.Exchanger.Cached(xr); ok {
-		req.upstream = tok
+		c.upstream = tok
 		next(nil)
 		return
 	}
 	go func() {
-		tok, err := n.cfg.Exchanger.Exchange(ctx, xr)
+		tok, err := n.cfg.Exchanger.Exchange(c.ctx, xr)
 		if err != nil {
 			next(fmt.Errorf("bundle %q calls its service as each caller, and the token for it (audience %q) could not be had: %w", b.name, xr.Audience, err))
 			return
 		}
-		req.upstream = tok
+		c.upstream = tok
 		next(nil)
 	}()
 }
 
-// carryToken puts the token exchanged for the request in what send sends: a header of a
-// url bundle's request, a member of a command bundle's _meta.
-func carryToken(b *bundle, req *Request, edit *upstream.Edit) {
+// carryToken puts the token exchanged for the call c in what send sends: a header of a url
+// bundle's request, a member of a command bundle's _meta.
+func carryToken(b *bundle, c *call, edit *upstream.Edit) {
 	x := b.m.TokenExchange
-	if x == nil || req.upstream == "" {
+	if x == nil || c.upstream == "" {
 		return
 	}
 	if b.m.Remote() {
 		edit.Header = http.Header{}
-		edit.Header.Set(x.Header, x.HeaderValue(req.upstream.Reveal()))
+		edit.Header.Set(x.Header, x.HeaderValue(c.upstream.Reveal()))
 		return
 	}
-	edit.Meta = append(edit.Meta, rawjson.Edit{Key: x.Meta, Value: rawjson.AppendString(nil, req.upstream.Reveal())})
+	edit.Meta = append(edit.Meta, rawjson.Edit{Key: x.Meta, Value: rawjson.AppendString(nil, c.upstream.Reveal())})
 }

@@ -124,19 +124,19 @@ func (n *Node) routeResource(uri string, allow Allow, template bool) (string, er
 
 // readRenamed reads the view exposed as req.URI from bundle by its own URI, and gives the
 // contents back under the URI read.
-func (n *Node) readRenamed(ctx context.Context, x Exchange, bundle, own string, req *Request) (json.RawMessage, error) {
+func (n *Node) readRenamed(ctx context.Context, x Exchange, bundle, own string, req *Request, notes noted) Outcome {
 	quotedOwn, _ := json.Marshal(own)
 	params, ok := rawjson.PutMember(req.Params, "uri", quotedOwn)
 	if !ok {
-		return nil, invalidParams("resources/read params must be an object")
+		return outcomeOf(notes, req.Method, nil, invalidParams("resources/read params must be an object"), "")
 	}
 	inner := *req
 	inner.Params, inner.URI = params, own
-	res, err := n.forward(ctx, x, bundle, "", &inner)
-	if err != nil {
-		return nil, err
+	o := n.forwardOutcome(ctx, x, bundle, "", &inner, notes)
+	if o.Err == nil {
+		o.Result = renameContents(o.Result, own, req.URI) // as the client names it
 	}
-	return renameContents(res, own, req.URI), nil
+	return o
 }
 
 // renameContents returns a resources/read result with the uri of each of its contents that
