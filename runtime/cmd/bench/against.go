@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -43,21 +44,53 @@ func againstSection(cfg config, w *strings.Builder) error {
 		return err
 	}
 	costs := make([][]cpuCost, len(rows))
+	reads, writes := make([][]float64, len(rows)), make([][]float64, len(rows))
 	for t := range cpuTurns(cfg) {
 		for k := range rows {
 			i := k
 			if t%2 == 1 {
 				i = len(rows) - 1 - k
 			}
+			r0, w0 := syscallsOf(rows[i].pid)
 			res, own, children, client, err := cpuPerCall(rows[i].c, rows[i].pid, cfg.duration)
 			if err != nil {
 				return fmt.Errorf("%s: %w", rows[i].name, err)
 			}
+			r1, w1 := syscallsOf(rows[i].pid)
+			calls := warmCalls + res.perSec*cfg.duration.Seconds()
 			costs[i] = append(costs[i], cpuCost{perSec: res.perSec, node: micros(own), bundle: micros(children), client: micros(client)})
+			reads[i] = append(reads[i], float64(r1-r0)/calls)
+			writes[i] = append(writes[i], float64(w1-w0)/calls)
 		}
 	}
-	writeAgainst(w, rows, costs)
+	writeAgainst(w, rows, costs, reads, writes)
 	return nil
+}
+
+// syscallsOf returns how many read and write system calls process pid has made (from
+// /proc/pid/io); zeros where that cannot be read.
+func syscallsOf(pid int) (reads, writes int64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		n, _ := strconv.ParseInt(v, 10, 64)
+		switch k {
+		case "syscr":
+			reads = n
+		case "syscw":
+			writes = n
+		}
+	}
+	return reads, writes
+}
+
+// medianOf is the median of v, which it sorts.
+func medianOf(v []float64) float64 {
+	slices.Sort(v)
+	return v[len(v)/2]
 }
 
 // startAgainstRows starts the rows of againstSection: for stdio and then HTTP, the other
@@ -102,14 +135,15 @@ func startAgainstRows(cfg config, folder, bin string) ([]againstRow, error) {
 
 // writeAgainst writes the against section: the medians of each row, then this build
 // against the other, turn by turn, over stdio (rows 0-2) and HTTP (rows 3-5).
-func writeAgainst(w *strings.Builder, rows []againstRow, costs [][]cpuCost) {
+func writeAgainst(w *strings.Builder, rows []againstRow, costs [][]cpuCost, reads, writes [][]float64) {
 	fmt.Fprintf(w, "## This build against %s\n\n", *againstFlag)
 	fmt.Fprintf(w, "echo-go, a 2025-11-25 client, %d calls in flight; CPU per call is each process's user and system time\n"+
 		"(from /proc) over the calls made. The rows take turns, %d turns each; figures are medians.\n\n", profileInflight, len(costs[0]))
-	fmt.Fprintf(w, "| process | calls/s | CPU per call | against the least relay | its bundle's | the client's |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| process | calls/s | CPU per call | against the least relay | its bundle's | the client's | its reads, writes per call |\n|---|---|---|---|---|---|---|\n")
 	for i, r := range rows {
 		k, relay := medianCost(costs[i]), medianCost(costs[i/3*3+2])
-		fmt.Fprintf(w, "| %s | %.0f | %.1f µs | %.2f× | %.1f µs | %.1f µs |\n", r.name, k.perSec, k.node, k.node/relay.node, k.bundle, k.client)
+		fmt.Fprintf(w, "| %s | %.0f | %.1f µs | %.2f× | %.1f µs | %.1f µs | %.2f, %.2f |\n", r.name, k.perSec, k.node, k.node/relay.node, k.bundle, k.client,
+			medianOf(reads[i]), medianOf(writes[i]))
 	}
 	fmt.Fprintf(w, "\n| this build over the other, turn by turn | CPU per call | calls/s |\n|---|---|---|\n")
 	for _, front := range []struct {
