@@ -63,16 +63,31 @@ func startGuarded(t *testing.T, edit func(*front.Options), fakes ...testkit.Fake
 	return startGuardedHTTP(t, edit, httpfront.Options{}, fakes...)
 }
 
-// startGuardedHTTP is startGuarded with the HTTP front's options.
+// startGuardedHTTP is startGuarded with the HTTP front's options. Without fakes, pub and
+// sec are in-memory bundles of the initialize era.
 func startGuardedHTTP(t *testing.T, edit func(*front.Options), ho httpfront.Options, fakes ...testkit.Fake) *guarded {
 	t.Helper()
 	dir := t.TempDir()
+	src := reload.Source{Dirs: []string{dir}}
 	if fakes == nil {
-		fakes = []testkit.Fake{{Name: "pub", Surface: true}, {Name: "sec", Surface: true}}
+		src.Bundles = testkit.InMemory(t, testkit.Memory{Name: "pub", Surface: true, Session: true},
+			testkit.Memory{Name: "sec", Surface: true, Session: true})
 	}
 	for _, f := range fakes {
 		testkit.Write(t, dir, f)
 	}
+	return guardedOf(t, dir, src, edit, ho)
+}
+
+// startGuardedMemory is startGuarded of the in-memory bundles ms.
+func startGuardedMemory(t *testing.T, edit func(*front.Options), ms ...testkit.Memory) *guarded {
+	t.Helper()
+	return guardedOf(t, t.TempDir(), reload.Source{Bundles: testkit.InMemory(t, ms...)}, edit, httpfront.Options{})
+}
+
+// guardedOf starts a guarded node of the bundles src names, its access file in dir.
+func guardedOf(t *testing.T, dir string, src reload.Source, edit func(*front.Options), ho httpfront.Options) *guarded {
+	t.Helper()
 	holder, err := access.Open(writeAccess(t, dir), nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +96,7 @@ func startGuardedHTTP(t *testing.T, edit func(*front.Options), ho httpfront.Opti
 	if edit != nil {
 		edit(&opts)
 	}
-	n := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, Node: node.Config{Supervision: node.Supervision{PingEvery: -1}},
+	n := nodekit.Start(t, serve.Config{Source: src, Node: node.Config{Supervision: node.Supervision{PingEvery: -1}},
 		Front: opts, HTTP: nodekit.Loopback, HTTPOptions: ho})
 	n.Ready(t)
 	return &guarded{srv: n.Server(), url: n.URL, access: holder, dir: dir}
@@ -392,10 +407,8 @@ func listenAck(t *testing.T, url, token string, uris ...string) string {
 // A listen sent while the bundles still start waits for them, and agrees to the resources
 // they serve, rather than to none.
 func TestAListenBeforeTheBundlesAreReadyWaitsForThem(t *testing.T) {
-	dir := t.TempDir()
-	testkit.Write(t, dir, testkit.Fake{Name: "pub", Surface: true, Env: map[string]string{"FAKE_DELAY_MS": "300"}})
-	n := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, Node: node.Config{Supervision: node.Supervision{PingEvery: -1}},
-		HTTP: nodekit.Loopback})
+	n := nodekit.StartMemory(t, serve.Config{Node: node.Config{Supervision: node.Supervision{PingEvery: -1}}, HTTP: nodekit.Loopback},
+		testkit.Memory{Name: "pub", Surface: true, Session: true, Delay: 300 * time.Millisecond})
 	select {
 	case <-n.Node().Ready():
 		t.Fatal("the bundle was ready before the listen: nothing tested")
@@ -440,18 +453,16 @@ func execError(t *testing.T, res *mcp.CallToolResult) (kind string, dispatched b
 // their tools; a forbidden tool never reaches its bundle; the audit log names the client and
 // holds no arguments.
 func TestClientsSeeFindAndCallOnlyTheirTools(t *testing.T) {
-	dir := t.TempDir()
-	record := filepath.Join(t.TempDir(), "beta-received")
-	testkit.Write(t, dir, testkit.Fake{Name: "alpha", Extra: `"timeouts": {"call": "500ms"}`})
-	testkit.Write(t, dir, testkit.Fake{Name: "beta", Env: map[string]string{"FAKE_RECORD": record}})
+	received := &testkit.SyncBuffer{}
+	bundles := []testkit.Memory{{Name: "alpha", Session: true, Manifest: `"timeouts": {"call": "500ms"}`},
+		{Name: "beta", Session: true, Received: received}}
 	accessFile := filepath.Join(t.TempDir(), "access.json")
 	auditFile := filepath.Join(t.TempDir(), "audit.jsonl")
 	writeFile(t, accessFile, fmt.Sprintf(`{"clients": [
 		{"name": "analyst", "token_sha256": %q, "allow": ["alpha.*"]},
 		{"name": "ops", "token_sha256": %q, "allow": ["beta.echo", "beta.pid"], "view": "search"}]}`,
 		testkit.TokenSHA("analyst-token"), testkit.TokenSHA("ops-token")))
-	url := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, HTTP: nodekit.Loopback,
-		AccessFile: accessFile, AuditFile: auditFile}).URL
+	url := nodekit.StartMemory(t, serve.Config{HTTP: nodekit.Loopback, AccessFile: accessFile, AuditFile: auditFile}, bundles...).URL
 
 	analyst := nodekit.ConnectWithToken(t, url, "analyst-token")
 	ops := nodekit.ConnectWithToken(t, url, "ops-token")
@@ -508,8 +519,7 @@ func TestClientsSeeFindAndCallOnlyTheirTools(t *testing.T) {
 		t.Errorf("execute beta.echo answered %q", got)
 	}
 
-	received, _ := os.ReadFile(record)
-	if strings.Contains(string(received), "FORBIDDEN") {
+	if strings.Contains(received.String(), "FORBIDDEN") {
 		t.Error("a forbidden call reached the bundle")
 	}
 

@@ -70,7 +70,7 @@ func TestTenMiBResultPasses(t *testing.T) {
 }
 
 func TestNamesForStrictClients(t *testing.T) {
-	lamp := testkit.Fake{Name: "alpha", Seats: []string{"node-lamp"}}
+	lamp := testkit.Memory{Name: "alpha", Session: true, Manifest: `"seats":["node-lamp"]`}
 	strict := regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 	check := func(t *testing.T, s *mcp.ClientSession) {
 		tools := nodekit.Tools(t, s)
@@ -94,16 +94,16 @@ func TestNamesForStrictClients(t *testing.T) {
 		}
 	}
 	t.Run("names underscore", func(t *testing.T) {
-		check(t, nodekit.StartFakes(t, serve.Config{Stdio: true, Front: front.Options{Names: front.NamesStrict}}, lamp).Client(t, "", nil))
+		check(t, nodekit.StartMemory(t, serve.Config{Stdio: true, Front: front.Options{Names: front.NamesStrict}}, lamp).Client(t, "", nil))
 	})
 	auto := serve.Config{Stdio: true, Front: front.Options{Names: front.NamesAuto}}
 	t.Run("names auto, any client", func(t *testing.T) {
-		n := nodekit.StartFakes(t, auto, lamp)
+		n := nodekit.StartMemory(t, auto, lamp)
 		client := mcp.NewClient(&mcp.Implementation{Name: "GitHub Copilot CLI", Version: "1"}, nil)
 		check(t, nodekit.Join(t, client, n.Stdio(t), ""))
 	})
 	t.Run("names auto, a client known to take dots", func(t *testing.T) {
-		n := nodekit.StartFakes(t, auto, lamp)
+		n := nodekit.StartMemory(t, auto, lamp)
 		client := mcp.NewClient(&mcp.Implementation{Name: "claude-code", Version: "1"}, nil)
 		if nodekit.Tools(t, nodekit.Join(t, client, n.Stdio(t), ""))["alpha.echo"] == nil {
 			t.Error("alpha.echo missing")
@@ -258,7 +258,8 @@ func TestACancelledCallIsCancelledAtItsBundle(t *testing.T) {
 			if over == "http" {
 				cfg.HTTP = nodekit.Loopback
 			}
-			n := nodekit.StartFakes(t, cfg, testkit.Fake{Name: "slow"})
+			received := &testkit.SyncBuffer{}
+			n := nodekit.StartMemory(t, cfg, testkit.Memory{Name: "slow", Session: true, Received: received})
 			started := make(chan struct{}, 4)
 			opts := &mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
 				started <- struct{}{}
@@ -294,12 +295,12 @@ func TestACancelledCallIsCancelledAtItsBundle(t *testing.T) {
 			if err := <-ended; err == nil {
 				t.Fatal("a cancelled call was answered")
 			}
-			n.Logs.WaitFor(t, 10*time.Second, "fake bundle slow: cancelled")
+			received.WaitFor(t, 10*time.Second, `"notifications/cancelled"`)
 			if over == "stdio" {
 				return
 			}
 
-			before := strings.Count(n.Logs.String(), "fake bundle slow: cancelled")
+			before := strings.Count(received.String(), `"notifications/cancelled"`)
 			other := connect()
 			call(context.Background(), other, "by-close")
 			end, err := http.NewRequest(http.MethodDelete, n.URL, nil)
@@ -316,7 +317,7 @@ func TestACancelledCallIsCancelledAtItsBundle(t *testing.T) {
 				t.Fatalf("end the session: %s", resp.Status)
 			}
 			testkit.Eventually(t, 10*time.Second, func() string {
-				if strings.Count(n.Logs.String(), "fake bundle slow: cancelled") == before {
+				if strings.Count(received.String(), `"notifications/cancelled"`) == before {
 					return "the bundle was not told to cancel the call of the ended session"
 				}
 				return ""

@@ -40,11 +40,19 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, testkit.KeptAliveConns()...)
 }
 
+// startServer serves the in-memory bundle "a", of the initialize era.
 func startServer(t testing.TB) *front.Server {
 	t.Helper()
-	dir := t.TempDir()
-	testkit.Write(t, dir, testkit.Fake{Name: "a"})
-	return serveBundles(t, dir, front.Options{})
+	return serveMemory(t, front.Options{}, testkit.Memory{Name: "a", Session: true})
+}
+
+// serveMemory serves the in-memory bundles ms with the front's options opts, and returns
+// the server a test drives its fronts over.
+func serveMemory(t testing.TB, opts front.Options, ms ...testkit.Memory) *front.Server {
+	t.Helper()
+	n := nodekit.StartMemory(t, serve.Config{Node: node.Config{Supervision: node.Supervision{PingEvery: -1}}, Front: opts}, ms...)
+	n.Ready(t)
+	return n.Server()
 }
 
 // serveBundles serves the bundles of dir with the front's options opts, their processes
@@ -150,13 +158,11 @@ func TestHTTPStatelessCallStreamsWhatItAskedFor(t *testing.T) {
 	}
 }
 
-// startHTTP serves the test bundle "a" over the HTTP front, on loopback, until the test
-// ends, and returns the front's URL.
+// startHTTP serves the in-memory bundle "a", of the initialize era, over the HTTP front,
+// on loopback, until the test ends, and returns the front's URL.
 func startHTTP(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	testkit.Write(t, dir, testkit.Fake{Name: "a"})
-	return nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, HTTP: nodekit.Loopback}).URL
+	return nodekit.StartMemory(t, serve.Config{HTTP: nodekit.Loopback}, testkit.Memory{Name: "a", Session: true}).URL
 }
 
 // postTo posts one JSON-RPC message to the front at url as an MCP client does, with the

@@ -122,7 +122,7 @@ func TestParamHeadersAreCheckedForEveryNameForm(t *testing.T) {
 // The requestState the node gives out cannot be changed: a tampered one is refused, the
 // right one completes the call.
 func TestATamperedRequestStateIsRefused(t *testing.T) {
-	url := nodekit.StartFakes(t, serve.Config{HTTP: nodekit.Loopback}, testkit.Fake{Name: "ask"}).URL
+	url := nodekit.StartMemory(t, serve.Config{HTTP: nodekit.Loopback}, testkit.Memory{Name: "ask", Session: true}).URL
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
 	call := func(extra string) map[string]any {
 		t.Helper()

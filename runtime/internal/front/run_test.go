@@ -32,9 +32,9 @@ import (
 
 // runNode is such a node.
 type runNode struct {
-	url   string
-	dir   string
-	audit string
+	url      string
+	audit    string
+	received map[string]*testkit.SyncBuffer // what each bundle read
 }
 
 // startRunNode starts a node whose runs have the bounds b.
@@ -47,10 +47,11 @@ func startRunNode(t *testing.T, b codemode.Bounds) *runNode {
 func startRunNodeWith(t *testing.T, b codemode.Bounds, rec telemetry.Recorder) *runNode {
 	t.Helper()
 	dir := t.TempDir()
-	var names []string
+	var bundles []testkit.Memory
+	received := map[string]*testkit.SyncBuffer{}
 	for _, name := range []string{"pub", "iso", "sec"} {
-		testkit.Write(t, dir, testkit.Fake{Name: name, Env: map[string]string{"FAKE_RECORD": filepath.Join(dir, name+".record")}})
-		names = append(names, name)
+		received[name] = &testkit.SyncBuffer{}
+		bundles = append(bundles, testkit.Memory{Name: name, Session: true, Received: received[name]})
 	}
 	acc, _ := json.Marshal(map[string]any{"clients": []map[string]any{
 		{"name": "analyst", "token_sha256": testkit.TokenSHA("analyst-token"), "allow": []string{"pub.*", "iso.*", "toolnode.run"}}}})
@@ -67,7 +68,7 @@ func startRunNodeWith(t *testing.T, b codemode.Bounds, rec telemetry.Recorder) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := node.New(node.Config{Manifests: testkit.Manifests(t, dir, names...), Supervision: node.Supervision{PingEvery: -1}, Run: b, Telemetry: rec})
+	n := node.New(node.Config{Manifests: testkit.InMemory(t, bundles...), Supervision: node.Supervision{PingEvery: -1}, Run: b, Telemetry: rec})
 	n.Start()
 	<-n.Ready()
 	h := httpfront.New(front.NewServer(n, front.Options{Access: holder, Audit: log, Telemetry: rec}), httpfront.Options{})
@@ -78,7 +79,7 @@ func startRunNodeWith(t *testing.T, b codemode.Bounds, rec telemetry.Recorder) *
 		n.Close(context.Background())
 		log.Close()
 	})
-	return &runNode{url: ts.URL, dir: dir, audit: auditPath}
+	return &runNode{url: ts.URL, audit: auditPath, received: received}
 }
 
 // connect connects the official Go SDK's client as analyst.
@@ -95,11 +96,8 @@ func (rn *runNode) connect(t *testing.T, opts *sdk.ClientOptions) *sdk.ClientSes
 	return s
 }
 
-// received is what bundle name received, as it recorded it.
-func (rn *runNode) received(name string) string {
-	b, _ := os.ReadFile(filepath.Join(rn.dir, name+".record"))
-	return string(b)
-}
+// got is what bundle name has read.
+func (rn *runNode) got(name string) string { return rn.received[name].String() }
 
 // bearer adds a bearer token to every request.
 type bearer struct{ token string }
@@ -185,7 +183,7 @@ func TestRunCannotReachADeniedTool(t *testing.T) {
 		!strings.Contains(fmt.Sprint(told[0]), "unknown_tool") {
 		t.Errorf("a denied tool and a missing one, by computed names: %s %+v; want the same unknown_tool", asJSON(out.Value), out.Error)
 	}
-	if got := rn.received("sec"); strings.Contains(got, `"tools/call"`) {
+	if got := rn.got("sec"); strings.Contains(got, `"tools/call"`) {
 		t.Errorf("the denied bundle was called: %s", got)
 	}
 }
@@ -214,7 +212,7 @@ func TestRunBoundsStopTheirPrograms(t *testing.T) {
 	}
 	// The sleep the time bound stopped was cancelled at its bundle.
 	testkit.Eventually(t, 10*time.Second, func() string {
-		if !strings.Contains(rn.received("pub"), `"notifications/cancelled"`) {
+		if !strings.Contains(rn.got("pub"), `"notifications/cancelled"`) {
 			return "the bundle was not told to cancel the sleep"
 		}
 		return ""
@@ -233,7 +231,7 @@ func TestRunCancelledCancelsItsCalls(t *testing.T) {
 		done <- err
 	}()
 	testkit.Eventually(t, 10*time.Second, func() string {
-		if !strings.Contains(rn.received("pub"), `"name":"sleep"`) || !strings.Contains(rn.received("iso"), `"name":"sleep"`) {
+		if !strings.Contains(rn.got("pub"), `"name":"sleep"`) || !strings.Contains(rn.got("iso"), `"name":"sleep"`) {
 			return "the sleeps have not reached their bundles"
 		}
 		return ""
@@ -244,7 +242,7 @@ func TestRunCancelledCancelsItsCalls(t *testing.T) {
 	}
 	testkit.Eventually(t, 10*time.Second, func() string {
 		for _, b := range []string{"pub", "iso"} {
-			if !strings.Contains(rn.received(b), `"notifications/cancelled"`) {
+			if !strings.Contains(rn.got(b), `"notifications/cancelled"`) {
 				return b + " was not told to cancel its sleep"
 			}
 		}
@@ -297,7 +295,7 @@ pub.echo(text=3)`)
 		t.Fatalf("%+v, want an invalid program at line 3 naming arguments.text", out.Error)
 	}
 	for _, b := range []string{"pub", "iso"} {
-		if got := rn.received(b); strings.Contains(got, `"tools/call"`) {
+		if got := rn.got(b); strings.Contains(got, `"tools/call"`) {
 			t.Errorf("%s was called: %s", b, got)
 		}
 	}

@@ -133,17 +133,29 @@ func terminal(a taskAnswer) bool {
 	return s == "completed" || s == "failed" || s == "cancelled"
 }
 
-// startTasks serves fakes (pub, a 2025-era bundle, by default) over HTTP with the task
-// options given, and no access file; it returns the HTTP front's URL and the server.
+// startTasks serves fakes over HTTP with the task options given, and no access file (by
+// default pub, an in-memory bundle of the 2025 era, see startTasksMemory); it returns the
+// HTTP front's URL and the server.
 func startTasks(t *testing.T, opts front.TaskOptions, fakes ...testkit.Fake) (string, *front.Server) {
 	t.Helper()
 	if fakes == nil {
-		fakes = []testkit.Fake{{Name: "pub"}}
+		return startTasksMemory(t, opts, testkit.Memory{Name: "pub", Session: true})
 	}
-	n := nodekit.StartFakes(t, serve.Config{Node: node.Config{Supervision: node.Supervision{PingEvery: -1}},
-		Front: front.Options{Tasks: opts}, HTTP: nodekit.Loopback}, fakes...)
+	n := nodekit.StartFakes(t, tasksConfig(opts), fakes...)
 	n.Ready(t)
 	return n.URL, n.Server()
+}
+
+// startTasksMemory is startTasks of the in-memory bundles ms.
+func startTasksMemory(t *testing.T, opts front.TaskOptions, ms ...testkit.Memory) (string, *front.Server) {
+	t.Helper()
+	n := nodekit.StartMemory(t, tasksConfig(opts), ms...)
+	n.Ready(t)
+	return n.URL, n.Server()
+}
+
+func tasksConfig(opts front.TaskOptions) serve.Config {
+	return serve.Config{Node: node.Config{Supervision: node.Supervision{PingEvery: -1}}, Front: front.Options{Tasks: opts}, HTTP: nodekit.Loopback}
 }
 
 // A 2025-era bundle's slow tool, called by a client that declared the extension, runs as a
@@ -238,8 +250,8 @@ func TestTaskInputRequiredFromA2025Elicitation(t *testing.T) {
 // tasks/cancel cancels the task at once and the bundle's call with it; a second cancel is
 // acknowledged the same.
 func TestTaskCancelReachesTheBundle(t *testing.T) {
-	record := filepath.Join(t.TempDir(), "record")
-	url, _ := startTasks(t, front.TaskOptions{}, testkit.Fake{Name: "pub", Env: map[string]string{"FAKE_RECORD": record}})
+	received := &testkit.SyncBuffer{}
+	url, _ := startTasksMemory(t, front.TaskOptions{}, testkit.Memory{Name: "pub", Session: true, Received: received})
 	c := &taskClient{t: t, url: url}
 	id := c.create("pub.ticker", `{"ms":60000,"every":100}`)
 	for range 2 {
@@ -251,18 +263,12 @@ func TestTaskCancelReachesTheBundle(t *testing.T) {
 	if a := c.get(id); a.Result.Status != "cancelled" {
 		t.Errorf("after tasks/cancel: %+v", a)
 	}
-	testkit.Eventually(t, 10*time.Second, func() string {
-		b, _ := os.ReadFile(record)
-		if strings.Contains(string(b), `"notifications/cancelled"`) {
-			return ""
-		}
-		return "the bundle was not told to cancel"
-	})
+	received.WaitFor(t, 10*time.Second, `"notifications/cancelled"`)
 }
 
 // A bundle that dies under a task fails it, saying so.
 func TestKilledBundleFailsItsTask(t *testing.T) {
-	url, _ := startTasks(t, front.TaskOptions{})
+	url, _ := startTasks(t, front.TaskOptions{}, testkit.Fake{Name: "pub"}) // a process, killed
 	c := &taskClient{t: t, url: url, plain: true}
 	pid := readAnswer(t, c.post("tools/call", `{"name":"pub.pid","arguments":{}}`)).Result.Content[0].Text
 	c.plain = false
@@ -307,7 +313,7 @@ func TestTaskBoundsRefuseWithTheirError(t *testing.T) {
 // A tool the bundle's manifest says requires a task is refused (-32021) to a client
 // without the extension, and is a task for one with it, however quick.
 func TestRequiredTaskTool(t *testing.T) {
-	url, _ := startTasks(t, front.TaskOptions{}, testkit.Fake{Name: "pub", Extra: `"tasks": {"ech*": "required"}`})
+	url, _ := startTasksMemory(t, front.TaskOptions{}, testkit.Memory{Name: "pub", Session: true, Manifest: `"tasks": {"ech*": "required"}`})
 	plain := &taskClient{t: t, url: url, plain: true}
 	a := readAnswer(t, plain.post("tools/call", `{"name":"pub.echo","arguments":{"text":"x"}}`))
 	if a.Error == nil || a.Error.Code != -32021 || !strings.Contains(string(a.Error.Data), `"extensions":{"io.modelcontextprotocol/tasks":{}}`) {
@@ -494,14 +500,14 @@ func TestTaskNotificationsReachTheListener(t *testing.T) {
 // The audit log records the task's call when it ends, under the task's id.
 func TestTasksBelongToTheirClient(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	g := startGuarded(t, func(o *front.Options) {
+	g := startGuardedMemory(t, func(o *front.Options) {
 		log, err := audit.Open(path, audit.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { log.Close() })
 		o.Audit = log
-	}, testkit.Fake{Name: "iso"})
+	}, testkit.Memory{Name: "iso", Session: true})
 	a := &taskClient{t: t, url: g.url, token: "token-a"}
 	b := &taskClient{t: t, url: g.url, token: "token-b"}
 	id := a.create("iso.ticker", `{"ms":60000,"every":100}`)
@@ -618,9 +624,9 @@ func taskBound(srv *front.Server, name string) int64 {
 // reached it) is kept, and counts against the pool only up to its share: another client's
 // task is still made and keeps its result, while the first client's next is refused.
 func TestAClientPastItsShareLeavesThePoolToOthers(t *testing.T) {
-	g := startGuarded(t, func(o *front.Options) {
+	g := startGuardedMemory(t, func(o *front.Options) {
 		o.Tasks = front.TaskOptions{MaxClientBytes: 4096, MaxBytes: 8192, After: 50 * time.Millisecond}
-	}, testkit.Fake{Name: "iso"})
+	}, testkit.Memory{Name: "iso", Session: true})
 	a := &taskClient{t: t, url: g.url, token: "token-a"}
 	b := &taskClient{t: t, url: g.url, token: "token-b"}
 	var ids []string

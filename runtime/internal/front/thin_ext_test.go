@@ -80,9 +80,7 @@ func names(t *testing.T, answer string) ([]string, string) {
 // names the model APIs take; Claude Desktop gets pages in the same names; Claude Code
 // pages and canonical names; all call by either form.
 func TestThinClientSeesEveryToolAndCallsByEitherName(t *testing.T) {
-	dir := t.TempDir()
-	testkit.Write(t, dir, testkit.Fake{Name: "a"})
-	srv := serveBundles(t, dir, front.Options{PageSize: 1, Names: front.NamesAuto})
+	srv := serveMemory(t, front.Options{PageSize: 1, Names: front.NamesAuto}, testkit.Memory{Name: "a", Session: true})
 	all := srv.Node().Catalog().Len()
 	if all < 3 {
 		t.Fatalf("the catalog holds %d tools; the test needs more than a page", all)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/toolnode/toolnode/runtime/internal/access"
 	"github.com/toolnode/toolnode/runtime/internal/front"
-	"github.com/toolnode/toolnode/runtime/internal/reload"
 	"github.com/toolnode/toolnode/runtime/internal/serve"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
 	"github.com/toolnode/toolnode/runtime/internal/testkit/nodekit"
@@ -20,13 +19,11 @@ import (
 // tools, the pinned ones and the featured ones, within the budget; an access file's view
 // wins over it.
 func TestAutoView(t *testing.T) {
-	dir := t.TempDir()
-	testkit.Write(t, dir, testkit.Fake{Name: "alpha", Extra: `"featured": ["echo", "sh*"]`})
-	testkit.Write(t, dir, testkit.Fake{Name: "beta"})
 	own := "toolnode.execute toolnode.run toolnode.search toolnode.status"
 	start := func(t *testing.T, opts front.Options, accessFile string) *nodekit.Node {
 		opts.View = access.ViewAuto
-		n := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, HTTP: nodekit.Loopback, Front: opts, AccessFile: accessFile})
+		n := nodekit.StartMemory(t, serve.Config{HTTP: nodekit.Loopback, Front: opts, AccessFile: accessFile},
+			testkit.Memory{Name: "alpha", Manifest: `"featured": ["echo", "sa*"]`}, testkit.Memory{Name: "beta"})
 		n.Ready(t)
 		return n
 	}
@@ -36,9 +33,9 @@ func TestAutoView(t *testing.T) {
 		want string // "" for every tool
 	}{
 		{"within the budget", front.Options{ViewMaxTools: 1000, ViewMaxTokens: 1 << 20}, ""},
-		{"over the count", front.Options{ViewMaxTools: 10}, "alpha.echo alpha.shout " + own},
-		{"over the count, pinned", front.Options{ViewMaxTools: 10, Pins: []access.Pattern{pattern(t, "beta.pid")}},
-			"alpha.echo alpha.shout beta.pid " + own},
+		{"over the count", front.Options{ViewMaxTools: 10}, "alpha.echo alpha.sample " + own},
+		{"over the count, pinned", front.Options{ViewMaxTools: 10, Pins: []access.Pattern{pattern(t, "beta.instance")}},
+			"alpha.echo alpha.sample beta.instance " + own},
 		{"featured past the budget", front.Options{ViewMaxTools: 5}, "alpha.echo " + own},
 		{"over the tokens", front.Options{ViewMaxTokens: 100}, own},
 	} {
@@ -64,15 +61,15 @@ func TestAutoView(t *testing.T) {
 			{"name": "auto", "token_sha256": %q, "allow": ["*"]},
 			{"name": "few", "token_sha256": %q, "allow": ["beta.*"]}]}`,
 			testkit.TokenSHA("whole-token"), testkit.TokenSHA("auto-token"), testkit.TokenSHA("few-token")))
-		n := start(t, front.Options{ViewMaxTools: 30}, accessFile)
+		n := start(t, front.Options{ViewMaxTools: 20}, accessFile)
 		all := n.Server().Node().Catalog().Len()
 		if got := listed(t, nodekit.ConnectWithToken(t, n.URL, "whole-token")); len(got) != all {
 			t.Errorf("the full view listed %d of %d tools", len(got), all)
 		}
-		if got := strings.Join(listed(t, nodekit.ConnectWithToken(t, n.URL, "auto-token")), " "); got != "alpha.echo alpha.shout "+own {
+		if got := strings.Join(listed(t, nodekit.ConnectWithToken(t, n.URL, "auto-token")), " "); got != "alpha.echo alpha.sample "+own {
 			t.Errorf("the auto view listed %s", got)
 		}
-		// Allowed beta's tools and the node's search and execute: within 30, so whole.
+		// Allowed beta's tools and the node's search and execute: within 20, so whole.
 		got := listed(t, nodekit.ConnectWithToken(t, n.URL, "few-token"))
 		if len(got) < 10 || !strings.HasPrefix(got[0], "beta.") {
 			t.Errorf("a client allowed fewer tools than the budget listed %v", got)
@@ -92,10 +89,8 @@ func pattern(t *testing.T, s string) access.Pattern {
 // toolnode's application libraries pick the tools they give a model themselves: the auto
 // view lists them every tool, in canonical names.
 func TestAutoViewListsEveryToolToTheLibraries(t *testing.T) {
-	dir := t.TempDir()
-	testkit.Write(t, dir, testkit.Fake{Name: "alpha", Extra: `"featured": ["echo"]`})
-	n := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, HTTP: nodekit.Loopback,
-		Front: front.Options{View: access.ViewAuto, ViewMaxTools: 5, Names: front.NamesAuto}})
+	n := nodekit.StartMemory(t, serve.Config{HTTP: nodekit.Loopback, Front: front.Options{View: access.ViewAuto, ViewMaxTools: 5, Names: front.NamesAuto}},
+		testkit.Memory{Name: "alpha", Manifest: `"featured": ["echo"]`})
 	n.Ready(t)
 	all := n.Server().Node().Catalog().Len()
 	lib := mcp.NewClient(&mcp.Implementation{Name: "toolnode-app", Version: "1"}, nil)

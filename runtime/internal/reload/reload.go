@@ -29,6 +29,9 @@ type Source struct {
 	Dirs []string
 	// Config is an mcpServers file, or "".
 	Config string
+	// Bundles are given whole by the program that runs the node (in-memory bundles, see
+	// manifest.ParseInMemory): served beside those found, the same at every reload.
+	Bundles []*manifest.Manifest
 }
 
 // Loader reads a Source, remembering the last good manifest of every bundle so that one
@@ -64,6 +67,7 @@ func (l *Loader) Load() []*manifest.Manifest {
 		}
 		found = append(found, ms...)
 	}
+	found = append(found, l.src.Bundles...)
 	good := map[string]*manifest.Manifest{}
 	names := map[string]bool{}
 	for _, m := range found {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -30,6 +31,7 @@ import (
 // Its tools answer as the fake bundle's of the same name do, with the bundle's name:
 //
 //	echo {text}          "<name>:<text>"
+//	mirror {region, text} echo's, its region an Mcp-Param header (x-mcp-header)
 //	talk {text}          logs text (info), reports progress 1, answers "<name>:<text>"
 //	sleep {ms}           reports progress 1 of 2, waits ms (or its cancellation), answers
 //	                     "slept in <instance>"
@@ -37,9 +39,17 @@ import (
 //	node-lamp.on         "lamp on by <name>"
 //	instance             "<instance>": which of the bundle's runs serves it, "<name>#1"
 //	                     for the first, counting restarts and pool instances
-//	elicit {question}    asks the client (elicitation/create), answers "<action>: <answer>"
+//	ticker {ms, every}   reports progress every "every" ms for ms, answers "<instance>"
+//	late {ms, bytes}     waits ms (or its cancellation), answers that many "x"
+//	elicit {question, ms} asks the client (elicitation/create), waits ms, answers
+//	                     "<action>: <answer>"
 //	sample {prompt}      asks the client's model (sampling/createMessage), answers
 //	                     "model said: <text>"
+//
+// With Surface it also offers what the fake bundle's FAKE_SURFACE does: the prompt greet
+// ("prompt greet of <name>"), the resource fake://<name>/readme and the template
+// fake://<name>/items/{id} (each read "read by <name>"), and completion of both
+// ("completed by <name>").
 //
 // Like every sdk-go bundle, it speaks 2026-07-28 to the node (it answers server/discover)
 // unless Session is set.
@@ -51,6 +61,10 @@ type Memory struct {
 	// Session makes it a bundle of the initialize era: server/discover is refused, so the
 	// node opens a session with initialize, and the bundle asks its client by request.
 	Session bool
+	// Surface adds a prompt, a resource, a resource template and their completion.
+	Surface bool
+	// Received, when set, gets everything the bundle reads, as FAKE_RECORD's file does.
+	Received *SyncBuffer
 	// Delay is how long each run waits before it serves: a bundle slow to start.
 	Delay time.Duration
 	// Add, when set, adds the test's own tools, prompts or resources to the server.
@@ -77,6 +91,11 @@ func (m Memory) Bundle(t testing.TB) *manifest.Manifest {
 	if err := m.addTools(s); err != nil {
 		t.Fatalf("in-memory bundle %s: %v", m.Name, err)
 	}
+	if m.Surface {
+		if err := m.addSurface(s); err != nil {
+			t.Fatalf("in-memory bundle %s: %v", m.Name, err)
+		}
+	}
 	if m.Add != nil {
 		if err := m.Add(s); err != nil {
 			t.Fatalf("in-memory bundle %s: %v", m.Name, err)
@@ -90,6 +109,14 @@ func (m Memory) Bundle(t testing.TB) *manifest.Manifest {
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
+		if m.Received != nil {
+			stdin = io.TeeReader(stdin, m.Received)
+		}
+		// Like the fake bundle's process, it quits at the end of its input, its calls in
+		// flight cancelled, rather than finish them first as an sdk-go bundle does.
+		ctx, quit := context.WithCancelCause(ctx)
+		defer quit(nil)
+		stdin = quitAtEnd{stdin, quit}
 		if !m.Session {
 			return s.Serve(ctx, stdin, stdout)
 		}
@@ -125,10 +152,24 @@ type memoryArgs struct {
 	MS       int    `json:"ms"`
 	Prompt   string `json:"prompt"`
 	Question string `json:"question"`
+	Every    int    `json:"every"`
+}
+
+// wait waits ms, or until ctx is done.
+func wait(ctx context.Context, ms int) error {
+	select {
+	case <-time.After(time.Duration(ms) * time.Millisecond):
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 var memoryTools = []memoryTool{
 	{"echo", `"text":{"type":"string"}`, func(_ context.Context, name string, _ *bundle.Call, a memoryArgs) (string, error) {
+		return name + ":" + a.Text, nil
+	}},
+	{"mirror", `"region":{"type":"string","x-mcp-header":"Region"},"text":{"type":"string"}`, func(_ context.Context, name string, _ *bundle.Call, a memoryArgs) (string, error) {
 		return name + ":" + a.Text, nil
 	}},
 	{"talk", `"text":{"type":"string"}`, func(_ context.Context, name string, c *bundle.Call, a memoryArgs) (string, error) {
@@ -141,10 +182,8 @@ var memoryTools = []memoryTool{
 		if err := c.Progress(1, 2, ""); err != nil {
 			return "", err
 		}
-		select {
-		case <-time.After(time.Duration(a.MS) * time.Millisecond):
-		case <-ctx.Done():
-			return "", context.Cause(ctx)
+		if err := wait(ctx, a.MS); err != nil {
+			return "", err
 		}
 		return "slept in " + instanceOf(ctx), nil
 	}},
@@ -157,7 +196,24 @@ var memoryTools = []memoryTool{
 	{"instance", ``, func(ctx context.Context, _ string, _ *bundle.Call, _ memoryArgs) (string, error) {
 		return instanceOf(ctx), nil
 	}},
-	{"elicit", `"question":{"type":"string"}`, func(ctx context.Context, _ string, c *bundle.Call, a memoryArgs) (string, error) {
+	{"ticker", `"ms":{"type":"integer"},"every":{"type":"integer"}`, func(ctx context.Context, _ string, c *bundle.Call, a memoryArgs) (string, error) {
+		for at := 0; at < a.MS; at += max(a.Every, 1) {
+			if err := c.Progress(float64(at), 0, ""); err != nil {
+				return "", err
+			}
+			if err := wait(ctx, a.Every); err != nil {
+				return "", err
+			}
+		}
+		return instanceOf(ctx), nil
+	}},
+	{"late", `"ms":{"type":"integer"},"bytes":{"type":"integer"}`, func(ctx context.Context, _ string, _ *bundle.Call, a memoryArgs) (string, error) {
+		if err := wait(ctx, a.MS); err != nil {
+			return "", err
+		}
+		return strings.Repeat("x", a.Bytes), nil
+	}},
+	{"elicit", `"question":{"type":"string"},"ms":{"type":"integer"}`, func(ctx context.Context, _ string, c *bundle.Call, a memoryArgs) (string, error) {
 		res, err := c.Elicit(ctx, mcp.ElicitParams{Message: a.Question,
 			RequestedSchema: json.RawMessage(`{"type":"object","properties":{"answer":{"type":"string"}}}`)})
 		if err != nil {
@@ -165,6 +221,9 @@ var memoryTools = []memoryTool{
 		}
 		var content struct{ Answer string }
 		_ = json.Unmarshal(res.Content, &content)
+		if err := wait(ctx, a.MS); err != nil { // work done with the answer
+			return "", err
+		}
 		return res.Action + ": " + content.Answer, nil
 	}},
 	{"sample", `"prompt":{"type":"string"}`, func(ctx context.Context, _ string, c *bundle.Call, a memoryArgs) (string, error) {
@@ -205,6 +264,27 @@ func quote(s string) string {
 	return string(b)
 }
 
+// addSurface adds the prompt, resource, template and completions of Surface to s.
+func (m Memory) addSurface(s *bundle.Server) error {
+	read := func(_ context.Context, r *bundle.ResourceRequest) ([]mcp.ResourceContents, error) {
+		return []mcp.ResourceContents{mcp.TextContents(r.URI, "text/plain", "read by "+m.Name)}, nil
+	}
+	complete := func(context.Context, string, map[string]string) ([]string, error) {
+		return []string{"completed by " + m.Name}, nil
+	}
+	items := "fake://" + m.Name + "/items/{id}"
+	return errors.Join(
+		s.AddPrompt(mcp.Prompt{Name: "greet", Description: "Greets <someone> & all", Arguments: []mcp.PromptArgument{{Name: "who", Required: true}}},
+			func(_ context.Context, r *bundle.PromptRequest) (*mcp.GetPromptResult, error) {
+				return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{{Role: "user", Content: mcp.TextContent("prompt greet of " + m.Name)}}}, nil
+			}),
+		s.AddResource(mcp.Resource{URI: "fake://" + m.Name + "/readme", Name: "readme", MimeType: "text/plain"}, read),
+		s.AddResourceTemplate(mcp.ResourceTemplate{URITemplate: items, Name: "item"}, read),
+		s.CompletePromptArgument("greet", "who", complete),
+		s.CompleteTemplateVariable(items, "id", complete),
+	)
+}
+
 // instanceOf is the run of an in-memory bundle ctx belongs to.
 func instanceOf(ctx context.Context) string {
 	s, _ := ctx.Value(instanceKey{}).(string)
@@ -241,6 +321,20 @@ func refuseDiscover(in io.Reader, out io.Writer) (*io.PipeReader, io.Writer) {
 		}
 	}()
 	return r, w
+}
+
+// quitAtEnd reads r and calls quit once r ends.
+type quitAtEnd struct {
+	r    io.Reader
+	quit context.CancelCauseFunc
+}
+
+func (q quitAtEnd) Read(p []byte) (int, error) {
+	n, err := q.r.Read(p)
+	if err != nil {
+		q.quit(fmt.Errorf("the end of its input: %w", err))
+	}
+	return n, err
 }
 
 // lockedWriter serializes the writes to w.

@@ -80,7 +80,8 @@ type Config struct {
 	// process or URL.
 	Link Link
 	// InMemory, when set, serves the bundle in the node's own process, on a pair of
-	// in-process pipes, instead of a process, URL or link (see Serve).
+	// in-process pipes, instead of a process, URL or link (see Serve). Stopped, it is
+	// given Process.Grace to end after its stdin, and as long again after its ctx.
 	InMemory Serve
 	// Headers are sent with every HTTP request to URL (authorization, for example).
 	Headers http.Header

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 )
@@ -17,13 +18,14 @@ type Serve func(ctx context.Context, stdin io.Reader, stdout io.Writer) error
 
 // inMemory is the transport to a bundle served in the node's process: a pair of in-process
 // pipes in place of a process's stdin and stdout. It ends as a process does: when serve
-// returns (its stdout closes) or when it is stopped (its stdin closes, then ctx is
-// cancelled past the grace period).
+// returns (its stdout closes), or when it is stopped: its stdin closes, and past the grace
+// period its ctx is cancelled, as a process is sent SIGTERM.
 type inMemory struct {
 	*rpc.Conn
 	name     string
 	stdin    *io.PipeWriter
 	cancel   context.CancelFunc
+	grace    time.Duration
 	served   chan struct{}
 	err      error // serve's, once served is closed
 	stopOnce sync.Once
@@ -33,7 +35,7 @@ func startInMemory(cfg Config, h hooks) *inMemory {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &inMemory{name: cfg.Name, stdin: inW, cancel: cancel, served: make(chan struct{})}
+	t := &inMemory{name: cfg.Name, stdin: inW, cancel: cancel, grace: cfg.Process.Grace, served: make(chan struct{})}
 	// Closing the connection closes both pipes, so that a bundle still writing is not
 	// left blocked on a stdout nobody reads.
 	closer := closers{inW, outR}
@@ -82,14 +84,20 @@ func (t *inMemory) status() string {
 	}
 }
 
-// stop closes the bundle's stdin and waits for it to end, up to ctx; then it cancels the
-// bundle's context and ends the connection.
+// stop closes the bundle's stdin and waits for it to end, up to the grace period (or ctx);
+// then it cancels the bundle's context, waits as long again, and ends the connection.
 func (t *inMemory) stop(ctx context.Context) error {
 	t.stopOnce.Do(func() {
 		t.stdin.Close()
-		select {
-		case <-t.served:
-		case <-ctx.Done():
+		for _, end := range []func(){func() {}, t.cancel} {
+			end()
+			timer := time.NewTimer(t.grace)
+			select {
+			case <-t.served:
+			case <-timer.C:
+			case <-ctx.Done():
+			}
+			timer.Stop()
 		}
 		t.cancel()
 		t.Conn.Close()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolnode/toolnode/runtime/internal/proc"
 	"github.com/toolnode/toolnode/sdk-go/bundle"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -43,7 +44,7 @@ func TestAnInMemoryBundleIsSpokenToAsAProcess(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, stop := range []string{"by the node", "on its own"} {
-		c, err := Start(Config{Name: "mem", InMemory: serve, Handler: &recorder{}})
+		c, err := Start(Config{Name: "mem", InMemory: serve, Process: proc.Config{Grace: 5 * time.Second}, Handler: &recorder{}})
 		if err != nil {
 			t.Fatal(err)
 		}

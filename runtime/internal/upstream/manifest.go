@@ -27,7 +27,7 @@ func ConfigFor(m *manifest.Manifest, lookup func(string) (string, bool), log hcl
 		return cfg, nil
 	}
 	if m.InMemory != nil {
-		cfg.InMemory = m.InMemory
+		cfg.InMemory, cfg.Process.Grace = m.InMemory, m.Timeouts.Shutdown
 		return cfg, nil
 	}
 	if m.Remote() {

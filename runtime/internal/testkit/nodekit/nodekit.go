@@ -124,6 +124,14 @@ func StartFakes(t testing.TB, cfg serve.Config, fakes ...testkit.Fake) *Node {
 	return Start(t, cfg)
 }
 
+// StartMemory starts a node serving the in-memory bundles ms, besides what cfg.Source
+// names, as Start does.
+func StartMemory(t testing.TB, cfg serve.Config, ms ...testkit.Memory) *Node {
+	t.Helper()
+	cfg.Source.Bundles = append(cfg.Source.Bundles, testkit.InMemory(t, ms...)...)
+	return Start(t, cfg)
+}
+
 // stop ends the node and waits for it, as the end of a test does.
 func (n *Node) stop(t testing.TB) {
 	if n.Stdin != nil {
