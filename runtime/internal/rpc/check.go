@@ -461,29 +461,20 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// methodName returns the method named b: one of the protocol's own names without a copy
-// (every message carries one), any other copied.
+// methodName returns the method named b: one of protocolMethods without a copy (every
+// message carries one), any other copied.
 func methodName(b []byte) string {
-	switch string(b) {
-	case mcp.MethodToolsCall:
-		return mcp.MethodToolsCall
-	case mcp.NotifyProgress:
-		return mcp.NotifyProgress
-	case mcp.NotifyCancelled:
-		return mcp.NotifyCancelled
-	case mcp.NotifyMessage:
-		return mcp.NotifyMessage
-	case mcp.MethodToolsList:
-		return mcp.MethodToolsList
-	case mcp.MethodPing:
-		return mcp.MethodPing
-	case mcp.MethodPromptsGet:
-		return mcp.MethodPromptsGet
-	case mcp.MethodResourcesRead:
-		return mcp.MethodResourcesRead
+	for _, m := range protocolMethods {
+		if string(b) == m {
+			return m
+		}
 	}
 	return string(b)
 }
+
+// protocolMethods are the methods most messages carry, the most frequent first.
+var protocolMethods = [...]string{mcp.MethodToolsCall, mcp.NotifyProgress, mcp.NotifyCancelled, mcp.NotifyMessage,
+	mcp.MethodToolsList, mcp.MethodPing, mcp.MethodPromptsGet, mcp.MethodResourcesRead}
 
 // unquote decodes the JSON string b; a variable of its own, since decoding into it moves it
 // to the heap.

@@ -247,3 +247,18 @@ func BenchmarkParse(b *testing.B) {
 		})
 	}
 }
+
+func TestMethodNamesAreReadAsWritten(t *testing.T) {
+	for _, tt := range []struct{ raw, want string }{
+		{`"tools/call"`, "tools/call"},
+		{`"notifications/progress"`, "notifications/progress"},
+		{`"tools\/call"`, "tools/call"},
+		{`"x/\u0061"`, "x/a"},
+		{`"tools/callx"`, "tools/callx"},
+	} {
+		m, err := Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":`+tt.raw+`}`), Limits{})
+		if err != nil || m.Method != tt.want {
+			t.Errorf("method %s read as %q (%v), want %q", tt.raw, m.Method, err, tt.want)
+		}
+	}
+}
