@@ -49,6 +49,7 @@ type Call struct {
 	abandon node.Abandoner // the relay of a session's call; nil before one watches
 
 	req   *node.Request
+	tool  node.Tool // the catalog's entry of the tool a tools/call names, found once (see serve)
 	reply Replier
 	op    *telemetry.Op // the request's span; nil without tracing
 	start time.Time     // for the audit log; zero without one
@@ -153,6 +154,7 @@ func (c *Call) serve() {
 			req.Canonical = canonicalName(c.peer, req.Name)
 		}
 		req.Strict = c.peer.strictNames()
+		c.tool = srv.node.FindTool(req) // once: everything on the call's way reads it
 	}
 	c.trace()
 	c.peer.serve(c)
@@ -226,7 +228,7 @@ func (c *Call) CallDone(o node.Outcome) {
 func (c *Call) fulfil(o node.Outcome) {
 	n := c.peer.base().srv.node
 	c.audited(node.FulfilInput(c.ctx, c, c.req, o, func(req *node.Request) node.Outcome {
-		return node.Await(c, func(x node.Exchange) { n.CallTool(c.ctx, x, req) })
+		return node.Await(c, func(x node.Exchange) { n.CallFound(c.ctx, x, req, c.tool) })
 	}))
 }
 

@@ -184,7 +184,7 @@ func (v *Stateless) callAsking(c *Call) {
 	m.mu.Unlock()
 	switch req.Method {
 	case mcp.MethodToolsCall:
-		n.CallTool(ctx, m, req)
+		n.CallFound(ctx, m, req, c.tool)
 	case mcp.MethodPromptsGet:
 		go func() { m.CallDone(n.GetPrompt(ctx, m, req)) }()
 	default:

@@ -52,6 +52,7 @@ type task struct {
 	who      node.Caller     // the client as the node reads it
 	req      *node.Request   // the tools/call as the bundle gets it
 	required bool            // the tool requires a task
+	found    node.Tool       // the tool's catalog entry, found when the call was routed
 	ctx      context.Context // the work's: ends when the task is cancelled or expires
 	cancel   context.CancelCauseFunc
 	bundle   *node.BundleTask // set for a task a bundle holds
@@ -114,7 +115,7 @@ func (s *taskStore) begin(c *Call, required bool) {
 		inner.ProgressToken = taskToken
 	}
 	t := &task{s: s, id: s.newTaskID(), owner: owner, bound: bound, caller: c.peer.base().id, tool: c.req.Target(),
-		start: c.start, peer: c.peer, req: &inner, required: required, status: mcp.TaskWorking, asks: map[string]*taskAsk{}}
+		start: c.start, peer: c.peer, req: &inner, required: required, found: c.tool, status: mcp.TaskWorking, asks: map[string]*taskAsk{}}
 	// A task outlives its client's requests, and its session: nothing of it ends with them.
 	t.who = c.Caller()
 	t.who.Key, t.who.Bound, t.who.Ended, t.who.Session = owner, bound, nil, nil
@@ -129,7 +130,7 @@ func (s *taskStore) begin(c *Call, required bool) {
 	t.stopWatch = context.AfterFunc(c.ctx, t.clientLeft)
 	t.after = s.opts.Clock.AfterFunc(s.opts.After, t.startIdle)
 	t.mu.Unlock()
-	s.srv.node.CallToolTask(t.ctx, t, t.req)
+	s.srv.node.CallToolTask(t.ctx, t, t.req, t.found)
 }
 
 // clientLeft ends a call whose client left before it became a task.
@@ -309,7 +310,7 @@ func (t *task) update(responses map[string]json.RawMessage) *rpc.Error {
 	t.mu.Unlock()
 	t.announce()
 	if again != nil {
-		t.s.srv.node.CallToolTask(t.ctx, t, again)
+		t.s.srv.node.CallToolTask(t.ctx, t, again, t.found)
 	}
 	return nil
 }
@@ -602,7 +603,7 @@ func (t *task) tell(note json.RawMessage) {
 // passThrough serves c, a tools/call to a bundle that holds tasks itself.
 func (s *taskStore) passThrough(c *Call) {
 	p := &passing{Call: c, s: s, inner: *c.req}
-	s.srv.node.CallTool(c.ctx, p, &p.inner)
+	s.srv.node.CallFound(c.ctx, p, &p.inner, c.tool)
 }
 
 // passing is the call c to a bundle that holds tasks itself, as the node serves it: the

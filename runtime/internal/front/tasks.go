@@ -289,7 +289,7 @@ func (c *Call) serveTask() bool {
 		}
 		return false
 	}
-	mode, bundleHolds := srv.node.TaskSupport(req)
+	mode, bundleHolds := srv.node.TaskSupport(req, c.tool)
 	switch {
 	case mode == "":
 		return false

@@ -25,7 +25,7 @@ func (c *Call) trace() {
 		ProtocolVersion: c.peer.protocol(), Transport: base.transport, Meta: c.req.Meta}
 	switch c.req.Method {
 	case mcp.MethodToolsCall:
-		if _, known := n.Catalog().Lookup(c.req.Target()); known {
+		if c.tool.Known() {
 			req.Target = c.req.Target()
 		}
 	case mcp.MethodPromptsGet:

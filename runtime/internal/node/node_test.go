@@ -193,16 +193,23 @@ func TestStatusReportsBoundsAndBundles(t *testing.T) {
 // gone, nothing is known of it: its tools are taken to ask again.
 func TestAsksClientsFollowsTheRunningProcesses(t *testing.T) {
 	n, _ := startMemory(t, node.Config{}, testkit.Memory{Name: "a", Session: true}, testkit.Memory{Name: "s"})
+	asks := func(tool string) bool {
+		req, err := node.ReadRequest("tools/call", json.RawMessage(`{"name":"`+tool+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n.AsksClients(n.FindTool(req))
+	}
 	for _, tc := range []struct {
 		tool string
 		asks bool
 	}{{"a.echo", true}, {"s.echo", false}, {"toolnode.status", true}, {"nobody.echo", true}} {
-		if got := n.AsksClients(tc.tool); got != tc.asks {
+		if got := asks(tc.tool); got != tc.asks {
 			t.Errorf("AsksClients(%q) = %v, want %v", tc.tool, got, tc.asks)
 		}
 	}
 	n.Close(context.Background())
-	if !n.AsksClients("s.echo") {
+	if !asks("s.echo") {
 		t.Error("a stopped bundle's tool is still taken not to ask")
 	}
 }

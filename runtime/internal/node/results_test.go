@@ -144,7 +144,7 @@ func TestATasksLongResultIsCutToo(t *testing.T) {
 			t.Error(o.Err)
 		}
 		done <- o.Result
-	})), req)
+	})), req, n.FindTool(req))
 	var r result
 	select {
 	case raw := <-done:

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolnode/toolnode/runtime/internal/catalog"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/runtime/internal/upstream"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
@@ -62,7 +63,30 @@ func (f DoneFunc) CallDone(o Outcome) { f(o) }
 // A result whose text passes the node's budget is cut, its whole kept for the caller (see
 // ResultBounds).
 func (n *Node) CallTool(ctx context.Context, x Exchange, req *Request) {
-	n.callTool(newCall(ctx, x, req, settleTool, n.shapeDone(x, x)))
+	n.CallFound(ctx, x, req, n.FindTool(req))
+}
+
+// A Tool is the catalog's entry of the tool a tools/call names, found once, where the call
+// is routed (FindTool), and carried to what asks about the tool on the call's way: its span,
+// whether it may become a task, whether it may ask the client, and the call itself. The
+// zero Tool is a tool the catalog does not hold.
+type Tool struct {
+	e     catalog.Entry
+	found bool
+}
+
+// FindTool finds the tool req (a tools/call) names in the catalog, by its catalog name.
+func (n *Node) FindTool(req *Request) Tool {
+	e, ok := n.Catalog().Lookup(req.Target())
+	return Tool{e: e, found: ok}
+}
+
+// Known reports whether the catalog holds the tool: its name is one the node serves.
+func (t Tool) Known() bool { return t.found }
+
+// CallFound is CallTool for the tool t, which FindTool found for req.
+func (n *Node) CallFound(ctx context.Context, x Exchange, req *Request, t Tool) {
+	n.callTool(newCall(ctx, x, req, settleTool, n.shapeDone(x, x)), t)
 }
 
 // Call reads params as a tools/call and serves it as CallTool does, for an anonymous
@@ -77,12 +101,12 @@ func (n *Node) Call(ctx context.Context, c Client, params json.RawMessage) (json
 	return o.Answer()
 }
 
-// callTool routes the tools/call c, failures settled as c says.
-func (n *Node) callTool(c *call) {
+// callTool routes the tools/call c of the tool t, failures settled as c says.
+func (n *Node) callTool(c *call, t Tool) {
 	req := c.req
 	name := req.Target()
 	c.notes.Ran = name
-	e, ok := n.Catalog().Lookup(name)
+	e, ok := t.e, t.found
 	if !ok {
 		var err *rpc.Error
 		if e, ok, err = n.viewCall(name, req.Allow); err != nil {
@@ -164,14 +188,13 @@ func (n *Node) notRunning(name string) error {
 	return nil
 }
 
-// AsksClients reports whether a call to the tool name may bring requests from its bundle to
+// AsksClients reports whether a call to the tool t may bring requests from its bundle to
 // the client (elicitation, sampling, roots) while it runs: false only when no running
 // process of the bundle serving it may (see upstream.Client.AsksClients). A front spares
 // other calls what waiting for a client's input takes. It is asked before every call of a
 // stateless client, so it reads what noteQuiet keeps rather than taking the node's lock.
-func (n *Node) AsksClients(name string) bool {
-	e, ok := n.Catalog().Lookup(name)
-	return !ok || n.providerOf(e.Bundle).asksClients()
+func (n *Node) AsksClients(t Tool) bool {
+	return !t.found || n.providerOf(t.e.Bundle).asksClients()
 }
 
 // noteQuiet records which bundles have processes running and none that may ask a client

@@ -63,15 +63,14 @@ func (n *Node) TaskTag() string {
 	return n.tasks.tag
 }
 
-// TaskSupport says whether a call of req (a tools/call) may (mcp.TaskOptional), must
-// (mcp.TaskRequired) or must not (mcp.TaskForbidden) become a task, and whether the bundle
-// serving the tool holds its tasks itself (it speaks 2026-07-28 and offers the tasks
-// extension), so that the node passes them through. "" for a tool the caller cannot
-// reach: its call fails as it would without tasks.
-func (n *Node) TaskSupport(req *Request) (mode string, bundleHolds bool) {
-	name := req.Target()
-	e, ok := n.Catalog().Lookup(name)
-	if !ok || !req.Allow.allows(name) {
+// TaskSupport says whether a call of req (a tools/call) to the tool t may
+// (mcp.TaskOptional), must (mcp.TaskRequired) or must not (mcp.TaskForbidden) become a
+// task, and whether the bundle serving the tool holds its tasks itself (it speaks
+// 2026-07-28 and offers the tasks extension), so that the node passes them through. "" for
+// a tool the caller cannot reach: its call fails as it would without tasks.
+func (n *Node) TaskSupport(req *Request, t Tool) (mode string, bundleHolds bool) {
+	e, ok := t.e, t.found
+	if !ok || !req.Allow.allows(e.Name) {
 		return "", false
 	}
 	p := n.providerOf(e.Bundle)
@@ -143,11 +142,11 @@ func taskTools(m *manifest.Manifest, tools []json.RawMessage) []json.RawMessage 
 	return out
 }
 
-// CallToolTask routes the tools/call of a task as CallTool does, but passes every outcome
-// as it is: a bundle that fails, crashes or times out under the call fails the task with
-// that error, rather than answering a tool result.
-func (n *Node) CallToolTask(ctx context.Context, x Exchange, req *Request) {
-	n.callTool(newCall(ctx, x, req, settleAsIs, n.shapeDone(x, x)))
+// CallToolTask routes the tools/call of a task to the tool t (see FindTool) as CallTool
+// does, but passes every outcome as it is: a bundle that fails, crashes or times out under
+// the call fails the task with that error, rather than answering a tool result.
+func (n *Node) CallToolTask(ctx context.Context, x Exchange, req *Request, t Tool) {
+	n.callTool(newCall(ctx, x, req, settleAsIs, n.shapeDone(x, x)), t)
 }
 
 // BundleTask is a task a bundle holds itself: the process that made it and the bundle's
