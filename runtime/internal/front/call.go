@@ -36,6 +36,7 @@ import (
 type Call struct {
 	peer      peer        // whom the request is served for
 	who       node.Caller // the client as the node reads it, from Serve on
+	out       node.Client // the call's own way back (an HTTP request's stream); nil for the client's
 	owner     *Session    // whose requests in flight it counts among; nil for none
 	id        rpc.ID
 	ctx       context.Context
@@ -163,22 +164,32 @@ func (c *Call) serve() {
 // Caller implements node.Exchange: the client of the call.
 func (c *Call) Caller() node.Caller { return c.who }
 
+// SendOn makes out the way back of what concerns the call (progress, log messages,
+// requests to the client): the transport's own for this request, such as the event stream
+// of its HTTP POST. Without it, they go where the client's messages go. It is called
+// before Serve.
+func (c *Call) SendOn(out node.Client) { c.out = out }
+
+// outbound is where what concerns the call goes.
+func (c *Call) outbound() node.Client {
+	if c.out != nil {
+		return c.out
+	}
+	return c.peer.base().out
+}
+
 // Progress implements node.Exchange: the progress goes to the client on the call's way
 // back.
-func (c *Call) Progress(p mcp.ProgressParams) { c.peer.notify(c.ctx, mcp.NotifyProgress, p) }
+func (c *Call) Progress(p mcp.ProgressParams) { c.peer.notify(c, mcp.NotifyProgress, p) }
 
 // Log implements node.Exchange: the message goes to the client on the call's way back, at
 // the level the client wants.
-func (c *Call) Log(m mcp.LoggingMessageParams) { c.peer.notify(c.ctx, mcp.NotifyMessage, m) }
+func (c *Call) Log(m mcp.LoggingMessageParams) { c.peer.notify(c, mcp.NotifyMessage, m) }
 
 // Ask implements node.Exchange: the request goes to the client on the call's way back, and
 // is given up when ctx ends.
 func (c *Call) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	asked, cancel := context.WithCancelCause(c.ctx)
-	defer cancel(nil)
-	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
-	defer stop()
-	return c.peer.ask(asked, method, params)
+	return c.peer.ask(ctx, c, method, params)
 }
 
 // end ends the call with the outcome of a method the front serves itself: the result

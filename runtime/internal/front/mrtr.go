@@ -336,11 +336,10 @@ func (m *mrtrCall) Log(msg mcp.LoggingMessageParams) { m.notify(mcp.NotifyMessag
 
 func (m *mrtrCall) notify(method string, params any) {
 	m.mu.Lock()
-	view, ctx := m.view, m.viewCtx
-	attached := m.reply != nil
+	view, r := m.view, m.reply
 	m.mu.Unlock()
-	if attached {
-		view.notify(ctx, method, params)
+	if r != nil {
+		view.notify(r, method, params)
 	}
 }
 

@@ -18,12 +18,12 @@ type peer interface {
 	base() *client
 	// caller is who the client is, as the node reads it, for a call of it.
 	caller() node.Caller
-	// notify sends the client a message about its call of context ctx (progress, a log
-	// message at the level the client wants), on that call's way back.
-	notify(ctx context.Context, method string, params any)
-	// ask sends the client a request about its call of context ctx (sampling, elicitation,
-	// roots), when it can take one, and waits for its answer.
-	ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// notify sends the client a message about its call c (progress, a log message at the
+	// level the client wants), on c's way back.
+	notify(c *Call, method string, params any)
+	// ask sends the client a request about its call c (sampling, elicitation, roots), on
+	// c's way back, when it can take one, and waits for its answer until ctx ends.
+	ask(ctx context.Context, c *Call, method string, params json.RawMessage) (json.RawMessage, error)
 	// serve serves c, a request of the client, and ends it.
 	serve(c *Call)
 	// answer is o, the Outcome of a request of method, with its answer in the client's

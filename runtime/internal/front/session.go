@@ -90,38 +90,50 @@ func (sess *Session) caller() node.Caller {
 		Session: sess, Caps: caps, LogLevel: level, NoLogs: !wants}
 }
 
-func (sess *Session) notify(ctx context.Context, method string, params any) {
-	_ = sess.Notify(ctx, method, params)
+// notify sends a message about the call c on its way back, as Notify does.
+func (sess *Session) notify(c *Call, method string, params any) {
+	if sess.wants(method, params) {
+		_ = c.outbound().Notify(c.ctx, method, params)
+	}
 }
 
 // Notify sends a notification to the client, dropping log messages below the level the
 // client set. It implements node.Session.
 func (sess *Session) Notify(ctx context.Context, method string, params any) error {
+	if !sess.wants(method, params) {
+		return nil
+	}
+	return sess.out.Notify(ctx, method, params)
+}
+
+// wants reports whether the client is sent a message: not a list change before it is
+// initialized, nor a log message below the level it set.
+func (sess *Session) wants(method string, params any) bool {
 	sess.mu.Lock()
 	initialized, minLevel := sess.initialized, sess.minLevel
 	sess.mu.Unlock()
 	if strings.HasSuffix(method, "/list_changed") && !initialized {
 		// The client lists tools after initialized anyway; telling it earlier breaks the
 		// lifecycle.
-		return nil
+		return false
 	}
 	if method == mcp.NotifyMessage {
 		if m, ok := params.(mcp.LoggingMessageParams); ok {
 			if rank, _ := mcp.LogLevelRank(m.Level); rank < minLevel {
-				return nil
+				return false
 			}
 		}
 	}
-	return sess.out.Notify(ctx, method, params)
+	return true
 }
 
-// ask sends a bundle's request to the client, when the client declared the capability it
-// needs.
-func (sess *Session) ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+// ask sends a bundle's request about the call c to the client, on c's way back, when the
+// client declared the capability it needs.
+func (sess *Session) ask(ctx context.Context, c *Call, method string, params json.RawMessage) (json.RawMessage, error) {
 	if need := capabilityFor(method); need != "" && !sess.capable(need) {
 		return nil, rpc.Errorf(mcp.CodeMethodNotFound, "the client did not declare the %q capability that %s needs", need, method)
 	}
-	return sess.out.Request(ctx, method, params)
+	return c.outbound().Request(ctx, method, params)
 }
 
 func (sess *Session) protocol() string { return sess.Version() }

@@ -80,20 +80,20 @@ func endsWithRequest(error) {}
 // caller is the client as its requests' _meta and its transport describe it.
 func (v *Stateless) caller() node.Caller { return v.who }
 
-// notify sends the request's progress, and the log messages at the level its _meta names,
-// on the request's stream.
-func (v *Stateless) notify(ctx context.Context, method string, params any) {
+// notify sends the progress of the request c, and the log messages at the level its _meta
+// names, on the request's way back (its stream).
+func (v *Stateless) notify(c *Call, method string, params any) {
 	if m, ok := params.(mcp.LoggingMessageParams); ok {
 		if rank, _ := mcp.LogLevelRank(m.Level); rank < v.minLevel {
 			return
 		}
 	}
-	_ = v.out.Notify(ctx, method, params)
+	_ = c.outbound().Notify(c.ctx, method, params)
 }
 
 // ask refuses: a client without a session takes no requests; the revision asks with
 // input_required results instead (see mrtrCall).
-func (v *Stateless) ask(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+func (v *Stateless) ask(context.Context, *Call, string, json.RawMessage) (json.RawMessage, error) {
 	return nil, errNoRequests()
 }
 

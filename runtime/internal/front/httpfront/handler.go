@@ -150,13 +150,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.approvals(w, r, id)
 		return
 	}
-	h.route(w, r, id)
+	h.route(w, r, id, false)
 }
 
 // route serves a request that passed the guard, from the client id: here, or at the
-// replica holding its session.
-func (h *Handler) route(w http.ResponseWriter, r *http.Request, id front.Identity) {
-	if owner := h.replicaOf(r, r.Header.Get(HeaderSessionID)); owner != "" {
+// replica holding its session. One another replica forwarded (forwarded) is served here or
+// not at all, never forwarded again.
+func (h *Handler) route(w http.ResponseWriter, r *http.Request, id front.Identity, forwarded bool) {
+	if owner := h.replicaOf(forwarded, r.Header.Get(HeaderSessionID)); owner != "" {
 		h.forward(w, r, id, owner, nil)
 		return
 	}
@@ -166,7 +167,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, id front.Identit
 	}
 	switch r.Method {
 	case http.MethodPost:
-		h.post(w, r, id)
+		h.post(w, r, id, forwarded)
 	case http.MethodGet:
 		h.get(w, r, id)
 	case http.MethodDelete:
@@ -178,7 +179,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, id front.Identit
 }
 
 // post serves a POST: one message, or a batch, of a session or of a stateless client.
-func (h *Handler) post(w http.ResponseWriter, r *http.Request, id front.Identity) {
+func (h *Handler) post(w http.ResponseWriter, r *http.Request, id front.Identity, forwarded bool) {
 	if !isJSON(r.Header.Get("Content-Type")) {
 		httpError(w, http.StatusUnsupportedMediaType, mcp.CodeInvalidRequest, "Content-Type must be application/json")
 		return
@@ -224,7 +225,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, id front.Identity
 		}
 	}
 	if a.Client != nil || !msg.IsRequest() && mcp.IsStatelessVersion(version) {
-		h.stateless(w, r, id, &msg, a, body)
+		h.stateless(w, r, id, &msg, a, body, forwarded)
 		return
 	}
 	if version != "" && !mcp.IsSupportedVersion(version) {
@@ -264,7 +265,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, id front.Identity
 func (h *Handler) admit(r *http.Request, msg *rpc.Message, id front.Identity, version string) (front.Admitted, *front.Refusal) {
 	token, _ := oauth.TokenFromContext(r.Context())
 	return h.srv.Admit(&front.Inbound{Method: msg.Method, Params: msg.Params, Token: token, Version: version, Check: (*mirrored)(r),
-		Out: streamOutbound{}, Info: front.SessionInfo{Identity: id, Transport: "tcp"}})
+		Out: noStream{}, Info: front.SessionInfo{Identity: id, Transport: "tcp"}})
 }
 
 // streams reports whether answers to method go on an event stream, where the progress, log

@@ -34,20 +34,16 @@ type Replicas interface {
 // member of the cluster: what it held is gone with it.
 var ErrUnknownReplica = errors.New("no such replica in the cluster")
 
-// forwardedKey marks the context of a request forwarded here: it is served here or not at
-// all, never forwarded again.
-type forwardedKey struct{}
-
 // ServeForwarded serves a request another replica forwarded here, from the client id as
-// that replica authenticated it.
+// that replica authenticated it: here or not at all, never forwarded again.
 func (h *Handler) ServeForwarded(w http.ResponseWriter, r *http.Request, id front.Identity) {
-	h.route(w, r.WithContext(context.WithValue(r.Context(), forwardedKey{}, true)), id)
+	h.route(w, r, id, true)
 }
 
-// replicaOf names the replica a request must go to, by its session id or the state of the
-// call it continues; "" when this replica serves it.
-func (h *Handler) replicaOf(r *http.Request, sessionID string) string {
-	if h.opts.Replicas == nil || r.Context().Value(forwardedKey{}) != nil {
+// replicaOf names the replica a request must go to by its session id; "" when this replica
+// serves it (always, for a request forwarded here).
+func (h *Handler) replicaOf(forwarded bool, sessionID string) string {
+	if h.opts.Replicas == nil || forwarded {
 		return ""
 	}
 	owner, _, found := strings.Cut(sessionID, ".")
@@ -58,9 +54,10 @@ func (h *Handler) replicaOf(r *http.Request, sessionID string) string {
 }
 
 // stateReplica names the replica holding the call a retry's requestState continues; ""
-// when it is this one, or the state is none of a replica's.
-func (h *Handler) stateReplica(r *http.Request, state string) string {
-	if h.opts.Replicas == nil || r.Context().Value(forwardedKey{}) != nil || state == "" {
+// when it is this one, or the state is none of a replica's (always, for a request
+// forwarded here).
+func (h *Handler) stateReplica(forwarded bool, state string) string {
+	if h.opts.Replicas == nil || forwarded || state == "" {
 		return ""
 	}
 	return h.srv.StateNode(state)

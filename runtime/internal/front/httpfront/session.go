@@ -265,9 +265,6 @@ type outcome struct {
 // Reply implements front.Replier.
 func (a answer) Reply(_ *front.Call, res json.RawMessage, err *rpc.Error) { a <- outcome{res, err} }
 
-// streamKey is the context key of the event stream of the POST a call came in on.
-type streamKey struct{}
-
 // serveStream answers a request that may cause messages before its answer (progress, log
 // messages, requests to the client). The answer is plain JSON unless such a message comes
 // first: then the response turns into an event stream, primed with an event id and a retry
@@ -276,11 +273,12 @@ type streamKey struct{}
 func (hs *httpSession) serveStream(w http.ResponseWriter, r *http.Request, msg *rpc.Message, req *node.Request) {
 	st := hs.h.newStream(w, hs.id, hs.primer)
 	defer st.close()
-	call, err := hs.sess.Begin(context.WithValue(hs.ctx, streamKey{}, st), msg.ID)
+	call, err := hs.sess.Begin(hs.ctx, msg.ID)
 	if err != nil {
 		writeMessage(w, http.StatusOK, hs.id, rpc.Failure(msg.ID, err))
 		return
 	}
+	call.SendOn(postStream{hs, st})
 	// A client that drops the connection has not cancelled the call (the spec says so):
 	// the call lives as long as the session.
 	hs.h.streamCall(r, st, call, msg, req, func(*rpc.Error) int { return http.StatusOK })
@@ -292,11 +290,11 @@ func (hs *httpSession) primer() string {
 	return "id: " + hs.id + "-" + strconv.FormatUint(hs.events.Add(1), 10) + "\nretry: " + strconv.Itoa(retryMillis) + "\ndata: \n\n"
 }
 
-// send queues a message on the stream of the call ctx belongs to, else on the session's GET
-// stream. It never waits for the client.
-func (hs *httpSession) send(ctx context.Context, m *rpc.Message) error {
+// send queues a message on st, the stream of the POST of the call it concerns, else (st
+// nil, or closed) on the session's GET stream. It never waits for the client.
+func (hs *httpSession) send(st *stream, m *rpc.Message) error {
 	b := m.Encode()
-	if st, ok := ctx.Value(streamKey{}).(*stream); ok && st.event(b) == nil {
+	if st != nil && st.event(b) == nil {
 		return nil
 	}
 	hs.mu.Lock()
@@ -308,35 +306,50 @@ func (hs *httpSession) send(ctx context.Context, m *rpc.Message) error {
 	return get.event(b)
 }
 
+// Notify implements node.Client: the session's own messages go on its GET stream.
+func (hs *httpSession) Notify(_ context.Context, method string, params any) error {
+	return postStream{hs, nil}.Notify(context.Background(), method, params)
+}
+
+// Request implements node.Client: the request goes on the GET stream, and the client's
+// answer comes back in a POST.
+func (hs *httpSession) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return postStream{hs, nil}.Request(ctx, method, params)
+}
+
+// postStream is the way back of one call of a session (front.Call.SendOn): the event
+// stream of the POST it came in, else the session's GET stream.
+type postStream struct {
+	hs *httpSession
+	st *stream // nil for the GET stream
+}
+
 // Notify implements node.Client.
-func (hs *httpSession) Notify(ctx context.Context, method string, params any) error {
+func (p postStream) Notify(_ context.Context, method string, params any) error {
 	raw, err := rpc.Marshal(params)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", method, err)
 	}
-	return hs.send(ctx, rpc.Notification(method, raw))
+	return p.hs.send(p.st, rpc.Notification(method, raw))
 }
 
-// Request implements node.Client: the request goes on the stream of the related call (or
-// the GET stream) and the client's answer comes back in a POST.
-func (hs *httpSession) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	return rpc.CallWait(ctx, streamPeer{hs, ctx}, method, params, func(id rpc.ID) {
+// Request implements node.Client: the request goes on the stream, and the client's answer
+// comes back in a POST.
+func (p postStream) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return rpc.CallWait(ctx, streamPeer(p), method, params, func(id rpc.ID) {
 		// Tell the client, so that it stops asking its user or its model.
-		_ = hs.send(ctx, rpc.Notification(mcp.NotifyCancelled,
+		_ = p.hs.send(p.st, rpc.Notification(mcp.NotifyCancelled,
 			mcp.CancelledNotice(id.String(), "the bundle no longer needs the answer")))
 	})
 }
 
-// streamPeer sends the session's requests on the stream of the call ctx belongs to.
-type streamPeer struct {
-	hs  *httpSession
-	ctx context.Context
-}
+// streamPeer sends the session's requests on the stream of a call, else the GET stream.
+type streamPeer postStream
 
 func (p streamPeer) Expect(done rpc.Done) (rpc.ID, error) { return p.hs.asked.Add(done) }
 func (p streamPeer) Forget(id rpc.ID) bool                { return p.hs.asked.Take(id) != nil }
 func (p streamPeer) Request(id rpc.ID, method string, params json.RawMessage) error {
-	if err := p.hs.send(p.ctx, rpc.Request(id, method, params)); err != nil {
+	if err := p.hs.send(p.st, rpc.Request(id, method, params)); err != nil {
 		p.hs.asked.Take(id)
 		return fmt.Errorf("send %s to the client: %w", method, err)
 	}

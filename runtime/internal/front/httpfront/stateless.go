@@ -27,7 +27,7 @@ const (
 // stateless serves a message of a 2026-07-28 client: no session, every request admitted
 // (a, see Handler.admit) and answered on its own, on the POST that carries it. a is zero
 // for a notification or a response.
-func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, id front.Identity, msg *rpc.Message, a front.Admitted, body []byte) {
+func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, id front.Identity, msg *rpc.Message, a front.Admitted, body []byte, forwarded bool) {
 	fail := func(status int, err *rpc.Error) { writeMessage(w, status, "", rpc.Failure(msg.ID, err)) }
 	switch {
 	case msg.IsNotification():
@@ -39,7 +39,7 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, id front.Ide
 	}
 	req, v := a.Req, a.Client
 	if state, _ := rawjson.String(req.State); state != "" {
-		if owner := h.stateReplica(r, state); owner != "" {
+		if owner := h.stateReplica(forwarded, state); owner != "" {
 			h.forward(w, r, id, owner, body)
 			return
 		}
@@ -55,17 +55,13 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, id front.Ide
 		return
 	}
 	// The call's context is the request's: a client that leaves cancels it. A request that
-	// may have messages before its answer gets an event stream, which its context carries
-	// for them; any other is answered as plain JSON, with no stream to set up.
-	ctx := r.Context()
-	var st *stream
+	// may have messages before its answer gets an event stream, its way back for them; any
+	// other is answered as plain JSON, with no stream to set up.
+	call := v.Begin(r.Context(), msg.ID)
 	if v.Streams() {
-		st = h.newStream(w, "", nil)
+		st := h.newStream(w, "", nil)
 		defer st.close()
-		ctx = context.WithValue(ctx, streamKey{}, st)
-	}
-	call := v.Begin(ctx, msg.ID)
-	if st != nil {
+		call.SendOn(requestStream{st})
 		h.streamCall(r, st, call, msg, req, statelessStatus)
 		return
 	}
@@ -79,24 +75,37 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, id front.Ide
 	writeMessage(w, http.StatusOK, "", rpc.Result(msg.ID, o.res))
 }
 
-// streamOutbound sends a stateless request's notifications on the event stream of the
-// request ctx belongs to (see streamKey); nothing else goes to a client without a session.
-type streamOutbound struct{}
+// noStream is where the messages of a stateless request without a stream would go: it has
+// asked for none (see front.MetaEntry.Streams), and takes no requests.
+type noStream struct{}
 
-func (streamOutbound) Notify(ctx context.Context, method string, params any) error {
-	st, ok := ctx.Value(streamKey{}).(*stream)
-	if !ok {
-		return fmt.Errorf("send %s: the request has no stream", method)
-	}
+func (noStream) Notify(_ context.Context, method string, _ any) error {
+	return fmt.Errorf("send %s: the request has no stream", method)
+}
+
+func (noStream) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, errNoRequests()
+}
+
+// requestStream is the way back of a stateless request that asked for messages before its
+// answer (front.Call.SendOn): the event stream of its POST. It takes no requests.
+type requestStream struct{ st *stream }
+
+func (s requestStream) Notify(ctx context.Context, method string, params any) error {
 	raw, err := rpc.Marshal(params)
 	if err != nil {
 		return err
 	}
-	return st.send(ctx, rpc.Notification(method, raw))
+	return s.st.send(ctx, rpc.Notification(method, raw))
 }
 
-func (streamOutbound) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
-	return nil, rpc.Errorf(mcp.CodeInternalError, "a client without a session takes no requests (2026-07-28 asks with input_required results)")
+func (requestStream) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, errNoRequests()
+}
+
+// errNoRequests refuses a request to a client without a session.
+func errNoRequests() *rpc.Error {
+	return rpc.Errorf(mcp.CodeInternalError, "a client without a session takes no requests (2026-07-28 asks with input_required results)")
 }
 
 // refusalStatus is the HTTP status of a stateless request the front's admission refused
