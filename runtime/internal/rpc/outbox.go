@@ -59,11 +59,20 @@ type OutboxOptions struct {
 
 // NewOutbox returns an outbox writing to w. Start Run on a goroutine of its own.
 func NewOutbox(w io.Writer, opts OutboxOptions) *Outbox {
+	o := new(Outbox)
+	o.Init(w, opts)
+	return o
+}
+
+// Init makes o, a zero Outbox, one writing to w, as NewOutbox makes one: an Outbox held
+// in a value of its own (an HTTP response's, made for every call) is then no allocation of
+// its own. o must not be copied once in use.
+func (o *Outbox) Init(w io.Writer, opts OutboxOptions) {
 	if opts.MaxQueue <= 0 {
 		opts.MaxQueue = DefaultMaxQueue
 	}
-	return &Outbox{w: w, direct: directWriter(w), limit: opts.MaxQueue, batch: opts.Batch,
-		wake: make(chan struct{}, 1)}
+	o.w, o.direct, o.limit, o.batch = w, directWriter(w), opts.MaxQueue, opts.Batch
+	o.wake = make(chan struct{}, 1)
 }
 
 // Send queues b (whole messages; the outbox copies what it keeps). It never blocks on the

@@ -58,15 +58,16 @@ func (h *Handler) streamCall(r *http.Request, st *stream, call *front.Call, msg 
 
 // stream is one event stream: a POST's, or a session's GET one. Messages are queued on its
 // Outbox and written by the handler's goroutine. A POST makes one for every call, and most
-// never start (the answer comes first, as plain JSON): it is kept to three allocations.
+// never start (the answer comes first, as plain JSON): it is kept to three allocations
+// (itself with its Outbox, the Outbox's wake channel, answered).
 type stream struct {
 	h         *Handler
 	sessionID string        // sent back in the headers; "" without a session
 	primer    func() string // the first event of a POST's stream; nil for none
 	w         http.ResponseWriter
 	rc        http.ResponseController
-	out       *rpc.Outbox
-	started   bool // headers out; only the handler's goroutine touches it
+	out       rpc.Outbox // in the stream's own allocation
+	started   bool       // headers out; only the handler's goroutine touches it
 
 	// The call's answer, set by Reply before it signals answered (a POST's stream only).
 	answer   outcome
@@ -81,7 +82,7 @@ func (st *stream) Reply(_ *front.Call, res json.RawMessage, err *rpc.Error) {
 
 func (h *Handler) newStream(w http.ResponseWriter, sessionID string, primer func() string) *stream {
 	st := &stream{h: h, sessionID: sessionID, primer: primer, w: w, rc: *http.NewResponseController(w)}
-	st.out = rpc.NewOutbox(streamWriter{st}, rpc.OutboxOptions{MaxQueue: h.srv.Options().MaxQueue})
+	st.out.Init(streamWriter{st}, rpc.OutboxOptions{MaxQueue: h.srv.Options().MaxQueue})
 	return st
 }
 
