@@ -141,13 +141,17 @@ test-cross:
 	  $(GO) build -o /dev/null ./runtime/cmd/toolnode; \
 	done
 
-# The runtime's whole suite again with the macOS supervision compiled in on Linux (proc's
-# build tag toolnode_darwin_proc): the tests of the packages that do not link proc are the
-# same binaries, so their results come from go test's cache.
+# The runtime's tests again with the macOS supervision compiled in on Linux (proc's build tag
+# toolnode_darwin_proc). make test runs the packages whose tests start, stop, restart and kill
+# processes and the node itself, where that supervision is what runs; the fronts' and the
+# cluster's tests reach it only through them and would double make test's longest packages.
+# `make test-darwin-proc DARWIN_PROC_PACKAGES=./runtime/...` runs the whole suite so.
 DARWIN_PROC_TAG := toolnode_darwin_proc
+DARWIN_PROC_PACKAGES ?= ./runtime/internal/proc/... ./runtime/internal/upstream/... ./runtime/internal/node/... \
+	./runtime/internal/serve/... ./runtime/internal/cli/... ./runtime/internal/codemode/worker/...
 test-darwin-proc:
 	$(GO) vet -tags $(DARWIN_PROC_TAG) ./runtime/...
-	$(GO) test -tags $(DARWIN_PROC_TAG) ./runtime/...
+	$(GO) test -tags $(DARWIN_PROC_TAG) $(DARWIN_PROC_PACKAGES)
 
 # Runs every fuzz target (a func Fuzz... in a Go test file) for FUZZTIME each (a duration,
 # or a count of inputs such as 200000x). Their seed corpora (testdata/fuzz) run in every go
