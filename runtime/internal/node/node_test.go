@@ -120,7 +120,7 @@ func callAs(t *testing.T, n *node.Node, sess node.Client, caller node.Caller, d 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	raw, err := node.AwaitOutcome(func(done node.Done) { n.CallTool(ctx, node.Detached(sess, caller, done), req) }).Answer()
+	raw, err := node.Await(node.Detached(sess, caller, nil), func(x node.Exchange) { n.CallTool(ctx, x, req) }).Answer()
 	if err != nil {
 		return result{}, err
 	}

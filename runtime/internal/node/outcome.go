@@ -14,7 +14,7 @@ import (
 
 // An Outcome is what became of one request: its answer as the client is to get it, how it
 // ended in one word, and what the node did to serve it. It is made once, where the answer
-// is taken (outcomeOf: settle for a call the node routed, Answer and Refusal for what a
+// is taken (outcomeOf: call.take for a call the node routed, Answer and Refusal for what a
 // front answers itself), and handed on by value: stats, the bundle's and the request's
 // spans, the audit log, tasks and the translation into a stateless client's revision all
 // read it, never the answer again.
@@ -262,7 +262,7 @@ func outcomeOf(notes noted, method string, res json.RawMessage, err error, kind 
 		// A page of the node's own: nothing in it to read.
 		o.Kind = KindOK
 	default:
-		o.IsError, o.ResultType = readResult(res)
+		o.IsError, o.ResultType = scanResult(res)
 		o.Kind = KindOK
 		if o.IsError {
 			o.Kind = KindToolError
@@ -293,9 +293,9 @@ func errorCode(err error) int64 {
 	return mcp.CodeInternalError
 }
 
-// readResult reads the members of a result every reader on its way back asks about, in one
+// scanResult reads the members of a result every reader on its way back asks about, in one
 // pass: isError, and resultType.
-func readResult(res json.RawMessage) (isError bool, resultType string) {
+func scanResult(res json.RawMessage) (isError bool, resultType string) {
 	rawjson.Members(res, func(name rawjson.Name, value []byte) {
 		switch {
 		case name.Is("isError"):
@@ -336,6 +336,3 @@ func awaitOutcome(call func(done Done)) Outcome {
 	call(DoneFunc(func(o Outcome) { ch <- o }))
 	return <-ch
 }
-
-// AwaitOutcome is awaitOutcome for a front.
-func AwaitOutcome(call func(done Done)) Outcome { return awaitOutcome(call) }

@@ -55,8 +55,8 @@ func (g *guardedCaller) call(t *testing.T, guard *node.Guard, tool, args string)
 		t.Fatal(rerr)
 	}
 	req.Guard = guard
-	res, err := node.AwaitOutcome(func(done node.Done) {
-		g.n.CallTool(context.Background(), node.Detached(g.s, node.Caller{}, done), req)
+	res, err := node.Await(node.Detached(g.s, node.Caller{}, nil), func(x node.Exchange) {
+		g.n.CallTool(context.Background(), x, req)
 	}).Answer()
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)

@@ -19,8 +19,8 @@ import (
 // it with the process (under its id and the progress token the bundle is given) and sends
 // the request in one edit of its params; finish ends it, once, whoever comes first: the
 // bundle's answer, the process's end, the call's time limit, or the client leaving. finish
-// then ends the bundle span, counts the call, settles the outcome (see settle) and calls
-// done.
+// then takes the answer into the call's Outcome (call.take), ends the bundle span and counts
+// the call from it, and gives it to the call's done.
 
 // relay is everything send keeps for one request, in the allocation of its call's record
 // (call.relay), since it is made for every call.
