@@ -365,6 +365,17 @@ func (c *Catalog) Lookup(name string) (Entry, bool) {
 	return c.entries[i], true
 }
 
+// Find returns the entry of the tool clients call name, nil when there is none. The entry is
+// the catalog's own, which does not change: a caller that keeps it (a call on its way)
+// keeps a pointer, not a copy.
+func (c *Catalog) Find(name string) *Entry {
+	i, ok := c.byName[name]
+	if !ok {
+		return nil
+	}
+	return &c.entries[i]
+}
+
 // Mirrors reports whether any tool mirrors arguments into headers (see Entry.Mirrors):
 // when none does, a call's headers need no look at its tool.
 func (c *Catalog) Mirrors() bool { return c.mirrors }

@@ -343,3 +343,20 @@ func TestStrictNamesStayWhenBundlesComeAndGo(t *testing.T) {
 		t.Errorf("meos.%s renders as %q", long, before["meos."+long])
 	}
 }
+
+// Find gives the entry Lookup gives, the catalog's own (a call keeps a pointer to it, not a
+// copy), and nil for a name the catalog does not hold.
+func TestFindIsLookupWithoutACopy(t *testing.T) {
+	cat, _ := Build([]Source{{Bundle: "b", Tools: []json.RawMessage{json.RawMessage(`{"name":"greet","inputSchema":{"type":"object"}}`)}}})
+	want, _ := cat.Lookup("b.greet")
+	got := cat.Find("b.greet")
+	if got == nil || got.Name != want.Name || got.Bundle != want.Bundle || got.Tool != want.Tool || string(got.JSON) != string(want.JSON) {
+		t.Fatalf("Find(b.greet) = %+v, want %+v", got, want)
+	}
+	if again := cat.Find("b.greet"); again != got {
+		t.Error("Find made a copy of the entry")
+	}
+	if e := cat.Find("b.nope"); e != nil {
+		t.Errorf("Find(b.nope) = %+v, want nil", e)
+	}
+}

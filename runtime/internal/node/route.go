@@ -71,18 +71,22 @@ func (n *Node) CallTool(ctx context.Context, x Exchange, req *Request) {
 // whether it may become a task, whether it may ask the client, and the call itself. The
 // zero Tool is a tool the catalog does not hold.
 type Tool struct {
-	e     catalog.Entry
-	found bool
+	e *catalog.Entry // the catalog's own; nil for a tool it does not hold
 }
 
 // FindTool finds the tool req (a tools/call) names in the catalog, by its catalog name.
-func (n *Node) FindTool(req *Request) Tool {
-	e, ok := n.Catalog().Lookup(req.Target())
-	return Tool{e: e, found: ok}
-}
+func (n *Node) FindTool(req *Request) Tool { return Tool{e: n.Catalog().Find(req.Target())} }
 
 // Known reports whether the catalog holds the tool: its name is one the node serves.
-func (t Tool) Known() bool { return t.found }
+func (t Tool) Known() bool { return t.e != nil }
+
+// entry is the tool's catalog entry, and whether the catalog holds one.
+func (t Tool) entry() (catalog.Entry, bool) {
+	if t.e == nil {
+		return catalog.Entry{}, false
+	}
+	return *t.e, true
+}
 
 // CallFound is CallTool for the tool t, which FindTool found for req.
 func (n *Node) CallFound(ctx context.Context, x Exchange, req *Request, t Tool) {
@@ -106,7 +110,7 @@ func (n *Node) callTool(c *call, t Tool) {
 	req := c.req
 	name := req.Target()
 	c.notes.Ran = name
-	e, ok := t.e, t.found
+	e, ok := t.entry()
 	if !ok {
 		var err *rpc.Error
 		if e, ok, err = n.viewCall(name, req.Allow); err != nil {
@@ -194,7 +198,7 @@ func (n *Node) notRunning(name string) error {
 // other calls what waiting for a client's input takes. It is asked before every call of a
 // stateless client, so it reads what noteQuiet keeps rather than taking the node's lock.
 func (n *Node) AsksClients(t Tool) bool {
-	return !t.found || n.providerOf(t.e.Bundle).asksClients()
+	return t.e == nil || n.providerOf(t.e.Bundle).asksClients()
 }
 
 // noteQuiet records which bundles have processes running and none that may ask a client

@@ -69,7 +69,7 @@ func (n *Node) TaskTag() string {
 // 2026-07-28 and offers the tasks extension), so that the node passes them through. "" for
 // a tool the caller cannot reach: its call fails as it would without tasks.
 func (n *Node) TaskSupport(req *Request, t Tool) (mode string, bundleHolds bool) {
-	e, ok := t.e, t.found
+	e, ok := t.entry()
 	if !ok || !req.Allow.allows(e.Name) {
 		return "", false
 	}
