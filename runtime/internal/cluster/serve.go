@@ -252,11 +252,18 @@ type remoteSession struct {
 // Caller implements node.Exchange: nothing is known here of the caller.
 func (r *remoteSession) Caller() node.Caller { return node.Caller{} }
 
-// Progress implements node.Exchange: the progress goes to the caller's node.
-func (r *remoteSession) Progress(p mcp.ProgressParams) { _ = r.notify(mcp.NotifyProgress, p) }
+// Progress implements node.Exchange: the progress goes to the caller's node, where it
+// finds its call by its token.
+func (r *remoteSession) Progress(p mcp.ProgressParams) { _ = r.notify(mcp.NotifyProgress, p, false) }
 
-// Log implements node.Exchange: the message goes to the caller's node.
-func (r *remoteSession) Log(m mcp.LoggingMessageParams) { _ = r.notify(mcp.NotifyMessage, m) }
+// Log implements node.Exchange: the message goes to the caller's node, tagged with the
+// call, under the bundle's own logger (the caller names the bundle itself).
+func (r *remoteSession) Log(m mcp.LoggingMessageParams) {
+	if rest, cut := strings.CutPrefix(m.Logger, r.s.bundle); cut {
+		m.Logger = strings.TrimPrefix(rest, "/")
+	}
+	_ = r.notify(mcp.NotifyMessage, m, true)
+}
 
 // CallDone implements node.Exchange: the answer goes to the caller's node.
 func (r *remoteSession) CallDone(o node.Outcome) { r.done(o.Answer()) }
@@ -277,20 +284,14 @@ func (r *remoteSession) tag(params json.RawMessage) json.RawMessage {
 	return out
 }
 
-// notify sends a notification about the call (progress, log messages) to the caller.
-func (r *remoteSession) notify(method string, params any) error {
-	if msg, ok := params.(mcp.LoggingMessageParams); ok {
-		// The caller names the bundle itself.
-		if rest, cut := strings.CutPrefix(msg.Logger, r.s.bundle); cut {
-			msg.Logger = strings.TrimPrefix(rest, "/")
-		}
-		params = msg
-	}
+// notify sends a notification about the call to the caller, tagged with the call's id on
+// the caller's node when tagged.
+func (r *remoteSession) notify(method string, params any, tagged bool) error {
 	raw, err := rpc.Marshal(params)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", method, err)
 	}
-	if method != mcp.NotifyProgress { // progress finds its call by its token
+	if tagged {
 		raw = r.tag(raw)
 	}
 	hdr := nats.Header{}
