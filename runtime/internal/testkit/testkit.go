@@ -336,7 +336,7 @@ func (b *Inbox) Wait(t testing.TB, within time.Duration, n int, match func(item 
 	}
 }
 
-// Session records what a node sends one client, as node.Session, and tells a test waiting
+// Session records what a node sends one client, as node.Client, and tells a test waiting
 // for a message when one comes; it refuses what the node asks the client.
 type Session struct {
 	mu   sync.Mutex
