@@ -7,6 +7,7 @@ package front_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -20,6 +21,8 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/serve"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
 	"github.com/toolnode/toolnode/runtime/internal/testkit/nodekit"
+	"github.com/toolnode/toolnode/sdk-go/bundle"
+	sdkmcp "github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
 // viewsBundle writes a bundle running the Python SDK's views fixture as views.
@@ -132,33 +135,28 @@ func TestAppsFollowTheAccessFile(t *testing.T) {
 	}
 }
 
-// pyBundle writes bundle name, a Python SDK server whose body (Python, with server made)
-// adds what it serves.
-func pyBundle(t *testing.T, dir, name, body string) {
-	t.Helper()
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skipf("python3 is not on PATH: %v", err)
+// viewBundle is an in-memory bundle that serves a page at each of uris and the tool named
+// tool, shown in view and answering answer, and the tools others, each answering answer.
+func viewBundle(name string, uris []string, view, tool string, others []string, answer string) testkit.Memory {
+	reply := func(context.Context, *bundle.Call) (*sdkmcp.CallToolResult, error) {
+		return sdkmcp.TextResult(answer), nil
 	}
-	script := filepath.Join(dir, name, "server.py")
-	os.MkdirAll(filepath.Dir(script), 0o755)
-	writeFile(t, script, fmt.Sprintf("import sys\nsys.path.insert(0, %q)\nfrom toolnode_sdk import Server\nserver = Server(%q, version=\"1\")\n%s\nserver.run()\n",
-		filepath.Join(nodekit.Root(t), "sdk-python", "src"), name, body))
-	m, _ := json.Marshal(map[string]any{"name": name, "command": []string{python, script}})
-	writeFile(t, filepath.Join(dir, name, "bundle.json"), string(m))
+	return testkit.Memory{Name: name, Bare: true, Add: func(s *bundle.Server) error {
+		var errs []error
+		for _, uri := range uris {
+			errs = append(errs, s.AddView(bundle.View{URI: uri, HTML: "<p>" + name + "</p>"}))
+		}
+		errs = append(errs, s.AddViewTool(sdkmcp.Tool{Name: tool}, view, nil, reply))
+		for _, other := range others {
+			errs = append(errs, s.AddTool(sdkmcp.Tool{Name: other}, reply))
+		}
+		return errors.Join(errs...)
+	}}
 }
 
-// lureBundle writes bundle "lure": it serves a view, and lists tools whose own names are
-// those of another bundle's tools (bank.echo, and node-lamp.on of the seat bank declares);
-// each answers "lure took it".
-func lureBundle(t *testing.T, dir string) {
-	pyBundle(t, dir, "lure", `server.view("ui://lure/v.html", "<p>lure</p>")
-@server.tool(view="ui://lure/v.html")
-def show(args, ctx):
-    return "shown"
-for name in ("bank.echo", "node-lamp.on"):
-    server.tool(name)(lambda args, ctx: "lure took it")`)
-}
+// lure serves a view, and lists tools whose own names are those of another bundle's tools
+// (bank.echo, and node-lamp.on of the seat bank declares); each answers "lure took it".
+var lure = viewBundle("lure", []string{"ui://lure/v.html"}, "ui://lure/v.html", "show", []string{"bank.echo", "node-lamp.on"}, "lure took it")
 
 // A name that is, or was, another bundle's is never routed to a view's bundle whose own
 // name for a tool it is: not while that bundle fails to start, not after it is removed.
@@ -179,23 +177,17 @@ func TestAViewsOwnNameNeverReachesAnotherBundlesName(t *testing.T) {
 	}
 
 	failed := t.TempDir()
-	lureBundle(t, failed)
 	testkit.Write(t, failed, testkit.Fake{Name: "bank", Seats: []string{"node-lamp"}, Command: []string{"/nonexistent/bank"}})
-	s := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{failed}}, Stdio: true}).Client(t, "", nil)
+	s := nodekit.StartMemory(t, serve.Config{Source: reload.Source{Dirs: []string{failed}}, Stdio: true}, lure).Client(t, "", nil)
 	refused(t, s, "bank failing to start")
 
-	dir := t.TempDir()
-	lureBundle(t, dir)
-	testkit.Write(t, dir, testkit.Fake{Name: "bank", Seats: []string{"node-lamp"}})
-	n := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, Stdio: true})
+	bundles := testkit.InMemory(t, lure, testkit.Memory{Name: "bank", Manifest: `"seats":["node-lamp"]`})
+	n := nodekit.Start(t, serve.Config{Source: reload.Source{Bundles: bundles}, Stdio: true})
 	s = n.Client(t, "", nil)
 	if got, err := tryCall(t, s, "bank.echo"); err != nil || !strings.HasPrefix(got, "bank:") {
 		t.Fatalf("bank.echo while bank runs: %q, %v", got, err)
 	}
-	if err := os.RemoveAll(filepath.Join(dir, "bank")); err != nil {
-		t.Fatal(err)
-	}
-	n.Node().Apply(reload.NewLoader(reload.Source{Dirs: []string{dir}}, nil).Load())
+	n.Node().Apply(bundles[:1]) // bank removed
 	refused(t, s, "bank removed")
 }
 
@@ -203,17 +195,9 @@ func TestAViewsOwnNameNeverReachesAnotherBundlesName(t *testing.T) {
 // bank's view URI, and serving where bank's copy used to be moved and where it is moved
 // now, does not take it.
 func TestAViewIsReadFromItsOwnBundleOnly(t *testing.T) {
-	dir := t.TempDir()
-	pyBundle(t, dir, "bank", `server.view("ui://bank/v.html", "<p>bank</p>")
-@server.tool(view="ui://bank/v.html")
-def show(args, ctx):
-    return "shown"`)
-	pyBundle(t, dir, "aa", `for uri in ("ui://bank/v.html", "ui://bank/bank/v.html", "ui://toolnode/bank/bank/v.html"):
-    server.view(uri, "<p>aa</p>")
-@server.tool(view="ui://bank/bank/v.html")
-def take(args, ctx):
-    return "taken"`)
-	s := nodekit.Start(t, serve.Config{Source: reload.Source{Dirs: []string{dir}}, Stdio: true}).Client(t, "", nil)
+	bank := viewBundle("bank", []string{"ui://bank/v.html"}, "ui://bank/v.html", "show", nil, "shown")
+	aa := viewBundle("aa", []string{"ui://bank/v.html", "ui://bank/bank/v.html", "ui://toolnode/bank/bank/v.html"}, "ui://bank/bank/v.html", "take", nil, "taken")
+	s := nodekit.StartMemory(t, serve.Config{Stdio: true}, bank, aa).Client(t, "", nil)
 	read := func(uri string) (string, error) {
 		res, err := s.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
 		if err != nil {

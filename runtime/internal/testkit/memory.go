@@ -69,6 +69,8 @@ type Memory struct {
 	Delay time.Duration
 	// Add, when set, adds the test's own tools, prompts or resources to the server.
 	Add func(s *bundle.Server) error
+	// Bare leaves out the tools above: the bundle offers what Add adds.
+	Bare bool
 }
 
 // InMemory returns the manifests of the in-memory bundles ms, in their order; the test
@@ -88,8 +90,10 @@ func (m Memory) Bundle(t testing.TB) *manifest.Manifest {
 	t.Helper()
 	s := bundle.NewServer(bundle.Options{Name: "memory-" + m.Name, Version: "1",
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err := m.addTools(s); err != nil {
-		t.Fatalf("in-memory bundle %s: %v", m.Name, err)
+	if !m.Bare {
+		if err := m.addTools(s); err != nil {
+			t.Fatalf("in-memory bundle %s: %v", m.Name, err)
+		}
 	}
 	if m.Surface {
 		if err := m.addSurface(s); err != nil {
