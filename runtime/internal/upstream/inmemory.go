@@ -39,14 +39,7 @@ func startInMemory(cfg Config, h hooks) *inMemory {
 	// Closing the connection closes both pipes, so that a bundle still writing is not
 	// left blocked on a stdout nobody reads.
 	closer := closers{inW, outR}
-	t.Conn = rpc.NewConn(outR, inW, closer, rpc.ConnOptions{
-		MaxLine:     cfg.MaxLine,
-		MaxQueue:    cfg.MaxQueue,
-		Limits:      cfg.Limits,
-		Handle:      h.handle,
-		OnInvalid:   h.invalid,
-		OnUnmatched: h.unmatched,
-	})
+	t.Conn = rpc.NewConn(outR, inW, closer, h.connOptions(cfg))
 	go func() {
 		t.err = cfg.InMemory(ctx, inR, outW)
 		inR.Close()

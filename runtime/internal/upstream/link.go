@@ -32,14 +32,7 @@ type linked struct {
 
 func startLink(cfg Config, h hooks) *linked {
 	t := &linked{name: cfg.Name, link: cfg.Link}
-	t.Conn = rpc.NewConn(cfg.Link, cfg.Link, cfg.Link, rpc.ConnOptions{
-		MaxLine:     cfg.MaxLine,
-		MaxQueue:    cfg.MaxQueue,
-		Limits:      cfg.Limits,
-		Handle:      h.handle,
-		OnInvalid:   h.invalid,
-		OnUnmatched: h.unmatched,
-	})
+	t.Conn = rpc.NewConn(cfg.Link, cfg.Link, cfg.Link, h.connOptions(cfg))
 	return t
 }
 

@@ -29,15 +29,9 @@ func startStdio(cfg Config, h hooks) (*stdio, error) {
 	}
 	t := &stdio{name: cfg.Name, proc: p}
 	t.goneOnce = sync.OnceValue(t.goneError)
-	t.Conn = rpc.NewConn(p.Stdout(), p.Stdin(), p.Stdin(), rpc.ConnOptions{
-		MaxLine:     cfg.MaxLine,
-		MaxQueue:    cfg.MaxQueue,
-		Limits:      cfg.Limits,
-		Batch:       cfg.Batch,
-		Handle:      h.handle,
-		OnInvalid:   h.invalid,
-		OnUnmatched: h.unmatched,
-	})
+	opts := h.connOptions(cfg)
+	opts.Batch = cfg.Batch // a process's writes are gathered with those of its neighbours
+	t.Conn = rpc.NewConn(p.Stdout(), p.Stdin(), p.Stdin(), opts)
 	go t.closeOnExit()
 	return t, nil
 }

@@ -38,6 +38,13 @@ type transport interface {
 	status() string
 }
 
+// connOptions are the options of a connection of cfg's bounds that hands its messages to
+// h: the part the transports over a stream of lines (a process, a link, a pipe) share.
+func (h hooks) connOptions(cfg Config) rpc.ConnOptions {
+	return rpc.ConnOptions{MaxLine: cfg.MaxLine, MaxQueue: cfg.MaxQueue, Limits: cfg.Limits,
+		Handle: h.handle, OnInvalid: h.invalid, OnUnmatched: h.unmatched}
+}
+
 // hooks are what a transport hands the session, on the goroutine that read the message.
 type hooks struct {
 	// handle receives the bundle's requests and notifications; it must not block.
