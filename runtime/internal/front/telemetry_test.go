@@ -19,13 +19,13 @@ import (
 
 // The node's metrics of the requests its fronts serve, read where Prometheus reads them.
 
-// metricsNode starts a node of the fake bundle m, with its prompts and resources when
-// surface is set, serving Prometheus metrics, with the config cfg; it returns the node and
-// the URL of its /metrics, as its log gives it.
+// metricsNode starts a node of the in-memory bundle m (of the initialize era), with its
+// prompts and resources when surface is set, serving Prometheus metrics, with the config
+// cfg; it returns the node and the URL of its /metrics, as its log gives it.
 func metricsNode(t *testing.T, cfg serve.Config, surface bool) (*nodekit.Node, string) {
 	t.Helper()
 	cfg.Metrics = "127.0.0.1:0"
-	n := nodekit.StartFakes(t, cfg, testkit.Fake{Name: "m", Surface: surface})
+	n := nodekit.StartMemory(t, cfg, testkit.Memory{Name: "m", Surface: surface, Session: true})
 	return n, n.MetricsURL(t)
 }
 

@@ -68,8 +68,8 @@ func (n *Node) Status() []BundleStatus {
 				st.Era = s.client.Era().String()
 				if u := s.client.URL(); u != "" {
 					st.URL = u
-				} else {
-					st.PIDs = append(st.PIDs, s.client.Pid())
+				} else if pid := s.client.Pid(); pid > 0 { // none for an in-memory bundle
+					st.PIDs = append(st.PIDs, pid)
 				}
 			}
 		}
