@@ -32,10 +32,10 @@ func newBatchPair(t *testing.T) (*batchPair, func(handle func(*Message)) *Conn) 
 	bIn, bInW := pipes[1][0], pipes[1][1] // nobody writes to b
 	inR, inW := pipes[2][0], pipes[2][1]
 	p.out, p.in = outR, inW
-	p.b = NewConn(bIn, outW, closers{bIn, bInW, outW}, ConnOptions{Batch: &p.batch, Handle: func(*Message) {}})
+	p.b = NewConn(bIn, outW, Closers{bIn, bInW, outW}, ConnOptions{Batch: &p.batch, Handle: func(*Message) {}})
 	t.Cleanup(func() { p.b.Close() })
 	return p, func(handle func(*Message)) *Conn {
-		a := NewConn(inR, os.Stdout, closers{inR}, ConnOptions{Batch: &p.batch, Handle: handle})
+		a := NewConn(inR, os.Stdout, Closers{inR}, ConnOptions{Batch: &p.batch, Handle: handle})
 		t.Cleanup(func() { a.Close() })
 		return a
 	}

@@ -69,6 +69,19 @@ type Conn struct {
 // garbage collector.
 const keptLine = 64 << 10
 
+// Closers closes each of its members, for a connection over several streams (a process's
+// stdin and stdout, a pair of pipes): the closer given to NewConn.
+type Closers []io.Closer
+
+// Close closes every member, even after one fails, and returns their errors joined.
+func (cs Closers) Close() error {
+	var errs []error
+	for _, c := range cs {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
+}
+
 // NewConn starts a connection reading r and writing w. Close closes closer (which may be
 // nil), which should end both.
 func NewConn(r io.Reader, w io.Writer, closer io.Closer, opts ConnOptions) *Conn {

@@ -44,7 +44,7 @@ func newPipePeer(t *testing.T, opts ConnOptions) *pipePeer {
 		opts.Handle = func(*Message) {}
 	}
 	p := &pipePeer{lines: make(chan []byte, 100), w: inW, r: outR}
-	p.conn = NewConn(inR, outW, closers{inR, outW}, opts)
+	p.conn = NewConn(inR, outW, Closers{inR, outW}, opts)
 	go func() {
 		defer close(p.lines)
 		buf := make([]byte, 0, 1<<20)
@@ -74,15 +74,6 @@ func newPipePeer(t *testing.T, opts ConnOptions) *pipePeer {
 		}
 	})
 	return p
-}
-
-type closers []io.Closer
-
-func (cs closers) Close() error {
-	for _, c := range cs {
-		c.Close()
-	}
-	return nil
 }
 
 func (p *pipePeer) write(t *testing.T, line string) {
@@ -368,7 +359,7 @@ func FuzzConnLines(f *testing.F) {
 			t.Skip("no pipe:", err)
 		}
 		var handled []*Message
-		c := NewConn(bytes.NewReader(stream), w, closers{r, w}, ConnOptions{MaxLine: 1 << 10, Limits: Limits{MaxDepth: 16},
+		c := NewConn(bytes.NewReader(stream), w, Closers{r, w}, ConnOptions{MaxLine: 1 << 10, Limits: Limits{MaxDepth: 16},
 			Handle: func(m *Message) { handled = append(handled, m) }})
 		<-c.Done()
 		c.Close()

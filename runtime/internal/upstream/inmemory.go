@@ -38,7 +38,7 @@ func startInMemory(cfg Config, h hooks) *inMemory {
 	t := &inMemory{name: cfg.Name, stdin: inW, cancel: cancel, grace: cfg.Process.Grace, served: make(chan struct{})}
 	// Closing the connection closes both pipes, so that a bundle still writing is not
 	// left blocked on a stdout nobody reads.
-	closer := closers{inW, outR}
+	closer := rpc.Closers{inW, outR}
 	t.Conn = rpc.NewConn(outR, inW, closer, h.connOptions(cfg))
 	go func() {
 		t.err = cfg.InMemory(ctx, inR, outW)
@@ -96,15 +96,4 @@ func (t *inMemory) stop(ctx context.Context) error {
 		t.Conn.Close()
 	})
 	return nil
-}
-
-// closers closes each of its members.
-type closers []io.Closer
-
-func (cs closers) Close() error {
-	var errs []error
-	for _, c := range cs {
-		errs = append(errs, c.Close())
-	}
-	return errors.Join(errs...)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -76,18 +75,8 @@ func start(cfg Config) (*process, error) {
 		return nil, err
 	}
 	w := &process{cfg: cfg, p: p}
-	w.conn = rpc.NewConn(p.Stdout(), p.Stdin(), closers{p.Stdin(), p.Stdout()}, rpc.ConnOptions{Handle: w.handle})
+	w.conn = rpc.NewConn(p.Stdout(), p.Stdin(), rpc.Closers{p.Stdin(), p.Stdout()}, rpc.ConnOptions{Handle: w.handle})
 	return w, nil
-}
-
-type closers []io.Closer
-
-func (cs closers) Close() error {
-	var errs []error
-	for _, c := range cs {
-		errs = append(errs, c.Close())
-	}
-	return errors.Join(errs...)
 }
 
 // alive reports whether the process is still running.

@@ -241,9 +241,9 @@ func TestTheNodeHoldsTheCallsBoundAgainstItsWorker(t *testing.T) {
 	fromWorker, toNode := io.Pipe()
 	fromNode, toWorker := io.Pipe()
 	w := &process{}
-	w.conn = rpc.NewConn(fromWorker, toWorker, closers{fromWorker, toWorker}, rpc.ConnOptions{Handle: w.handle})
+	w.conn = rpc.NewConn(fromWorker, toWorker, rpc.Closers{fromWorker, toWorker}, rpc.ConnOptions{Handle: w.handle})
 	defer w.conn.Close()
-	worker := rpc.NewConn(fromNode, toNode, closers{fromNode, toNode}, rpc.ConnOptions{Handle: func(*rpc.Message) {}})
+	worker := rpc.NewConn(fromNode, toNode, rpc.Closers{fromNode, toNode}, rpc.ConnOptions{Handle: func(*rpc.Message) {}})
 	defer worker.Close()
 	h := &echoHost{}
 	w.cur = &current{ctx: context.Background(), host: h, b: codemode.Bounds{Calls: 2}, calls: map[string]context.CancelCauseFunc{}}
