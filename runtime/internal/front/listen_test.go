@@ -28,6 +28,9 @@ func conformanceNode(t *testing.T, sdk string) *nodekit.Node {
 func TestA2026ClientHearsABundlesResourceUpdates(t *testing.T) {
 	for _, sdk := range []string{"go", "c", "python"} {
 		t.Run(sdk, func(t *testing.T) {
+			// Each SDK's bundle under a node of its own: most of the test is waiting for
+			// the bundles' updates, which need not come one SDK after another.
+			t.Parallel()
 			updates := make(chan string, 16)
 			s := conformanceNode(t, sdk).Client(t, "2026-07-28", &mcp.ClientOptions{
 				ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
