@@ -514,19 +514,6 @@ func (p *paramEdits) apply(params json.RawMessage) json.RawMessage {
 // go-sdk's answers 400), so a 2026-07-28 client's call goes to it without them.
 var revisionMeta = [...]string{mcp.MetaProtocolVersion, mcp.MetaClientCapabilities, mcp.MetaClientInfo, mcp.MetaLogLevel}
 
-// dropRevisionMeta returns params without the revisionMeta members of their _meta; params
-// themselves when they have none, the common case, found without decoding.
-func dropRevisionMeta(params json.RawMessage) json.RawMessage {
-	kept, _ := keptMeta(nil, params)
-	if kept == nil {
-		return params
-	}
-	if out, ok := rawjson.PutMember(params, "_meta", kept); ok {
-		return out
-	}
-	return params
-}
-
 // keptMeta appends params' _meta without its revisionMeta members to buf, and returns it
 // and buf as it grew; nil (and buf as it was) when params have none of those members, the
 // common case, found without decoding.

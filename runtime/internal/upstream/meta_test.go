@@ -206,9 +206,11 @@ func TestSessionBundlesGetNoRevisionMeta(t *testing.T) {
 			`{"_meta":{"progressToken":7,"io.modelcontextprotocol/related-task":{"taskId":"t"}},"name":"a"}`},
 		{"_meta not an object", `{"_meta":null,"io.modelcontextprotocol/protocolVersion":1}`, `{"_meta":null,"io.modelcontextprotocol/protocolVersion":1}`},
 	}
+	c := &Client{}
+	c.era.Store(uint32(EraSession))
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := dropRevisionMeta(json.RawMessage(tt.in))
+			got, _ := c.prepare(json.RawMessage(tt.in), Edit{})
 			var g, w any
 			if err := json.Unmarshal(got, &g); err != nil {
 				t.Fatalf("%s: %v", got, err)
