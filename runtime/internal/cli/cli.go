@@ -25,6 +25,7 @@ import (
 	"github.com/toolnode/toolnode/runtime/internal/codemode/worker"
 	"github.com/toolnode/toolnode/runtime/internal/front"
 	"github.com/toolnode/toolnode/runtime/internal/front/httpfront"
+	"github.com/toolnode/toolnode/runtime/internal/gcpace"
 	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/proc"
 	"github.com/toolnode/toolnode/runtime/internal/reload"
@@ -472,6 +473,10 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	} else {
 		defer stopProfile()
 	}
+
+	// A node relaying calls keeps a small live heap and makes garbage fast: a floor of
+	// headroom spares most collections (docs/PERFORMANCE.md). GOGC, when set, stands.
+	defer gcpace.Start(gcpace.DefaultFloor).Stop()
 
 	// The first SIGINT or SIGTERM stops the node gracefully; a second hurries the bundles
 	// to SIGKILL.
