@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
@@ -36,12 +37,15 @@ type relay struct {
 	start       time.Time
 	idle        time.Duration
 	hard        time.Duration
-	op          *telemetry.Op // the bundle span; nil without tracing
+	// deadline is when the call is given up on unless it shows progress first, and limit
+	// when it is given up on whatever its progress, both since epoch (see sweep.go).
+	deadline atomic.Int64
+	limit    time.Duration
+	op       *telemetry.Op // the bundle span; nil without tracing
 
-	// The timer and the watch on the client's context may fire on other goroutines while
+	// The sweep and the watch on the client's context may act on other goroutines while
 	// send sets them up: mu orders it all, and whoever ends the call first wins.
 	mu        sync.Mutex
-	timer     *time.Timer
 	id        rpc.ID
 	stopOuter func() bool // ends the watch on outer; nil when the Exchange watches the call
 	ended     bool
@@ -88,6 +92,10 @@ func (n *Node) send(c *call, b *bundle, inst *instance, rename string) {
 	r := &c.relay // made with the call's record, not an allocation of its own
 	r.c, r.n, r.b, r.outer, r.ours, r.start = c, n, b, outer, n.newToken(), time.Now()
 	r.idle, r.hard, r.clientToken = b.m.Timeouts.Call, max(b.m.Timeouts.CallMax, b.m.Timeouts.Call), req.ProgressToken
+	// One deadline serves both limits: it is due when the call has gone idle without
+	// progress or reaches call_max, whichever comes first; progress pushes it back.
+	r.limit = r.start.Sub(epoch) + r.hard
+	r.deadline.Store(int64(min(r.start.Sub(epoch)+r.idle, r.limit)))
 	r.flight = flight{x: x, inst: inst, relay: r}
 	c.notes.served = inst
 	inst.busy.Add(1)
@@ -102,6 +110,7 @@ func (n *Node) send(c *call, b *bundle, inst *instance, rename string) {
 	inst.mu.Lock()
 	inst.flights[id] = &r.flight
 	inst.byToken[r.ours] = &r.flight
+	inst.sweepLocked(sweepEvery(r.idle))
 	inst.mu.Unlock()
 	// Every call gets a token of ours, so that its progress extends its timeout even when
 	// the client asked for none (then the progress goes no further).
@@ -116,15 +125,16 @@ func (n *Node) send(c *call, b *bundle, inst *instance, rename string) {
 		edit.Meta = n.cfg.Telemetry.TraceMeta(ctx)
 	}
 	r.mu.Lock()
-	if !r.ended { // not failed already
-		// One timer serves both limits: it is due when the call has gone idle without
-		// progress or reaches call_max, whichever comes first; progress pushes it back.
-		r.timer = time.AfterFunc(r.idle, r.expire)
-		if !x.Watch(r) {
-			r.stopOuter = context.AfterFunc(outer, func() { r.Abandon(context.Cause(outer)) })
-		}
+	ended := r.ended // failed already
+	if !ended && !x.Watch(r) {
+		r.stopOuter = context.AfterFunc(outer, func() { r.Abandon(context.Cause(outer)) })
 	}
 	r.mu.Unlock()
+	if ended {
+		// It failed between Expect and the registration above (the process ended), and
+		// its finish found nothing to forget: the flight goes now.
+		r.forget()
+	}
 	carryToken(b, c, &edit)
 	if err := inst.client.Send(id, req.Method, req.Params, edit); err != nil {
 		r.finish(nil, notSent(err))
@@ -151,22 +161,15 @@ func (r *relay) what() string {
 	return r.c.req.Method
 }
 
-// due is how long the call may still go without progress.
-func (r *relay) due() time.Duration { return min(r.idle, r.hard-time.Since(r.start)) }
-
-// touch pushes the call's timer back: it showed progress.
+// touch pushes the call's deadline back: it showed progress.
 func (r *relay) touch() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.ended && r.timer != nil {
-		r.timer.Reset(r.due())
-	}
+	r.deadline.Store(int64(min(sinceEpoch()+r.idle, r.limit)))
 }
 
-// expire gives up on a call past one of its limits. The causes are built only then: the
-// rest runs for every call.
+// expire gives up on a call past its deadline. The causes are built only then: the rest
+// runs for every call.
 func (r *relay) expire() {
-	if time.Since(r.start) >= r.hard {
+	if time.Duration(r.deadline.Load()) >= r.limit {
 		r.giveUp(timedOut(fmt.Sprintf("%s of bundle %q took longer than its call_max of %s; the bundle was told to cancel", r.what(), r.b.name, r.hard)))
 		return
 	}
@@ -192,9 +195,6 @@ func (r *relay) finish(res json.RawMessage, err error) {
 		return
 	}
 	r.ended = true
-	if r.timer != nil {
-		r.timer.Stop()
-	}
 	if r.stopOuter != nil {
 		r.stopOuter()
 	}
@@ -204,10 +204,7 @@ func (r *relay) finish(res json.RawMessage, err error) {
 		endAsked(errCallEnded)
 	}
 	n, b, inst := r.n, r.b, r.inst
-	inst.mu.Lock()
-	delete(inst.flights, r.id)
-	delete(inst.byToken, r.ours)
-	inst.mu.Unlock()
+	r.forget()
 	inst.busy.Add(-1)
 	// Why the bundle was stopped matters only to a call its process's end took with it.
 	reason := ""
@@ -234,6 +231,14 @@ func (r *relay) finish(res json.RawMessage, err error) {
 		r.op.End(o.bundleErrorType())
 	}
 	r.c.done.CallDone(o)
+}
+
+// forget removes the call from its process's calls in flight.
+func (r *relay) forget() {
+	r.inst.mu.Lock()
+	delete(r.inst.flights, r.id)
+	delete(r.inst.byToken, r.ours)
+	r.inst.mu.Unlock()
 }
 
 // isRPCError reports whether err is a JSON-RPC error. Asked only of errors: the pointer

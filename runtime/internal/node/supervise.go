@@ -121,6 +121,11 @@ type instance struct {
 	mu          sync.Mutex         // guards flights and byToken, so that calls to other processes do not meet
 	flights     map[rpc.ID]*flight // calls in flight by bundle-side id
 	byToken     map[string]*flight // the same by the progress token the bundle was given
+	// The sweep of the calls in flight past their deadline (see sweep.go): armed while
+	// there are some, every sweepEvery.
+	sweep      *time.Timer
+	sweeping   bool
+	sweepEvery time.Duration
 }
 
 func newBundle(n *Node, m *manifest.Manifest, fp string) *bundle {
