@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"math"
+	"math/bits"
 	"unicode/utf8"
 
 	"github.com/toolnode/toolnode/sdk-go/mcp"
@@ -170,6 +172,7 @@ type checker struct {
 	top      envelope // a message's, when members is set
 	elem     func(value []byte)
 	err      *Error
+	escaped  bool // the last string str checked holds an escape
 }
 
 func (c *checker) fail(code int64, format string, args ...any) int {
@@ -248,21 +251,13 @@ func (c *checker) number(i int) int {
 	return j
 }
 
-// str checks the string at b[i] == '"' and returns the index after it.
+// str checks the string at b[i] == '"' and returns the index after it. It sets c.escaped
+// when the string holds an escape, so that a member name's caller knows whether its text
+// is its name.
 func (c *checker) str(i int) int {
 	b := c.b
 	for j := i + 1; j < len(b); {
-		// Plain ASCII is crossed eight bytes at a time (most of a message is text without
-		// escapes, and a large result, an image in base64 or a file, is nearly all of it),
-		// then a byte at a time up to what is not plain; past an escape or a rune of
-		// several bytes, eight at a time again. Short strings cost one try of eight.
-		for j+8 <= len(b) && plain(binary.LittleEndian.Uint64(b[j:])) {
-			j += 8
-		}
-		for j < len(b) && b[j] >= 0x20 && b[j] < utf8.RuneSelf && b[j] != '"' && b[j] != '\\' {
-			j++
-		}
-		if j >= len(b) {
+		if j = skipPlain(b, j); j >= len(b) {
 			break
 		}
 		ch := b[j]
@@ -270,6 +265,7 @@ func (c *checker) str(i int) int {
 		case ch == '"':
 			return j + 1
 		case ch == '\\':
+			c.escaped = true
 			if j+1 >= len(b) {
 				return c.fail(mcp.CodeParseError, "parse error: unterminated string at byte %d", i)
 			}
@@ -308,15 +304,50 @@ func (c *checker) str(i int) int {
 	return c.fail(mcp.CodeParseError, "parse error: unterminated string at byte %d", i)
 }
 
-// plain reports whether the eight bytes of w (in either order) are all printable ASCII
-// other than a quote and a backslash: bytes a string holds as they are. It may say false of
-// such bytes (the caller then checks them one by one), never true of others.
-func plain(w uint64) bool {
+// skipPlain returns the index of the first byte from b[j] on that a string does not hold as
+// it is (a quote, a backslash, a control character, a byte of a rune of several), or
+// len(b). Most of a message is text without escapes, and a large result (an image in
+// base64, a file) is nearly all of it: eight bytes are looked at at once, and the first
+// that is not plain among them is found in one step, so that a short string (a member
+// name, most values) costs one look.
+func skipPlain(b []byte, j int) int {
+	if j+8 <= len(b) {
+		if s := unplain(binary.LittleEndian.Uint64(b[j:])); s != 0 {
+			return j + bits.TrailingZeros64(s)>>3
+		}
+		j += 8
+	}
+	// A long run: sixteen bytes at a time.
+	for ; j+16 <= len(b); j += 16 {
+		s, t := unplain(binary.LittleEndian.Uint64(b[j:])), unplain(binary.LittleEndian.Uint64(b[j+8:]))
+		switch {
+		case s != 0:
+			return j + bits.TrailingZeros64(s)>>3
+		case t != 0:
+			return j + 8 + bits.TrailingZeros64(t)>>3
+		}
+	}
+	for ; j+8 <= len(b); j += 8 {
+		if s := unplain(binary.LittleEndian.Uint64(b[j:])); s != 0 {
+			return j + bits.TrailingZeros64(s)>>3
+		}
+	}
+	for j < len(b) && b[j] >= 0x20 && b[j] < utf8.RuneSelf && b[j] != '"' && b[j] != '\\' {
+		j++
+	}
+	return j
+}
+
+// unplain marks, with its high bit, each byte of w (read little-endian) that a string does
+// not hold as it is: a quote, a backslash, a control character or a byte of 0x80 and over.
+// A mark may stand on a plain byte above (after) a marked one, never below the first: the
+// lowest mark is the first byte that is not plain, and none means all eight are.
+func unplain(w uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	quote, backslash := w^(ones*'"'), w^(ones*'\\')
 	zero := func(v uint64) uint64 { return (v - ones) &^ v & highs } // a byte of v is 0
 	control := (w - ones*0x20) &^ w & highs                          // a byte of w is below 0x20
-	return (zero(quote) | zero(backslash) | control | w&highs) == 0
+	return zero(quote) | zero(backslash) | control | w&highs
 }
 
 func hex4(b []byte, i int) (rune, bool) {
@@ -343,6 +374,11 @@ func hex4(b []byte, i int) (rune, bool) {
 // map rather than by comparing with each earlier name.
 const smallObject = 16
 
+// nameAt is where a member name's text (between its quotes) lies in the checked bytes.
+// Offsets of 32 bits keep the names of an object in 128 bytes of stack, which each object
+// clears; a text longer than 4 GiB has its names kept in a map.
+type nameAt struct{ start, end uint32 }
+
 func (c *checker) object(i, depth int) int {
 	if depth > c.maxDepth {
 		return c.fail(mcp.CodeInvalidRequest, "invalid request: nested deeper than %d levels", c.maxDepth)
@@ -352,40 +388,48 @@ func (c *checker) object(i, depth int) int {
 	if i < len(b) && b[i] == '}' {
 		return i + 1
 	}
-	var names [smallObject]rawjson.Name
+	var names [smallObject]nameAt
+	var escaped uint32 // bit k: names[k] holds an escape
 	n := 0
 	var seen map[string]struct{}
+	if uint64(len(b)) > math.MaxUint32 {
+		seen = make(map[string]struct{}, 2*smallObject)
+	}
 	for {
 		if i >= len(b) || b[i] != '"' {
 			return c.fail(mcp.CodeParseError, "parse error: expected a member name at byte %d", i)
 		}
+		c.escaped = false
 		kEnd := c.str(i)
 		if kEnd < 0 {
 			return -1
 		}
-		raw := b[i+1 : kEnd-1]
-		name := rawjson.NameOf(raw)
+		raw, esc := b[i+1:kEnd-1], c.escaped
 		switch {
 		case seen != nil:
-			k := name.String()
+			k := rawjson.NameOf(raw).String()
 			if _, dup := seen[k]; dup {
 				return c.duplicate(k)
 			}
 			seen[k] = struct{}{}
 		case n < smallObject:
-			for _, prev := range names[:n] {
-				if prev.Equal(name) {
-					return c.duplicate(name.String())
+			for k, prev := range names[:n] {
+				p := b[prev.start:prev.end]
+				if string(p) == string(raw) || (esc || escaped&(1<<k) != 0) && rawjson.NameOf(p).Equal(rawjson.NameOf(raw)) {
+					return c.duplicate(rawjson.NameOf(raw).String())
 				}
 			}
-			names[n] = name
+			names[n] = nameAt{uint32(i + 1), uint32(kEnd - 1)}
+			if esc {
+				escaped |= 1 << n
+			}
 			n++
 		default:
 			seen = make(map[string]struct{}, 2*smallObject)
 			for _, prev := range names {
-				seen[prev.String()] = struct{}{}
+				seen[rawjson.NameOf(b[prev.start:prev.end]).String()] = struct{}{}
 			}
-			k := name.String()
+			k := rawjson.NameOf(raw).String()
 			if _, dup := seen[k]; dup {
 				return c.duplicate(k)
 			}

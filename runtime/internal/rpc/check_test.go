@@ -44,6 +44,11 @@ func TestParse(t *testing.T) {
 		{"duplicate top-level", `{"jsonrpc":"2.0","id":12,"method":"x","method":"y"}`, mcp.CodeInvalidRequest, "12", ""},
 		{"duplicate _meta", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"_meta":{},"name":"a","_meta":{"progressToken":1}}}`, mcp.CodeInvalidRequest, "13", ""},
 		{"duplicate escaped", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"a","n\u0061me":"b"}}`, mcp.CodeInvalidRequest, "14", ""},
+		{"duplicate escaped first", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"n\u0061me":"a","name":"b"}}`, mcp.CodeInvalidRequest, "14", ""},
+		{"duplicate of an escaped name", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"n\u0061me":"a","nam\u0065s":"b","names":1}}`, mcp.CodeInvalidRequest, "14", ""},
+		{"escaped names differ", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"n\u0061me":"a","nam\u0065s":"b"}}`, 0, "14", "tools/call"},
+		{"duplicate long names", `{"jsonrpc":"2.0","id":14,"method":"x","params":{"a name longer than sixteen bytes":1,"a name longer than sixteen bytes":2}}`, mcp.CodeInvalidRequest, "14", ""},
+		{"names that share a start", `{"jsonrpc":"2.0","id":14,"method":"x","params":{"a name longer than sixteen bytes":1,"a name longer than sixteen bytes!":2}}`, 0, "14", "x"},
 		{"duplicate deep", `{"jsonrpc":"2.0","id":15,"method":"x","params":{"a":[{"k":1,"k":2}]}}`, mcp.CodeInvalidRequest, "15", ""},
 		{"duplicate in a large object", `{"jsonrpc":"2.0","id":16,"method":"x","params":{` + manyKeys(40) + `,"k3":0}}`, mcp.CodeInvalidRequest, "16", ""},
 		{"no jsonrpc", `{"id":17,"method":"ping"}`, mcp.CodeInvalidRequest, "17", ""},
@@ -150,6 +155,80 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
+// FuzzDuplicates holds the checker's refusal of a member named twice to a reading of the
+// same JSON by encoding/json's tokens: of JSON both read, the checker refuses a duplicate
+// exactly where some object has two members whose names decode alike.
+func FuzzDuplicates(f *testing.F) {
+	for _, s := range []string{
+		`{"a":1,"b":{"a":2,"c":[{"d":1,"d":2}]}}`, `{"n\u0061me":1,"name":2}`, `{"\u00e9":1,"é":2}`, `{"\/":1,"/":2}`,
+		`{"a":1,"a ":2}`, `[{"x":{}},{"x":{}}]`, `{"k0":0,"k1":0,"k2":0,"k3":0,"k4":0,"k5":0,"k6":0,"k7":0,"k8":0,"k9":0,"ka":0,"kb":0,"kc":0,"kd":0,"ke":0,"kf":0,"kg":0,"k0":1}`,
+		`{"a name longer than sixteen bytes":1,"a name longer than sixteen bytes":2}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !json.Valid(b) {
+			return
+		}
+		c := &checker{b: b, maxDepth: 1 << 20}
+		end := c.value(skipSpace(b, 0), 0)
+		dup := c.err != nil && strings.Contains(c.err.Message, "appears twice")
+		if end < 0 && !dup {
+			return // refused for another reason (UTF-8, a lone surrogate): not a case to compare
+		}
+		if want := hasDuplicates(t, b); dup != want {
+			t.Fatalf("%q: the checker finds a duplicate: %v (%v); encoding/json's tokens: %v", b, dup, c.err, want)
+		}
+	})
+}
+
+// hasDuplicates reports whether an object in the valid JSON b has two members whose names
+// decode alike, reading b with encoding/json's tokens.
+func hasDuplicates(t *testing.T, b []byte) bool {
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	type frame struct {
+		names  map[string]bool
+		object bool
+		key    bool // the next token of an object is a name
+	}
+	var stack []frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 && stack[len(stack)-1].object {
+				stack[len(stack)-1].key = true
+			}
+			continue
+		}
+		if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].key {
+			name, ok := tok.(string)
+			if !ok {
+				t.Fatalf("a member name read as %T", tok)
+			}
+			if stack[n-1].names[name] {
+				return true
+			}
+			stack[n-1].names[name] = true
+			stack[n-1].key = false
+			continue
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, frame{names: map[string]bool{}, object: true, key: true})
+		case json.Delim('['):
+			stack = append(stack, frame{})
+		default:
+			if n := len(stack); n > 0 && stack[n-1].object {
+				stack[n-1].key = true
+			}
+		}
+	}
+}
+
 // strOneByOne is the string check as it stood before plain ASCII was crossed eight bytes at
 // a time: a byte at a time, as the JSON grammar reads. FuzzStringCheck holds str to it.
 func strOneByOne(b []byte, i int) (int, bool) {
@@ -226,17 +305,20 @@ func FuzzStringCheck(f *testing.F) {
 	})
 }
 
-// BenchmarkParse checks a 2026-07-28 tools/call, and a result carrying 1 MiB of text (an
-// image in base64, a file).
+// BenchmarkParse checks what a relayed call reads: a 2025-11-25 tools/call, a 2026-07-28
+// one, a bundle's answer to it, and a result carrying 1 MiB of text (an image in base64, a
+// file).
 func BenchmarkParse(b *testing.B) {
+	call2025 := []byte(`{"jsonrpc":"2.0","id":10452,"method":"tools/call","params":{"name":"echo-go.echo","arguments":{"text":"bench"}}}`)
 	call := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo-go.echo","arguments":{"text":"bench"},` +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	answer := []byte(`{"jsonrpc":"2.0","id":20931,"result":{"content":[{"type":"text","text":"bench"}]}}`)
 	large := []byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"image","mimeType":"image/png","data":"` +
 		strings.Repeat("iVBORw0KGgoAAAANSUhEUgAA", 1<<20/24) + `"}]}}`)
 	for _, tt := range []struct {
 		name string
 		line []byte
-	}{{"call", call}, {"1MiB result", large}} {
+	}{{"2025 call", call2025}, {"call", call}, {"answer", answer}, {"1MiB result", large}} {
 		b.Run(tt.name, func(b *testing.B) {
 			b.SetBytes(int64(len(tt.line)))
 			for b.Loop() {
