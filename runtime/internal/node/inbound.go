@@ -33,8 +33,8 @@ func (n *Node) related(inst *instance, params json.RawMessage) *flight {
 	if raw, ok := rawjson.Member(meta, RelatedRequestKey); ok {
 		var id rpc.ID
 		if json.Unmarshal(raw, &id) == nil {
-			if f := inst.flights[id]; f != nil {
-				return f
+			if n, ok := id.Uint(); ok && inst.flights[n] != nil {
+				return inst.flights[n]
 			}
 		}
 	}
@@ -131,8 +131,8 @@ func qualify(bundle, logger string) string {
 }
 
 // forwardProgress passes a bundle's progress to the client whose call it is about. Tokens
-// are the node's own, unguessable, and taken only from the process the call went to: a
-// bundle cannot send progress into another's call. What reaches the client is the progress
+// are the node's own, naming the call's id with the process (see send), and taken only
+// from the process the call went to: a bundle cannot send progress into another's call. What reaches the client is the progress
 // alone, under its own token: the _meta of a bundle's notification (where it relates it to
 // the node's request) is between the bundle and the node.
 func (n *Node) forwardProgress(inst *instance, params json.RawMessage) {
@@ -144,9 +144,12 @@ func (n *Node) forwardProgress(inst *instance, params json.RawMessage) {
 	if !ok {
 		return
 	}
-	inst.mu.Lock()
-	f := inst.byToken[token]
-	inst.mu.Unlock()
+	var f *flight
+	if id, ok := upstream.TokenID(token, n.tokenTag); ok {
+		inst.mu.Lock()
+		f = inst.flights[id]
+		inst.mu.Unlock()
+	}
 	if f == nil {
 		n.log.Debug("progress for no call of this process", "token", token)
 		return

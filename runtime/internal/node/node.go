@@ -118,8 +118,8 @@ type Node struct {
 	ready     chan struct{}
 	settled   atomic.Bool // the first start is over: report collisions and changes
 
-	tokens    atomic.Uint64 // progress tokens given out
-	tokenTag  string        // makes this node's tokens its own
+	tokens    atomic.Uint64 // names given out (newToken)
+	tokenTag  string        // makes this node's names and progress tokens its own
 	meta      metaIndexes
 	tasks     nodeTasks
 	held      heldNames

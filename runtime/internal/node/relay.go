@@ -31,7 +31,7 @@ type relay struct {
 	n     *Node
 	b     *bundle
 	outer context.Context // the client's call: its values, and its end
-	ours  string          // the progress token the bundle sees
+	key   uint64          // the call's id with the process (r.id), which its flight is known by
 	// clientToken is the progress token the client gave, nil when it asked for none.
 	clientToken json.RawMessage
 	start       time.Time
@@ -90,7 +90,7 @@ func (r *relay) context() context.Context {
 func (n *Node) send(c *call, b *bundle, inst *instance, rename string) {
 	outer, x, req := c.ctx, c.x, c.req
 	r := &c.relay // made with the call's record, not an allocation of its own
-	r.c, r.n, r.b, r.outer, r.ours, r.start = c, n, b, outer, n.newToken(), time.Now()
+	r.c, r.n, r.b, r.outer, r.start = c, n, b, outer, time.Now()
 	r.idle, r.hard, r.clientToken = b.m.Timeouts.Call, max(b.m.Timeouts.CallMax, b.m.Timeouts.Call), req.ProgressToken
 	// One deadline serves both limits: it is due when the call has gone idle without
 	// progress or reaches call_max, whichever comes first; progress pushes it back.
@@ -106,15 +106,15 @@ func (n *Node) send(c *call, b *bundle, inst *instance, rename string) {
 		r.finish(nil, notSent(err))
 		return
 	}
-	r.id = id
+	r.id, r.key = id, idKey(id)
 	inst.mu.Lock()
-	inst.flights[id] = &r.flight
-	inst.byToken[r.ours] = &r.flight
+	inst.flights[r.key] = &r.flight
 	inst.sweepLocked(sweepEvery(r.idle))
 	inst.mu.Unlock()
 	// Every call gets a token of ours, so that its progress extends its timeout even when
-	// the client asked for none (then the progress goes no further).
-	edit := upstream.Edit{Name: rename, Token: r.ours, Caller: x.Caller().upstream()}
+	// the client asked for none (then the progress goes no further): the node's tag and the
+	// call's id, by which its flight is found (see forwardProgress).
+	edit := upstream.Edit{Name: rename, TokenTag: n.tokenTag, Caller: x.Caller().upstream()}
 	if _, nop := n.cfg.Telemetry.(telemetry.Nop); !nop {
 		target := rename
 		if target == "" {
@@ -141,11 +141,18 @@ func (n *Node) send(c *call, b *bundle, inst *instance, rename string) {
 	}
 }
 
-// newToken returns a progress token unique to this node's run. Progress is only taken
-// from the process a call went to (see forwardProgress), so a token needs no secrecy.
+// newToken returns a name unique to this node's run, such as a run's id.
 func (n *Node) newToken() string {
 	b := make([]byte, 0, len(n.tokenTag)+13)
 	return string(strconv.AppendUint(append(b, n.tokenTag...), n.tokens.Add(1), 36))
+}
+
+// idKey is the key of a call's flight: its id with the process, always an integer of the
+// connection's (rpc.Pending). Progress is only taken from the process a call went to (see
+// forwardProgress), so the token made of it needs no secrecy.
+func idKey(id rpc.ID) uint64 {
+	n, _ := id.Uint()
+	return n
 }
 
 // what names the request in errors: what it asked the bundle for.
@@ -236,8 +243,7 @@ func (r *relay) finish(res json.RawMessage, err error) {
 // forget removes the call from its process's calls in flight.
 func (r *relay) forget() {
 	r.inst.mu.Lock()
-	delete(r.inst.flights, r.id)
-	delete(r.inst.byToken, r.ours)
+	delete(r.inst.flights, r.key)
 	r.inst.mu.Unlock()
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
-	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/runtime/internal/sandbox"
 	"github.com/toolnode/toolnode/runtime/internal/upstream"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
@@ -118,9 +117,8 @@ type instance struct {
 	// it is not acted on (the start lists everything after it), and c.Init is whole.
 	initialized atomic.Bool
 	busy        atomic.Int64
-	mu          sync.Mutex         // guards flights and byToken, so that calls to other processes do not meet
-	flights     map[rpc.ID]*flight // calls in flight by bundle-side id
-	byToken     map[string]*flight // the same by the progress token the bundle was given
+	mu          sync.Mutex         // guards flights, so that calls to other processes do not meet
+	flights     map[uint64]*flight // calls in flight by bundle-side id, which their progress tokens name too
 	// The sweep of the calls in flight past their deadline (see sweep.go): armed while
 	// there are some, every sweepEvery.
 	sweep      *time.Timer
@@ -425,7 +423,7 @@ func (n *Node) startInstance(b *bundle, failed func(error)) (*instance, lists, e
 		case <-ctx.Done():
 		}
 	}()
-	inst := &instance{flights: map[rpc.ID]*flight{}, byToken: map[string]*flight{}}
+	inst := &instance{flights: map[uint64]*flight{}}
 	cfg, err := upstream.ConfigFor(m, n.cfg.LookupEnv, b.log)
 	if err != nil {
 		return fail(err)

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -422,6 +423,10 @@ type Edit struct {
 	// Token, unless "", is put as the progress token: the node's own, in place of the
 	// client's.
 	Token string
+	// TokenTag, unless "" (and without Token), puts as the progress token TokenTag followed
+	// by the request's id (see TokenID): a token unique to the call among the process's,
+	// made in the line without a string of its own. It must need no escaping in JSON.
+	TokenTag string
 	// Caller is what a stateless bundle is told of the client of the request.
 	Caller Caller
 	// Meta are more members of _meta, such as the trace context.
@@ -429,6 +434,25 @@ type Edit struct {
 	// Header, unless nil, goes with the request to a remote bundle over the bundle's own
 	// headers: a caller's credentials. Only a bundle reached over HTTP can take one.
 	Header http.Header
+
+	id rpc.ID // the request's, for TokenTag: set by Send
+}
+
+// TokenID returns the id of the request a progress token made with tag (see
+// Edit.TokenTag) names, and whether it is one.
+func TokenID(token, tag string) (uint64, bool) {
+	digits, ok := strings.CutPrefix(token, tag)
+	if !ok || len(digits) == 0 || len(digits) > 19 {
+		return 0, false // 19 digits and fewer fit in 64 bits
+	}
+	var n uint64
+	for _, c := range []byte(digits) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n, true
 }
 
 // Send sends the request id got from Expect, its params edited as edit says and, to a
@@ -441,6 +465,7 @@ func (c *Client) Send(id rpc.ID, method string, params json.RawMessage, edit Edi
 	// them by the time it returns.
 	scratch := editBuffers.Get().(*[]byte)
 	defer putEditBuffer(scratch)
+	edit.id = id
 	params, edits, buf, _ := c.editParams((*scratch)[:0], params, edit)
 	*scratch = buf
 	var err error
@@ -603,7 +628,7 @@ func (c *Client) editParams(buf []byte, params json.RawMessage, edit Edit) (json
 	if !stateless {
 		kept, buf = keptMeta(buf, params)
 	}
-	if kept == nil && edit.Name == "" && edit.Token == "" && edit.Meta == nil && !stateless {
+	if kept == nil && edit.Name == "" && edit.Token == "" && edit.TokenTag == "" && edit.Meta == nil && !stateless {
 		return params, paramEdits{}, buf, nil
 	}
 	return c.editsOf(buf, params, kept, edit)
@@ -624,9 +649,15 @@ func (c *Client) editsOf(buf []byte, params json.RawMessage, meta []byte, edit E
 		buf = rawjson.AppendString(buf, edit.Name)
 		name = buf[at:]
 	}
-	if edit.Token != "" {
+	switch {
+	case edit.Token != "":
 		at := len(buf)
 		buf = rawjson.AppendString(buf, edit.Token)
+		token = buf[at:]
+	case edit.TokenTag != "":
+		at := len(buf)
+		buf = append(append(append(buf, '"'), edit.TokenTag...), strings.Trim(edit.id.String(), `"`)...)
+		buf = append(buf, '"')
 		token = buf[at:]
 	}
 	stateless := c.Era() == EraStateless

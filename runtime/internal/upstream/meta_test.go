@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
 
@@ -220,5 +221,36 @@ func TestSessionBundlesGetNoRevisionMeta(t *testing.T) {
 				t.Errorf("got %s, want %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestTokenTagNamesTheCall: a progress token made of the node's tag and the request's id
+// replaces the client's, in both eras, and TokenID reads the id back from it alone.
+func TestTokenTagNamesTheCall(t *testing.T) {
+	const tag = "tn-AbC_9-"
+	for _, era := range []Era{EraSession, EraStateless} {
+		c := &Client{}
+		c.setMeta([]byte(`{"name":"toolnode","version":"1"}`), []byte(`{}`))
+		c.era.Store(uint32(era))
+		out, old := c.prepare(json.RawMessage(`{"name":"a","_meta":{"progressToken":"mine"}}`), Edit{TokenTag: tag, id: rpc.Int(4217)})
+		var p struct {
+			Meta struct {
+				ProgressToken string `json:"progressToken"`
+			} `json:"_meta"`
+		}
+		if err := json.Unmarshal(out, &p); err != nil {
+			t.Fatalf("era %d: %v: %s", era, err, out)
+		}
+		if p.Meta.ProgressToken != tag+"4217" || string(old) != `"mine"` {
+			t.Errorf("era %d: token %q, the client's %s, in %s", era, p.Meta.ProgressToken, old, out)
+		}
+		if id, ok := TokenID(p.Meta.ProgressToken, tag); !ok || id != 4217 {
+			t.Errorf("era %d: TokenID = %d, %v", era, id, ok)
+		}
+	}
+	for _, token := range []string{"", tag, "tn-other-1", tag + "12x", tag + "-1", tag + "123456789012345678901", "4217"} {
+		if id, ok := TokenID(token, tag); ok {
+			t.Errorf("TokenID(%q) = %d, want none", token, id)
+		}
 	}
 }
