@@ -101,7 +101,7 @@ func (n *Node) send(c *call, b *bundle, inst *instance, rename string) {
 	inst.busy.Add(1)
 	// The flight is known before the bundle can name it: registered under the id the call
 	// will go under, before it is sent.
-	id, err := inst.client.Expect(r.finish)
+	id, err := inst.client.ExpectTo(r)
 	if err != nil {
 		r.finish(nil, notSent(err))
 		return
@@ -193,6 +193,9 @@ func (r *relay) giveUp(err error) {
 		r.finish(nil, err)
 	}
 }
+
+// Answer implements rpc.Answerer: the process's answer to the call, or why there is none.
+func (r *relay) Answer(res json.RawMessage, err error) { r.finish(res, r.inst.client.Failure(err)) }
 
 // finish ends the call, once: the answer, or why there is none.
 func (r *relay) finish(res json.RawMessage, err error) {

@@ -118,6 +118,9 @@ func (c *Conn) Call(method string, params json.RawMessage, done Done) (ID, error
 // before the peer can say anything. An error when the connection has ended.
 func (c *Conn) Expect(done Done) (ID, error) { return c.pending.Add(done) }
 
+// ExpectTo is Expect with the outcome given to a (see Answerer).
+func (c *Conn) ExpectTo(a Answerer) (ID, error) { return c.pending.AddTo(a) }
+
 // Request sends the request id got from Expect. When it cannot be sent the call is taken
 // back (done is not called) and the error says why.
 func (c *Conn) Request(id ID, method string, params json.RawMessage) error {
@@ -299,7 +302,7 @@ func (c *Conn) deliver(m *Message) {
 func (c *Conn) invalid(line []byte, m *Message, err *Error) {
 	if m.Method == "" && !m.ID.IsZero() {
 		if done := c.pending.Take(m.ID); done != nil {
-			done(nil, fmt.Errorf("%w: %s", ErrBadAnswer, err.Message))
+			done.Answer(nil, fmt.Errorf("%w: %s", ErrBadAnswer, err.Message))
 			return
 		}
 	}

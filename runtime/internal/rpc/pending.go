@@ -15,34 +15,47 @@ var ErrClosed = errors.New("connection closed")
 // written on without a hand-off) and must not block.
 type Done func(result json.RawMessage, err error)
 
+// Answerer receives the outcome of a call, as a Done does: exactly once, on the goroutine
+// that learned it, without blocking. A value already made for the call can take it (a
+// node's relay), sparing the function value a Done would be for every call.
+type Answerer interface {
+	Answer(result json.RawMessage, err error)
+}
+
+// Answer calls d: every Done is an Answerer.
+func (d Done) Answer(result json.RawMessage, err error) { d(result, err) }
+
 // Pending is the table of calls waiting for answers, under ids it hands out. The zero value
 // is ready to use.
 type Pending struct {
 	mu     sync.Mutex
 	next   uint64
-	calls  map[uint64]Done
+	calls  map[uint64]Answerer
 	closed error
 }
 
 // Add registers done and returns the id to send the call under; an error when the table is
 // closed (done is then not called).
-func (p *Pending) Add(done Done) (ID, error) {
+func (p *Pending) Add(done Done) (ID, error) { return p.AddTo(done) }
+
+// AddTo is Add with the outcome given to a, which must not be nil.
+func (p *Pending) AddTo(a Answerer) (ID, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed != nil {
 		return ID{}, p.closed
 	}
 	if p.calls == nil {
-		p.calls = map[uint64]Done{}
+		p.calls = map[uint64]Answerer{}
 	}
 	p.next++
-	p.calls[p.next] = done
+	p.calls[p.next] = a
 	return Int(p.next), nil
 }
 
-// Take removes the call id and returns its Done, or nil when it is not waiting (answered,
-// taken before, or never sent). Whoever takes a call owns its end.
-func (p *Pending) Take(id ID) Done {
+// Take removes the call id and returns where its outcome goes, or nil when it is not
+// waiting (answered, taken before, or never sent). Whoever takes a call owns its end.
+func (p *Pending) Take(id ID) Answerer {
 	n, ok := id.Uint()
 	if !ok {
 		return nil
@@ -64,9 +77,9 @@ func (p *Pending) Deliver(m *Message) bool {
 		return false
 	}
 	if m.Error != nil {
-		done(nil, m.Error)
+		done.Answer(nil, m.Error)
 	} else {
-		done(m.Result, nil)
+		done.Answer(m.Result, nil)
 	}
 	return true
 }
@@ -104,7 +117,7 @@ func (p *Pending) Close(err error) {
 	p.calls = nil
 	p.mu.Unlock()
 	for _, done := range calls {
-		done(nil, err)
+		done.Answer(nil, err)
 	}
 }
 

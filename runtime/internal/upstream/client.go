@@ -399,19 +399,33 @@ func (p clientPeer) Forget(id rpc.ID) bool { return p.c.t.Forget(id) }
 // JSON-RPC error, or an error naming the bundle and how it exited. A caller that gives up
 // calls Abandon.
 func (c *Client) Expect(done rpc.Done) (rpc.ID, error) {
-	id, err := c.t.Expect(func(res json.RawMessage, err error) {
-		switch {
-		case errors.Is(err, rpc.ErrClosed):
-			err = c.t.gone()
-		case errors.Is(err, rpc.ErrBadAnswer):
-			err = fmt.Errorf("bundle %q: %w", c.cfg.Name, err)
-		}
-		done(res, err)
-	})
+	return c.ExpectTo(rpc.Done(func(res json.RawMessage, err error) { done(res, c.Failure(err)) }))
+}
+
+// ExpectTo is Expect with the outcome given to a, a value the caller has made for the call
+// already (a relay), which spares the function value of a Done. a is given the errors as
+// the transport has them: Failure names them as Expect does.
+func (c *Client) ExpectTo(a rpc.Answerer) (rpc.ID, error) {
+	id, err := c.t.ExpectTo(a)
 	if errors.Is(err, rpc.ErrClosed) {
 		return id, c.t.gone()
 	}
 	return id, err
+}
+
+// Failure is err, why a call got no answer as the transport has it, as Expect gives it:
+// the bundle's end for a connection closed, the bundle named for an answer that could not
+// be taken. nil stays nil.
+func (c *Client) Failure(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, rpc.ErrClosed):
+		return c.t.gone()
+	case errors.Is(err, rpc.ErrBadAnswer):
+		return fmt.Errorf("bundle %q: %w", c.cfg.Name, err)
+	}
+	return err
 }
 
 // Edit is what the node changes in a request's params on their way to a bundle, all in one

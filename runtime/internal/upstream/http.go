@@ -125,7 +125,8 @@ func (t *httpTransport) opened() {
 	}
 }
 
-func (t *httpTransport) Expect(done rpc.Done) (rpc.ID, error) { return t.pending.Add(done) }
+func (t *httpTransport) Expect(done rpc.Done) (rpc.ID, error)    { return t.pending.Add(done) }
+func (t *httpTransport) ExpectTo(a rpc.Answerer) (rpc.ID, error) { return t.pending.AddTo(a) }
 
 // Request posts a request on a goroutine of its own; its answer ends the call.
 func (t *httpTransport) Request(id rpc.ID, method string, params json.RawMessage) error {
@@ -370,7 +371,7 @@ func (t *httpTransport) answer(ctx context.Context, resp *http.Response, id rpc.
 			return
 		}
 		if done := t.pending.Take(id); done != nil {
-			done(nil, fmt.Errorf("%w: remote bundle %q ended the stream of %s without answering it", rpc.ErrBadAnswer, t.name, method))
+			done.Answer(nil, fmt.Errorf("%w: remote bundle %q ended the stream of %s without answering it", rpc.ErrBadAnswer, t.name, method))
 		}
 	case ctype == "application/json":
 		body, err := io.ReadAll(io.LimitReader(resp.Body, int64(t.maxBody)+1))
@@ -386,7 +387,7 @@ func (t *httpTransport) answer(ctx context.Context, resp *http.Response, id rpc.
 		}
 		t.dispatchBody(body, id)
 		if done := t.pending.Take(id); done != nil {
-			done(nil, fmt.Errorf("%w: remote bundle %q answered %s with HTTP %s and no answer to it", rpc.ErrBadAnswer, t.name, method, resp.Status))
+			done.Answer(nil, fmt.Errorf("%w: remote bundle %q answered %s with HTTP %s and no answer to it", rpc.ErrBadAnswer, t.name, method, resp.Status))
 		}
 	default:
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
@@ -419,7 +420,7 @@ func (t *httpTransport) dispatch(line []byte, forID rpc.ID) {
 	if perr != nil {
 		if m.Method == "" && !m.ID.IsZero() {
 			if done := t.pending.Take(m.ID); done != nil {
-				done(nil, fmt.Errorf("%w: %s", rpc.ErrBadAnswer, perr.Message))
+				done.Answer(nil, fmt.Errorf("%w: %s", rpc.ErrBadAnswer, perr.Message))
 				return
 			}
 		}
@@ -440,7 +441,7 @@ func (t *httpTransport) dispatch(line []byte, forID rpc.ID) {
 
 func (t *httpTransport) fail(id rpc.ID, err error) {
 	if done := t.pending.Take(id); done != nil {
-		done(nil, err)
+		done.Answer(nil, err)
 	}
 }
 

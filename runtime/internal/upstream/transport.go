@@ -13,6 +13,8 @@ import (
 type transport interface {
 	// Expect, Request and Forget are rpc.Peer's: the table of calls waiting for answers.
 	Expect(done rpc.Done) (rpc.ID, error)
+	// ExpectTo is Expect with the outcome given to a (see rpc.Answerer).
+	ExpectTo(a rpc.Answerer) (rpc.ID, error)
 	Request(id rpc.ID, method string, params json.RawMessage) error
 	Forget(id rpc.ID) bool
 	Notify(method string, params json.RawMessage) error
