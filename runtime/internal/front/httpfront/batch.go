@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/toolnode/toolnode/runtime/internal/front"
-	"github.com/toolnode/toolnode/runtime/internal/oauth"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -15,7 +14,7 @@ import (
 func (h *Handler) batch(w http.ResponseWriter, r *http.Request, id front.Identity, body []byte) {
 	elems, perr := rpc.SplitBatch(body, h.srv.Options().Limits)
 	if perr != nil {
-		writeMessage(w, http.StatusBadRequest, "", rpc.Failure(rpc.ID{}, perr))
+		writeMessage(w, http.StatusBadRequest, nil, rpc.Failure(rpc.ID{}, perr))
 		return
 	}
 	hs := h.session(w, r, id)
@@ -48,7 +47,7 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request, id front.Identit
 		case m.IsResponse():
 			hs.deliver(&m)
 		case m.Method != mcp.MethodInitialize:
-			token, _ := oauth.TokenFromContext(r.Context())
+			token, _ := h.token(r)
 			a, refused := h.srv.Admit(&front.Inbound{Method: m.Method, Params: m.Params, Token: token, SessionOnly: true,
 				Info: front.SessionInfo{Identity: id, Transport: "tcp"}})
 			if refused != nil {
@@ -80,5 +79,5 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request, id front.Identit
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	writeJSON(w, http.StatusOK, hs.id, append(out, ']'))
+	writeJSON(w, http.StatusOK, hs.idHeader, append(out, ']'))
 }

@@ -17,7 +17,7 @@ import (
 // OAuth access token, an access file's token, or the --token-file token). A request that
 // fails is answered here, and ok is false.
 func (h *Handler) guard(w http.ResponseWriter, r *http.Request) (id front.Identity, ok bool) {
-	if h.opts.CheckHost && !loopbackHost(r.Host) {
+	if h.opts.CheckHost && !h.hostAllowed(r.Host) {
 		httpError(w, http.StatusForbidden, mcp.CodeInvalidRequest, "host "+r.Host+" is not this node's (it listens on loopback)")
 		return id, false
 	}
@@ -34,7 +34,7 @@ func (h *Handler) guard(w http.ResponseWriter, r *http.Request) (id front.Identi
 		return id, false
 	}
 	id.Source = h.clientAddress(r)
-	if tok, isOAuth := oauth.TokenFromContext(r.Context()); isOAuth {
+	if tok, isOAuth := h.token(r); isOAuth {
 		id.Subject, id.Groups = tok.Subject, tok.Groups
 		if acc := h.srv.Options().Access; acc != nil {
 			c := front.ClientByScopes(acc.Policy(), tok.Scopes)
@@ -122,6 +122,29 @@ func (h *Handler) originAllowed(origin string) bool {
 		return false
 	}
 	return loopbackName(u.Hostname())
+}
+
+// hostAllowed is loopbackHost(host), remembered for the last host accepted: every request
+// of a client names the same Host, and parsing it as an address is a good part of the
+// guard's time.
+func (h *Handler) hostAllowed(host string) bool {
+	if last := h.lastHost.Load(); last != nil && *last == host {
+		return true
+	}
+	if !loopbackHost(host) {
+		return false
+	}
+	h.lastHost.Store(&host)
+	return true
+}
+
+// token is the OAuth token the front's resource server verified for r. Only WithOAuth
+// puts one in a request's context: without it, the context is not searched.
+func (h *Handler) token(r *http.Request) (*oauth.Token, bool) {
+	if h.rs == nil {
+		return nil, false
+	}
+	return oauth.TokenFromContext(r.Context())
 }
 
 // loopbackHost reports whether a Host header names localhost or a loopback address.

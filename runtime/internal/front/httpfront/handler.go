@@ -15,6 +15,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/front"
@@ -85,6 +86,8 @@ type Handler struct {
 	srv  *front.Server
 	opts Options
 	rs   *oauth.ResourceServer // set by WithOAuth
+
+	lastHost atomic.Pointer[string] // the last Host header the guard accepted (CheckHost)
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
@@ -208,7 +211,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, id front.Identity
 	}
 	msg, perr := rpc.Parse(body, h.srv.Options().Limits)
 	if perr != nil {
-		writeMessage(w, http.StatusBadRequest, "", rpc.Failure(msg.ID, perr))
+		writeMessage(w, http.StatusBadRequest, nil, rpc.Failure(msg.ID, perr))
 		return
 	}
 	version := r.Header.Get(HeaderProtocolVersion)
@@ -217,9 +220,9 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, id front.Identity
 		var refused *front.Refusal
 		if a, refused = h.admit(r, &msg, id, version); refused != nil {
 			if refused.Stateless {
-				writeMessage(w, refusalStatus(refused.Err), "", rpc.Failure(msg.ID, refused.Err))
+				writeMessage(w, refusalStatus(refused.Err), nil, rpc.Failure(msg.ID, refused.Err))
 			} else {
-				writeMessage(w, http.StatusOK, r.Header.Get(HeaderSessionID), rpc.Failure(msg.ID, refused.Err))
+				writeMessage(w, http.StatusOK, r.Header.Values(HeaderSessionID), rpc.Failure(msg.ID, refused.Err))
 			}
 			return
 		}
@@ -255,7 +258,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, id front.Identity
 			w.WriteHeader(http.StatusAccepted) // cancelled by the client: nothing to answer
 			return
 		}
-		writeMessage(w, http.StatusOK, hs.id, resp)
+		writeMessage(w, http.StatusOK, hs.idHeader, resp)
 	}
 }
 
@@ -263,7 +266,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, id front.Identity
 // beside it: the caller's token, the revision its header names (version), and the headers
 // mirroring its body, which a stateless request's must match.
 func (h *Handler) admit(r *http.Request, msg *rpc.Message, id front.Identity, version string) (front.Admitted, *front.Refusal) {
-	token, _ := oauth.TokenFromContext(r.Context())
+	token, _ := h.token(r)
 	return h.srv.Admit(&front.Inbound{Method: msg.Method, Params: msg.Params, Token: token, Version: version, Check: (*mirrored)(r),
 		Out: noStream{}, Info: front.SessionInfo{Identity: id, Transport: "tcp"}})
 }
@@ -289,17 +292,20 @@ func isJSON(contentType string) bool {
 }
 
 // readBody reads a request's body, bounded by limit: one of a declared length (nearly every
-// client declares it) into one buffer of that size, else growing as it comes.
+// client declares it) into one buffer of that size, the declared length checked against the
+// limit before anything is read (net/http reads no further than it); else growing as it
+// comes, up to the limit. A body over the limit is an *http.MaxBytesError.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	body := http.MaxBytesReader(w, r.Body, limit)
-	if n := r.ContentLength; n > 0 && n <= limit {
+	if n := r.ContentLength; n > limit {
+		return nil, &http.MaxBytesError{Limit: limit}
+	} else if n > 0 {
 		b := make([]byte, n)
-		if _, err := io.ReadFull(body, b); err != nil {
+		if _, err := io.ReadFull(r.Body, b); err != nil {
 			return nil, err
 		}
 		return b, nil
 	}
-	return io.ReadAll(body)
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 }
 
 // accepts reports whether an Accept header admits mediaType, without splitting it: it is
@@ -328,7 +334,9 @@ func badSessionVersion(w http.ResponseWriter, v string) {
 		fmt.Sprintf("unsupported %s %q; supported: %s", HeaderProtocolVersion, v, strings.Join(mcp.AllVersions(), ", ")))
 }
 
-func writeMessage(w http.ResponseWriter, status int, sessionID string, m *rpc.Message) {
+// writeMessage writes m as the whole response, with status and the header sessionID (the
+// Mcp-Session-Id header's value, nil for none).
+func writeMessage(w http.ResponseWriter, status int, sessionID []string, m *rpc.Message) {
 	// The response copies what it is given (into its buffer, or to the socket), so the
 	// encoding's buffer serves the next answer.
 	buf := answerBuffers.Get().(*[]byte)
@@ -350,18 +358,21 @@ const keptAnswerBuffer = 64 << 10
 // response: net/http only reads a header's values.
 var jsonContentType = []string{"application/json"}
 
-func writeJSON(w http.ResponseWriter, status int, sessionID string, b []byte) {
+// writeJSON writes b as the whole response, with status and the header sessionID (the
+// Mcp-Session-Id header's value, nil for none: a session's own, made once, is shared by its
+// answers as jsonContentType is).
+func writeJSON(w http.ResponseWriter, status int, sessionID []string, b []byte) {
 	hd := w.Header()
 	hd["Content-Type"] = jsonContentType
-	if sessionID != "" {
-		hd.Set(HeaderSessionID, sessionID)
+	if len(sessionID) > 0 {
+		hd[HeaderSessionID] = sessionID[:1]
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
 
 func httpError(w http.ResponseWriter, status int, code int64, msg string) {
-	writeMessage(w, status, "", rpc.Failure(rpc.NullID, rpc.Errorf(code, "%s", msg)))
+	writeMessage(w, status, nil, rpc.Failure(rpc.NullID, rpc.Errorf(code, "%s", msg)))
 }
 
 // Bounds reports the HTTP front's bounds for toolnode.status.

@@ -99,7 +99,7 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, id front.Ident
 		if errors.Is(err, ErrUnknownReplica) {
 			fail = rpc.Errorf(mcp.CodeInvalidParams, "invalid params: replica %q, which held the call this requestState continues, is gone; call again without it", owner)
 		}
-		writeMessage(w, http.StatusOK, "", rpc.Failure(msg.ID, fail))
+		writeMessage(w, http.StatusOK, nil, rpc.Failure(msg.ID, fail))
 	}
 }
 

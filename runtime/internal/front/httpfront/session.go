@@ -23,13 +23,14 @@ import (
 // Mcp-Session-Id names. It is where the session's messages go (node.Client): on the event
 // stream of the POST whose call they concern, else on the session's GET stream.
 type httpSession struct {
-	id     string
-	h      *Handler
-	sess   *front.Session
-	who    front.Identity
-	ctx    context.Context // ends with the session
-	cancel context.CancelFunc
-	asked  rpc.Pending // the node's requests to the client, answered in POSTs
+	id       string
+	idHeader []string // Mcp-Session-Id's value: id, shared by the session's answers
+	h        *Handler
+	sess     *front.Session
+	who      front.Identity
+	ctx      context.Context // ends with the session
+	cancel   context.CancelFunc
+	asked    rpc.Pending // the node's requests to the client, answered in POSTs
 
 	mu       sync.Mutex
 	get      *stream
@@ -132,7 +133,7 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, id front.Id
 	h.byClient[id.Bound()]++
 	h.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
-	hs := &httpSession{id: sid, h: h, who: id, ctx: ctx, cancel: cancel}
+	hs := &httpSession{id: sid, idHeader: []string{sid}, h: h, who: id, ctx: ctx, cancel: cancel}
 	hs.touch()
 	hs.sess = h.srv.NewSession(hs, front.SessionInfo{Identity: id, ID: sid, Transport: "tcp"})
 	resp, _ := hs.serve(ctx, msg, req)
@@ -141,12 +142,12 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, id front.Id
 		h.byClient[id.Bound()]--
 		h.mu.Unlock()
 		hs.end()
-		writeMessage(w, http.StatusOK, "", resp)
+		writeMessage(w, http.StatusOK, nil, resp)
 		return
 	}
 	h.sessions[sid] = hs
 	h.mu.Unlock()
-	writeMessage(w, http.StatusOK, sid, resp)
+	writeMessage(w, http.StatusOK, hs.idHeader, resp)
 }
 
 // get opens the session's stream for the node's own messages.
@@ -159,7 +160,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, id front.Identity)
 	if hs == nil {
 		return
 	}
-	st := h.newStream(w, hs.id, nil)
+	st := h.newStream(w, hs, false)
 	st.start()
 	hs.mu.Lock()
 	old := hs.get
@@ -271,11 +272,11 @@ func (a answer) Reply(_ *front.Call, res json.RawMessage, err *rpc.Error) { a <-
 // interval as SEP-1699 recommends, so that a client whose connection drops knows to come
 // back. Most calls send nothing first, and JSON spares them the stream's extra writes.
 func (hs *httpSession) serveStream(w http.ResponseWriter, r *http.Request, msg *rpc.Message, req *node.Request) {
-	st := hs.h.newStream(w, hs.id, hs.primer)
+	st := hs.h.newStream(w, hs, true)
 	defer st.close()
 	call, err := hs.sess.Begin(hs.ctx, msg.ID)
 	if err != nil {
-		writeMessage(w, http.StatusOK, hs.id, rpc.Failure(msg.ID, err))
+		writeMessage(w, http.StatusOK, hs.idHeader, rpc.Failure(msg.ID, err))
 		return
 	}
 	call.SendOn(postStream{hs, st})

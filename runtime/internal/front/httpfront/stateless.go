@@ -28,7 +28,7 @@ const (
 // (a, see Handler.admit) and answered on its own, on the POST that carries it. a is zero
 // for a notification or a response.
 func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, id front.Identity, msg *rpc.Message, a front.Admitted, body []byte, forwarded bool) {
-	fail := func(status int, err *rpc.Error) { writeMessage(w, status, "", rpc.Failure(msg.ID, err)) }
+	fail := func(status int, err *rpc.Error) { writeMessage(w, status, nil, rpc.Failure(msg.ID, err)) }
 	switch {
 	case msg.IsNotification():
 		w.WriteHeader(http.StatusAccepted) // the revision defines none over HTTP; nothing to do
@@ -49,7 +49,7 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, id front.Ide
 		return
 	}
 	if a.Listens() {
-		st := h.newStream(w, "", nil)
+		st := h.newStream(w, nil, false)
 		defer st.close()
 		h.listen(r, st, msg, req, v)
 		return
@@ -59,7 +59,7 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, id front.Ide
 	// other is answered as plain JSON, with no stream to set up.
 	call := v.Begin(r.Context(), msg.ID)
 	if v.Streams() {
-		st := h.newStream(w, "", nil)
+		st := h.newStream(w, nil, false)
 		defer st.close()
 		call.SendOn(requestStream{st})
 		h.streamCall(r, st, call, msg, req, statelessStatus)
@@ -72,7 +72,7 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, id front.Ide
 		fail(statelessStatus(o.err), o.err)
 		return
 	}
-	writeMessage(w, http.StatusOK, "", rpc.Result(msg.ID, o.res))
+	writeMessage(w, http.StatusOK, nil, rpc.Result(msg.ID, o.res))
 }
 
 // noStream is where the messages of a stateless request without a stream would go: it has
@@ -308,7 +308,7 @@ func sameValue(header string, arg json.RawMessage) bool {
 func (h *Handler) listen(r *http.Request, st *stream, msg *rpc.Message, req *node.Request, v *front.Stateless) {
 	l, ack, err := h.srv.Listen(r.Context(), v, msg.ID, req, st.send)
 	if err != nil {
-		writeMessage(st.w, http.StatusOK, "", rpc.Failure(msg.ID, err))
+		writeMessage(st.w, http.StatusOK, nil, rpc.Failure(msg.ID, err))
 		return
 	}
 	defer l.Close()

@@ -42,7 +42,7 @@ func (h *Handler) streamCall(r *http.Request, st *stream, call *front.Call, msg 
 				resp = rpc.Failure(msg.ID, o.err)
 			}
 			if st.finish(status(o.err), resp) != nil {
-				h.srv.Logger().Warn("client left before its answer was sent", "session", st.sessionID, "method", msg.Method)
+				h.srv.Logger().Warn("client left before its answer was sent", "session", st.sessionID(), "method", msg.Method)
 			}
 			return
 		case <-st.out.Wake():
@@ -61,13 +61,13 @@ func (h *Handler) streamCall(r *http.Request, st *stream, call *front.Call, msg 
 // never start (the answer comes first, as plain JSON): it is kept to three allocations
 // (itself with its Outbox, the Outbox's wake channel, answered).
 type stream struct {
-	h         *Handler
-	sessionID string        // sent back in the headers; "" without a session
-	primer    func() string // the first event of a POST's stream; nil for none
-	w         http.ResponseWriter
-	rc        http.ResponseController
-	out       rpc.Outbox // in the stream's own allocation
-	started   bool       // headers out; only the handler's goroutine touches it
+	h       *Handler
+	hs      *httpSession // whose id the headers carry; nil without a session
+	primed  bool         // starts with the session's primer (hs.primer): a POST's stream
+	w       http.ResponseWriter
+	rc      http.ResponseController
+	out     rpc.Outbox // in the stream's own allocation
+	started bool       // headers out; only the handler's goroutine touches it
 
 	// The call's answer, set by Reply before it signals answered (a POST's stream only).
 	answer   outcome
@@ -80,8 +80,10 @@ func (st *stream) Reply(_ *front.Call, res json.RawMessage, err *rpc.Error) {
 	st.answered <- struct{}{}
 }
 
-func (h *Handler) newStream(w http.ResponseWriter, sessionID string, primer func() string) *stream {
-	st := &stream{h: h, sessionID: sessionID, primer: primer, w: w, rc: *http.NewResponseController(w)}
+// newStream makes the event stream of the response w, of the session hs (nil for none),
+// starting with the session's primer when primed.
+func (h *Handler) newStream(w http.ResponseWriter, hs *httpSession, primed bool) *stream {
+	st := &stream{h: h, hs: hs, primed: primed, w: w, rc: *http.NewResponseController(w)}
 	st.out.Init(streamWriter{st}, rpc.OutboxOptions{MaxQueue: h.srv.Options().MaxQueue})
 	return st
 }
@@ -109,13 +111,13 @@ func (st *stream) start() {
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("X-Accel-Buffering", "no")
-	if st.sessionID != "" {
-		hd.Set(HeaderSessionID, st.sessionID)
+	if st.hs != nil {
+		hd[HeaderSessionID] = st.hs.idHeader
 	}
 	st.w.WriteHeader(http.StatusOK)
 	st.started = true
-	if st.primer != nil {
-		_, _ = io.WriteString(st.w, st.primer())
+	if st.primed {
+		_, _ = io.WriteString(st.w, st.hs.primer())
 	}
 	_ = st.rc.Flush()
 }
@@ -127,7 +129,7 @@ func (st *stream) event(data []byte) error {
 	b = append(append(append(b, "event: message\ndata: "...), data...), "\n\n"...)
 	if err := st.out.Send(b); err != nil {
 		if errors.Is(err, rpc.ErrNotReading) {
-			st.h.srv.Logger().Warn("closing an event stream the client does not read", "session", st.sessionID, "error", err)
+			st.h.srv.Logger().Warn("closing an event stream the client does not read", "session", st.sessionID(), "error", err)
 			st.close()
 		}
 		return err
@@ -145,7 +147,7 @@ func (st *stream) finish(status int, answer *rpc.Message) error {
 		return err
 	}
 	if !st.started {
-		writeMessage(st.w, status, st.sessionID, answer)
+		writeMessage(st.w, status, st.sessionHeader(), answer)
 		return nil
 	}
 	data := answer.Append(make([]byte, 0, 64+len(answer.Result)))
@@ -154,6 +156,22 @@ func (st *stream) finish(status int, answer *rpc.Message) error {
 		return err
 	}
 	return st.rc.Flush()
+}
+
+// sessionID is the id of the stream's session, "" for none.
+func (st *stream) sessionID() string {
+	if st.hs == nil {
+		return ""
+	}
+	return st.hs.id
+}
+
+// sessionHeader is the Mcp-Session-Id header of the stream's session, nil for none.
+func (st *stream) sessionHeader() []string {
+	if st.hs == nil {
+		return nil
+	}
+	return st.hs.idHeader
 }
 
 // close ends the stream: what is queued after is refused.
