@@ -34,6 +34,10 @@ type ConnOptions struct {
 	// goroutine reading the peer. It must not block: a handler that waits hands the
 	// message to a goroutine of its own.
 	Handle func(m *Message)
+	// Lend says Handle keeps nothing of m itself past its return (what it keeps of m's
+	// fields, such as Params, is its own): each message is then handed in one Message of
+	// the Conn's, spared the copy of its own that a handler may otherwise keep.
+	Lend bool
 	// OnInvalid is told of each line that is not a valid message, on the reading
 	// goroutine: why, and what could be read of it (its id, to answer the error to). The
 	// line is then skipped. Default: skipped silently.
@@ -63,6 +67,8 @@ type Conn struct {
 	// lines holds encoding buffers (*[]byte) for Send: the outbox copies what it keeps,
 	// so a line's buffer serves the next one.
 	lines sync.Pool
+
+	lent Message // what Handle is handed, with opts.Lend; the reading goroutine's
 }
 
 // keptLine bounds the buffers kept for encoding: one after a large result goes to the
@@ -261,6 +267,10 @@ func (c *Conn) read() {
 			c.invalid(line, &bad, perr)
 		case m.IsResponse():
 			c.deliver(&m)
+		case c.opts.Lend:
+			c.lent = m
+			c.opts.Handle(&c.lent)
+			c.lent = Message{} // holds nothing of the line once handled
 		default:
 			req := m
 			c.opts.Handle(&req)

@@ -485,3 +485,36 @@ func TestARequestIsEditedInTheLineItGoesOutIn(t *testing.T) {
 		p.conn.Forget(id)
 	}
 }
+
+// TestLentMessages: with Lend, each message is handed whole in the Conn's own Message,
+// requests and notifications alike, and what the handler kept of its fields stays right
+// after the next one is read.
+func TestLentMessages(t *testing.T) {
+	type seen struct {
+		id, method, params string
+		m                  *Message
+	}
+	got := make(chan seen, 3)
+	p := newPipePeer(t, ConnOptions{Lend: true, Handle: func(m *Message) {
+		got <- seen{m.ID.String(), m.Method, string(m.Params), m}
+	}})
+	p.write(t, `{"jsonrpc":"2.0","id":1,"method":"a","params":{"x":1}}`)
+	p.write(t, `{"jsonrpc":"2.0","method":"b"}`)
+	p.write(t, `{"jsonrpc":"2.0","id":"q","method":"c","params":[2]}`)
+	want := []seen{{"1", "a", `{"x":1}`, nil}, {"", "b", "", nil}, {`"q"`, "c", `[2]`, nil}}
+	var lent *Message
+	for i, w := range want {
+		select {
+		case g := <-got:
+			if g.id != w.id || g.method != w.method || g.params != w.params {
+				t.Errorf("message %d: got %s %s %s, want %s %s %s", i, g.id, g.method, g.params, w.id, w.method, w.params)
+			}
+			if lent != nil && g.m != lent {
+				t.Errorf("message %d came in a Message of its own", i)
+			}
+			lent = g.m
+		case <-time.After(5 * time.Second):
+			t.Fatalf("message %d never handled", i)
+		}
+	}
+}

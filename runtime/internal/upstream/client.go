@@ -923,32 +923,35 @@ func (c *Client) handle(m *rpc.Message) {
 		_ = c.t.Reply(m.ID, json.RawMessage(`{}`))
 		return
 	}
+	// m is the connection's, for this call only (see hooks.handle): the request goes on
+	// in values of its own.
+	id, method, params := m.ID, m.Method, m.Params
 	ctx, cancel := context.WithCancel(context.Background())
 	c.incomingMu.Lock()
-	if _, dup := c.incoming[m.ID]; dup {
+	if _, dup := c.incoming[id]; dup {
 		c.incomingMu.Unlock()
 		cancel()
-		_ = c.t.ReplyError(m.ID, rpc.Errorf(mcp.CodeInvalidRequest, "request id %s is already in use", m.ID))
+		_ = c.t.ReplyError(id, rpc.Errorf(mcp.CodeInvalidRequest, "request id %s is already in use", id))
 		return
 	}
-	c.incoming[m.ID] = cancel
+	c.incoming[id] = cancel
 	c.incomingMu.Unlock()
 	go func() {
 		defer func() {
 			c.incomingMu.Lock()
-			delete(c.incoming, m.ID)
+			delete(c.incoming, id)
 			c.incomingMu.Unlock()
 			cancel()
 		}()
-		res, err := c.cfg.Handler.Request(ctx, c, m.Method, m.Params)
+		res, err := c.cfg.Handler.Request(ctx, c, method, params)
 		if ctx.Err() != nil {
 			return // cancelled by the bundle: it wants no answer
 		}
 		if err != nil {
-			_ = c.t.ReplyError(m.ID, err)
+			_ = c.t.ReplyError(id, err)
 			return
 		}
-		_ = c.t.Reply(m.ID, res)
+		_ = c.t.Reply(id, res)
 	}()
 }
 

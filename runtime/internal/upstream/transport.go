@@ -44,12 +44,13 @@ type transport interface {
 // h: the part the transports over a stream of lines (a process, a link, a pipe) share.
 func (h hooks) connOptions(cfg Config) rpc.ConnOptions {
 	return rpc.ConnOptions{MaxLine: cfg.MaxLine, MaxQueue: cfg.MaxQueue, Limits: cfg.Limits,
-		Handle: h.handle, OnInvalid: h.invalid, OnUnmatched: h.unmatched}
+		Handle: h.handle, Lend: true, OnInvalid: h.invalid, OnUnmatched: h.unmatched}
 }
 
 // hooks are what a transport hands the session, on the goroutine that read the message.
 type hooks struct {
-	// handle receives the bundle's requests and notifications; it must not block.
+	// handle receives the bundle's requests and notifications; it must not block, nor keep
+	// the message itself past its return (see rpc.ConnOptions.Lend).
 	handle func(m *rpc.Message)
 	// invalid is told of a message that failed the checks.
 	invalid func(line []byte, m *rpc.Message, err *rpc.Error)

@@ -44,6 +44,7 @@ func Serve(ctx context.Context, srv *front.Server, in io.Reader, out io.Writer) 
 		Limits:      opts.Limits,
 		Batch:       srv.Node().Batch(),
 		Handle:      st.handle,
+		Lend:        true,
 		OnInvalid:   st.invalid,
 		OnUnmatched: st.unmatched,
 	})
@@ -93,6 +94,7 @@ type stdio struct {
 // the next message (so a cancellation that follows finds it). A tools/call is routed right
 // here: routing never waits (writes to a bundle are queued), and a goroutine hand-off would
 // cost more than the routing. Anything else may wait, so it gets a goroutine of its own.
+// m is the connection's, lent for this call only (rpc.ConnOptions.Lend): nothing keeps it.
 func (st *stdio) handle(m *rpc.Message) {
 	<-st.ready
 	if m.IsNotification() {
