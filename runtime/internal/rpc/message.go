@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"encoding/json"
+	"math"
 	"strconv"
 
 	"github.com/toolnode/toolnode/sdk-go/mcp"
@@ -11,13 +12,25 @@ import (
 // ID is a request id as it travels: an integer or a string in canonical JSON form, or null in
 // an answer to a request that could not be read. The zero ID means "no id" (a
 // notification). IDs are comparable and serve as map keys.
-type ID struct{ raw string }
+//
+// An integer from 0 to 2^64-2, the id nearly every client and the node itself count with,
+// is kept as a number: reading it from a message and writing it into one make no string.
+// Any other id is kept as its JSON text.
+type ID struct {
+	raw string // the id as JSON, when it is not kept as a number
+	num uint64 // the id n kept as a number, as n+1; 0 when it is not one
+}
 
 // NullID is the id of an answer to a request whose id could not be read.
 var NullID = ID{raw: "null"}
 
 // Int returns the id n.
-func Int(n uint64) ID { return ID{raw: strconv.FormatUint(n, 10)} }
+func Int(n uint64) ID {
+	if n == math.MaxUint64 {
+		return ID{raw: strconv.FormatUint(n, 10)}
+	}
+	return ID{num: n + 1}
+}
 
 // String returns the id s.
 func String(s string) ID {
@@ -26,13 +39,16 @@ func String(s string) ID {
 }
 
 // IsZero reports whether there is no id.
-func (id ID) IsZero() bool { return id.raw == "" }
+func (id ID) IsZero() bool { return id.raw == "" && id.num == 0 }
 
 // IsNull reports whether the id is JSON null.
 func (id ID) IsNull() bool { return id.raw == "null" }
 
 // Uint returns the id as an unsigned integer, when it is one.
 func (id ID) Uint() (uint64, bool) {
+	if id.num != 0 {
+		return id.num - 1, true
+	}
 	if id.raw == "" || id.raw[0] == '"' || id.raw[0] == '-' {
 		return 0, false
 	}
@@ -41,14 +57,27 @@ func (id ID) Uint() (uint64, bool) {
 }
 
 // String returns the id as JSON (a number, a quoted string or null).
-func (id ID) String() string { return id.raw }
+func (id ID) String() string {
+	if id.num != 0 {
+		return strconv.FormatUint(id.num-1, 10)
+	}
+	return id.raw
+}
+
+// append appends the id as JSON.
+func (id ID) append(b []byte) []byte {
+	if id.num != 0 {
+		return strconv.AppendUint(b, id.num-1, 10)
+	}
+	return append(b, id.raw...)
+}
 
 // MarshalJSON implements json.Marshaler; the zero ID encodes as null.
 func (id ID) MarshalJSON() ([]byte, error) {
-	if id.raw == "" {
+	if id.IsZero() {
 		return []byte("null"), nil
 	}
-	return []byte(id.raw), nil
+	return id.append(nil), nil
 }
 
 // UnmarshalJSON implements json.Unmarshaler with the rules of Parse.
@@ -87,9 +116,29 @@ func parseID(b []byte) (ID, error) {
 				return ID{}, Errorf(mcp.CodeInvalidRequest, "invalid request: id %s is not an integer", clip(b, 80))
 			}
 		}
+		if n, ok := smallUint(b); ok {
+			return Int(n), nil
+		}
 		return ID{raw: string(b)}, nil
 	}
 	return ID{}, Errorf(mcp.CodeInvalidRequest, "invalid request: id must be an integer or a string, not %s", clip(b, 80))
+}
+
+// smallUint reads the digits b as an integer Int keeps as a number: written as
+// FormatUint writes it (no sign, no leading zero), below 2^64-1.
+func smallUint(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 20 || b[0] == '-' || b[0] == '0' && len(b) > 1 {
+		return 0, false
+	}
+	var n uint64
+	for _, x := range b {
+		d := uint64(x - '0')
+		if n > (math.MaxUint64-1-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
 }
 
 // Message is one JSON-RPC message. A request has an ID and a Method, a notification a
@@ -125,7 +174,7 @@ func (m *Message) Append(b []byte) []byte {
 func (m *Message) appendEdited(b []byte, edits []rawjson.Edit) []byte {
 	b = append(b, `{"jsonrpc":"2.0"`...)
 	if !m.ID.IsZero() {
-		b = append(append(b, `,"id":`...), m.ID.raw...)
+		b = m.ID.append(append(b, `,"id":`...))
 	} else if m.Method == "" {
 		b = append(b, `,"id":null`...)
 	}
