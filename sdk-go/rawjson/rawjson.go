@@ -8,7 +8,9 @@ package rawjson
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 )
 
 // Members calls fn with each top-level member of the JSON object obj, in one pass. The name
@@ -41,11 +43,12 @@ func nextMember(obj []byte, i int) (kStart, vStart, vEnd int, name Name, ok bool
 		return 0, 0, 0, name, false
 	}
 	kStart = i
-	kEnd := SkipString(obj, i)
+	kEnd, plain := skipString(obj, i)
 	if kEnd < 0 {
 		return 0, 0, 0, name, false
 	}
-	name = NameOf(obj[i+1 : kEnd-1])
+	raw := obj[i+1 : kEnd-1]
+	name = Name{raw: raw, escaped: !plain && bytes.IndexByte(raw, '\\') >= 0}
 	i = skipSpace(obj, kEnd)
 	if i >= len(obj) || obj[i] != ':' {
 		return 0, 0, 0, name, false
@@ -242,25 +245,78 @@ func DeleteMember(obj []byte, key string) []byte {
 }
 
 // SkipString returns the index after the string starting at b[i] == '"', or -1 when no
-// quote closes it; what the string holds is not checked. It jumps from quote to quote:
-// names and values run to tens of bytes, which IndexByte crosses faster than a loop looking
-// at each byte.
+// quote closes it; what the string holds is not checked.
 func SkipString(b []byte, i int) int {
-	for j := i + 1; ; j++ {
+	end, _ := skipString(b, i)
+	return end
+}
+
+// skipString is SkipString that also says when the string certainly holds no backslash
+// (plain): names and values mostly run to tens of bytes, which are looked at eight at a
+// time, the first quote or backslash among them found in one step; past shortRun bytes
+// without either, IndexByte crosses the rest faster, from quote to quote, and plain is
+// false (not known).
+func skipString(b []byte, i int) (end int, plain bool) {
+	plain = true
+	j := i + 1
+	for j+8 <= len(b) {
+		m := quoteOrBackslash(binary.LittleEndian.Uint64(b[j:]))
+		if m == 0 {
+			if j += 8; j-i > shortRun {
+				return skipLongString(b, j), false
+			}
+			continue
+		}
+		if j += bits.TrailingZeros64(m) >> 3; b[j] == '"' {
+			return j + 1, plain
+		}
+		plain = false
+		j += 2 // a backslash and the byte it escapes
+	}
+	for ; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			return j + 1, plain
+		case '\\':
+			plain = false
+			j++
+		}
+	}
+	return -1, false
+}
+
+// shortRun is how many bytes of a string skipString looks at eight at a time before
+// handing the rest to IndexByte.
+const shortRun = 32
+
+// skipLongString returns the index after the quote that ends a string whose bytes before
+// b[j] are crossed, with b[j-1] neither a backslash nor an escaped byte; -1 when no quote
+// ends it. It jumps from quote to quote: a quote ends the string unless an odd number of
+// backslashes escapes it.
+func skipLongString(b []byte, j int) int {
+	for from := j; ; j++ {
 		k := bytes.IndexByte(b[j:], '"')
 		if k < 0 {
 			return -1
 		}
 		j += k
-		// The quote ends the string unless an odd number of backslashes escapes it.
 		n := 0
-		for p := j - 1; p > i && b[p] == '\\'; p-- {
+		for p := j - 1; p >= from && b[p] == '\\'; p-- {
 			n++
 		}
 		if n%2 == 0 {
 			return j + 1
 		}
 	}
+}
+
+// quoteOrBackslash marks, with its high bit, each byte of w (read little-endian) that is a
+// quote or a backslash. A mark may stand on another byte above (after) a marked one, never
+// below the first: the lowest mark is the first quote or backslash.
+func quoteOrBackslash(w uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q, bs := w^(ones*'"'), w^(ones*'\\')
+	return ((q-ones)&^q | (bs-ones)&^bs) & highs
 }
 
 // skipValue returns the index after the JSON value starting at b[i], or -1.

@@ -196,3 +196,76 @@ func TestStringIs(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMembers reads the members of what a relay reads on every call: the params of a
+// tools/call (without and with a 2026-07-28 _meta), a tool's result, and params carrying
+// 1 MiB of text (an image in base64) whose value is crossed unread.
+func BenchmarkMembers(b *testing.B) {
+	for _, tt := range []struct{ name, obj string }{
+		{"call params", `{"name":"echo-go.echo","arguments":{"text":"bench"}}`},
+		{"2026 call params", `{"name":"echo-go.echo","arguments":{"text":"bench"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+			`"io.modelcontextprotocol/clientCapabilities":{},"progressToken":17}}`},
+		{"result", `{"content":[{"type":"text","text":"bench"}]}`},
+		{"1MiB arguments", `{"name":"img.put","arguments":{"data":"` + strings.Repeat("iVBORw0KGgoAAAANSUhEUgAA", 1<<20/24) + `"}}`},
+	} {
+		obj := []byte(tt.obj)
+		b.Run(tt.name, func(b *testing.B) {
+			b.SetBytes(int64(len(obj)))
+			for b.Loop() {
+				n := 0
+				Members(obj, func(Name, []byte) { n++ })
+				if n == 0 {
+					b.Fatal("no members")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPutMembers makes a relay's edit of a call's params: the tool's name and the
+// progress token in _meta.
+func BenchmarkPutMembers(b *testing.B) {
+	params := []byte(`{"name":"echo-go.echo","arguments":{"text":"bench"}}`)
+	buf := make([]byte, 0, 256)
+	name, meta := Edit{Key: "name", Value: []byte(`"echo"`)}, Edit{Key: "_meta", Value: []byte(`{"progressToken":"n1"}`)}
+	for b.Loop() {
+		if _, ok := AppendPutMembers(buf[:0], params, name, meta); !ok {
+			b.Fatal("not edited")
+		}
+	}
+}
+
+// FuzzSkipString holds SkipString to the plain reading of the grammar, a byte at a time (a
+// backslash takes the byte after it), for any bytes after an opening quote, and the name
+// Members reads to one that knows exactly whether it holds an escape.
+func FuzzSkipString(f *testing.F) {
+	for _, s := range []string{`plain"`, `a long plain string of more than thirty-two bytes, then" "next"`, `esc\"aped quote after eight"`,
+		`\\"`, `1234567\"`, `unterminated and long enough to go past the first words`, `\`, `ends in a backslash\`,
+		`a string of forty bytes and more, then \\\\\" and " more`, `exactly8"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, s []byte) {
+		b := append([]byte{'"'}, s...)
+		want := -1
+		for j := 1; j < len(b); j++ {
+			if b[j] == '\\' {
+				j++
+			} else if b[j] == '"' {
+				want = j + 1
+				break
+			}
+		}
+		if got := SkipString(b, 0); got != want {
+			t.Fatalf("SkipString(%q) = %d, want %d", b, got, want)
+		}
+		if want < 0 {
+			return
+		}
+		obj := append(append(append([]byte{'{'}, b[:want]...), ":1"...), '}')
+		Members(obj, func(name Name, _ []byte) {
+			if w := NameOf(b[1 : want-1]); string(name.raw) != string(w.raw) || name.escaped != w.escaped {
+				t.Fatalf("Members read the name %q as %+v, want %+v", b[:want], name, w)
+			}
+		})
+	})
+}
