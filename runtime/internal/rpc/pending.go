@@ -3,9 +3,7 @@ package rpc
 import (
 	"encoding/json"
 	"errors"
-	"strconv"
 	"sync"
-	"unsafe"
 )
 
 // ErrClosed is the error of calls whose connection ended before their answer.
@@ -34,26 +32,6 @@ type Pending struct {
 	next   uint64
 	calls  map[uint64]Answerer
 	closed error
-	ids    []byte // where the ids handed out are written (see id)
-}
-
-// idBlock is the size of the blocks ids are written in: a block holds some hundred ids.
-const idBlock = 1 << 10
-
-// id returns the id n. The strings of ids past 99 (strconv has the others) are written in
-// a block shared by many, so that a call's id is no allocation of its own; a block goes to
-// the garbage collector with the last id in it. p.mu is held.
-func (p *Pending) id(n uint64) ID {
-	if n < 100 {
-		return Int(n)
-	}
-	if cap(p.ids)-len(p.ids) < 20 { // the longest uint64
-		p.ids = make([]byte, 0, idBlock)
-	}
-	at := len(p.ids)
-	p.ids = strconv.AppendUint(p.ids, n, 10)
-	// Never written again: later ids are appended past it.
-	return ID{raw: unsafe.String(&p.ids[at], len(p.ids)-at)}
 }
 
 // Add registers done and returns the id to send the call under; an error when the table is
@@ -72,7 +50,7 @@ func (p *Pending) AddTo(a Answerer) (ID, error) {
 	}
 	p.next++
 	p.calls[p.next] = a
-	return p.id(p.next), nil
+	return Int(p.next), nil
 }
 
 // Take removes the call id and returns where its outcome goes, or nil when it is not
@@ -114,7 +92,7 @@ func (p *Pending) Only() (ID, bool) {
 		return ID{}, false
 	}
 	for n := range p.calls {
-		return p.id(n), true
+		return Int(n), true
 	}
 	return ID{}, false
 }

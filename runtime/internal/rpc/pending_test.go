@@ -7,8 +7,8 @@ import (
 )
 
 // TestPendingIDs: the ids Pending hands out are 1, 2, 3... as JSON integers, each still
-// itself after thousands more (their strings share blocks), and each takes back its own
-// call once.
+// itself after thousands more, each taking back its own call once, and none an allocation
+// of its own.
 func TestPendingIDs(t *testing.T) {
 	var p Pending
 	const n = 5000
