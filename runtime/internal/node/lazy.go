@@ -167,7 +167,9 @@ func (n *Node) putToSleep(b *bundle, idle time.Duration) bool {
 		}
 		quiet = time.Since(last) >= idle
 	}
-	if n.closed || n.bundles[b.name] != b || b.state != StateReady || busy(b) || !quiet {
+	// A call waiting in pick for a process keeps b awake too: one that woke b waits there
+	// while b starts, and a start slower than idle must not put b to sleep under it.
+	if n.closed || n.bundles[b.name] != b || b.state != StateReady || busy(b) || b.queued.Load() > 0 || !quiet {
 		b.mu.Unlock()
 		n.mu.Unlock()
 		return false

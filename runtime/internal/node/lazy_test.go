@@ -266,3 +266,18 @@ func TestAnIdleBundleSleepsAndWakesOnDemand(t *testing.T) {
 		t.Errorf("after waking the state is %v", st.State)
 	}
 }
+
+// A bundle woken by a call that starts more slowly than its idle_stop serves that call:
+// the call waiting for it keeps it awake, though it has been idle that long by the time it
+// is ready.
+func TestABundleSlowerToStartThanItsIdleStopServesTheCallThatWokeIt(t *testing.T) {
+	n, _ := startMemory(t, node.Config{Lazy: true},
+		testkit.Memory{Name: "slow", Manifest: `"idle_stop": "20ms"`, Delay: 200 * time.Millisecond})
+	waitState(t, n, "slow", node.StateAsleep)
+	for i := range 5 {
+		if got, isErr := call(t, n, &testkit.Session{}, "slow.echo", map[string]any{"text": "x"}); isErr || got != "slow:x" {
+			t.Fatalf("call %d: %q (error %v)", i, got, isErr)
+		}
+		waitState(t, n, "slow", node.StateAsleep)
+	}
+}
