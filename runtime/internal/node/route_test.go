@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -112,26 +113,29 @@ func TestBundleKilledMidCallFailsTheCall(t *testing.T) {
 
 func TestCollisionsResolvedTheSameWayEveryRun(t *testing.T) {
 	// Each run starts the three bundles with different delays, so that they come up in
-	// different orders; the winner must not change.
+	// different orders; the winner must not change. The runs are nodes of their own, side
+	// by side.
 	delays := [][3]time.Duration{{0, 150, 300}, {300, 150, 0}, {150, 0, 300}}
 	for i, d := range delays {
-		var ms []testkit.Memory
-		for j, name := range []string{"lamp-b", "lamp-a", "lamp-c"} {
-			ms = append(ms, testkit.Memory{Name: name, Manifest: `"seats":["node-lamp"]`, Delay: d[j] * time.Millisecond})
-		}
-		n, logs := startMemory(t, node.Config{}, ms...)
-		if got, _ := call(t, n, &testkit.Session{}, "node-lamp.on", nil); got != "lamp on by lamp-a" {
-			t.Errorf("run %d: node-lamp.on served by %q, want lamp-a", i, got)
-		}
-		for _, fallback := range []string{"lamp-b.node-lamp.on", "lamp-c.node-lamp.on"} {
-			if _, ok := n.Catalog().Lookup(fallback); !ok {
-				t.Errorf("run %d: losing seat verb not exposed as %s", i, fallback)
+		t.Run(fmt.Sprintf("run %d", i), func(t *testing.T) {
+			t.Parallel()
+			var ms []testkit.Memory
+			for j, name := range []string{"lamp-b", "lamp-a", "lamp-c"} {
+				ms = append(ms, testkit.Memory{Name: name, Manifest: `"seats":["node-lamp"]`, Delay: d[j] * time.Millisecond})
 			}
-		}
-		if !strings.Contains(logs.String(), `exposed as "lamp-b.node-lamp.on"`) {
-			t.Errorf("run %d: collision not logged", i)
-		}
-		n.Close(context.Background())
+			n, logs := startMemory(t, node.Config{}, ms...)
+			if got, _ := call(t, n, &testkit.Session{}, "node-lamp.on", nil); got != "lamp on by lamp-a" {
+				t.Errorf("node-lamp.on served by %q, want lamp-a", got)
+			}
+			for _, fallback := range []string{"lamp-b.node-lamp.on", "lamp-c.node-lamp.on"} {
+				if _, ok := n.Catalog().Lookup(fallback); !ok {
+					t.Errorf("losing seat verb not exposed as %s", fallback)
+				}
+			}
+			if !strings.Contains(logs.String(), `exposed as "lamp-b.node-lamp.on"`) {
+				t.Error("collision not logged")
+			}
+		})
 	}
 }
 
@@ -203,7 +207,7 @@ func TestAnAnswerOverTheLimitFailsItsCall(t *testing.T) {
 	}
 }
 
-// Answers to calls the client gave up on are dropped with their payloads: sixteen 20 MB
+// Answers to calls the client gave up on are dropped with their payloads: eight 20 MiB
 // answers nobody waits for leave the node's live heap near where it was.
 func TestUnwantedAnswersAreNotKept(t *testing.T) {
 	logger, logs := testkit.Log(t)
@@ -211,20 +215,21 @@ func TestUnwantedAnswersAreNotKept(t *testing.T) {
 	record := filepath.Join(t.TempDir(), "received")
 	n, _ := startFakes(t, node.Config{Logger: logger}, testkit.Fake{Name: "late", Env: map[string]string{"FAKE_RECORD": record}})
 	s := &testkit.Session{}
+	const calls, size = 8, 20 << 20
 	before := heapLive(t, n)
 	var wg sync.WaitGroup
-	for range 16 {
+	for range calls {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			callWithin(t, n, s, 100*time.Millisecond, "late.late", map[string]any{"ms": 400, "bytes": 20 << 20})
+			callWithin(t, n, s, 100*time.Millisecond, "late.late", map[string]any{"ms": 400, "bytes": size})
 		}()
 	}
 	wg.Wait()
 	// Every call the bundle received is answered, late, and the answer dropped. (A call
-	// given up on before it was sent never reaches the bundle.) 320 MiB of answers take the
-	// race detector's build most of a minute on a busy 2-core machine: the bound is for a
-	// node that never drops them, not for a slow one.
+	// given up on before it was sent never reaches the bundle.) The answers take the race
+	// detector's build many seconds on a busy 2-core machine: the bound is for a node that
+	// never drops them, not for a slow one.
 	testkit.Eventually(t, 2*time.Minute, func() string {
 		b, _ := os.ReadFile(record)
 		sent := strings.Count(string(b), `"method":"tools/call"`)
@@ -266,15 +271,20 @@ func heapLive(t *testing.T, n *node.Node) uint64 {
 func TestAnUnattributedMessageReachesNoClient(t *testing.T) {
 	n, logs := startFakes(t, node.Config{}, testkit.Fake{Name: "loud"})
 	a, b := &testkit.Session{}, &testkit.Session{}
+	// a's call lasts until b's is answered, and is then given up.
+	ctx, giveUp := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		// The progress token makes the bundle say when it has a's call.
-		n.Call(context.Background(), a, json.RawMessage(`{"name":"loud.sleep","arguments":{"ms":800},"_meta":{"progressToken":"a"}}`))
+		n.Call(ctx, a, json.RawMessage(`{"name":"loud.sleep","arguments":{"ms":60000},"_meta":{"progressToken":"a"}}`))
 	}()
 	a.WaitFor(t, 10*time.Second, `"progressToken":"a"`)
-	call(t, n, b, "loud.shout", map[string]any{"ms": 300})
+	// The bundle sends its message before its answer, on the pipe the node reads in
+	// order: b's call is in flight when the message comes.
+	call(t, n, b, "loud.shout", map[string]any{"ms": 0})
+	giveUp()
 	wg.Wait()
 	for name, s := range map[string]*testkit.Session{"a": a, "b": b} {
 		if strings.Contains(s.Messages(), "shouted") {
@@ -289,9 +299,12 @@ func TestAnUnattributedMessageReachesNoClient(t *testing.T) {
 func TestABundleCannotSendProgressIntoAnotherCall(t *testing.T) {
 	n := startNode(t, "victim", "evil")
 	s := &testkit.Session{}
+	// The victim's call is held until the spoofing call is answered, and then given up:
+	// the spoofed progress came before that answer, on the same pipe.
+	ctx, giveUp := context.WithCancel(context.Background())
 	held := make(chan error, 1)
 	go func() {
-		_, err := n.Call(context.Background(), s, json.RawMessage(`{"name":"victim.hold","arguments":{"ms":1500},"_meta":{"progressToken":"mine"}}`))
+		_, err := n.Call(ctx, s, json.RawMessage(`{"name":"victim.hold","arguments":{"ms":60000},"_meta":{"progressToken":"mine"}}`))
 		held <- err
 	}()
 	// victim.hold tells its caller, in a log message, the token the node gave it.
@@ -310,8 +323,9 @@ func TestABundleCannotSendProgressIntoAnotherCall(t *testing.T) {
 	if text, _ := call(t, n, s, "evil.spoof", map[string]any{"token": token}); text != "spoofed" {
 		t.Fatalf("spoof: %q", text)
 	}
-	if err := <-held; err != nil {
-		t.Fatal(err)
+	giveUp()
+	if err := <-held; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the held call ended with %v before it was given up", err)
 	}
 	if strings.Contains(s.Messages(), "spoofed") {
 		t.Fatalf("another bundle's progress reached the victim's call (token %s):\n%s", token, s.Messages())
