@@ -34,6 +34,7 @@ func waitState(t *testing.T, n *node.Node, name string, want node.State) node.Bu
 // life (shown once, asleep, woken by a call, asleep again when idle, listed from the cache
 // by a second node) and checks with goleak that nothing is left behind.
 func TestLazyBundlesSleepWakeAndStopCleanly(t *testing.T) {
+	t.Parallel()
 	dir, state := t.TempDir(), t.TempDir()
 	testkit.Write(t, dir, testkit.Fake{Name: "a"})
 	testkit.Write(t, dir, testkit.Fake{Name: "b"})
@@ -121,6 +122,7 @@ func fillSurfaces(t *testing.T, dir, state string, mark [2]string, names ...stri
 // TestFiftyLazyBundlesCostNothingUntilCalled: with their surfaces cached, 50 lazy
 // bundles are listed with no process of theirs running, and a call starts exactly one.
 func TestFiftyLazyBundlesCostNothingUntilCalled(t *testing.T) {
+	t.Parallel()
 	dir, state := t.TempDir(), t.TempDir()
 	k, v := testkit.Mark(t)
 	const count = 50
@@ -158,6 +160,7 @@ func TestFiftyLazyBundlesCostNothingUntilCalled(t *testing.T) {
 // shows is replaced when the bundle starts, and clients are told the list changed; one
 // cached for another manifest is not used at all.
 func TestAStaleSurfaceIsRefreshed(t *testing.T) {
+	t.Parallel()
 	dir, state := t.TempDir(), t.TempDir()
 	k, v := testkit.Mark(t)
 	mark := [2]string{k, v}
@@ -233,6 +236,7 @@ func TestAStaleSurfaceIsRefreshed(t *testing.T) {
 // TestAnIdleBundleSleepsAndWakesOnDemand: a bundle with an idle_stop is stopped after that
 // long without calls, never during one, shows as asleep, and starts again for a call.
 func TestAnIdleBundleSleepsAndWakesOnDemand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	k, v := testkit.Mark(t)
 	testkit.Write(t, dir, testkit.Fake{Name: "napper", Extra: `"idle_stop": "400ms"`, Env: map[string]string{k: v}})
@@ -271,6 +275,7 @@ func TestAnIdleBundleSleepsAndWakesOnDemand(t *testing.T) {
 // the call waiting for it keeps it awake, though it has been idle that long by the time it
 // is ready.
 func TestABundleSlowerToStartThanItsIdleStopServesTheCallThatWokeIt(t *testing.T) {
+	t.Parallel()
 	n, _ := startMemory(t, node.Config{Lazy: true},
 		testkit.Memory{Name: "slow", Manifest: `"idle_stop": "20ms"`, Delay: 200 * time.Millisecond})
 	waitState(t, n, "slow", node.StateAsleep)

@@ -50,9 +50,11 @@ func startNodeWith(t *testing.T, cfg node.Config) (*node.Node, *testkit.SyncBuff
 	}
 	n := node.New(cfg)
 	n.Start()
+	// Longer than a bundle's start timeout, within which each start ends: tests run side
+	// by side (fifty race-built processes start at once in one of them) take a while.
 	select {
 	case <-n.Ready():
-	case <-time.After(20 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("the node did not start its bundles")
 	}
 	t.Cleanup(func() { n.Close(context.Background()) })
@@ -143,6 +145,7 @@ func call(t *testing.T, n *node.Node, sess node.Client, name string, args any) (
 }
 
 func TestCallsReachTheirBundleAndMessagesTheirSession(t *testing.T) {
+	t.Parallel()
 	n, _ := startMemory(t, node.Config{}, testkit.Memory{Name: "a"}, testkit.Memory{Name: "b"})
 	s := &testkit.Session{}
 	n.Attach(s)
@@ -171,6 +174,7 @@ func TestCallsReachTheirBundleAndMessagesTheirSession(t *testing.T) {
 }
 
 func TestStatusReportsBoundsAndBundles(t *testing.T) {
+	t.Parallel()
 	n := startNode(t, "a")
 	st := n.Status()
 	if len(st) != 1 || st[0].Name != "a" || st[0].State != node.StateReady || len(st[0].PIDs) != 1 {
@@ -192,6 +196,7 @@ func TestStatusReportsBoundsAndBundles(t *testing.T) {
 // serves itself, or one it does not know, is taken to ask. Once the bundle's process is
 // gone, nothing is known of it: its tools are taken to ask again.
 func TestAsksClientsFollowsTheRunningProcesses(t *testing.T) {
+	t.Parallel()
 	n, _ := startMemory(t, node.Config{}, testkit.Memory{Name: "a", Session: true}, testkit.Memory{Name: "s"})
 	asks := func(tool string) bool {
 		req, err := node.ReadRequest("tools/call", json.RawMessage(`{"name":"`+tool+`"}`))
@@ -218,6 +223,7 @@ func TestAsksClientsFollowsTheRunningProcesses(t *testing.T) {
 // wants none: the bundle's message reaches a caller that wants it, and is not made for one
 // that does not.
 func TestAStatelessBundleIsAskedForTheLogsItsCallerWants(t *testing.T) {
+	t.Parallel()
 	n, _ := startMemory(t, node.Config{}, testkit.Memory{Name: "s"})
 	for _, tc := range []struct {
 		name   string

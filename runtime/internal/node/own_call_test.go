@@ -17,6 +17,7 @@ import (
 // which and by how much, before any work: a 15 MB query is not searched, and a 1 MB name is
 // not repeated back.
 func TestTheNodesToolsBoundTheirArguments(t *testing.T) {
+	t.Parallel()
 	n, _ := startMemory(t, node.Config{}, testkit.Memory{Name: "a"})
 	s := &testkit.Session{}
 	n.Attach(s)
@@ -57,6 +58,7 @@ func TestTheNodesToolsBoundTheirArguments(t *testing.T) {
 // which of the query's words it matched, and a bundle whose file cannot be read is logged
 // and still searched.
 func TestSearchUsesTheBundlesSynonyms(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	testkit.Write(t, dir, testkit.Fake{Name: "a", Extra: `"synonyms": "synonyms.txt"`})
 	testkit.Write(t, dir, testkit.Fake{Name: "b", Extra: `"synonyms": "missing.txt"`})

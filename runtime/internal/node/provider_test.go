@@ -82,6 +82,7 @@ func (g *guardedCaller) approveLast(t *testing.T) {
 // A tool of the node's own, called through toolnode.execute, needs the approval its rule
 // asks for, as when it is called directly: execute is no way round a rule.
 func TestExecuteOfAGuardedOwnToolNeedsItsApproval(t *testing.T) {
+	t.Parallel()
 	n, _ := startMemory(t, node.Config{}, testkit.Memory{Name: "a"})
 	g := newGuardedCaller(t, n, node.StatusToolName)
 	args := `{"name":"` + node.StatusToolName + `"}`
@@ -97,6 +98,7 @@ func TestExecuteOfAGuardedOwnToolNeedsItsApproval(t *testing.T) {
 // A guarded call in a program asks for approval once: the program run again after the
 // approval makes the call.
 func TestAnApprovedCallInAProgramRuns(t *testing.T) {
+	t.Parallel()
 	n, _ := startMemory(t, node.Config{}, testkit.Memory{Name: "a"})
 	g := newGuardedCaller(t, n, "a.echo")
 	args := `{"code":"a.echo(text=\"pay\")"}`

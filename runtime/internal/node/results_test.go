@@ -50,6 +50,7 @@ func readKept(t *testing.T, n *node.Node, sess *keyed, uri string) (text string,
 // naming the rest; the caller reads the whole back in ranges, by resources/read and by
 // toolnode.read_result; another client is told no such resource exists.
 func TestALongResultIsCutAndItsWholeReadBackByItsCallerOnly(t *testing.T) {
+	t.Parallel()
 	n, _ := startMemory(t, node.Config{Results: node.ResultBounds{MaxBytes: 8 << 10}}, testkit.Memory{Name: "a"})
 	owner, other := &keyed{key: "client:owner"}, &keyed{key: "client:other"}
 	var items []string
@@ -107,6 +108,7 @@ func TestALongResultIsCutAndItsWholeReadBackByItsCallerOnly(t *testing.T) {
 // A flood of long results keeps the bytes the node holds within its bounds: per client, and
 // in all.
 func TestKeptResultsStayWithinTheirBounds(t *testing.T) {
+	t.Parallel()
 	b := node.ResultBounds{MaxBytes: 4 << 10, ClientBytes: 200 << 10, StoreBytes: 300 << 10}
 	n, _ := startMemory(t, node.Config{Results: b}, testkit.Memory{Name: "a"})
 	text := strings.Repeat("line of a long answer\n", 3000) // 66 KB
@@ -129,6 +131,7 @@ func TestKeptResultsStayWithinTheirBounds(t *testing.T) {
 // A task's result is cut as a call's is: the front keeps for the task what CallToolTask
 // gives it.
 func TestATasksLongResultIsCutToo(t *testing.T) {
+	t.Parallel()
 	n, _ := startMemory(t, node.Config{Results: node.ResultBounds{MaxBytes: 4 << 10}}, testkit.Memory{Name: "a"})
 	owner := &keyed{key: "client:owner"}
 	params, _ := json.Marshal(map[string]any{"name": "a.echo", "arguments": map[string]any{"text": strings.Repeat("a line\n", 5000)}})

@@ -20,6 +20,7 @@ import (
 )
 
 func TestCallsRoutedWith32InFlightAcrossThreeBundles(t *testing.T) {
+	t.Parallel()
 	bundles := []string{"alpha", "beta", "gamma"}
 	n, _ := startMemory(t, node.Config{}, testkit.Memory{Name: "alpha"}, testkit.Memory{Name: "beta"}, testkit.Memory{Name: "gamma"})
 	s := &testkit.Session{}
@@ -54,6 +55,7 @@ func TestCallsRoutedWith32InFlightAcrossThreeBundles(t *testing.T) {
 }
 
 func TestJunkOnStdoutIsSkipped(t *testing.T) {
+	t.Parallel()
 	n, logs := startFakes(t, node.Config{}, testkit.Fake{Name: "noisy", Env: map[string]string{"FAKE_JUNK": "1"}})
 	for i := range 3 {
 		if got, _ := call(t, n, &testkit.Session{}, "noisy.echo", map[string]any{"text": fmt.Sprint(i)}); got != fmt.Sprintf("noisy:%d", i) {
@@ -66,6 +68,7 @@ func TestJunkOnStdoutIsSkipped(t *testing.T) {
 }
 
 func TestBundleKilledMidCallFailsTheCall(t *testing.T) {
+	t.Parallel()
 	n := startNode(t, "victim", "bystander")
 	s := &testkit.Session{}
 	pidText, _ := call(t, n, s, "victim.pid", nil)
@@ -112,6 +115,7 @@ func TestBundleKilledMidCallFailsTheCall(t *testing.T) {
 }
 
 func TestCollisionsResolvedTheSameWayEveryRun(t *testing.T) {
+	t.Parallel()
 	// Each run starts the three bundles with different delays, so that they come up in
 	// different orders; the winner must not change. The runs are nodes of their own, side
 	// by side.
@@ -140,6 +144,7 @@ func TestCollisionsResolvedTheSameWayEveryRun(t *testing.T) {
 }
 
 func TestProgressReachesTheCallerUnderItsToken(t *testing.T) {
+	t.Parallel()
 	n, _ := startMemory(t, node.Config{}, testkit.Memory{Name: "slow"})
 	s := &testkit.Session{}
 	if _, err := n.Call(context.Background(), s, json.RawMessage(`{"name":"slow.sleep","arguments":{"ms":50},"_meta":{"progressToken":"client-token-7"}}`)); err != nil {
@@ -162,6 +167,7 @@ func TestProgressReachesTheCallerUnderItsToken(t *testing.T) {
 }
 
 func TestBundlesSeeOnlyTheirEnvironment(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"FAKE_SECRET_CHECK": "TOOLNODE_TEST_SECRET"}
 	n, _ := startFakes(t, node.Config{LookupEnv: func(k string) (string, bool) {
 		if k == "TOOLNODE_TEST_SECRET" {
@@ -183,6 +189,7 @@ func TestBundlesSeeOnlyTheirEnvironment(t *testing.T) {
 // A bundle answers a request it could not read with id null: the call ends at once with
 // the bundle's error instead of waiting out its timeout.
 func TestANullIDAnswerEndsTheCall(t *testing.T) {
+	t.Parallel()
 	n := startNode(t, "nul")
 	_, err := callWithin(t, n, &testkit.Session{}, 20*time.Second, "nul.nullerr", nil)
 	if err == nil || !strings.Contains(err.Error(), "Parse error") {
@@ -193,6 +200,7 @@ func TestANullIDAnswerEndsTheCall(t *testing.T) {
 // An answer over the bundle message limit fails its call, naming the bundle and the limit;
 // the bundle goes on serving.
 func TestAnAnswerOverTheLimitFailsItsCall(t *testing.T) {
+	t.Parallel()
 	n, _ := startMemory(t, node.Config{Limits: node.Limits{MaxLine: 1 << 20}}, testkit.Memory{Name: "huge"})
 	s := &testkit.Session{}
 	res, err := callWithin(t, n, s, 20*time.Second, "huge.big", map[string]any{"bytes": 2 << 20})
@@ -210,6 +218,7 @@ func TestAnAnswerOverTheLimitFailsItsCall(t *testing.T) {
 // Answers to calls the client gave up on are dropped with their payloads: eight 20 MiB
 // answers nobody waits for leave the node's live heap near where it was.
 func TestUnwantedAnswersAreNotKept(t *testing.T) {
+	// Not parallel: the heap it measures is the whole test binary's.
 	logger, logs := testkit.Log(t)
 	logger.SetLevel(hclog.Debug) // the node says at debug when it drops an answer
 	record := filepath.Join(t.TempDir(), "received")
@@ -269,6 +278,7 @@ func heapLive(t *testing.T, n *node.Node) uint64 {
 // A log message that names no call, sent while two clients have calls in flight, reaches
 // neither: the node keeps it in its own log.
 func TestAnUnattributedMessageReachesNoClient(t *testing.T) {
+	t.Parallel()
 	n, logs := startFakes(t, node.Config{}, testkit.Fake{Name: "loud"})
 	a, b := &testkit.Session{}, &testkit.Session{}
 	// a's call lasts until b's is answered, and is then given up.
@@ -297,6 +307,7 @@ func TestAnUnattributedMessageReachesNoClient(t *testing.T) {
 // A bundle cannot send progress into another bundle's call, neither with a token it
 // guesses nor with one it was told.
 func TestABundleCannotSendProgressIntoAnotherCall(t *testing.T) {
+	t.Parallel()
 	n := startNode(t, "victim", "evil")
 	s := &testkit.Session{}
 	// The victim's call is held until the spoofing call is answered, and then given up:

@@ -32,6 +32,7 @@ func runProgram(t *testing.T, call func(json.RawMessage) (json.RawMessage, error
 // A program calls tools of two bundles, as functions and by name, and gets the search's
 // signatures; its value is its last line.
 func TestRunCallsToolsOfBundles(t *testing.T) {
+	t.Parallel()
 	n, _ := startMemory(t, node.Config{}, testkit.Memory{Name: "a"}, testkit.Memory{Name: "b"})
 	s := &testkit.Session{}
 	call := func(p json.RawMessage) (json.RawMessage, error) { return n.Call(context.Background(), s, p) }

@@ -19,6 +19,7 @@ import (
 // node's memory stays where it was and another client's calls, made as those programs
 // run one after another, are answered.
 func TestProgramsPastTheMemoryBoundEndAndTheNodeDoesNotNotice(t *testing.T) {
+	// Not parallel: the RSS it measures is the whole test binary's.
 	if runtime.GOOS != "linux" {
 		t.Skip("the kernel's memory bound of a worker is tested on Linux")
 	}

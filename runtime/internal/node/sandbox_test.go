@@ -12,6 +12,7 @@ import (
 )
 
 func TestABundleKilledAtItsMemoryBoundIsRestartedAndItsCallSaysSo(t *testing.T) {
+	t.Parallel()
 	if mech := sandbox.Probe().Memory; !strings.HasPrefix(mech, "cgroup") {
 		t.Skipf("this machine bounds memory by %q, not a cgroup: the kernel does not kill at the bound", mech)
 	}
@@ -51,6 +52,7 @@ func TestABundleKilledAtItsMemoryBoundIsRestartedAndItsCallSaysSo(t *testing.T) 
 }
 
 func TestTheNodesSandboxProfileBoundsBundlesThatNameNone(t *testing.T) {
+	t.Parallel()
 	e := sandbox.Probe()
 	if e.Paths == "" {
 		t.Skip("this machine has no Landlock: the standard profile's files are not confined")
@@ -72,6 +74,7 @@ func TestTheNodesSandboxProfileBoundsBundlesThatNameNone(t *testing.T) {
 }
 
 func TestABundleRequiringWhatThisMachineLacksDoesNotStart(t *testing.T) {
+	// Not parallel: it sets the environment of the test binary.
 	t.Setenv(sandbox.WithoutVar, "cpu") // as on a machine without a cpu controller
 	n, logs := startFakes(t, node.Config{}, testkit.Fake{Name: "strict", Extra: `"sandbox": {"cpu": 1, "require": true}`})
 	st := bundleStatus(t, n, "strict")
