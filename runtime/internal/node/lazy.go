@@ -20,7 +20,7 @@ const (
 // but lastUse by bundle.mu.
 type sleepState struct {
 	lastUse   time.Time // the last call routed to it; zero when none was
-	startedAt time.Time // when its processes were launched
+	startedAt time.Time // when its processes were launched, and again when one is ready
 	offers    Offers    // its capabilities, from its last process or its cached surface
 	filling   bool      // started only to learn its surface: it goes to sleep once known
 	woken     bool      // an asleep bundle launched by wake

@@ -272,12 +272,12 @@ func TestAnIdleBundleSleepsAndWakesOnDemand(t *testing.T) {
 }
 
 // A bundle woken by a call that starts more slowly than its idle_stop serves that call:
-// the call waiting for it keeps it awake, though it has been idle that long by the time it
-// is ready.
+// the call waiting for it keeps it awake, and its idle time counts from when it is ready.
+// (The node that counted from the launch failed one of these calls in 4 of 10 runs.)
 func TestABundleSlowerToStartThanItsIdleStopServesTheCallThatWokeIt(t *testing.T) {
 	t.Parallel()
 	n, _ := startMemory(t, node.Config{Lazy: true},
-		testkit.Memory{Name: "slow", Manifest: `"idle_stop": "20ms"`, Delay: 200 * time.Millisecond})
+		testkit.Memory{Name: "slow", Manifest: `"idle_stop": "40ms"`, Delay: 200 * time.Millisecond})
 	waitState(t, n, "slow", node.StateAsleep)
 	for i := range 5 {
 		if got, isErr := call(t, n, &testkit.Session{}, "slow.echo", map[string]any{"text": "x"}); isErr || got != "slow:x" {

@@ -243,6 +243,8 @@ func (n *Node) runSlot(b *bundle, slot int, settled func()) {
 		n.noteQuiet()
 		listed := b.state == StateReady || b.state == StateRestarting
 		b.retryAt = time.Time{}
+		// Idle time counts from here: a start slower than idle_stop is not idleness.
+		b.sleep.startedAt = time.Now()
 		n.setState(b, StateReady)
 		changed := !listsEqual(b.lists, l)
 		if changed {
