@@ -190,8 +190,10 @@ func (c *checker) value(i, depth int) int {
 	}
 	switch ch := b[i]; {
 	case ch == '"':
-		end := c.str(i)
-		return end
+		if end := shortString(b, i); end >= 0 {
+			return end
+		}
+		return c.str(i)
 	case ch == '{':
 		return c.object(i, depth+1)
 	case ch == '[':
@@ -304,6 +306,22 @@ func (c *checker) str(i int) int {
 	return c.fail(mcp.CodeParseError, "parse error: unterminated string at byte %d", i)
 }
 
+// shortString returns the index after the string at b[i] == '"' when the eight bytes after
+// its opening quote hold its closing one with only plain bytes before it, as most names and
+// many values do; else -1, and str checks the string. Small enough to be inlined, it spares
+// those strings two calls.
+func shortString(b []byte, i int) int {
+	if i+9 <= len(b) {
+		// With no mark in the eight bytes, j is the byte after them: a quote there ends the
+		// string as well.
+		j := i + 1 + bits.TrailingZeros64(unplain(binary.LittleEndian.Uint64(b[i+1:])))>>3
+		if j < len(b) && b[j] == '"' {
+			return j + 1
+		}
+	}
+	return -1
+}
+
 // skipPlain returns the index of the first byte from b[j] on that a string does not hold as
 // it is (a quote, a backslash, a control character, a byte of a rune of several), or
 // len(b). Most of a message is text without escapes, and a large result (an image in
@@ -344,10 +362,10 @@ func skipPlain(b []byte, j int) int {
 // lowest mark is the first byte that is not plain, and none means all eight are.
 func unplain(w uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	quote, backslash := w^(ones*'"'), w^(ones*'\\')
-	zero := func(v uint64) uint64 { return (v - ones) &^ v & highs } // a byte of v is 0
-	control := (w - ones*0x20) &^ w & highs                          // a byte of w is below 0x20
-	return zero(quote) | zero(backslash) | control | w&highs
+	q, bs := w^(ones*'"'), w^(ones*'\\') // a byte of these is 0 where w has a quote, a backslash
+	// (v-ones)&^v marks the bytes of v that are 0, (w-0x20s)&^w those of w below 0x20, and
+	// w itself those of 0x80 and over.
+	return ((q-ones)&^q | (bs-ones)&^bs | (w-ones*0x20)&^w | w) & highs
 }
 
 func hex4(b []byte, i int) (rune, bool) {
@@ -399,12 +417,15 @@ func (c *checker) object(i, depth int) int {
 		if i >= len(b) || b[i] != '"' {
 			return c.fail(mcp.CodeParseError, "parse error: expected a member name at byte %d", i)
 		}
-		c.escaped = false
-		kEnd := c.str(i)
+		kEnd, esc := shortString(b, i), false
 		if kEnd < 0 {
-			return -1
+			c.escaped = false
+			if kEnd = c.str(i); kEnd < 0 {
+				return -1
+			}
+			esc = c.escaped
 		}
-		raw, esc := b[i+1:kEnd-1], c.escaped
+		raw := b[i+1 : kEnd-1]
 		switch {
 		case seen != nil:
 			k := rawjson.NameOf(raw).String()

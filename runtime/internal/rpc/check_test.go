@@ -284,7 +284,7 @@ func FuzzStringCheck(f *testing.F) {
 	for _, s := range []string{
 		`"plain"`, `"a long plain string of more than eight bytes", "next"`, `"tab	inside"`, `"esc\"aped quote after eight"`,
 		`"\ud83d\ude00 and more text"`, "\"caf\xc3\xa9 and eight more bytes\"", "\"bad \xff utf-8 here\"", `"unterminated and long enough`,
-		`"exactly8"`, `"1234567\"`, "\"ctl\x01 in the middle of a long run\"", `"\u0041\u00e9 then text"`,
+		`"exactly8"`, `"12345678"`, `"1234567"`, `"1234567\"`, "\"ctl\x01 in the middle of a long run\"", `"\u0041\u00e9 then text"`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -293,6 +293,9 @@ func FuzzStringCheck(f *testing.F) {
 		want, ok := strOneByOne(b, 0)
 		c := &checker{b: b}
 		got := c.str(0)
+		if short := shortString(b, 0); short >= 0 && (!ok || short != want) {
+			t.Fatalf("shortString(%q) = %d; the byte-by-byte check says %d, %v", b, short, want, ok)
+		}
 		if !ok {
 			if got >= 0 {
 				t.Fatalf("accepted %q up to %d; the byte-by-byte check refuses it", b, got)
