@@ -511,3 +511,39 @@ func TestOAuthTokensOfARealProvider(t *testing.T) {
 		t.Errorf("the metadata document does not name the provider: %s", body)
 	}
 }
+
+// A session's call is answered as plain JSON when nothing comes before its answer, and as
+// an event stream, primed with an event id and a retry interval (SEP-1699), when its
+// progress does; both carry the session's id.
+func TestASessionsCallStreamsOnlyWhenSomethingComesFirst(t *testing.T) {
+	n := nodekit.StartMemory(t, serve.Config{HTTP: nodekit.Loopback}, testkit.Memory{Name: "a", Session: true})
+	c := nodekit.NewRawHTTP(t, n.URL)
+	c.Initialize("2025-11-25", `{}`)
+	for _, tc := range []struct {
+		name, params, contentType string
+		want                      []string // in this order
+	}{
+		{"nothing first", `{"name":"a.echo","arguments":{"text":"x"}}`, "application/json", []string{`"result"`, `a:x`}},
+		{"progress first", `{"name":"a.talk","arguments":{"text":"y"},"_meta":{"progressToken":"p1"}}`, "text/event-stream",
+			[]string{"id: " + c.Session + "-", "retry: 1000", `"method":"notifications/progress"`, `"progressToken":"p1"`, `a:y`}},
+	} {
+		resp := c.Post(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":`+tc.params+`}`, "application/json, text/event-stream")
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if got := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || !strings.HasPrefix(got, tc.contentType) {
+			t.Errorf("%s: %d %s, want 200 %s: %s", tc.name, resp.StatusCode, got, tc.contentType, b)
+		}
+		if got := resp.Header.Get(httpfront.HeaderSessionID); got != c.Session {
+			t.Errorf("%s: session header %q, want %q", tc.name, got, c.Session)
+		}
+		rest := string(b)
+		for _, w := range tc.want {
+			i := strings.Index(rest, w)
+			if i < 0 {
+				t.Errorf("%s: %q missing, or out of order, in %s", tc.name, w, b)
+				break
+			}
+			rest = rest[i+len(w):]
+		}
+	}
+}

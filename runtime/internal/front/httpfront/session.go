@@ -272,17 +272,25 @@ func (a answer) Reply(_ *front.Call, res json.RawMessage, err *rpc.Error) { a <-
 // interval as SEP-1699 recommends, so that a client whose connection drops knows to come
 // back. Most calls send nothing first, and JSON spares them the stream's extra writes.
 func (hs *httpSession) serveStream(w http.ResponseWriter, r *http.Request, msg *rpc.Message, req *node.Request) {
-	st := hs.h.newStream(w, hs, true)
-	defer st.close()
 	call, err := hs.sess.Begin(hs.ctx, msg.ID)
 	if err != nil {
 		writeMessage(w, http.StatusOK, hs.idHeader, rpc.Failure(msg.ID, err))
 		return
 	}
-	call.SendOn(postStream{hs, st})
+	cs := hs.h.newCallStream(w, hs, true)
+	defer cs.close()
+	call.SendOn(cs)
 	// A client that drops the connection has not cancelled the call (the spec says so):
 	// the call lives as long as the session.
-	hs.h.streamCall(r, st, call, msg, req, func(*rpc.Error) int { return http.StatusOK })
+	cs.serve(r, call, msg, req, func(*rpc.Error) int { return http.StatusOK })
+}
+
+// header is the Mcp-Session-Id header of the session's answers; nil for none (hs nil).
+func (hs *httpSession) header() []string {
+	if hs == nil {
+		return nil
+	}
+	return hs.idHeader
 }
 
 // primer returns the SEP-1699 primer of a session's POST streams: an event id and a retry
@@ -291,11 +299,11 @@ func (hs *httpSession) primer() string {
 	return "id: " + hs.id + "-" + strconv.FormatUint(hs.events.Add(1), 10) + "\nretry: " + strconv.Itoa(retryMillis) + "\ndata: \n\n"
 }
 
-// send queues a message on st, the stream of the POST of the call it concerns, else (st
-// nil, or closed) on the session's GET stream. It never waits for the client.
-func (hs *httpSession) send(st *stream, m *rpc.Message) error {
+// send queues a message on cs, the way back of the call it concerns, else (cs nil, or
+// closed) on the session's GET stream. It never waits for the client.
+func (hs *httpSession) send(cs *callStream, m *rpc.Message) error {
 	b := m.Encode()
-	if st != nil && st.event(b) == nil {
+	if cs != nil && cs.event(b) == nil {
 		return nil
 	}
 	hs.mu.Lock()
@@ -309,48 +317,40 @@ func (hs *httpSession) send(st *stream, m *rpc.Message) error {
 
 // Notify implements node.Client: the session's own messages go on its GET stream.
 func (hs *httpSession) Notify(_ context.Context, method string, params any) error {
-	return postStream{hs, nil}.Notify(context.Background(), method, params)
+	raw, err := rpc.Marshal(params)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", method, err)
+	}
+	return hs.send(nil, rpc.Notification(method, raw))
 }
 
 // Request implements node.Client: the request goes on the GET stream, and the client's
 // answer comes back in a POST.
 func (hs *httpSession) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	return postStream{hs, nil}.Request(ctx, method, params)
+	return hs.request(ctx, nil, method, params)
 }
 
-// postStream is the way back of one call of a session (front.Call.SendOn): the event
-// stream of the POST it came in, else the session's GET stream.
-type postStream struct {
-	hs *httpSession
-	st *stream // nil for the GET stream
-}
-
-// Notify implements node.Client.
-func (p postStream) Notify(_ context.Context, method string, params any) error {
-	raw, err := rpc.Marshal(params)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", method, err)
-	}
-	return p.hs.send(p.st, rpc.Notification(method, raw))
-}
-
-// Request implements node.Client: the request goes on the stream, and the client's answer
-// comes back in a POST.
-func (p postStream) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	return rpc.CallWait(ctx, streamPeer(p), method, params, func(id rpc.ID) {
+// request sends the session's request to the client on cs, the way back of the call it
+// concerns, else (cs nil, or closed) on the GET stream, and waits for the answer the client
+// POSTs, or for ctx to end.
+func (hs *httpSession) request(ctx context.Context, cs *callStream, method string, params json.RawMessage) (json.RawMessage, error) {
+	return rpc.CallWait(ctx, streamPeer{hs, cs}, method, params, func(id rpc.ID) {
 		// Tell the client, so that it stops asking its user or its model.
-		_ = p.hs.send(p.st, rpc.Notification(mcp.NotifyCancelled,
+		_ = hs.send(cs, rpc.Notification(mcp.NotifyCancelled,
 			mcp.CancelledNotice(id.String(), "the bundle no longer needs the answer")))
 	})
 }
 
-// streamPeer sends the session's requests on the stream of a call, else the GET stream.
-type streamPeer postStream
+// streamPeer sends the session's requests on the way back of a call, else the GET stream.
+type streamPeer struct {
+	hs *httpSession
+	cs *callStream // nil for the GET stream
+}
 
 func (p streamPeer) Expect(done rpc.Done) (rpc.ID, error) { return p.hs.asked.Add(done) }
 func (p streamPeer) Forget(id rpc.ID) bool                { return p.hs.asked.Take(id) != nil }
 func (p streamPeer) Request(id rpc.ID, method string, params json.RawMessage) error {
-	if err := p.hs.send(p.st, rpc.Request(id, method, params)); err != nil {
+	if err := p.hs.send(p.cs, rpc.Request(id, method, params)); err != nil {
 		p.hs.asked.Take(id)
 		return fmt.Errorf("send %s to the client: %w", method, err)
 	}

@@ -59,10 +59,10 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, id front.Ide
 	// other is answered as plain JSON, with no stream to set up.
 	call := v.Begin(r.Context(), msg.ID)
 	if v.Streams() {
-		st := h.newStream(w, nil, false)
-		defer st.close()
-		call.SendOn(requestStream{st})
-		h.streamCall(r, st, call, msg, req, statelessStatus)
+		cs := h.newCallStream(w, nil, false)
+		defer cs.close()
+		call.SendOn(cs)
+		cs.serve(r, call, msg, req, statelessStatus)
 		return
 	}
 	ch := make(answer, 1)
@@ -84,22 +84,6 @@ func (noStream) Notify(_ context.Context, method string, _ any) error {
 }
 
 func (noStream) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
-	return nil, errNoRequests()
-}
-
-// requestStream is the way back of a stateless request that asked for messages before its
-// answer (front.Call.SendOn): the event stream of its POST. It takes no requests.
-type requestStream struct{ st *stream }
-
-func (s requestStream) Notify(ctx context.Context, method string, params any) error {
-	raw, err := rpc.Marshal(params)
-	if err != nil {
-		return err
-	}
-	return s.st.send(ctx, rpc.Notification(method, raw))
-}
-
-func (requestStream) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
 	return nil, errNoRequests()
 }
 
