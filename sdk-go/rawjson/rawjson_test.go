@@ -240,7 +240,7 @@ func BenchmarkPutMembers(b *testing.B) {
 // Members reads to one that knows exactly whether it holds an escape.
 func FuzzSkipString(f *testing.F) {
 	for _, s := range []string{`plain"`, `a long plain string of more than thirty-two bytes, then" "next"`, `esc\"aped quote after eight"`,
-		`\\"`, `1234567\"`, `unterminated and long enough to go past the first words`, `\`, `ends in a backslash\`,
+		`\\"`, `1234567\"`, `12345678"`, `1234567\\"`, `12345678\"x"`, `unterminated and long enough to go past the first words`, `\`, `ends in a backslash\`,
 		`a string of forty bytes and more, then \\\\\" and " more`, `exactly8"`} {
 		f.Add([]byte(s))
 	}
@@ -257,6 +257,9 @@ func FuzzSkipString(f *testing.F) {
 		}
 		if got := SkipString(b, 0); got != want {
 			t.Fatalf("SkipString(%q) = %d, want %d", b, got, want)
+		}
+		if got, _ := skipString(b, 0); got != want {
+			t.Fatalf("skipString(%q) = %d, want %d", b, got, want)
 		}
 		if want < 0 {
 			return
