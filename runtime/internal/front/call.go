@@ -50,7 +50,8 @@ type Call struct {
 	abandon node.Abandoner // the relay of a session's call; nil before one watches
 
 	req   *node.Request
-	tool  node.Tool // the catalog's entry of the tool a tools/call names, found once (see serve)
+	tool  node.Tool       // the catalog's entry of the tool a tools/call names, found once (see serve)
+	rec   node.CallRecord // the node's record of a tools/call, made with the call (node.CallIn)
 	reply Replier
 	op    *telemetry.Op // the request's span; nil without tracing
 	start time.Time     // for the audit log; zero without one

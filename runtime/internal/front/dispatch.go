@@ -22,7 +22,7 @@ func (sess *Session) serve(c *Call) {
 		if c.serveTask() {
 			return
 		}
-		n.CallFound(c.ctx, c, c.req, c.tool)
+		n.CallIn(&c.rec, c.ctx, c, c.req, c.tool)
 	case mcp.MethodPromptsGet:
 		c.finish(withInput(c, func(req *node.Request) node.Outcome { return n.GetPrompt(c.ctx, c, req) }))
 	case mcp.MethodResourcesRead:
@@ -91,7 +91,7 @@ func (v *Stateless) serve(c *Call) {
 		// (A guarded call may wait for its approval, asking the client to wait.)
 		// Its bundle asks with input_required answers of its own, which go to the client as
 		// they are: nothing waits for the client's input here.
-		n.CallFound(c.ctx, c, req, c.tool)
+		n.CallIn(&c.rec, c.ctx, c, req, c.tool)
 		return
 	}
 	v.callAsking(c)

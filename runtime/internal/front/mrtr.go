@@ -184,7 +184,7 @@ func (v *Stateless) callAsking(c *Call) {
 	m.mu.Unlock()
 	switch req.Method {
 	case mcp.MethodToolsCall:
-		n.CallFound(ctx, m, req, c.tool)
+		n.CallIn(&c.rec, ctx, m, req, c.tool) // the request's Call is its only one
 	case mcp.MethodPromptsGet:
 		go func() { m.CallDone(n.GetPrompt(ctx, m, req)) }()
 	default:

@@ -155,7 +155,8 @@ type call struct {
 	refused  string       // the Kind of the refusal that kept the call from being made; "" for none
 	upstream oauth.Secret // the token exchanged for the caller, for the bundle it goes to
 
-	relay relay // the relay to a bundle process, when there is one (see send)
+	relay  relay // the relay to a bundle process, when there is one (see send)
+	shaper *Node // the node that shapes the result, when done does (see shapedCall)
 }
 
 // newCall is the record of req, a request of x, whose Outcome goes to done, failures settled

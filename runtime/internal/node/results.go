@@ -218,29 +218,28 @@ func (n *Node) ResultBytes() int64 {
 	return n.results.total
 }
 
-// shaping is a Done that shapes a tools/call result for its client (see shapeResult) on
-// its way to done.
-type shaping struct {
-	n    *Node
-	x    Exchange
-	done Done
-}
+// shaping is a call's record as the Done of a tools/call whose result is shaped for its
+// client (see shapeResult) on its way to the call's Exchange: the record is its own Done,
+// rather than one more allocation per call.
+type shaping call
 
 // CallDone implements Done.
 func (s *shaping) CallDone(o Outcome) {
+	c := (*call)(s)
 	if o.Err == nil {
-		o.Result = s.n.shapeResult(s.x.Caller().Key, o.Result)
+		o.Result = c.shaper.shapeResult(c.x.Caller().Key, o.Result)
 	}
-	s.done.CallDone(o)
+	c.x.CallDone(o)
 }
 
-// shapeDone is done with results shaped for the client of x; done itself when the node
-// passes results as they are.
-func (n *Node) shapeDone(x Exchange, done Done) Done {
-	if n.results.b.MaxBytes <= 0 {
-		return done
+// shapedCall makes c, a new record, the record of a tools/call of x whose Outcome goes to
+// x with its result shaped for x's client, unless the node passes results as they are.
+func (n *Node) shapedCall(c *call, ctx context.Context, x Exchange, req *Request, how settling) *call {
+	c.ctx, c.x, c.req, c.how, c.done = ctx, x, req, how, x
+	if n.results.b.MaxBytes > 0 {
+		c.shaper, c.done = n, (*shaping)(c)
 	}
-	return &shaping{n: n, x: x, done: done}
+	return c
 }
 
 // shapeResult gives res, a tools/call result, the JSON of its structuredContent as text

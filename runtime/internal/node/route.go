@@ -90,7 +90,19 @@ func (t Tool) entry() (catalog.Entry, bool) {
 
 // CallFound is CallTool for the tool t, which FindTool found for req.
 func (n *Node) CallFound(ctx context.Context, x Exchange, req *Request, t Tool) {
-	n.callTool(newCall(ctx, x, req, settleTool, n.shapeDone(x, x)), t)
+	n.callTool(n.shapedCall(new(call), ctx, x, req, settleTool), t)
+}
+
+// CallRecord is room for the node's record of one tools/call (the relay to a bundle
+// process in it), for a caller to hold in a value it makes for the call anyway, such as a
+// front's: CallIn then makes no allocation for the record. A record serves one call; the
+// zero CallRecord is ready to.
+type CallRecord struct{ c call }
+
+// CallIn is CallFound with the node's record of the call made in rec, which must serve no
+// other call.
+func (n *Node) CallIn(rec *CallRecord, ctx context.Context, x Exchange, req *Request, t Tool) {
+	n.callTool(n.shapedCall(&rec.c, ctx, x, req, settleTool), t)
 }
 
 // Call reads params as a tools/call and serves it as CallTool does, for an anonymous

@@ -146,7 +146,7 @@ func taskTools(m *manifest.Manifest, tools []json.RawMessage) []json.RawMessage 
 // does, but passes every outcome as it is: a bundle that fails, crashes or times out under
 // the call fails the task with that error, rather than answering a tool result.
 func (n *Node) CallToolTask(ctx context.Context, x Exchange, req *Request, t Tool) {
-	n.callTool(newCall(ctx, x, req, settleAsIs, n.shapeDone(x, x)), t)
+	n.callTool(n.shapedCall(new(call), ctx, x, req, settleAsIs), t)
 }
 
 // BundleTask is a task a bundle holds itself: the process that made it and the bundle's
