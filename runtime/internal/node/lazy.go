@@ -1,8 +1,10 @@
 package node
 
 import (
+	"sync"
 	"time"
 
+	"github.com/toolnode/toolnode/runtime/internal/clock"
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
 )
@@ -65,7 +67,7 @@ func (n *Node) asleep(m *manifest.Manifest, fp string) *bundle {
 // with an idle_stop is watched and put to sleep when idle.
 func (n *Node) launch(b *bundle, settled func()) {
 	n.mu.Lock()
-	b.sleep.startedAt = time.Now()
+	b.sleep.startedAt = n.clk.Now()
 	// Launched other than by a call, a lazy bundle has no cached surface to be listed
 	// from: it runs to show one, then sleeps.
 	b.sleep.filling = n.lazy(b.m) && !b.sleep.woken
@@ -116,28 +118,60 @@ func (n *Node) waitStopped(b *bundle) {
 	}
 }
 
-// watchIdle puts b to sleep once it has gone idle for idle without a call in flight.
+// watchIdle puts b to sleep once it has gone idle for idle without a call in flight. It
+// looks every idle/4 (10ms to 1s) on the node's clock, each look in the clock's timer (a
+// fake clock's Advance makes them at once), until b is stopped or asleep; it returns once
+// no look is under way.
 func (n *Node) watchIdle(b *bundle, idle time.Duration) {
-	t := time.NewTicker(max(min(idle/4, time.Second), 10*time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
-		}
-		n.mu.Lock()
-		if busy(b) {
-			// A call in flight keeps it awake; its end starts the idle time.
-			b.mu.Lock()
-			b.sleep.lastUse = time.Now()
-			b.mu.Unlock()
-		}
-		n.mu.Unlock()
-		if n.putToSleep(b, idle) {
+	every := max(min(idle/4, time.Second), 10*time.Millisecond)
+	var (
+		mu      sync.Mutex
+		timer   clock.Timer
+		stopped bool
+		looking sync.WaitGroup
+		look    func()
+	)
+	look = func() {
+		mu.Lock()
+		if stopped {
+			mu.Unlock()
 			return
 		}
+		looking.Add(1)
+		mu.Unlock()
+		defer looking.Done()
+		if n.idleLook(b, idle) {
+			return
+		}
+		mu.Lock()
+		if !stopped {
+			timer = n.clk.AfterFunc(every, look)
+		}
+		mu.Unlock()
 	}
+	mu.Lock()
+	timer = n.clk.AfterFunc(every, look)
+	mu.Unlock()
+	<-b.stop // closed too when b is put to sleep
+	mu.Lock()
+	stopped = true
+	timer.Stop()
+	mu.Unlock()
+	looking.Wait()
+}
+
+// idleLook is one look of watchIdle: a call in flight keeps b awake (its end starts the
+// idle time); otherwise b is put to sleep if it has been idle long enough, which it
+// reports.
+func (n *Node) idleLook(b *bundle, idle time.Duration) bool {
+	n.mu.Lock()
+	if busy(b) {
+		b.mu.Lock()
+		b.sleep.lastUse = n.clk.Now()
+		b.mu.Unlock()
+	}
+	n.mu.Unlock()
+	return n.putToSleep(b, idle)
 }
 
 // busy reports whether a call is in flight on any process of b; the caller holds n.mu.
@@ -165,7 +199,7 @@ func (n *Node) putToSleep(b *bundle, idle time.Duration) bool {
 		if last.Before(b.sleep.startedAt) {
 			last = b.sleep.startedAt
 		}
-		quiet = time.Since(last) >= idle
+		quiet = n.clk.Now().Sub(last) >= idle
 	}
 	// A call waiting in pick for a process keeps b awake too: one that woke b waits there
 	// while b starts, and a start slower than idle must not put b to sleep under it.

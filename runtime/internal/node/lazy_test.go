@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolnode/toolnode/runtime/internal/clock"
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
 	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
@@ -234,23 +235,38 @@ func TestAStaleSurfaceIsRefreshed(t *testing.T) {
 }
 
 // TestAnIdleBundleSleepsAndWakesOnDemand: a bundle with an idle_stop is stopped after that
-// long without calls, never during one, shows as asleep, and starts again for a call.
+// long without calls, never during one, shows as asleep, and starts again for a call. The
+// node's clock is a fake one: idle_stop passes when the test says.
 func TestAnIdleBundleSleepsAndWakesOnDemand(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	k, v := testkit.Mark(t)
-	testkit.Write(t, dir, testkit.Fake{Name: "napper", Extra: `"idle_stop": "400ms"`, Env: map[string]string{k: v}})
-	n, logs := lazyNode(t, dir, t.TempDir(), "napper")
+	testkit.Write(t, dir, testkit.Fake{Name: "napper", Extra: `"idle_stop": "1m"`, Env: map[string]string{k: v}})
+	clk := clock.NewFake(time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC))
+	n, logs := startNodeWith(t, node.Config{Manifests: testkit.Manifests(t, dir, "napper"), StateDir: t.TempDir(), Clock: clk})
 	s := &testkit.Session{}
 	first, _ := call(t, n, s, "napper.pid", nil)
-	// A call longer than idle_stop keeps it awake throughout.
-	if got, isErr := call(t, n, s, "napper.sleep", map[string]any{"ms": 900}); isErr {
-		t.Fatalf("a call longer than idle_stop failed: %s", got)
+	// A call longer than idle_stop keeps it awake throughout: twice idle_stop passes
+	// while the call is in flight, and half of it after.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := n.Call(context.Background(), s, json.RawMessage(`{"name":"napper.sleep","arguments":{"ms":300},"_meta":{"progressToken":"long"}}`)); err != nil {
+			t.Error(err)
+		}
+	}()
+	s.WaitFor(t, 10*time.Second, `"progressToken":"long"`)
+	clk.Advance(2 * time.Minute)
+	<-done
+	clk.Advance(30 * time.Second)
+	if st := bundleStatus(t, n, "napper"); st.State != node.StateReady {
+		t.Fatalf("the bundle is %v during or right after a call", st.State)
 	}
 	if again, _ := call(t, n, s, "napper.pid", nil); again != first {
 		t.Fatalf("the bundle was restarted during or right after a call: pid %s then %s", first, again)
 	}
 	testkit.Eventually(t, 10*time.Second, func() string {
+		clk.Advance(time.Minute)
 		if st := bundleStatus(t, n, "napper"); st.State != node.StateAsleep {
 			return fmt.Sprintf("state %v, want asleep", st.State)
 		}

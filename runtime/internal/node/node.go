@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolnode/toolnode/runtime/internal/catalog"
+	"github.com/toolnode/toolnode/runtime/internal/clock"
 	"github.com/toolnode/toolnode/runtime/internal/codemode"
 	"github.com/toolnode/toolnode/runtime/internal/codemode/worker"
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
@@ -90,6 +91,9 @@ type Config struct {
 	// Exchanger, when set, obtains the tokens of bundles with "token_exchange" for each
 	// caller (see tokenexchange.go). Default: none, and calls to such bundles fail saying so.
 	Exchanger *oauth.Exchanger
+	// Clock is the time idle_stop runs by: a bundle's last use, and the looks that put an
+	// idle one to sleep. Default the system's; tests give a clock.Fake.
+	Clock clock.Clock
 }
 
 // Node runs bundles and routes between them and the sessions of the fronts.
@@ -98,6 +102,7 @@ type Node struct {
 	sup    Supervision
 	limits Limits
 	log    hclog.Logger
+	clk    clock.Clock // cfg.Clock or the system's
 
 	mu       sync.Mutex
 	bundles  map[string]*bundle
@@ -162,6 +167,7 @@ func New(cfg Config) *Node {
 		sup:      cfg.Supervision.withDefaults(),
 		limits:   cfg.Limits.withDefaults(),
 		log:      cfg.Logger,
+		clk:      clock.Or(cfg.Clock),
 		bundles:  map[string]*bundle{},
 		sessions: map[Session]struct{}{},
 		ready:    make(chan struct{}),

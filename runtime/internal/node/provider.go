@@ -3,7 +3,6 @@ package node
 import (
 	"maps"
 	"runtime"
-	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/catalog"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
@@ -89,7 +88,7 @@ func (n *Node) liveBundle(name string) *bundle {
 		b.mu.Lock()
 		retired := b.retired
 		if !retired {
-			b.sleep.lastUse = time.Now()
+			b.sleep.lastUse = n.clk.Now()
 		}
 		b.mu.Unlock()
 		if !retired {

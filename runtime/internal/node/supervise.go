@@ -244,7 +244,7 @@ func (n *Node) runSlot(b *bundle, slot int, settled func()) {
 		listed := b.state == StateReady || b.state == StateRestarting
 		b.retryAt = time.Time{}
 		// Idle time counts from here: a start slower than idle_stop is not idleness.
-		b.sleep.startedAt = time.Now()
+		b.sleep.startedAt = n.clk.Now()
 		n.setState(b, StateReady)
 		changed := !listsEqual(b.lists, l)
 		if changed {
