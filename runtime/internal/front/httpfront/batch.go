@@ -57,7 +57,7 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request, id front.Identit
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if resp, ok := hs.serve(hs.ctx, &m, a.Req); ok {
+				if resp, ok := hs.serve(&m, a.Req); ok {
 					answers[i] = resp
 				}
 			}()

@@ -160,7 +160,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // replica holding its session. One another replica forwarded (forwarded) is served here or
 // not at all, never forwarded again.
 func (h *Handler) route(w http.ResponseWriter, r *http.Request, id front.Identity, forwarded bool) {
-	if owner := h.replicaOf(forwarded, r.Header.Get(HeaderSessionID)); owner != "" {
+	if owner := h.replicaOf(forwarded, r); owner != "" {
 		h.forward(w, r, id, owner, nil)
 		return
 	}
@@ -253,7 +253,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, id front.Identity
 	case wantsSSE && streams(msg.Method):
 		hs.serveStream(w, r, &msg, a.Req)
 	default:
-		resp, ok := hs.serve(hs.ctx, &msg, a.Req)
+		resp, ok := hs.serve(&msg, a.Req)
 		if !ok {
 			w.WriteHeader(http.StatusAccepted) // cancelled by the client: nothing to answer
 			return

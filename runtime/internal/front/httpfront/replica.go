@@ -40,13 +40,13 @@ func (h *Handler) ServeForwarded(w http.ResponseWriter, r *http.Request, id fron
 	h.route(w, r, id, true)
 }
 
-// replicaOf names the replica a request must go to by its session id; "" when this replica
-// serves it (always, for a request forwarded here).
-func (h *Handler) replicaOf(forwarded bool, sessionID string) string {
+// replicaOf names the replica r must go to by its session id; "" when this replica serves
+// it (always, for a request forwarded here).
+func (h *Handler) replicaOf(forwarded bool, r *http.Request) string {
 	if h.opts.Replicas == nil || forwarded {
 		return ""
 	}
-	owner, _, found := strings.Cut(sessionID, ".")
+	owner, _, found := strings.Cut(r.Header.Get(HeaderSessionID), ".")
 	if !found || owner == h.opts.Replicas.Self() {
 		return ""
 	}

@@ -136,7 +136,7 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, id front.Id
 	hs := &httpSession{id: sid, idHeader: []string{sid}, h: h, who: id, ctx: ctx, cancel: cancel}
 	hs.touch()
 	hs.sess = h.srv.NewSession(hs, front.SessionInfo{Identity: id, ID: sid, Transport: "tcp"})
-	resp, _ := hs.serve(ctx, msg, req)
+	resp, _ := hs.serve(msg, req)
 	h.mu.Lock()
 	if resp.Error != nil {
 		h.byClient[id.Bound()]--
@@ -238,8 +238,8 @@ func (hs *httpSession) end() {
 }
 
 // serve runs a request and returns its answer, or false when the client cancelled it.
-func (hs *httpSession) serve(ctx context.Context, msg *rpc.Message, req *node.Request) (*rpc.Message, bool) {
-	call, err := hs.sess.Begin(ctx, msg.ID)
+func (hs *httpSession) serve(msg *rpc.Message, req *node.Request) (*rpc.Message, bool) {
+	call, err := hs.sess.Begin(hs.callContext(), msg.ID)
 	if err != nil {
 		return rpc.Failure(msg.ID, err), true
 	}
@@ -272,7 +272,7 @@ func (a answer) Reply(_ *front.Call, res json.RawMessage, err *rpc.Error) { a <-
 // interval as SEP-1699 recommends, so that a client whose connection drops knows to come
 // back. Most calls send nothing first, and JSON spares them the stream's extra writes.
 func (hs *httpSession) serveStream(w http.ResponseWriter, r *http.Request, msg *rpc.Message, req *node.Request) {
-	call, err := hs.sess.Begin(hs.ctx, msg.ID)
+	call, err := hs.sess.Begin(hs.callContext(), msg.ID)
 	if err != nil {
 		writeMessage(w, http.StatusOK, hs.idHeader, rpc.Failure(msg.ID, err))
 		return
@@ -283,6 +283,18 @@ func (hs *httpSession) serveStream(w http.ResponseWriter, r *http.Request, msg *
 	// A client that drops the connection has not cancelled the call (the spec says so):
 	// the call lives as long as the session.
 	cs.serve(r, call, msg, req, func(*rpc.Error) int { return http.StatusOK })
+}
+
+// callContext is the context a call of the session begins with: one that no end of the
+// session cancels, as the stdio front's calls have, for the session's close cancels every
+// call in flight itself (front.Session.Close). A child of the session's context costs each
+// call a registration with it, under a lock its calls in flight share. A session already
+// ended gives its own context, done.
+func (hs *httpSession) callContext() context.Context {
+	if hs.ctx.Err() != nil {
+		return hs.ctx
+	}
+	return context.Background()
 }
 
 // header is the Mcp-Session-Id header of the session's answers; nil for none (hs nil).
