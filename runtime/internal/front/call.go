@@ -39,8 +39,8 @@ type Call struct {
 	out       node.Client // the call's own way back (an HTTP request's stream); nil for the client's
 	owner     *Session    // whose requests in flight it counts among; nil for none
 	id        rpc.ID
-	ctx       context.Context
-	cancel    context.CancelCauseFunc
+	ctx       context.Context // &lazy for a session's call; a stateless request's is its request's
+	lazy      callContext
 	cancelled atomic.Bool // by the client, as opposed to the end of the call
 	longLived bool        // a subscription, which ends only when the client cancels it
 
@@ -97,7 +97,7 @@ func (c *Call) Cancelled() bool { return c.cancelled.Load() }
 func (c *Call) cancelByClient(reason error) {
 	c.mu.Lock()
 	c.cancelled.Store(true)
-	c.cancel(reason)
+	c.endContext(reason)
 	a := c.abandon
 	c.abandon = nil // told once: a session's close may follow the client's cancellation
 	c.mu.Unlock()
@@ -219,8 +219,16 @@ func (c *Call) finish(o node.Outcome) {
 		delete(c.owner.inflight, c.id)
 		c.owner.mu.Unlock()
 	}
-	c.cancel(nil)
+	c.endContext(nil)
 	c.reply.Reply(c, o.Result, o.RPCError())
+}
+
+// endContext ends the call's context with cause (nil: the call is over). A stateless
+// request's is its request's, which ends with it.
+func (c *Call) endContext(cause error) {
+	if c.lazy.parent != nil {
+		c.lazy.end(cause)
+	}
 }
 
 // CallDone receives a tools/call's Outcome from the node (it implements node.Exchange):

@@ -190,8 +190,9 @@ func (sess *Session) Begin(ctx context.Context, id rpc.ID) (*Call, error) {
 	if limit := sess.srv.opts.MaxInflight; len(sess.inflight) >= limit {
 		return nil, rpc.Errorf(mcp.CodeInvalidRequest, "too many requests in flight: this session has %d, the limit", limit)
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	c := &Call{peer: sess, owner: sess, id: id, ctx: ctx, cancel: cancel}
+	c := &Call{peer: sess, owner: sess, id: id}
+	c.lazy.parent = ctx
+	c.ctx = &c.lazy // made only when something waits on it (see callContext)
 	sess.inflight[id] = c
 	return c, nil
 }

@@ -70,12 +70,8 @@ const noLogs = math.MaxInt
 // Begin makes the call of a stateless request. Nothing can name it to cancel it but the end
 // of ctx (the HTTP request's), which needs no context of its own.
 func (v *Stateless) Begin(ctx context.Context, id rpc.ID) *Call {
-	return &Call{peer: v, id: id, ctx: ctx, cancel: endsWithRequest}
+	return &Call{peer: v, id: id, ctx: ctx}
 }
-
-// endsWithRequest is the cancel of a stateless call: its context is its request's, which
-// ends with it.
-func endsWithRequest(error) {}
 
 // caller is the client as its requests' _meta and its transport describe it.
 func (v *Stateless) caller() node.Caller { return v.who }
