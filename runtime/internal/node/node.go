@@ -14,6 +14,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -103,6 +104,7 @@ type Node struct {
 	limits Limits
 	log    hclog.Logger
 	clk    clock.Clock // cfg.Clock or the system's
+	epoch  time.Time   // what calls' deadlines count from, on clk (see sweep.go)
 
 	mu       sync.Mutex
 	bundles  map[string]*bundle
@@ -172,6 +174,7 @@ func New(cfg Config) *Node {
 		sessions: map[Session]struct{}{},
 		ready:    make(chan struct{}),
 	}
+	n.epoch = n.clk.Now()
 	n.pins.lock = cfg.Lock
 	n.own = &ownProvider{n: n}
 	n.providers.Store(&map[string]provider{})

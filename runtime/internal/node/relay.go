@@ -38,7 +38,7 @@ type relay struct {
 	idle        time.Duration
 	hard        time.Duration
 	// deadline is when the call is given up on unless it shows progress first, and limit
-	// when it is given up on whatever its progress, both since epoch (see sweep.go).
+	// when it is given up on whatever its progress, both since the node's epoch (see sweep.go).
 	deadline atomic.Int64
 	limit    time.Duration
 	op       *telemetry.Op // the bundle span; nil without tracing
@@ -90,12 +90,12 @@ func (r *relay) context() context.Context {
 func (n *Node) send(c *call, b *bundle, inst *instance, rename string) {
 	outer, x, req := c.ctx, c.x, c.req
 	r := &c.relay // made with the call's record, not an allocation of its own
-	r.c, r.n, r.b, r.outer, r.start = c, n, b, outer, time.Now()
+	r.c, r.n, r.b, r.outer, r.start = c, n, b, outer, n.clk.Now()
 	r.idle, r.hard, r.clientToken = b.m.Timeouts.Call, max(b.m.Timeouts.CallMax, b.m.Timeouts.Call), req.ProgressToken
 	// One deadline serves both limits: it is due when the call has gone idle without
 	// progress or reaches call_max, whichever comes first; progress pushes it back.
-	r.limit = r.start.Sub(epoch) + r.hard
-	r.deadline.Store(int64(min(r.start.Sub(epoch)+r.idle, r.limit)))
+	r.limit = r.start.Sub(n.epoch) + r.hard
+	r.deadline.Store(int64(min(r.start.Sub(n.epoch)+r.idle, r.limit)))
 	r.flight = flight{x: x, inst: inst, relay: r}
 	c.notes.served = inst
 	inst.busy.Add(1)
@@ -170,7 +170,7 @@ func (r *relay) what() string {
 
 // touch pushes the call's deadline back: it showed progress.
 func (r *relay) touch() {
-	r.deadline.Store(int64(min(sinceEpoch()+r.idle, r.limit)))
+	r.deadline.Store(int64(min(r.inst.sinceEpoch()+r.idle, r.limit)))
 }
 
 // expire gives up on a call past its deadline. The causes are built only then: the rest
@@ -236,7 +236,7 @@ func (r *relay) finish(res json.RawMessage, err error) {
 		b.blame.crashed(key, inst) // the process died under this call, on its own
 	}
 	o := r.c.take(res, err)
-	b.stats.record(time.Since(r.start), o.failed())
+	b.stats.record(r.n.clk.Now().Sub(r.start), o.failed())
 	if r.op != nil {
 		r.op.End(o.bundleErrorType())
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/toolnode/toolnode/runtime/internal/clock"
 	"github.com/toolnode/toolnode/runtime/internal/manifest"
 	"github.com/toolnode/toolnode/runtime/internal/sandbox"
 	"github.com/toolnode/toolnode/runtime/internal/upstream"
@@ -119,9 +120,10 @@ type instance struct {
 	busy        atomic.Int64
 	mu          sync.Mutex         // guards flights, so that calls to other processes do not meet
 	flights     map[uint64]*flight // calls in flight by bundle-side id, which their progress tokens name too
-	// The sweep of the calls in flight past their deadline (see sweep.go): armed while
-	// there are some, every sweepEvery.
-	sweep      *time.Timer
+	// The sweep of the calls in flight past their deadline (see sweep.go): armed on the
+	// node's clock while there are some, every sweepEvery.
+	clk        clock.Clock
+	epoch      time.Time // the node's
 	sweeping   bool
 	sweepEvery time.Duration
 }
@@ -425,7 +427,7 @@ func (n *Node) startInstance(b *bundle, failed func(error)) (*instance, lists, e
 		case <-ctx.Done():
 		}
 	}()
-	inst := &instance{flights: map[uint64]*flight{}}
+	inst := &instance{clk: n.clk, epoch: n.epoch, flights: map[uint64]*flight{}}
 	cfg, err := upstream.ConfigFor(m, n.cfg.LookupEnv, b.log)
 	if err != nil {
 		return fail(err)

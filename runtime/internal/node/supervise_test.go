@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolnode/toolnode/runtime/internal/clock"
 	"github.com/toolnode/toolnode/runtime/internal/node"
 	"github.com/toolnode/toolnode/runtime/internal/testkit"
 )
@@ -166,6 +167,39 @@ func TestProgressExtendsTheTimeout(t *testing.T) {
 	n, _ := startMemory(t, node.Config{}, testkit.Memory{Name: "ticky", Manifest: `"timeouts": {"call": "1s"}`})
 	if got, isErr := call(t, n, &testkit.Session{}, "ticky.ticker", map[string]any{"ms": 1500, "every": 100}); isErr {
 		t.Errorf("a call showing progress every 100ms timed out: %q", got)
+	}
+}
+
+// TestCallLimitsRunByTheNodesClock: a call's time limit is kept on the clock the node is
+// given, as its idle_stop is: a call that would sleep ten minutes past its one-minute limit
+// times out once that clock passes the minute, with no real minute waited.
+func TestCallLimitsRunByTheNodesClock(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC))
+	n, _ := startMemory(t, node.Config{Clock: clk}, testkit.Memory{Name: "slow", Manifest: `"timeouts": {"call": "1m"}`})
+	s := &testkit.Session{}
+	type answer struct {
+		r   result
+		err error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		r, err := callWithin(t, n, s, 30*time.Second, "slow.sleep", map[string]any{"ms": 600000})
+		got <- answer{r, err}
+	}()
+	// The clock may move before the call is sent: its deadline counts from when it is.
+	var a answer
+	testkit.Eventually(t, 10*time.Second, func() string {
+		clk.Advance(10 * time.Second)
+		select {
+		case a = <-got:
+			return ""
+		default:
+			return "the call is still in flight"
+		}
+	})
+	if a.err != nil || !a.r.IsError || !strings.Contains(a.r.text(), "showed no progress for 1m0s") {
+		t.Fatalf("the call ended with %+v, %v; want its idle limit passed", a.r, a.err)
 	}
 }
 

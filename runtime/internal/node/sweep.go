@@ -6,14 +6,12 @@ import "time"
 // its progress pushes back, and each process sweeps its calls in flight a few times per
 // limit, giving up on those past their deadline. A timer per call cost every relayed call
 // two allocations and the runtime's timer heap twice (set, stopped); the sweep costs one
-// timer per process, armed while calls are in flight. A call then ends at most a tenth of
+// timer per process, armed while calls are in flight, on the node's clock. A call then ends at most a tenth of
 // its limit (and never more than a second) after it, never before.
 
-// epoch is what deadlines count from: they are durations since it, on the monotonic clock.
-var epoch = time.Now()
-
-// sinceEpoch is now as deadlines count it.
-func sinceEpoch() time.Duration { return time.Since(epoch) }
+// sinceEpoch is now as deadlines count it: the time since the node's epoch, on its clock
+// (monotonic, for the system's).
+func (inst *instance) sinceEpoch() time.Duration { return inst.clk.Now().Sub(inst.epoch) }
 
 // sweepEvery is how often a process's calls with idle limit idle are swept.
 func sweepEvery(idle time.Duration) time.Duration {
@@ -27,17 +25,13 @@ func (inst *instance) sweepLocked(every time.Duration) {
 		return
 	}
 	inst.sweeping, inst.sweepEvery = true, every
-	if inst.sweep == nil {
-		inst.sweep = time.AfterFunc(every, inst.sweepDue)
-		return
-	}
-	inst.sweep.Reset(every)
+	inst.clk.AfterFunc(every, inst.sweepDue)
 }
 
 // sweepDue gives up on the calls past their deadline, and sweeps again later while calls
 // remain in flight.
 func (inst *instance) sweepDue() {
-	now := int64(sinceEpoch())
+	now := int64(inst.sinceEpoch())
 	var due []*relay
 	inst.mu.Lock()
 	for _, f := range inst.flights {
@@ -46,7 +40,7 @@ func (inst *instance) sweepDue() {
 		}
 	}
 	if len(inst.flights) > 0 {
-		inst.sweep.Reset(inst.sweepEvery)
+		inst.clk.AfterFunc(inst.sweepEvery, inst.sweepDue)
 	} else {
 		inst.sweeping = false
 	}
