@@ -372,7 +372,7 @@ func FuzzConnLines(f *testing.F) {
 }
 
 // A pipe made by os.Pipe is non-blocking, and a Conn reads it with system calls of its
-// own (see rawRead); a line written in pieces, with pauses, comes whole, and the writer's
+// own (see rawio); a line written in pieces, with pauses, comes whole, and the writer's
 // close ends the reading.
 func TestAConnReadsANonBlockingPipeInPieces(t *testing.T) {
 	r, w, err := os.Pipe()
