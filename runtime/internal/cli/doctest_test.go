@@ -547,12 +547,22 @@ func (e *docEnv) serve(t *testing.T, cmd, dir, home string) (string, error) {
 	c := e.shell("exec "+cmd, dir, home)
 	var logs testkit.SyncBuffer
 	c.Stderr = &logs
-	if err := c.Start(); err != nil {
+	// A node serving stdio stops at the end of its stdin, as under a host that quit: its
+	// stdin stays open until the test ends, so that it serves as it would under a host.
+	stdin, hold, err := os.Pipe()
+	if err != nil {
+		return "", err
+	}
+	c.Stdin = stdin
+	err = c.Start()
+	stdin.Close()
+	if err != nil {
+		hold.Close()
 		return "", err
 	}
 	exited := make(chan struct{})
 	go func() { c.Wait(); close(exited) }()
-	t.Cleanup(func() { c.Process.Kill(); <-exited })
+	t.Cleanup(func() { c.Process.Kill(); <-exited; hold.Close() })
 	deadline := time.After(2 * time.Minute)
 	for !strings.Contains(logs.String(), "node ready") {
 		select {
