@@ -88,6 +88,7 @@ type Handler struct {
 	rs   *oauth.ResourceServer // set by WithOAuth
 
 	lastHost atomic.Pointer[string] // the last Host header the guard accepted (CheckHost)
+	date     dateCache
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
@@ -145,6 +146,7 @@ func (h *Handler) Sessions() (open, limit int) {
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header()["Date"] = h.date.header(time.Now())
 	id, ok := h.guard(w, r)
 	if !ok {
 		return
