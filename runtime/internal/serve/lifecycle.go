@@ -369,7 +369,7 @@ func serveHTTPFront(ctx context.Context, r *running, cancel context.CancelCauseF
 	go func() {
 		defer r.wg.Done()
 		// Raw reads and writes spare the scheduler's monitor thread a wake-up per request
-		// (see rawio): about a fifth of the node's CPU per call over HTTP.
+		// (see rawio): about a seventh of the node's CPU per call over HTTP.
 		ln := httpfront.WrapListener(netutil.LimitListener(rawio.Listener(r.http), r.cfg.MaxConns), r.cfg.HTTPOptions.TrustedProxies)
 		cancel(serveHTTP(ctx, ln, r.front, r.node, r.rs, r.cfg, r.log))
 	}()
