@@ -3,6 +3,7 @@ package node
 import (
 	"maps"
 	"runtime"
+	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/catalog"
 	"github.com/toolnode/toolnode/sdk-go/mcp"
@@ -73,26 +74,29 @@ func (n *Node) noteBundles() {
 }
 
 // liveBundle returns the bundle named name that takes calls, or nil, and stamps its last
-// use, so that it cannot be put to sleep under the call (see putToSleep). It reads the
-// snapshot noteBundles keeps and takes only the bundle's lock: it is on every call's way.
-func (n *Node) liveBundle(name string) *bundle {
+// use with now, so that it cannot be put to sleep under the call (see putToSleep); and the
+// least busy of its processes, nil when none runs. It reads the snapshot noteBundles keeps
+// and takes only the bundle's lock, once for both: it is on every call's way.
+func (n *Node) liveBundle(name string, now time.Time) (*bundle, *instance) {
 	for {
 		live := n.live.Load()
 		if live == nil {
-			return nil
+			return nil, nil
 		}
 		b := (*live)[name]
 		if b == nil {
-			return nil
+			return nil, nil
 		}
+		var best *instance
 		b.mu.Lock()
 		retired := b.retired
 		if !retired {
-			b.sleep.lastUse = n.clk.Now()
+			b.sleep.lastUse = now
+			best = leastBusy(b)
 		}
 		b.mu.Unlock()
 		if !retired {
-			return b
+			return b, best
 		}
 		// Put to sleep since the snapshot was read: the bundle in its place is in the
 		// snapshot once putToSleep lets go of n.mu, a moment away.

@@ -85,17 +85,18 @@ func (r *relay) context() context.Context {
 	return r.asked
 }
 
-// send relays the request of c to process inst of bundle b; rename, unless "", is the name
-// the bundle knows the target by.
-func (n *Node) send(c *call, b *bundle, inst *instance, rename string) {
+// send relays the request of c to process inst of bundle b, the call starting at now (on
+// the node's clock); rename, unless "", is the name the bundle knows the target by.
+func (n *Node) send(c *call, b *bundle, inst *instance, rename string, now time.Time) {
 	outer, x, req := c.ctx, c.x, c.req
 	r := &c.relay // made with the call's record, not an allocation of its own
-	r.c, r.n, r.b, r.outer, r.start = c, n, b, outer, n.clk.Now()
+	r.c, r.n, r.b, r.outer, r.start = c, n, b, outer, now
 	r.idle, r.hard, r.clientToken = b.m.Timeouts.Call, max(b.m.Timeouts.CallMax, b.m.Timeouts.Call), req.ProgressToken
 	// One deadline serves both limits: it is due when the call has gone idle without
 	// progress or reaches call_max, whichever comes first; progress pushes it back.
-	r.limit = r.start.Sub(n.epoch) + r.hard
-	r.deadline.Store(int64(min(r.start.Sub(n.epoch)+r.idle, r.limit)))
+	since := now.Sub(n.epoch)
+	r.limit = since + r.hard
+	r.deadline.Store(int64(min(since+r.idle, r.limit)))
 	r.flight = flight{x: x, inst: inst, relay: r}
 	c.notes.served = inst
 	inst.busy.Add(1)

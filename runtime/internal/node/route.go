@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/catalog"
 	"github.com/toolnode/toolnode/runtime/internal/rpc"
@@ -334,7 +335,10 @@ func (n *Node) forwardOutcome(ctx context.Context, x Exchange, bundleName, renam
 // without progress for the bundle's call timeout, and lasts at most its call_max; past
 // either, or when the client cancels, the bundle is told to cancel.
 func (n *Node) forwardAsync(c *call, bundleName, rename string) {
-	b := n.liveBundle(bundleName)
+	// One reading of the clock serves the bundle's last use and the call's start, when
+	// it goes at once.
+	now := n.clk.Now()
+	b, inst := n.liveBundle(bundleName, now)
 	if b == nil {
 		c.settle(nil, notSent(fmt.Errorf("bundle %q is not running", bundleName)))
 		return
@@ -349,16 +353,17 @@ func (n *Node) forwardAsync(c *call, bundleName, rename string) {
 				c.settle(nil, notSent(err))
 				return
 			}
-			n.dispatch(c, b, rename)
+			// The exchange took its time: the process is picked, and the call starts, now.
+			n.dispatch(c, b, rename, n.pickNow(b), n.clk.Now())
 		})
 		return
 	}
-	n.dispatch(c, b, rename)
+	n.dispatch(c, b, rename, inst, now)
 }
 
-// dispatch sends the request of c to a process of b: its client's own (isolation), the
-// least busy one running, or the first to be ready.
-func (n *Node) dispatch(c *call, b *bundle, rename string) {
+// dispatch sends the request of c to a process of b: its client's own (isolation), inst,
+// the least busy one running as of now (nil for none), or the first to be ready.
+func (n *Node) dispatch(c *call, b *bundle, rename string, inst *instance, now time.Time) {
 	if isolatedBundle(b) {
 		go func() {
 			inst, err := n.pickIsolated(c.ctx, b, c.x)
@@ -366,12 +371,12 @@ func (n *Node) dispatch(c *call, b *bundle, rename string) {
 				c.settle(nil, notSent(err))
 				return
 			}
-			n.send(c, b, inst, rename)
+			n.send(c, b, inst, rename, n.clk.Now())
 		}()
 		return
 	}
-	if inst := n.pickNow(b); inst != nil {
-		n.send(c, b, inst, rename)
+	if inst != nil {
+		n.send(c, b, inst, rename, now)
 		return
 	}
 	// Asleep, starting or restarting: wait for a process without holding up the caller.
@@ -382,7 +387,7 @@ func (n *Node) dispatch(c *call, b *bundle, rename string) {
 			c.settle(nil, notSent(err))
 			return
 		}
-		n.send(c, b, inst, rename)
+		n.send(c, b, inst, rename, n.clk.Now())
 	}()
 }
 

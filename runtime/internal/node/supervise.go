@@ -472,6 +472,11 @@ func (n *Node) startInstance(b *bundle, failed func(error)) (*instance, lists, e
 func (n *Node) pickNow(b *bundle) *instance {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return leastBusy(b)
+}
+
+// leastBusy returns the least busy process of b, or nil when none is running; b.mu is held.
+func leastBusy(b *bundle) *instance {
 	var best *instance
 	for _, s := range b.slots {
 		if s != nil && (best == nil || s.busy.Load() < best.busy.Load()) {
@@ -530,7 +535,6 @@ type stats struct {
 
 func (s *stats) record(d time.Duration, failed bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.calls++
 	if failed {
 		s.failed++
@@ -538,6 +542,7 @@ func (s *stats) record(d time.Duration, failed bool) {
 	s.recent[s.next] = d
 	s.next = (s.next + 1) % len(s.recent)
 	s.samples = min(s.samples+1, len(s.recent))
+	s.mu.Unlock()
 }
 
 func (s *stats) snapshot() (calls, failed uint64, p50, p99 time.Duration) {
