@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -670,7 +671,14 @@ func (c *Client) editsOf(buf []byte, params json.RawMessage, meta []byte, edit E
 		token = buf[at:]
 	case edit.TokenTag != "":
 		at := len(buf)
-		buf = append(append(append(buf, '"'), edit.TokenTag...), strings.Trim(edit.id.String(), `"`)...)
+		buf = append(append(buf, '"'), edit.TokenTag...)
+		// An id of the connection's own is a number, appended as such: its String would
+		// be a string made for every call.
+		if u, ok := edit.id.Uint(); ok && edit.id == rpc.Int(u) {
+			buf = strconv.AppendUint(buf, u, 10)
+		} else {
+			buf = append(buf, strings.Trim(edit.id.String(), `"`)...)
+		}
 		buf = append(buf, '"')
 		token = buf[at:]
 	}
