@@ -230,11 +230,15 @@ func (r *relay) finish(res json.RawMessage, err error) {
 	if err != nil {
 		b.log.Debug("call to the bundle ended in an error", "id", r.id.String(), "error", err)
 	}
-	switch key := r.x.Caller().Key; {
+	// The caller is asked for only when its key is needed: most calls end well, with no
+	// crash counted against anyone.
+	switch {
 	case err == nil:
-		b.blame.forgive(key)
+		if b.blame.counted.Load() {
+			b.blame.forgive(r.x.Caller().Key)
+		}
 	case errors.Is(err, upstream.ErrGone) && reason == "":
-		b.blame.crashed(key, inst) // the process died under this call, on its own
+		b.blame.crashed(r.x.Caller().Key, inst) // the process died under this call, on its own
 	}
 	o := r.c.take(res, err)
 	b.stats.record(r.n.clk.Now().Sub(r.start), o.failed())

@@ -343,9 +343,12 @@ func (n *Node) forwardAsync(c *call, bundleName, rename string) {
 		c.settle(nil, notSent(fmt.Errorf("bundle %q is not running", bundleName)))
 		return
 	}
-	if err := b.blame.refused(c.x.Caller().Key, b.name); err != nil {
-		c.settle(nil, notSent(err))
-		return
+	// The caller is asked for its key only when some client is refused the bundle.
+	if b.blame.any.Load() {
+		if err := b.blame.refused(c.x.Caller().Key, b.name); err != nil {
+			c.settle(nil, notSent(err))
+			return
+		}
 	}
 	if exchanging(b) {
 		n.exchange(c, b, func(err error) {
