@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolnode/toolnode/runtime/internal/node"
@@ -26,15 +27,25 @@ type Session struct {
 	ended     chan struct{} // closed by Close
 	closeOnce sync.Once
 
-	mu          sync.Mutex
-	strict      bool // tool names rendered for a strict client
-	whole       bool // tools/list answered in one page (see clients.go)
-	selects     bool // the client picks tools itself: the auto view lists it every one
+	// state is what every call reads of the session, replaced whole (under mu) when the
+	// client changes it: read without a lock, as calls are served on both cores.
+	state atomic.Pointer[sessionState]
+
+	mu       sync.Mutex // guards inflight, and orders the writers of state
+	inflight map[rpc.ID]*Call
+}
+
+// sessionState is what the client negotiated and set, as one value that is never changed
+// once stored: a call reads it all with one atomic load.
+type sessionState struct {
+	who         node.Caller // the client as the node reads it (see Session.caller)
+	strict      bool        // tool names rendered for a strict client
+	whole       bool        // tools/list answered in one page (see clients.go)
+	selects     bool        // the client picks tools itself: the auto view lists it every one
 	version     string
 	clientCaps  json.RawMessage // an object: the client's capabilities by name
 	initialized bool
 	minLevel    int
-	inflight    map[rpc.ID]*Call
 }
 
 // SessionInfo says what a transport knows of a session's client.
@@ -55,6 +66,7 @@ func (s *Server) NewSession(out node.Client, info SessionInfo) *Session {
 	if sess.key = info.Identity.key(); sess.key == "" {
 		sess.key = fmt.Sprintf("session:%p", sess)
 	}
+	sess.state.Store(sess.withCaller(sessionState{}))
 	s.node.Attach(sess)
 	s.recorder().SessionOpened()
 	return sess
@@ -81,13 +93,23 @@ func (sess *Session) Identity() Identity { return sess.id }
 // caller is the session's client as the node reads it: its identity, or for an anonymous
 // one the session itself; the capabilities it declared in initialize; the level it set,
 // every level until it sets one.
-func (sess *Session) caller() node.Caller {
+func (sess *Session) caller() node.Caller { return sess.state.Load().who }
+
+// withCaller is st with its who made from the rest of it, to be stored.
+func (sess *Session) withCaller(st sessionState) *sessionState {
+	level, wants := mcp.LogLevelName(st.minLevel)
+	st.who = node.Caller{Subject: sess.id.Subject, Client: sess.id.Client, Key: sess.key, Bound: sess.id.Bound(), Ended: sess.ended,
+		Session: sess, Caps: st.clientCaps, LogLevel: level, NoLogs: !wants}
+	return &st
+}
+
+// update replaces the session's state with a copy changed by change.
+func (sess *Session) update(change func(*sessionState)) {
 	sess.mu.Lock()
-	caps, minLevel := sess.clientCaps, sess.minLevel
-	sess.mu.Unlock()
-	level, wants := mcp.LogLevelName(minLevel)
-	return node.Caller{Subject: sess.id.Subject, Client: sess.id.Client, Key: sess.key, Bound: sess.id.Bound(), Ended: sess.ended,
-		Session: sess, Caps: caps, LogLevel: level, NoLogs: !wants}
+	defer sess.mu.Unlock()
+	st := *sess.state.Load()
+	change(&st)
+	sess.state.Store(sess.withCaller(st))
 }
 
 // notify sends a message about the call c on its way back, as Notify does.
@@ -109,9 +131,8 @@ func (sess *Session) Notify(ctx context.Context, method string, params any) erro
 // wants reports whether the client is sent a message: not a list change before it is
 // initialized, nor a log message below the level it set.
 func (sess *Session) wants(method string, params any) bool {
-	sess.mu.Lock()
-	initialized, minLevel := sess.initialized, sess.minLevel
-	sess.mu.Unlock()
+	st := sess.state.Load()
+	initialized, minLevel := st.initialized, st.minLevel
 	if strings.HasSuffix(method, "/list_changed") && !initialized {
 		// The client lists tools after initialized anyway; telling it earlier breaks the
 		// lifecycle.
@@ -144,37 +165,18 @@ func (sess *Session) answer(_ string, o node.Outcome) node.Outcome { return o }
 // asksInline is true: a session's client takes requests.
 func (sess *Session) asksInline() bool { return true }
 
-func (sess *Session) strictNames() bool {
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	return sess.strict
-}
+func (sess *Session) strictNames() bool { return sess.state.Load().strict }
 
-func (sess *Session) listsWhole() bool {
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	return sess.whole
-}
+func (sess *Session) listsWhole() bool { return sess.state.Load().whole }
 
-func (sess *Session) selectsTools() bool {
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	return sess.selects
-}
+func (sess *Session) selectsTools() bool { return sess.state.Load().selects }
 
 func (sess *Session) capable(need string) bool {
-	sess.mu.Lock()
-	caps := sess.clientCaps
-	sess.mu.Unlock()
-	return capabilityIn(caps, need)
+	return capabilityIn(sess.state.Load().clientCaps, need)
 }
 
 // Version is the protocol revision negotiated with the client, or "" before initialize.
-func (sess *Session) Version() string {
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	return sess.version
-}
+func (sess *Session) Version() string { return sess.state.Load().version }
 
 // Begin registers the request id for cancellation. It must be called in the order requests
 // arrive, before a later notifications/cancelled can be handled; the call may then be
@@ -182,18 +184,25 @@ func (sess *Session) Version() string {
 // session has MaxInflight requests in flight. ctx may end only with the session: Close
 // cancels the calls, and tells their relays (see Call.Watch).
 func (sess *Session) Begin(ctx context.Context, id rpc.ID) (*Call, error) {
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	if _, dup := sess.inflight[id]; dup {
-		return nil, rpc.Errorf(mcp.CodeInvalidRequest, "invalid request: id %s is already in use by a request in flight", id)
-	}
-	if limit := sess.srv.opts.MaxInflight; len(sess.inflight) >= limit {
-		return nil, rpc.Errorf(mcp.CodeInvalidRequest, "too many requests in flight: this session has %d, the limit", limit)
-	}
+	// Made before the lock: the call's answer ends it on another core, and a shorter hold
+	// makes that core wait less for it.
 	c := &Call{peer: sess, owner: sess, id: id}
 	c.lazy.parent = ctx
 	c.ctx = &c.lazy // made only when something waits on it (see callContext)
-	sess.inflight[id] = c
+	limit := sess.srv.opts.MaxInflight
+	sess.mu.Lock()
+	_, dup := sess.inflight[id]
+	full := len(sess.inflight) >= limit
+	if !dup && !full {
+		sess.inflight[id] = c
+	}
+	sess.mu.Unlock()
+	switch {
+	case dup:
+		return nil, rpc.Errorf(mcp.CodeInvalidRequest, "invalid request: id %s is already in use by a request in flight", id)
+	case full:
+		return nil, rpc.Errorf(mcp.CodeInvalidRequest, "too many requests in flight: this session has %d, the limit", limit)
+	}
 	return c, nil
 }
 
@@ -233,9 +242,7 @@ func (sess *Session) Drain(ctx context.Context) {
 func (sess *Session) HandleNotification(method string, params json.RawMessage) {
 	switch method {
 	case mcp.NotifyInitialized:
-		sess.mu.Lock()
-		sess.initialized = true
-		sess.mu.Unlock()
+		sess.update(func(st *sessionState) { st.initialized = true })
 	case mcp.NotifyCancelled:
 		var p mcp.CancelledParams
 		var id rpc.ID
@@ -269,9 +276,9 @@ func (sess *Session) initialize(params json.RawMessage) (any, error) {
 	}
 	strict, whole := namesFor(sess.srv.opts.Names, p.ClientInfo.Name)
 	selects := selectingClient(p.ClientInfo.Name)
-	sess.mu.Lock()
-	sess.version, sess.clientCaps, sess.strict, sess.whole, sess.selects = v, caps, strict, whole, selects
-	sess.mu.Unlock()
+	sess.update(func(st *sessionState) {
+		st.version, st.clientCaps, st.strict, st.whole, st.selects = v, caps, strict, whole, selects
+	})
 	sess.srv.opts.Logger.Debug("client initialized", "client", p.ClientInfo.Name, "client_version", p.ClientInfo.Version,
 		"requested", p.ProtocolVersion, "protocol", v)
 	return mcp.InitializeResult{
@@ -292,9 +299,7 @@ func (sess *Session) setLevel(ctx context.Context, params json.RawMessage) (any,
 	if !ok {
 		return nil, invalidParams("unknown log level %q; use one of %v", p.Level, mcp.LogLevels())
 	}
-	sess.mu.Lock()
-	sess.minLevel = rank
-	sess.mu.Unlock()
+	sess.update(func(st *sessionState) { st.minLevel = rank })
 	// Bundles that are slow to take the level must not hold up the client.
 	go func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
