@@ -34,10 +34,10 @@ import (
 // A tools/call is answered from the goroutine that reads the bundle's answer, without a
 // hand-off: for a relay, hand-offs between goroutines are most of a call's cost.
 type Call struct {
-	peer      peer        // whom the request is served for
-	who       node.Caller // the client as the node reads it, from Serve on
-	out       node.Client // the call's own way back (an HTTP request's stream); nil for the client's
-	owner     *Session    // whose requests in flight it counts among; nil for none
+	peer      peer         // whom the request is served for
+	who       *node.Caller // the client as the node reads it, from Serve on; the peer's, shared
+	out       node.Client  // the call's own way back (an HTTP request's stream); nil for the client's
+	owner     *Session     // whose requests in flight it counts among; nil for none
 	id        rpc.ID
 	ctx       context.Context // &lazy for a session's call; a stateless request's is its request's
 	lazy      callContext
@@ -163,7 +163,12 @@ func (c *Call) serve() {
 }
 
 // Caller implements node.Exchange: the client of the call.
-func (c *Call) Caller() node.Caller { return c.who }
+func (c *Call) Caller() node.Caller {
+	if c.who == nil { // not served (yet)
+		return node.Caller{}
+	}
+	return *c.who
+}
 
 // SendOn makes out the way back of what concerns the call (progress, log messages,
 // requests to the client): the transport's own for this request, such as the event stream

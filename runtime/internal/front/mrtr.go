@@ -323,7 +323,7 @@ func (m *mrtrCall) CallDone(o node.Outcome) {
 func (m *mrtrCall) Caller() node.Caller {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.view.caller()
+	return *m.view.caller()
 }
 
 // Progress implements node.Exchange: it goes to the request attached now; while none is,

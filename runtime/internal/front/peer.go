@@ -16,8 +16,9 @@ import (
 // terms: below this interface, nothing asks which of the two a client is.
 type peer interface {
 	base() *client
-	// caller is who the client is, as the node reads it, for a call of it.
-	caller() node.Caller
+	// caller is who the client is, as the node reads it, for a call of it. It is shared,
+	// never changed: a call keeps it rather than a copy (see Call).
+	caller() *node.Caller
 	// notify sends the client a message about its call c (progress, a log message at the
 	// level the client wants), on c's way back.
 	notify(c *Call, method string, params any)

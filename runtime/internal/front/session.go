@@ -93,7 +93,7 @@ func (sess *Session) Identity() Identity { return sess.id }
 // caller is the session's client as the node reads it: its identity, or for an anonymous
 // one the session itself; the capabilities it declared in initialize; the level it set,
 // every level until it sets one.
-func (sess *Session) caller() node.Caller { return sess.state.Load().who }
+func (sess *Session) caller() *node.Caller { return &sess.state.Load().who }
 
 // withCaller is st with its who made from the rest of it, to be stored.
 func (sess *Session) withCaller(st sessionState) *sessionState {

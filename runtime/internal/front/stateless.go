@@ -74,7 +74,7 @@ func (v *Stateless) Begin(ctx context.Context, id rpc.ID) *Call {
 }
 
 // caller is the client as its requests' _meta and its transport describe it.
-func (v *Stateless) caller() node.Caller { return v.who }
+func (v *Stateless) caller() *node.Caller { return &v.who }
 
 // notify sends the progress of the request c, and the log messages at the level its _meta
 // names, on the request's way back (its stream).
