@@ -518,3 +518,33 @@ func TestLentMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestKeptLinesStayWhole: what a handler keeps of the lines it is handed (params, here)
+// stays as it came while later lines are read, short lines and long ones mixed, and
+// appending to a kept value writes over no other.
+func TestKeptLinesStayWhole(t *testing.T) {
+	const n = 3000
+	kept := make(chan []byte, n)
+	p := newPipePeer(t, ConnOptions{Handle: func(m *Message) { kept <- m.Params }})
+	want := make([]string, n)
+	for i := range n {
+		want[i] = fmt.Sprintf(`{"i":%d,"pad":"%s"}`, i, strings.Repeat("x", (i*37)%700))
+		p.write(t, `{"jsonrpc":"2.0","method":"m","params":`+want[i]+`}`)
+	}
+	got := make([][]byte, n)
+	for i := range n {
+		select {
+		case got[i] = <-kept:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("line %d never handled", i)
+		}
+	}
+	for i := range n {
+		_ = append(got[i], strings.Repeat("y", 200)...) // past the next line's start, were there room
+	}
+	for i := range n {
+		if string(got[i]) != want[i] {
+			t.Fatalf("params of line %d: %.60q, want %.60q", i, got[i], want[i])
+		}
+	}
+}
