@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"syscall"
 )
 
 // Listener returns ln with its TCP connections reading and writing by Op (see the package's
@@ -47,17 +48,15 @@ func (c *conn) Read(b []byte) (int, error) {
 		return 0, nil
 	}
 	c.rmu.Lock()
-	n, opErr, err := c.r.Run(b)
+	n, err := c.r.Read(b)
 	c.rmu.Unlock()
-	switch {
-	case err != nil:
+	if err != nil && err != io.EOF {
+		if errno, ok := err.(syscall.Errno); ok {
+			err = os.NewSyscallError("read", errno)
+		}
 		return 0, c.opError("read", err)
-	case opErr != nil:
-		return 0, c.opError("read", os.NewSyscallError("read", opErr))
-	case n == 0:
-		return 0, io.EOF
 	}
-	return n, nil
+	return n, err
 }
 
 func (c *conn) Write(b []byte) (int, error) {

@@ -3,6 +3,7 @@
 package rawio
 
 import (
+	"io"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -49,6 +50,22 @@ func (x *Op) Run(b []byte) (n int, opErr, err error) {
 		n = 0
 	}
 	return n, opErr, err
+}
+
+// Read reads into b once, as an io.Reader does: what the descriptor has, waiting for it
+// when it has nothing; io.EOF at its end; else the descriptor's error or the system call's
+// (a syscall.Errno). An Op made by NewRead is so an io.Reader.
+func (x *Op) Read(b []byte) (int, error) {
+	n, opErr, err := x.Run(b)
+	switch {
+	case err != nil:
+		return 0, err
+	case opErr != nil:
+		return 0, opErr
+	case n == 0 && len(b) > 0:
+		return 0, io.EOF
+	}
+	return n, nil
 }
 
 func (x *Op) write(fd uintptr) bool {

@@ -34,10 +34,6 @@ func directWriter(w io.Writer) func([]byte) (int, error) {
 	}
 }
 
-// pollReader reads a non-blocking descriptor with rawio, waiting in the runtime's poller
-// when it has nothing to give.
-type pollReader struct{ x *rawio.Op }
-
 // pollableReader returns a reader of r's descriptor that reads with rawio, when r is a
 // non-blocking descriptor; nil otherwise. Such a descriptor must have been non-blocking
 // when its *os.File was made (os.Pipe, NonBlocking): that is what makes the runtime's
@@ -47,21 +43,7 @@ func pollableReader(r io.Reader) io.Reader {
 	if rc == nil {
 		return nil
 	}
-	return pollReader{rawio.NewRead(rc)}
-}
-
-// Read reads what the descriptor has, waiting for it when it has nothing.
-func (r pollReader) Read(b []byte) (int, error) {
-	n, rerr, err := r.x.Run(b)
-	switch {
-	case err != nil:
-		return 0, err
-	case rerr != nil:
-		return 0, rerr
-	case n == 0 && len(b) > 0:
-		return 0, io.EOF
-	}
-	return n, nil
+	return rawio.NewRead(rc)
 }
 
 // NonBlocking returns a descriptor for f's file that Outbox can write to without waiting,
